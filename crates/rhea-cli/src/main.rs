@@ -1,0 +1,4 @@
+//! The `rhea` command-line tool.
+fn main() {
+    println!("rhea {}", env!("CARGO_PKG_VERSION"));
+}

@@ -1,0 +1,2 @@
+//! NTT benchmark (placeholder until the NTT lands).
+fn main() {}

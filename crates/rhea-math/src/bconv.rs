@@ -1,0 +1,1 @@
+//! Fast base conversion, ModUp, ModDown and rescaling.

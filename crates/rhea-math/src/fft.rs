@@ -1,0 +1,1 @@
+//! The CKKS special FFT.

@@ -1,0 +1,1 @@
+//! The negacyclic number-theoretic transform.

@@ -1,0 +1,1 @@
+//! NTT-friendly prime generation.

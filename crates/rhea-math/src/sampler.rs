@@ -1,0 +1,1 @@
+//! Samplers over a seedable CSPRNG.
