@@ -1,1 +1,790 @@
-//! Fast base conversion, ModUp, ModDown and rescaling.
+//! Fast base conversion, ModUp, ModDown and rescaling on `[limb][N]` buffers.
+//!
+//! Every buffer is one contiguous `[limb][N]` slice of `u64` (`data[i * n + k]` is coefficient `k`
+//! modulo the `i`-th modulus), in the coefficient domain (the schemes run INTT/NTT around these
+//! calls). Inputs are read modulo their limb's modulus (any `u64` is accepted); outputs are always
+//! canonical in `[0, q)`. Because every output is defined as an exact residue, it is unique, and a
+//! GPU kernel that computes the same integers agrees with these functions word for word.
+//!
+//! Notation: `from = {q_0, …, q_{L-1}}` with product `Q`, `q̂_i = Q / q_i`, and
+//! `t_i = [x_i · q̂_i^{-1}]_{q_i}` (canonical); `to = {p_0, …, p_{K-1}}`.
+//!
+//! - [`BaseConverter::convert_approx`] (HPS "fast" conversion): `y_j = (Σ_i t_i · [q̂_i]_{p_j}) mod p_j`.
+//!   Since `Σ_i t_i q̂_i = x + u·Q` with `x ∈ [0, Q)` and `0 ≤ u < L`, the output is `x + u·Q` mod
+//!   `p_j`, the same `u` for every `j`.
+//! - [`BaseConverter::convert_exact`]: the residues of the *centered* `x ∈ (-Q/2, Q/2]`, using the
+//!   floating-point correction `v = round(Σ_i t_i / q_i)` with an exact fallback near the tie.
+//! - [`ModUp`]: hybrid key-switching basis extension of one digit to `Q_ℓ ∪ P`.
+//! - [`ModDown`]: `(x - FastConv_{P→Q}(x_P)) · P^{-1}`, i.e. `floor(x / P) - u`, `0 ≤ u < |P|`.
+//! - [`Rescaler`] / [`rescale_by_last`]: exact `round(x / q_{ℓ-1})` onto the first `ℓ - 1` limbs.
+//!
+//! # Accumulation (how a GPU reproduces `convert_approx`)
+//!
+//! Each product `t_i · [q̂_i]_{p_j}` is below `(2^61)^2 = 2^122`, so 64 of them fit in a `u128`.
+//! The reference accumulates the products exactly in a `u128`, in index order `i = 0, 1, …`, and
+//! after every 63 terms (only when `L > 63`) folds the accumulator to `acc mod p_j`; at the end it
+//! reduces once (Barrett). Any exact accumulation (lazy, blocked, Montgomery, in any order) gives
+//! the same canonical result, because the value is exact modulo `p_j`.
+//!
+//! # BGV (to do)
+//!
+//! BGV needs variants of [`ModDown`] and [`Rescaler`] that keep the plaintext modulo `t`: instead of
+//! subtracting `δ = [x]_{q_last}` (or the converted `x_P`), subtract `δ ≡ x (mod q_last)` with
+//! `δ ≡ 0 (mod t)`, namely `δ = t · [x · t^{-1}]_{q_last}` (centered), and multiply by
+//! `q_last^{-1}` as here; the plaintext is then scaled by `q_last^{-1} mod t`. Not implemented yet.
+
+use std::ops::Range;
+
+use num_bigint::BigUint;
+use num_traits::{ToPrimitive, Zero};
+use rayon::prelude::*;
+
+use crate::basis::{check_poly, Basis};
+use crate::error::{MathError, Result};
+use crate::Modulus;
+
+/// Coefficients handled together by one task (one `u128` accumulator per coefficient).
+const BLOCK: usize = 256;
+/// Products accumulated in a `u128` between two folds (`2^61 + 63 · 2^122 < 2^128`).
+const FOLD: usize = 63;
+
+/// A fast base conversion from one RNS basis to another, coprime one.
+///
+/// The tables are public, row-major, for GPU kernels:
+/// [`BaseConverter::q_hat_inv_mod_q`] over `from` and [`BaseConverter::q_hat_mod_p`] laid out
+/// `[from_index][to_index]`.
+///
+/// ```
+/// use num_bigint::{BigInt, BigUint};
+/// use rhea_math::{basis::Basis, bconv::BaseConverter};
+/// // Toy moduli, not secure.
+/// let (q, p) = (Basis::new(&[97, 193])?, Basis::new(&[257, 769])?);
+/// let conv = BaseConverter::new(&q, &p)?;
+/// let x = 12_345i64; // in [Q/2, Q) with Q = 97 · 193 = 18_721
+/// let input = q.decompose(&BigUint::from(x as u64)); // one coefficient: n = 1
+/// let mut out = vec![0u64; 2];
+/// conv.convert_exact(&input, &mut out, 1)?;
+/// assert_eq!(out, p.decompose_signed(&BigInt::from(x - 18_721))); // the centered value x − Q
+/// conv.convert_approx(&input, &mut out, 1)?; // x + u·Q with 0 ≤ u < 2
+/// assert!(out == p.decompose_signed(&BigInt::from(x)) || out == p.decompose_signed(&BigInt::from(x + 18_721)));
+/// # Ok::<(), rhea_math::MathError>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct BaseConverter {
+    from: Basis,
+    to: Basis,
+    /// `[q̂_i]_{p_j}` at `i * K + j`.
+    q_hat_mod_p: Vec<u64>,
+    /// The same, transposed (`j * L + i`), for contiguous per-output access.
+    q_hat_mod_p_t: Vec<u64>,
+    /// `[Q]_{p_j}`.
+    q_mod_p: Vec<u64>,
+    /// `1 / q_i` in `f64`.
+    q_inv_f64: Vec<f64>,
+    /// Half-width of the window around `1/2` where the exact fallback decides.
+    window: f64,
+}
+
+fn check_coprime(a: &Basis, b: &Basis) -> Result<()> {
+    for x in a.moduli() {
+        for y in b.moduli() {
+            let (mut u, mut v) = (x.value(), y.value());
+            while v != 0 {
+                (u, v) = (v, u % v);
+            }
+            if u != 1 {
+                return Err(MathError::InvalidBasis(format!(
+                    "modulus {} of one basis and {} of the other are not coprime",
+                    x.value(),
+                    y.value()
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+impl BaseConverter {
+    /// Precomputes the conversion `from → to`; every modulus of `to` must be coprime to every
+    /// modulus of `from` ([`MathError::InvalidBasis`] otherwise).
+    pub fn new(from: &Basis, to: &Basis) -> Result<Self> {
+        check_coprime(from, to)?;
+        let (l, k) = (from.len(), to.len());
+        let mut q_hat_mod_p = vec![0u64; l * k];
+        let mut q_hat_mod_p_t = vec![0u64; l * k];
+        for i in 0..l {
+            for (j, p) in to.moduli().iter().enumerate() {
+                let c = from.q_hat_mod(i, p);
+                q_hat_mod_p[i * k + j] = c;
+                q_hat_mod_p_t[j * l + i] = c;
+            }
+        }
+        let q_mod_p = to.moduli().iter().map(|p| from.product_mod(p)).collect();
+        let lf = l as f64;
+        Ok(Self {
+            from: from.clone(),
+            to: to.clone(),
+            q_hat_mod_p,
+            q_hat_mod_p_t,
+            q_mod_p,
+            q_inv_f64: from.inv_f64(),
+            window: (lf * (lf + 4.0) + 1.0) * f64::EPSILON,
+        })
+    }
+
+    /// The source basis `{q_i}`.
+    pub fn from(&self) -> &Basis {
+        &self.from
+    }
+
+    /// The target basis `{p_j}`.
+    pub fn to(&self) -> &Basis {
+        &self.to
+    }
+
+    /// `q̂_i^{-1} mod q_i` over the source basis (same as `from().q_hat_inv_mod_q()`).
+    pub fn q_hat_inv_mod_q(&self) -> &[u64] {
+        self.from.q_hat_inv_mod_q()
+    }
+
+    /// Shoup companions of [`BaseConverter::q_hat_inv_mod_q`].
+    pub fn q_hat_inv_mod_q_shoup(&self) -> &[u64] {
+        self.from.q_hat_inv_mod_q_shoup()
+    }
+
+    /// `(Q / q_i) mod p_j` at index `i * to.len() + j` (row-major `[from_index][to_index]`).
+    pub fn q_hat_mod_p(&self) -> &[u64] {
+        &self.q_hat_mod_p
+    }
+
+    /// `Q mod p_j` for every target modulus (the exact conversion's correction).
+    pub fn q_mod_p(&self) -> &[u64] {
+        &self.q_mod_p
+    }
+
+    /// `1 / q_i` rounded to `f64`, for every source modulus.
+    pub fn q_inv_f64(&self) -> &[f64] {
+        &self.q_inv_f64
+    }
+
+    /// The half-width `δ = (L(L+4) + 1) · 2^-52` of the window around `1/2` in which
+    /// [`BaseConverter::convert_exact`] does not trust the `f64` sum (see there).
+    pub fn exact_window(&self) -> f64 {
+        self.window
+    }
+
+    fn check_shapes(&self, input: &[u64], output_len: usize, n: usize) -> Result<()> {
+        check_poly("base conversion input", input.len(), self.from.len(), n)?;
+        check_poly("base conversion output", output_len, self.to.len(), n)
+    }
+
+    /// `t_i = [x_i · q̂_i^{-1}]_{q_i}`, `[L][n]`, canonical.
+    fn compute_t(&self, input: &[u64], n: usize) -> Vec<u64> {
+        let mut t = vec![0u64; input.len()];
+        let inv = self.from.q_hat_inv_mod_q();
+        let inv_shoup = self.from.q_hat_inv_mod_q_shoup();
+        t.par_chunks_mut(n)
+            .zip(input.par_chunks(n))
+            .enumerate()
+            .for_each(|(i, (t_row, x_row))| {
+                let q = self.from.modulus(i);
+                for (t, &x) in t_row.iter_mut().zip(x_row) {
+                    *t = q.mul_shoup(x, inv[i], inv_shoup[i]);
+                }
+            });
+        t
+    }
+
+    /// Writes `(Σ_i t_i [q̂_i]_{p_j} - v · [Q]_{p_j}) mod p_j` into each selected output row
+    /// (`v = 0` when `v` is `None`). `targets` pairs a target index `j` with its `n`-word row.
+    fn accumulate(
+        &self,
+        t: &[u64],
+        n: usize,
+        targets: Vec<(usize, &mut [u64])>,
+        v: Option<&[u64]>,
+    ) {
+        let l = self.from.len();
+        let blocks: Vec<(usize, usize, &mut [u64])> = targets
+            .into_iter()
+            .flat_map(|(j, row)| {
+                row.chunks_mut(BLOCK)
+                    .enumerate()
+                    .map(move |(b, out)| (j, b * BLOCK, out))
+            })
+            .collect();
+        blocks.into_par_iter().for_each(|(j, off, out)| {
+            let p = self.to.modulus(j);
+            let coeffs = &self.q_hat_mod_p_t[j * l..(j + 1) * l];
+            let len = out.len();
+            let mut acc = [0u128; BLOCK];
+            let acc = &mut acc[..len];
+            for (i, &c) in coeffs.iter().enumerate() {
+                let row = &t[i * n + off..i * n + off + len];
+                for (a, &x) in acc.iter_mut().zip(row) {
+                    *a += x as u128 * c as u128;
+                }
+                if (i + 1) % FOLD == 0 && i + 1 < l {
+                    for a in acc.iter_mut() {
+                        *a = p.reduce_u128(*a) as u128;
+                    }
+                }
+            }
+            match v {
+                None => {
+                    for (o, &a) in out.iter_mut().zip(acc.iter()) {
+                        *o = p.reduce_u128(a);
+                    }
+                }
+                Some(v) => {
+                    let q_mod_p = self.q_mod_p[j];
+                    for ((o, &a), &vk) in out.iter_mut().zip(acc.iter()).zip(&v[off..off + len]) {
+                        *o = p.sub(p.reduce_u128(a), p.mul(vk, q_mod_p));
+                    }
+                }
+            }
+        });
+    }
+
+    /// Fast conversion into the selected target rows only (used by [`ModUp`] and [`ModDown`]).
+    pub(crate) fn convert_approx_into(
+        &self,
+        input: &[u64],
+        n: usize,
+        targets: Vec<(usize, &mut [u64])>,
+    ) {
+        if targets.is_empty() {
+            return;
+        }
+        let t = self.compute_t(input, n);
+        self.accumulate(&t, n, targets, None);
+    }
+
+    /// The fast (HPS, "approximate") base conversion of a `[from.len()][n]` polynomial into a
+    /// `[to.len()][n]` one:
+    /// `y_j = (Σ_i [x_i · q̂_i^{-1}]_{q_i} · [q̂_i]_{p_j}) mod p_j`.
+    ///
+    /// With `x ∈ [0, Q)` the integer whose residues are the input, every output coefficient is
+    /// `(x + u·Q) mod p_j` for one `u` with `0 ≤ u < from.len()` (the same `u` for all `j`).
+    /// See the module docs for the exact accumulation.
+    ///
+    /// Errors: [`MathError::ShapeMismatch`] for buffers of the wrong length,
+    /// [`MathError::InvalidArgument`] for `n = 0`.
+    pub fn convert_approx(&self, input: &[u64], output: &mut [u64], n: usize) -> Result<()> {
+        self.check_shapes(input, output.len(), n)?;
+        let targets = output.chunks_mut(n).enumerate().collect();
+        self.convert_approx_into(input, n, targets);
+        Ok(())
+    }
+
+    /// The exact base conversion of the *centered* value: with `x ∈ (-Q/2, Q/2]` the integer
+    /// whose residues are the input, writes `x mod p_j` (canonical) for every target modulus.
+    ///
+    /// Computes `S = Σ_i t_i · q̂_i = x' + v·Q` (`x'` the centered value, `v` an integer in
+    /// `[0, L]`), then `y_j = ([S]_{p_j} - v · [Q]_{p_j}) mod p_j`, with `v = round(S / Q) =
+    /// round(Σ_i t_i / q_i)` rounding halves down (so that `x = Q/2` stays positive).
+    ///
+    /// `v` is found in `f64`: `s = Σ_i t_i · (1/q_i)` summed in index order. Its absolute error is
+    /// below `L(L+4) · 2^-53`, so when the fractional part of `s` is farther than
+    /// `δ = (L(L+4) + 1) · 2^-52` ([`BaseConverter::exact_window`]) from `1/2`, `round(s)` is
+    /// exact. Inside that window (only when `|x| ≥ (1/2 - δ)·Q`, e.g. `δ < 2^-40` for `L ≤ 60`)
+    /// `v` is computed exactly with big integers. A GPU kernel that keeps only the `f64` path
+    /// therefore agrees word for word whenever `|x| < (1/2 - δ)·Q`.
+    ///
+    /// Errors as [`BaseConverter::convert_approx`].
+    pub fn convert_exact(&self, input: &[u64], output: &mut [u64], n: usize) -> Result<()> {
+        self.check_shapes(input, output.len(), n)?;
+        let t = self.compute_t(input, n);
+        let v = self.corrections(&t, n);
+        let targets = output.chunks_mut(n).enumerate().collect();
+        self.accumulate(&t, n, targets, Some(&v));
+        Ok(())
+    }
+
+    /// `v_k = round(Σ_i t_ik / q_i)` (halves down) for every coefficient `k`.
+    fn corrections(&self, t: &[u64], n: usize) -> Vec<u64> {
+        let mut v = vec![0u64; n];
+        v.par_chunks_mut(BLOCK).enumerate().for_each(|(b, v)| {
+            let off = b * BLOCK;
+            let len = v.len();
+            let mut sum = [0f64; BLOCK];
+            let sum = &mut sum[..len];
+            for (i, &inv) in self.q_inv_f64.iter().enumerate() {
+                for (s, &x) in sum.iter_mut().zip(&t[i * n + off..i * n + off + len]) {
+                    *s += x as f64 * inv;
+                }
+            }
+            for (k, (vk, &s)) in v.iter_mut().zip(sum.iter()).enumerate() {
+                let floor = s.floor();
+                let d = s - floor - 0.5;
+                *vk = if d.abs() <= self.window {
+                    self.exact_correction(t, n, off + k)
+                } else {
+                    floor as u64 + u64::from(d > 0.0)
+                };
+            }
+        });
+        v
+    }
+
+    /// The exact `round(Σ_i t_ik · q̂_i / Q)` (halves down) with big integers.
+    fn exact_correction(&self, t: &[u64], n: usize, k: usize) -> u64 {
+        let mut s = BigUint::zero();
+        for (i, q_hat) in self.from.q_hat().iter().enumerate() {
+            s += q_hat * t[i * n + k];
+        }
+        let q = self.from.product();
+        let v = &s / q;
+        let rem = s - &v * q;
+        let v = v
+            .to_u64()
+            .expect("Σ t_i q̂_i < L·Q, so the quotient is below L");
+        if (rem << 1u32) > *q {
+            v + 1
+        } else {
+            v
+        }
+    }
+}
+
+/// Basis extension for hybrid (GHS) key switching: ModUp of one digit to `Q_ℓ ∪ P`.
+///
+/// The full basis `Q = {q_0, …, q_{L-1}}` is split into `dnum` digits of `α = ⌈L / dnum⌉`
+/// consecutive limbs (the last may be shorter): digit `d` holds limbs
+/// `d·α .. min((d+1)·α, L)` ([`ModUp::digits`]). At level `ℓ` (the number of active Q limbs) a
+/// digit is clipped to the active limbs: its active range is [`ModUp::digit_limbs`], and digits
+/// that start at or after `ℓ` are inactive ([`ModUp::active_digits`] counts the active ones).
+///
+/// [`ModUp::apply`] takes the digit's active limbs `x_D` (a `[c][N]` slice, `c` its active
+/// length; for a level-`ℓ` polynomial `poly` that is `&poly[start·n .. (start+c)·n]`) and writes
+/// the `[ℓ + |P|][N]` extension: Q limbs `0..ℓ` then P limbs. The digit's own limbs are copied;
+/// every other limb is [`BaseConverter::convert_approx`] of `x_D`, so the extension is
+/// `x_D + u·Q_D` with `x_D ∈ [0, Q_D)` and `0 ≤ u < c` (`Q_D` the product of the active digit
+/// limbs).
+///
+/// The converter used for (digit `d`, active length `c`) is [`ModUp::converter`]: from
+/// `{q_start, …, q_{start+c-1}}` to `{q_0..q_start} ∪ {q_{start+c}..q_L} ∪ P` in that order; at
+/// level `ℓ` only the target columns of active limbs are computed (Q limb `i < start` is column
+/// `i`, Q limb `i ≥ start + c` is column `i - c`, P limb `m` is column `L - c + m`).
+#[derive(Clone, Debug)]
+pub struct ModUp {
+    q: Basis,
+    p: Basis,
+    alpha: usize,
+    digits: Vec<Range<usize>>,
+    /// `converters[d][c - 1]`: digit `d` with `c` active limbs.
+    converters: Vec<Vec<BaseConverter>>,
+}
+
+impl ModUp {
+    /// Precomputes the digit partition and one converter per (digit, active length).
+    ///
+    /// Errors: [`MathError::InvalidBasis`] if `q` and `p` are not coprime;
+    /// [`MathError::InvalidArgument`] unless `1 ≤ dnum ≤ L` and `dnum` digits of
+    /// `α = ⌈L/dnum⌉` limbs are all non-empty (e.g. `L = 5, dnum = 4` gives `α = 2` and only 3
+    /// digits: ask for `dnum = 3`).
+    pub fn new(q: &Basis, p: &Basis, dnum: usize) -> Result<Self> {
+        let l = q.len();
+        if dnum == 0 || dnum > l {
+            return Err(MathError::InvalidArgument(format!(
+                "dnum = {dnum} must be in 1..={l} (the number of Q limbs)"
+            )));
+        }
+        let alpha = l.div_ceil(dnum);
+        let count = l.div_ceil(alpha);
+        if count != dnum {
+            return Err(MathError::InvalidArgument(format!(
+                "dnum = {dnum} with {l} Q limbs gives digits of {alpha} limbs, hence only \
+                 {count} non-empty digits: use dnum = {count}"
+            )));
+        }
+        check_coprime(q, p)?;
+        let digits: Vec<Range<usize>> = (0..dnum)
+            .map(|d| d * alpha..((d + 1) * alpha).min(l))
+            .collect();
+        let qv = q.values();
+        let pv = p.values();
+        let converters = digits
+            .iter()
+            .map(|r| {
+                (1..=r.len())
+                    .map(|c| {
+                        let from = q.slice(r.start..r.start + c)?;
+                        let to_values: Vec<u64> = qv[..r.start]
+                            .iter()
+                            .chain(&qv[r.start + c..])
+                            .chain(&pv)
+                            .copied()
+                            .collect();
+                        BaseConverter::new(&from, &Basis::new(&to_values)?)
+                    })
+                    .collect::<Result<Vec<_>>>()
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Self {
+            q: q.clone(),
+            p: p.clone(),
+            alpha,
+            digits,
+            converters,
+        })
+    }
+
+    /// The full `Q` basis.
+    pub fn q(&self) -> &Basis {
+        &self.q
+    }
+
+    /// The special basis `P`.
+    pub fn p(&self) -> &Basis {
+        &self.p
+    }
+
+    /// The number of digits.
+    pub fn dnum(&self) -> usize {
+        self.digits.len()
+    }
+
+    /// The digit size `α = ⌈L / dnum⌉` (the last digit may be shorter).
+    pub fn alpha(&self) -> usize {
+        self.alpha
+    }
+
+    /// The full limb range of every digit.
+    pub fn digits(&self) -> &[Range<usize>] {
+        &self.digits
+    }
+
+    /// The number of digits with at least one active limb at `level`: `⌈level / α⌉`.
+    pub fn active_digits(&self, level: usize) -> usize {
+        level.min(self.q.len()).div_ceil(self.alpha)
+    }
+
+    /// The active limbs of `digit` at `level`: `start .. min(end, level)`.
+    ///
+    /// Errors with [`MathError::InvalidArgument`] for a level outside `1..=L`, a digit index out of
+    /// range, or a digit with no active limb at this level.
+    pub fn digit_limbs(&self, digit: usize, level: usize) -> Result<Range<usize>> {
+        if level == 0 || level > self.q.len() {
+            return Err(MathError::InvalidArgument(format!(
+                "level {level} outside 1..={}",
+                self.q.len()
+            )));
+        }
+        let r = self.digits.get(digit).ok_or_else(|| {
+            MathError::InvalidArgument(format!(
+                "digit {digit} out of range (dnum = {})",
+                self.dnum()
+            ))
+        })?;
+        if r.start >= level {
+            return Err(MathError::InvalidArgument(format!(
+                "digit {digit} (limbs {r:?}) has no active limb at level {level}"
+            )));
+        }
+        Ok(r.start..r.end.min(level))
+    }
+
+    /// The converter used for `digit` at `level` (its tables are what a GPU kernel needs).
+    pub fn converter(&self, digit: usize, level: usize) -> Result<&BaseConverter> {
+        let r = self.digit_limbs(digit, level)?;
+        Ok(&self.converters[digit][r.len() - 1])
+    }
+
+    /// Extends the active limbs of `digit` of a level-`level` polynomial (`input`, `[c][n]`) to
+    /// all `level + |P|` limbs (`output`, `[level + |P|][n]`; Q limbs then P limbs).
+    ///
+    /// Errors: as [`ModUp::digit_limbs`]; [`MathError::ShapeMismatch`] for buffers of the wrong
+    /// length; [`MathError::InvalidArgument`] for `n = 0`.
+    pub fn apply(
+        &self,
+        digit: usize,
+        level: usize,
+        input: &[u64],
+        output: &mut [u64],
+        n: usize,
+    ) -> Result<()> {
+        let r = self.digit_limbs(digit, level)?;
+        let c = r.len();
+        check_poly("ModUp input (digit limbs)", input.len(), c, n)?;
+        check_poly(
+            "ModUp output (level + P limbs)",
+            output.len(),
+            level + self.p.len(),
+            n,
+        )?;
+        let conv = &self.converters[digit][c - 1];
+        let l = self.q.len();
+        let mut targets = Vec::with_capacity(level + self.p.len() - c);
+        for (limb, row) in output.chunks_mut(n).enumerate() {
+            if limb < r.start {
+                targets.push((limb, row));
+            } else if limb < r.end {
+                let k = limb - r.start;
+                row.iter_mut()
+                    .zip(&input[k * n..(k + 1) * n])
+                    .for_each(|(o, &x)| *o = self.q.modulus(limb).reduce(x));
+            } else if limb < level {
+                targets.push((limb - c, row));
+            } else {
+                targets.push((l - c + (limb - level), row));
+            }
+        }
+        conv.convert_approx_into(input, n, targets);
+        Ok(())
+    }
+}
+
+/// ModDown for hybrid key switching: from `Q_ℓ ∪ P` back to `Q_ℓ`, dividing by `P`.
+///
+/// For a level-`ℓ` input `x` (`[ℓ + |P|][N]`, Q limbs then P limbs; `x ∈ [0, Q_ℓ·P)` its integer)
+/// the output (`[ℓ][N]`) is, for every `i < ℓ`,
+/// `out_i = (x_i - y_i) · [P^{-1}]_{q_i} mod q_i` with `y = convert_approx_{P→Q_ℓ}(x_P)`.
+/// Since `y = [x]_P + u·P` with `0 ≤ u < |P|`, the output is exactly the residues of
+/// `floor(x / P) - u` (for a centered `x` too, since `Q_ℓ·P / P ≡ 0 mod Q_ℓ`): the division by
+/// `P` is floor-like with an extra error `u ∈ [0, |P|)`, the same for all limbs. The tables are
+/// [`ModDown::converter`] (`P → Q`, only the first `ℓ` columns are used at level `ℓ`) and
+/// [`ModDown::p_inv_mod_q`] (+ Shoup).
+#[derive(Clone, Debug)]
+pub struct ModDown {
+    q: Basis,
+    p: Basis,
+    conv: BaseConverter,
+    p_inv_mod_q: Vec<u64>,
+    p_inv_mod_q_shoup: Vec<u64>,
+}
+
+impl ModDown {
+    /// Precomputes the `P → Q` converter and `P^{-1} mod q_i`.
+    /// Errors with [`MathError::InvalidBasis`] if `q` and `p` are not coprime.
+    pub fn new(q: &Basis, p: &Basis) -> Result<Self> {
+        let conv = BaseConverter::new(p, q)?;
+        let p_inv_mod_q = q
+            .moduli()
+            .iter()
+            .map(|m| m.inv(p.product_mod(m)))
+            .collect::<Result<Vec<_>>>()?;
+        let p_inv_mod_q_shoup = q
+            .moduli()
+            .iter()
+            .zip(&p_inv_mod_q)
+            .map(|(m, &w)| m.shoup(w))
+            .collect();
+        Ok(Self {
+            q: q.clone(),
+            p: p.clone(),
+            conv,
+            p_inv_mod_q,
+            p_inv_mod_q_shoup,
+        })
+    }
+
+    /// The full `Q` basis.
+    pub fn q(&self) -> &Basis {
+        &self.q
+    }
+
+    /// The special basis `P`.
+    pub fn p(&self) -> &Basis {
+        &self.p
+    }
+
+    /// The `P → Q` converter (full `Q`; a level uses its first `ℓ` target columns).
+    pub fn converter(&self) -> &BaseConverter {
+        &self.conv
+    }
+
+    /// `P^{-1} mod q_i` for every Q limb.
+    pub fn p_inv_mod_q(&self) -> &[u64] {
+        &self.p_inv_mod_q
+    }
+
+    /// Shoup companions of [`ModDown::p_inv_mod_q`].
+    pub fn p_inv_mod_q_shoup(&self) -> &[u64] {
+        &self.p_inv_mod_q_shoup
+    }
+
+    /// Divides a level-`level` polynomial over `Q_ℓ ∪ P` by `P` (see the type docs).
+    ///
+    /// Errors: [`MathError::InvalidArgument`] for a level outside `1..=L` or `n = 0`;
+    /// [`MathError::ShapeMismatch`] unless `input` is `[level + |P|][n]` and `output` `[level][n]`.
+    pub fn apply(&self, level: usize, input: &[u64], output: &mut [u64], n: usize) -> Result<()> {
+        if level == 0 || level > self.q.len() {
+            return Err(MathError::InvalidArgument(format!(
+                "level {level} outside 1..={}",
+                self.q.len()
+            )));
+        }
+        check_poly(
+            "ModDown input (level + P limbs)",
+            input.len(),
+            level + self.p.len(),
+            n,
+        )?;
+        check_poly("ModDown output (level limbs)", output.len(), level, n)?;
+        let (x_q, x_p) = input.split_at(level * n);
+        self.conv
+            .convert_approx_into(x_p, n, output.chunks_mut(n).enumerate().collect());
+        output
+            .par_chunks_mut(n)
+            .zip(x_q.par_chunks(n))
+            .enumerate()
+            .for_each(|(i, (out, x))| {
+                let q = self.q.modulus(i);
+                let (w, ws) = (self.p_inv_mod_q[i], self.p_inv_mod_q_shoup[i]);
+                for (o, &xi) in out.iter_mut().zip(x) {
+                    *o = q.mul_shoup(q.sub(q.reduce(xi), *o), w, ws);
+                }
+            });
+        Ok(())
+    }
+}
+
+/// The tables for rescaling a level-`ℓ` polynomial by its last prime `q_{ℓ-1}`.
+#[derive(Clone, Debug)]
+struct RescaleLevel {
+    q_last: Modulus,
+    /// `q_0, …, q_{ℓ-2}`.
+    lower: Vec<Modulus>,
+    /// `q_{ℓ-1}^{-1} mod q_i`, `i < ℓ-1`.
+    inv: Vec<u64>,
+    inv_shoup: Vec<u64>,
+    /// `⌊q_{ℓ-1}/2⌋ mod q_i`, `i < ℓ-1`.
+    half: Vec<u64>,
+}
+
+impl RescaleLevel {
+    fn new(basis: &Basis, level: usize) -> Result<Self> {
+        if level < 2 || level > basis.len() {
+            return Err(MathError::InvalidArgument(format!(
+                "rescaling needs a level in 2..={}, got {level}",
+                basis.len()
+            )));
+        }
+        let q_last = *basis.modulus(level - 1);
+        let lower = basis.moduli()[..level - 1].to_vec();
+        let inv = lower
+            .iter()
+            .map(|q| q.inv(q_last.value()))
+            .collect::<Result<Vec<_>>>()?;
+        let inv_shoup = lower.iter().zip(&inv).map(|(q, &w)| q.shoup(w)).collect();
+        let half = lower
+            .iter()
+            .map(|q| q.reduce(q_last.value() >> 1))
+            .collect();
+        Ok(Self {
+            q_last,
+            lower,
+            inv,
+            inv_shoup,
+            half,
+        })
+    }
+
+    fn apply(&self, level: usize, input: &[u64], output: &mut [u64], n: usize) -> Result<()> {
+        check_poly("rescale input", input.len(), level, n)?;
+        check_poly("rescale output", output.len(), level - 1, n)?;
+        let (x_low, x_last) = input.split_at((level - 1) * n);
+        let ql = &self.q_last;
+        let h = ql.value() >> 1;
+        // r = (x_last + h) mod q_last, canonical.
+        let r: Vec<u64> = x_last.iter().map(|&x| ql.add(ql.reduce(x), h)).collect();
+        output
+            .par_chunks_mut(n)
+            .zip(x_low.par_chunks(n))
+            .enumerate()
+            .for_each(|(i, (out, x))| {
+                let q = &self.lower[i];
+                let (w, ws, hi) = (self.inv[i], self.inv_shoup[i], self.half[i]);
+                for ((o, &xi), &rk) in out.iter_mut().zip(x).zip(&r) {
+                    let a = q.add(q.reduce(xi), hi);
+                    *o = q.mul_shoup(q.sub(a, q.reduce(rk)), w, ws);
+                }
+            });
+        Ok(())
+    }
+}
+
+/// Rescaling by the last active prime, with all levels' tables precomputed.
+///
+/// For a level-`ℓ` polynomial `x` (`[ℓ][N]`, `2 ≤ ℓ ≤ L`) with last prime `q_l = q_{ℓ-1}` and
+/// `h = ⌊q_l / 2⌋`, [`Rescaler::apply`] writes the `[ℓ-1][N]` polynomial
+///
+/// `out_i = ([x_i + h]_{q_i} - [r]_{q_i}) · [q_l^{-1}]_{q_i} mod q_i`, with
+/// `r = [x_{ℓ-1} + h]_{q_l}` (canonical),
+///
+/// which is exactly `floor((x + h) / q_l) mod Q_{ℓ-1}`, i.e. `round(x / q_l)` for odd `q_l`
+/// (no ties) — in both the `[0, Q_ℓ)` and the centered interpretation of `x`, since
+/// `Q_ℓ / q_l = Q_{ℓ-1}`. The result is error-free. Tables per level (for `i < ℓ - 1`):
+/// [`Rescaler::q_last_inv_mod_q`] (+ Shoup) and [`Rescaler::half_mod_q`] (`h mod q_i`).
+#[derive(Clone, Debug)]
+pub struct Rescaler {
+    basis: Basis,
+    /// `levels[ℓ - 2]` for `ℓ = 2..=L`.
+    levels: Vec<RescaleLevel>,
+}
+
+impl Rescaler {
+    /// Precomputes the tables of every level `2..=basis.len()` (none for a one-limb basis).
+    pub fn new(basis: &Basis) -> Result<Self> {
+        let levels = (2..=basis.len())
+            .map(|l| RescaleLevel::new(basis, l))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Self {
+            basis: basis.clone(),
+            levels,
+        })
+    }
+
+    /// The basis.
+    pub fn basis(&self) -> &Basis {
+        &self.basis
+    }
+
+    fn level(&self, level: usize) -> Result<&RescaleLevel> {
+        level
+            .checked_sub(2)
+            .and_then(|i| self.levels.get(i))
+            .ok_or_else(|| {
+                MathError::InvalidArgument(format!(
+                    "rescaling needs a level in 2..={}, got {level}",
+                    self.basis.len()
+                ))
+            })
+    }
+
+    /// `q_{ℓ-1}^{-1} mod q_i` for `i < ℓ - 1`.
+    pub fn q_last_inv_mod_q(&self, level: usize) -> Result<&[u64]> {
+        Ok(&self.level(level)?.inv)
+    }
+
+    /// Shoup companions of [`Rescaler::q_last_inv_mod_q`].
+    pub fn q_last_inv_mod_q_shoup(&self, level: usize) -> Result<&[u64]> {
+        Ok(&self.level(level)?.inv_shoup)
+    }
+
+    /// `⌊q_{ℓ-1} / 2⌋ mod q_i` for `i < ℓ - 1`.
+    pub fn half_mod_q(&self, level: usize) -> Result<&[u64]> {
+        Ok(&self.level(level)?.half)
+    }
+
+    /// Rescales `input` (`[level][n]`) into `output` (`[level-1][n]`); see the type docs.
+    ///
+    /// Errors: [`MathError::InvalidArgument`] for a level outside `2..=L` or `n = 0`;
+    /// [`MathError::ShapeMismatch`] for buffers of the wrong length.
+    pub fn apply(&self, level: usize, input: &[u64], output: &mut [u64], n: usize) -> Result<()> {
+        self.level(level)?.apply(level, input, output, n)
+    }
+}
+
+/// Divides a level-`level` polynomial by its last prime with rounding, like [`Rescaler::apply`],
+/// computing that level's tables on the fly (prefer a [`Rescaler`] in loops).
+pub fn rescale_by_last(
+    basis: &Basis,
+    level: usize,
+    input: &[u64],
+    output: &mut [u64],
+    n: usize,
+) -> Result<()> {
+    RescaleLevel::new(basis, level)?.apply(level, input, output, n)
+}
