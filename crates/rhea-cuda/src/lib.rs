@@ -2,4 +2,36 @@
 //!
 //! The CUDA runtime and kernels of Rhea. Knows nothing of schemes: every launch wrapper has a
 //! twin in `rhea-math` that is its test oracle.
+//!
+//! - [`GpuDevice`] ([`device`]): a device with one ordered stream, a binned memory pool
+//!   ([`pool`]), a kernel-module cache and host↔device byte counters.
+//! - [`DeviceBuffer`] ([`buffer`]): a pooled device array of `u64` words; upload/download.
+//! - [`registry`]: embedded `kernels/*.cu` sources, NVRTC compilation for the device's own
+//!   architecture, the on-disk CUBIN cache; [`registry::compile_all`] needs no GPU.
+//! - [`elementwise`]: element-wise RNS arithmetic over `[poly][limb][N]` buffers, with the
+//!   shared per-limb moduli table [`DeviceModuli`].
+//! - [`bench`]: bandwidth benchmarks returning structured results.
+//!
+//! Without a driver or a GPU every entry point returns [`CudaError::NoDriver`]; nothing panics.
+//! See `docs/cuda-backend.md` for the design.
 #![allow(unsafe_code)] // the one crate of the workspace where `unsafe` lives; each block has a SAFETY comment
+
+pub mod automorphism;
+pub mod bconv;
+pub mod bench;
+pub mod buffer;
+pub mod device;
+pub mod elementwise;
+pub mod error;
+pub mod ntt;
+pub mod pool;
+pub mod registry;
+pub mod sample;
+pub mod selftest;
+
+pub use buffer::DeviceBuffer;
+pub use device::{DeviceInfo, GpuDevice};
+pub use elementwise::{DeviceModuli, RnsLayout};
+pub use error::{CudaError, Result};
+pub use pool::PoolStats;
+pub use registry::{all_kernel_sources, compile_all, KernelSource};

@@ -1,0 +1,334 @@
+// bconv.cu: fast base conversion (HPS) as a blocked matrix product, ModUp, ModDown and
+// rescale-by-last-prime on [poly][limb][N] coefficient-domain buffers.
+//
+// Twins (crates/rhea-math/src/bconv.rs), canonical outputs equal word for word:
+//   bconv_scale                 t_i = [x_i * qhat_i^{-1}]_{q_i}   (BaseConverter::compute_t)
+//   bconv_matmul_j{J}_c{C}[_narrow]  y_j = (sum_i t_i * [qhat_i]_{p_j}) mod p_j
+//                               (BaseConverter::convert_approx; optionally fused with the
+//                               first step, the ModUp copy of the digit's own limbs, and the
+//                               ModDown epilogue (x_j - y_j) * P^{-1} mod q_j)
+//   bconv_rescale_last          out_i = ([x_i + h]_{q_i} - [r]_{q_i}) * q_l^{-1} mod q_i,
+//                               r = [x_last + h]_{q_l}   (Rescaler::apply)
+//
+// Matrix product: blockIdx.x tiles the coefficients (C per thread, C = 2 uses 16-byte loads),
+// blockIdx.y is the polynomial, blockIdx.z a group of J output columns. The block stages in
+// shared memory the J columns of the [qhat_i]_{p_j} table it needs, the per-input-limb
+// constants (q_i, qhat_i^{-1}, Shoup companion) and the J output moduli. Each thread keeps
+// J x C 128-bit accumulators in registers: products t_i * c < 2^122, so 63 of them plus a
+// folded value < 2^61 fit in 128 bits; after every 63 input limbs the accumulators are folded
+// (Barrett) and at the end each is reduced once (Barrett). Any exact accumulation gives the
+// same canonical residue, hence the bit-for-bit agreement with the host.
+//
+// Which output columns a launch computes, and which output limb each goes to, is the launch's
+// plan (col[], out_limb[]), carried in the parameter block: plain conversion (column k -> limb
+// k), ModUp (skip the digit's own limbs) and ModDown (only the active Q columns) are all plans.
+
+#include "common.cuh"
+
+#define BCONV_MAX_PLAN 64
+#define BCONV_U 8  // input limbs per load chunk
+
+#define BCONV_FLAG_SCALED 1u   // the input already holds t_i (first step done elsewhere)
+#define BCONV_FLAG_MODDOWN 2u  // epilogue: out = (reduce(aux row) - y) * w[out_limb]
+#define BCONV_FLAG_COPY 4u     // ModUp: blocks with blockIdx.z == 0 also write reduce(x_i)
+                               // to output limb copy_first + i
+
+// Must match rhea_cuda::bconv::BconvArgs (#[repr(C)]).
+struct BconvArgs {
+    u64 n;                       // ring degree (words per limb)
+    u64 in_stride;               // words between consecutive polynomials of `input`
+    u64 out_stride;              // ... of `out`
+    u64 aux_stride;              // ... of `aux`
+    const u64* input;            // limb i of poly p at input + p*in_stride + i*n
+    u64* out;                    // limb o of poly p at out + p*out_stride + o*n
+    const u64* aux;              // ModDown: x_Q, limb o at aux + p*aux_stride + o*n
+    const RheaModulus* from_mod; // L input moduli
+    const RheaModulus* to_mod;   // K output moduli (by column)
+    const u64* q_hat_inv;        // L
+    const u64* q_hat_inv_shoup;  // L
+    const u64* q_hat_mod_p;      // [L][K], row-major
+    const u64* epi_w;            // ModDown: P^{-1} mod q_o, by output limb
+    const u64* epi_ws;           // its Shoup companions
+    u32 from_count;              // L
+    u32 table_stride;            // K
+    u32 count;                   // output columns of this launch (<= BCONV_MAX_PLAN)
+    u32 flags;
+    u32 copy_first;
+    u32 pad;
+    u32 col[BCONV_MAX_PLAN];      // table column of plan entry k
+    u32 out_limb[BCONV_MAX_PLAN]; // output limb of plan entry k
+};
+
+// The per-limb load of C consecutive words.
+template <int C>
+struct Words {
+    u64 v[C];
+};
+
+template <int C>
+RHEA_INLINE Words<C> load_words(const u64* p) {
+    Words<C> w;
+    if (C == 2) {
+        ulonglong2 x = __ldg(reinterpret_cast<const ulonglong2*>(p));
+        w.v[0] = x.x;
+        w.v[C - 1] = x.y;
+    } else {
+#pragma unroll
+        for (int c = 0; c < C; ++c) w.v[c] = __ldg(p + c);
+    }
+    return w;
+}
+
+template <int C>
+RHEA_INLINE void store_words(u64* p, const Words<C>& w) {
+    if (C == 2) {
+        store2(p, make_ulonglong2(w.v[0], w.v[C - 1]));
+    } else {
+#pragma unroll
+        for (int c = 0; c < C; ++c) p[c] = w.v[c];
+    }
+}
+
+// NARROW: every input and output modulus is below 2^32, so t_i and the table entries fit in
+// 32 bits and each product is one 32 x 32 -> 64-bit multiply (IMAD.WIDE.U32) instead of a full
+// 64 x 64 -> 128-bit one; the accumulation stays 128-bit.
+template <int J, int C, bool NARROW>
+RHEA_INLINE void bconv_matmul_body(const BconvArgs& A) {
+    extern __shared__ u64 smem[];
+    const u32 L = A.from_count;
+    const u32 g0 = blockIdx.z * J;
+    const u32 cnt = min((u32)J, A.count - g0);
+
+    u64* tab = smem;           // [L][J]
+    u64* fq = tab + L * J;     // [L] q_i
+    u64* finv = fq + L;        // [L] qhat_i^{-1}
+    u64* finvs = finv + L;     // [L] Shoup companions
+    u64* tmod = finvs + L;     // [J][4] output moduli (RheaModulus words)
+
+    for (u32 e = threadIdx.x; e < L * J; e += blockDim.x) {
+        const u32 i = e / J, jj = e - (e / J) * J;
+        tab[e] = jj < cnt ? A.q_hat_mod_p[(u64)i * A.table_stride + A.col[g0 + jj]] : 0ull;
+    }
+    for (u32 i = threadIdx.x; i < L; i += blockDim.x) {
+        fq[i] = A.from_mod[i].value;
+        finv[i] = A.q_hat_inv[i];
+        finvs[i] = A.q_hat_inv_shoup[i];
+    }
+    for (u32 e = threadIdx.x; e < 4 * J; e += blockDim.x) {
+        const u32 jj = e >> 2, w = e & 3;
+        u64 v = 0;
+        if (jj < cnt) {
+            const u64* m = reinterpret_cast<const u64*>(A.to_mod + A.col[g0 + jj]);
+            v = m[w];
+        }
+        tmod[e] = v;
+    }
+    __syncthreads();
+
+    const u64 n0 = ((u64)blockIdx.x * blockDim.x + threadIdx.x) * C;
+    if (n0 >= A.n) return;
+    const u32 p = blockIdx.y;
+    const u64* x = A.input + (u64)p * A.in_stride + n0;
+    const bool scaled = (A.flags & BCONV_FLAG_SCALED) != 0;
+    const bool copy = (A.flags & BCONV_FLAG_COPY) != 0 && blockIdx.z == 0;
+
+    U128 acc[J][C];
+#pragma unroll
+    for (int j = 0; j < J; ++j)
+#pragma unroll
+        for (int c = 0; c < C; ++c) acc[j][c] = U128{0ull, 0ull};
+
+    // The input limbs are read in chunks of BCONV_U, double-buffered: the loads of the next
+    // chunk are issued before the products of the current one, so that 2 * BCONV_U loads per
+    // thread can be in flight (the kernel is otherwise bound by the load latency).
+    Words<C> cur[BCONV_U], nxt[BCONV_U];
+#pragma unroll
+    for (int u = 0; u < BCONV_U; ++u)
+        if ((u32)u < L) cur[u] = load_words<C>(x + (u64)u * A.n);
+    for (u32 i0 = 0; i0 < L; i0 += BCONV_U) {
+#pragma unroll
+        for (int u = 0; u < BCONV_U; ++u)
+            if (i0 + BCONV_U + u < L) nxt[u] = load_words<C>(x + (u64)(i0 + BCONV_U + u) * A.n);
+#pragma unroll
+        for (int u = 0; u < BCONV_U; ++u) {
+            const u32 i = i0 + u;
+            if (i >= L) continue;
+            Words<C> t;
+            if (scaled) {
+                t = cur[u];
+            } else {
+                const u64 q = fq[i], w = finv[i], ws = finvs[i];
+#pragma unroll
+                for (int c = 0; c < C; ++c) t.v[c] = shoup_mul(cur[u].v[c], w, ws, q);
+            }
+            if (copy) {
+                const RheaModulus m = load_modulus(A.from_mod, i);
+                Words<C> r;
+#pragma unroll
+                for (int c = 0; c < C; ++c) r.v[c] = reduce_u64(cur[u].v[c], m);
+                store_words<C>(
+                    A.out + (u64)p * A.out_stride + (u64)(A.copy_first + i) * A.n + n0, r);
+            }
+            const u64* row = tab + i * J;
+#pragma unroll
+            for (int j = 0; j < J; ++j) {
+                const u64 cf = row[j];
+#pragma unroll
+                for (int c = 0; c < C; ++c) {
+                    if (NARROW)
+                        acc[j][c] = add_wide(acc[j][c], (u64)(u32)t.v[c] * (u64)(u32)cf);
+                    else
+                        acc[j][c] = add_wide(acc[j][c], mul_wide(t.v[c], cf));
+                }
+            }
+            if ((i + 1) % 63u == 0 && i + 1 < L) {
+#pragma unroll
+                for (int j = 0; j < J; ++j) {
+                    if ((u32)j < cnt) {
+                        const RheaModulus m = {tmod[4 * j], tmod[4 * j + 1], tmod[4 * j + 2],
+                                               0ull};
+#pragma unroll
+                        for (int c = 0; c < C; ++c) {
+                            acc[j][c].lo = barrett_reduce(acc[j][c], m);
+                            acc[j][c].hi = 0ull;
+                        }
+                    }
+                }
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < BCONV_U; ++u) cur[u] = nxt[u];
+    }
+
+    u64* out = A.out + (u64)p * A.out_stride + n0;
+    if ((A.flags & BCONV_FLAG_MODDOWN) != 0) {
+        // All x_Q loads first (they cannot be reordered past the stores by the compiler).
+        Words<C> xq[J];
+#pragma unroll
+        for (int j = 0; j < J; ++j)
+            if ((u32)j < cnt)
+                xq[j] = load_words<C>(A.aux + (u64)p * A.aux_stride +
+                                      (u64)A.out_limb[g0 + j] * A.n + n0);
+#pragma unroll
+        for (int j = 0; j < J; ++j) {
+            if ((u32)j < cnt) {
+                const RheaModulus m = {tmod[4 * j], tmod[4 * j + 1], tmod[4 * j + 2], 0ull};
+                const u32 ol = A.out_limb[g0 + j];
+                const u64 w = __ldg(A.epi_w + ol), ws = __ldg(A.epi_ws + ol);
+                Words<C> y;
+#pragma unroll
+                for (int c = 0; c < C; ++c) {
+                    const u64 v = barrett_reduce(acc[j][c], m);
+                    y.v[c] = shoup_mul(mod_sub(reduce_u64(xq[j].v[c], m), v, m.value), w, ws,
+                                       m.value);
+                }
+                store_words<C>(out + (u64)ol * A.n, y);
+            }
+        }
+    } else {
+#pragma unroll
+        for (int j = 0; j < J; ++j) {
+            if ((u32)j < cnt) {
+                const RheaModulus m = {tmod[4 * j], tmod[4 * j + 1], tmod[4 * j + 2], 0ull};
+                Words<C> y;
+#pragma unroll
+                for (int c = 0; c < C; ++c) y.v[c] = barrett_reduce(acc[j][c], m);
+                store_words<C>(out + (u64)A.out_limb[g0 + j] * A.n, y);
+            }
+        }
+    }
+}
+
+#define BCONV_INSTANCE(J, C)                                                               \
+    extern "C" __global__ void __launch_bounds__(128)                                      \
+        bconv_matmul_j##J##_c##C(const __grid_constant__ BconvArgs A) {                    \
+        bconv_matmul_body<J, C, false>(A);                                                 \
+    }                                                                                      \
+    extern "C" __global__ void __launch_bounds__(128)                                      \
+        bconv_matmul_j##J##_c##C##_narrow(const __grid_constant__ BconvArgs A) {           \
+        bconv_matmul_body<J, C, true>(A);                                                  \
+    }
+
+BCONV_INSTANCE(4, 1)
+BCONV_INSTANCE(4, 2)
+BCONV_INSTANCE(8, 1)
+BCONV_INSTANCE(8, 2)
+
+// Must match rhea_cuda::bconv::ScaleArgs (#[repr(C)]).
+struct ScaleArgs {
+    u64 n;
+    u64 in_stride;
+    u64 out_stride;
+    const u64* input;
+    u64* out;
+    const RheaModulus* from_mod;
+    const u64* q_hat_inv;
+    const u64* q_hat_inv_shoup;
+    u32 from_count;
+    u32 pad;
+};
+
+// out[p][i][k] = x[p][i][k] * qhat_i^{-1} mod q_i (Shoup). blockIdx.y = p * L + i; two words
+// per thread (16-byte accesses; N is even).
+extern "C" __global__ void bconv_scale(const ScaleArgs A) {
+    const u32 r = blockIdx.y;
+    const u32 p = r / A.from_count;
+    const u32 i = r - p * A.from_count;
+    const u64 q = A.from_mod[i].value;
+    const u64 w = A.q_hat_inv[i], ws = A.q_hat_inv_shoup[i];
+    const u64* x = A.input + (u64)p * A.in_stride + (u64)i * A.n;
+    u64* o = A.out + (u64)p * A.out_stride + (u64)i * A.n;
+    const u64 stride = (u64)gridDim.x * blockDim.x;
+    const u64 half = A.n >> 1;
+    for (u64 k = (u64)blockIdx.x * blockDim.x + threadIdx.x; k < half; k += stride) {
+        const ulonglong2 v = __ldg(reinterpret_cast<const ulonglong2*>(x) + k);
+        store2(o + 2 * k, make_ulonglong2(shoup_mul(v.x, w, ws, q), shoup_mul(v.y, w, ws, q)));
+    }
+}
+
+// Must match rhea_cuda::bconv::RescaleArgs (#[repr(C)]).
+struct RescaleArgs {
+    u64 n;
+    u64 in_stride;
+    u64 out_stride;
+    const u64* input;            // [poly][level][n]
+    u64* out;                    // [poly][level-1][n]
+    const RheaModulus* moduli;   // the basis; limb i uses moduli[i]
+    const u64* inv;              // level-1 words: q_last^{-1} mod q_i
+    const u64* inv_shoup;        // level-1 words
+    const u64* half;             // level-1 words: floor(q_last/2) mod q_i
+    u32 level;
+    u32 pad;
+};
+
+// One thread per coefficient (and polynomial, blockIdx.y): reads x_last once and walks the
+// lower limbs in chunks of 8 (all loads of a chunk in flight before its stores).
+#define RESCALE_U 8
+extern "C" __global__ void bconv_rescale_last(const RescaleArgs A) {
+    const u64 k = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= A.n) return;
+    const u32 p = blockIdx.y;
+    const u32 last = A.level - 1;
+    const u64* x = A.input + (u64)p * A.in_stride + k;
+    u64* o = A.out + (u64)p * A.out_stride + k;
+    const RheaModulus ml = load_modulus(A.moduli, last);
+    const u64 h = ml.value >> 1;
+    const u64 r = mod_add(reduce_u64(__ldg(x + (u64)last * A.n), ml), h, ml.value);
+    for (u32 i0 = 0; i0 < last; i0 += RESCALE_U) {
+        u64 v[RESCALE_U];
+#pragma unroll
+        for (int u = 0; u < RESCALE_U; ++u)
+            if (i0 + u < last) v[u] = __ldg(x + (u64)(i0 + u) * A.n);
+#pragma unroll
+        for (int u = 0; u < RESCALE_U; ++u) {
+            const u32 i = i0 + u;
+            if (i < last) {
+                const RheaModulus m = load_modulus(A.moduli, i);
+                const u64 a = mod_add(reduce_u64(v[u], m), __ldg(A.half + i), m.value);
+                const u64 b = reduce_u64(r, m);
+                o[(u64)i * A.n] = shoup_mul(mod_sub(a, b, m.value), __ldg(A.inv + i),
+                                            __ldg(A.inv_shoup + i), m.value);
+            }
+        }
+    }
+}

@@ -1,0 +1,197 @@
+// common.cuh: device-side modular arithmetic for Rhea's kernels.
+//
+// Every function here computes exactly what its twin in rhea_math::Modulus
+// (crates/rhea-math/src/modulus.rs) computes, bit for bit, for the documented input ranges:
+//
+//   device                         host (rhea_math::Modulus)
+//   mod_add(a, b, q)               add(a, b)            a, b < q
+//   mod_sub(a, b, q)               sub(a, b)            a, b < q
+//   mod_neg(a, q)                  neg(a)               a < q
+//   barrett_reduce(z, m)           reduce_u128(z)       any 128-bit z
+//   reduce_u64(a, m)               reduce(a)            any a
+//   mod_mul(a, b, m)               mul(a, b)            any a, b
+//   mod_mul_add(a, b, c, m)        mul_add(a, b, c)     any a, b, c
+//   shoup_mul_lazy(a, w, ws, q)    mul_shoup_lazy       any a, w < q, ws = shoup(w); result < 2q
+//   shoup_mul(a, w, ws, q)         mul_shoup            same; result < q
+//   montgomery_reduce(t, q, qi)    Montgomery::reduce   t < q * 2^64, qi = q_inv_neg(), q odd
+//   mod_pow(b, e, m)               pow(b, e)
+//
+// Moduli are below 2^61 (rhea_math::MAX_MODULUS_BITS), so lazy values in [0, 4q) and sums of a
+// few of them never overflow 64 bits.
+//
+// Per-modulus constants travel as RheaModulus (32 bytes): the layout written by
+// rhea_cuda::elementwise::DeviceModuli, limb j of a buffer at index j.
+//
+// Compiled by NVRTC with -std=c++17 --device-int128 -default-device (see registry.rs); no host
+// headers are available, so only builtins are used.
+
+#pragma once
+
+typedef unsigned long long u64;
+typedef unsigned int u32;
+typedef long long i64;
+
+#define RHEA_INLINE __device__ __forceinline__
+
+// Constants of one modulus q, as uploaded by DeviceModuli (4 words, in this order).
+struct RheaModulus {
+    u64 value;     // q, 2 <= q < 2^61
+    u64 ratio_hi;  // floor((2^128 - 1) / q) >> 64      (Modulus::barrett_ratio().0)
+    u64 ratio_lo;  // floor((2^128 - 1) / q) mod 2^64   (Modulus::barrett_ratio().1)
+    u64 mont_inv;  // -q^{-1} mod 2^64 for odd q (Montgomery::q_inv_neg()), 0 for even q
+};
+
+// A 128-bit unsigned value as two words.
+struct U128 {
+    u64 lo;
+    u64 hi;
+};
+
+// Loads the constants of modulus `i` through the read-only cache.
+RHEA_INLINE RheaModulus load_modulus(const RheaModulus* moduli, u32 i) {
+    const ulonglong2* p = reinterpret_cast<const ulonglong2*>(moduli + i);
+    ulonglong2 x = __ldg(p);
+    ulonglong2 y = __ldg(p + 1);
+    RheaModulus m;
+    m.value = x.x;
+    m.ratio_hi = x.y;
+    m.ratio_lo = y.x;
+    m.mont_inv = y.y;
+    return m;
+}
+
+// ---- 128-bit helpers ---------------------------------------------------------------------
+
+// The full product a * b.
+RHEA_INLINE U128 mul_wide(u64 a, u64 b) {
+    U128 r;
+    r.lo = a * b;
+    r.hi = __umul64hi(a, b);
+    return r;
+}
+
+// x + y mod 2^128.
+RHEA_INLINE U128 add_wide(U128 x, U128 y) {
+    U128 r;
+    asm("add.cc.u64 %0, %2, %4;\n\t"
+        "addc.u64 %1, %3, %5;"
+        : "=l"(r.lo), "=l"(r.hi)
+        : "l"(x.lo), "l"(x.hi), "l"(y.lo), "l"(y.hi));
+    return r;
+}
+
+// x + c mod 2^128 for a single word c.
+RHEA_INLINE U128 add_wide(U128 x, u64 c) {
+    U128 r;
+    asm("add.cc.u64 %0, %2, %4;\n\t"
+        "addc.u64 %1, %3, 0;"
+        : "=l"(r.lo), "=l"(r.hi)
+        : "l"(x.lo), "l"(x.hi), "l"(c));
+    return r;
+}
+
+// a * b + c (never overflows 128 bits).
+RHEA_INLINE U128 mul_add_wide(u64 a, u64 b, u64 c) { return add_wide(mul_wide(a, b), c); }
+
+// ---- additive arithmetic -----------------------------------------------------------------
+
+// (a + b) mod q for a, b < q.
+RHEA_INLINE u64 mod_add(u64 a, u64 b, u64 q) {
+    u64 s = a + b;
+    return s >= q ? s - q : s;
+}
+
+// (a - b) mod q for a, b < q.
+RHEA_INLINE u64 mod_sub(u64 a, u64 b, u64 q) { return a >= b ? a - b : a + q - b; }
+
+// -a mod q for a < q.
+RHEA_INLINE u64 mod_neg(u64 a, u64 q) { return a == 0 ? 0 : q - a; }
+
+// a mod q for a < 2q (one conditional subtraction).
+RHEA_INLINE u64 csub(u64 a, u64 q) { return a >= q ? a - q : a; }
+
+// ---- Barrett reduction (rhea_math::Modulus::reduce_u128) ----------------------------------
+
+// z mod q for any 128-bit z = (hi, lo), with the same quotient estimate as the host:
+// quotient = floor(z * ratio / 2^128) mod 2^64, at most one short, then one conditional
+// subtraction.
+RHEA_INLINE u64 barrett_reduce(u64 hi, u64 lo, const RheaModulus& m) {
+    const u64 z0 = lo, z1 = hi;
+    const u64 z0r0_hi = __umul64hi(z0, m.ratio_lo);
+    // s = z1 * ratio_lo + z0 * ratio_hi + z0r0_hi  (mod 2^128; carries out of bit 127 only
+    // change the quotient by multiples of 2^64, which vanish mod 2^64)
+    U128 s = add_wide(mul_wide(z1, m.ratio_lo), mul_wide(z0, m.ratio_hi));
+    s = add_wide(s, z0r0_hi);
+    const u64 quotient = z1 * m.ratio_hi + s.hi;
+    const u64 r = z0 - quotient * m.value;
+    return r >= m.value ? r - m.value : r;
+}
+
+// z mod q for a 128-bit z.
+RHEA_INLINE u64 barrett_reduce(U128 z, const RheaModulus& m) { return barrett_reduce(z.hi, z.lo, m); }
+
+// a mod q for any 64-bit a (rhea_math::Modulus::reduce).
+RHEA_INLINE u64 reduce_u64(u64 a, const RheaModulus& m) {
+    return a < m.value ? a : barrett_reduce(0ull, a, m);
+}
+
+// (a * b) mod q for any a, b (rhea_math::Modulus::mul).
+RHEA_INLINE u64 mod_mul(u64 a, u64 b, const RheaModulus& m) { return barrett_reduce(mul_wide(a, b), m); }
+
+// (a * b + c) mod q for any a, b, c (rhea_math::Modulus::mul_add).
+RHEA_INLINE u64 mod_mul_add(u64 a, u64 b, u64 c, const RheaModulus& m) {
+    return barrett_reduce(mul_add_wide(a, b, c), m);
+}
+
+// ---- Shoup multiplication by a precomputed constant ----------------------------------------
+
+// a * w mod q in [0, 2q) for any a and w < q, where w_shoup = floor(w * 2^64 / q)
+// (rhea_math::Modulus::shoup / mul_shoup_lazy).
+RHEA_INLINE u64 shoup_mul_lazy(u64 a, u64 w, u64 w_shoup, u64 q) {
+    const u64 hi = __umul64hi(a, w_shoup);
+    return a * w - hi * q;
+}
+
+// a * w mod q in [0, q) (rhea_math::Modulus::mul_shoup).
+RHEA_INLINE u64 shoup_mul(u64 a, u64 w, u64 w_shoup, u64 q) {
+    return csub(shoup_mul_lazy(a, w, w_shoup, q), q);
+}
+
+// ---- Montgomery form (R = 2^64, odd q) ------------------------------------------------------
+
+// t * 2^-64 mod q in [0, q) for t < q * 2^64, q_inv_neg = -q^{-1} mod 2^64
+// (rhea_math::Montgomery::reduce).
+RHEA_INLINE u64 montgomery_reduce(U128 t, u64 q, u64 q_inv_neg) {
+    const u64 mq = t.lo * q_inv_neg;
+    // (t + mq * q) / 2^64; the low word of the sum is zero by construction.
+    U128 s = add_wide(t, mul_wide(mq, q));
+    // t + mq * q < 2q * 2^64 < 2^128, so no carry is lost.
+    return s.hi >= q ? s.hi - q : s.hi;
+}
+
+// The Montgomery product a * b * 2^-64 mod q for a, b < q (rhea_math::Montgomery::mul).
+RHEA_INLINE u64 montgomery_mul(u64 a, u64 b, u64 q, u64 q_inv_neg) {
+    return montgomery_reduce(mul_wide(a, b), q, q_inv_neg);
+}
+
+// ---- exponentiation ------------------------------------------------------------------------
+
+// base^exp mod q (rhea_math::Modulus::pow); 1 mod q for exp = 0.
+RHEA_INLINE u64 mod_pow(u64 base, u64 exp, const RheaModulus& m) {
+    u64 result = reduce_u64(1ull, m);
+    u64 b = reduce_u64(base, m);
+    while (exp > 0) {
+        if (exp & 1ull) result = mod_mul(result, b, m);
+        b = mod_mul(b, b, m);
+        exp >>= 1;
+    }
+    return result;
+}
+
+// ---- vector memory access --------------------------------------------------------------------
+
+// Loads two consecutive words (16-byte aligned address).
+RHEA_INLINE ulonglong2 load2(const u64* p) { return *reinterpret_cast<const ulonglong2*>(p); }
+
+// Stores two consecutive words (16-byte aligned address).
+RHEA_INLINE void store2(u64* p, ulonglong2 v) { *reinterpret_cast<ulonglong2*>(p) = v; }

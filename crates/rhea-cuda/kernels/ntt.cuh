@@ -1,0 +1,481 @@
+// ntt.cuh: building blocks of the negacyclic NTT kernels (ntt.cu).
+//
+// Twin: rhea_math::ntt::NttTable (crates/rhea-math/src/ntt.rs). The tables are that crate's,
+// uploaded verbatim by rhea_cuda::ntt::DeviceNttTables:
+//
+//   twiddles  ulonglong2 [table][N]: (root_powers[i], root_powers_shoup[i]) for the forward
+//             transform, (inv_root_powers[i], inv_root_powers_shoup[i]) for the inverse;
+//             root_powers[i] = psi^bitrev(i).
+//   NttPrime  [table]: q and the constants of the inverse's last stage (N^-1 folded in).
+//
+// Forward = Cooley-Tukey, natural -> bit-reversed; the stage with m blocks (block i spans 2t
+// entries, t = N/2m) uses w = root_powers[m + i]. Inverse = Gentleman-Sande, bit-reversed ->
+// natural, stage with m blocks uses inv_root_powers[m + i], the last stage (m = 1) times N^-1.
+// Harvey's lazy butterflies: forward values in [0, 4q), inverse values in [0, 2q); q < 2^61, so
+// nothing overflows. Inputs and outputs are canonical ([0, q)); the final reduction is fused into
+// the last stage, exactly as on the CPU.
+//
+// Two-kernel design (N = 2^LOGN = N1 x N2, N1 = 2^LOG1): the "column" kernel runs the LOG1 stages
+// whose butterfly distance is >= N2 (entries c + k*N2, k < N1, for each column c < N2); the
+// "row" kernel runs the remaining stages inside contiguous chunks of N2 entries. Each thread
+// holds 8 entries in registers and applies up to 3 stages (radix 8) per pass; passes exchange
+// data through shared memory, swizzled against bank conflicts.
+
+#pragma once
+
+#include "common.cuh"
+
+// Per-table constants (8 words, must match rhea_cuda::ntt::PRIME_WORDS / prime_words()).
+struct NttPrime {
+    u64 q;
+    u64 two_q;
+    u64 ninv;         // N^-1 mod q
+    u64 ninv_shoup;
+    u64 last_w;       // inv_root_powers[1] * N^-1 mod q
+    u64 last_w_shoup;
+    u64 reserved0;
+    u64 reserved1;
+};
+
+// Which limbs of a [poly][limb][N] buffer a launch transforms (must match rhea_cuda::ntt::NttArgs,
+// #[repr(C)]). Row r of the launch is polynomial r / count, buffer limb start + r % count, which
+// uses table first_table + start + r % count.
+struct NttArgs {
+    u32 limbs;        // limbs per polynomial in the buffer
+    u32 start;        // first limb transformed
+    u32 count;        // limbs transformed per polynomial
+    u32 first_table;  // table of buffer limb 0
+    u32 rows;         // polys * count
+    u32 reserved;
+};
+
+// ---- butterflies ---------------------------------------------------------------------------------
+
+// a mod q for a < 2q... in general: a - q if a >= q.
+RHEA_INLINE u64 ntt_csub(u64 a, u64 q) { return a >= q ? a - q : a; }
+
+// Forward (Cooley-Tukey) lazy butterfly: x, y in [0, 4q) -> x + wy, x - wy in [0, 4q).
+RHEA_INLINE void fwd_bf(u64& x, u64& y, ulonglong2 w, u64 q, u64 two_q) {
+    const u64 u = ntt_csub(x, two_q);
+    const u64 v = shoup_mul_lazy(y, w.x, w.y, q);
+    x = u + v;
+    y = u + two_q - v;
+}
+
+// The forward butterfly of the last stage, with the reduction to [0, q).
+RHEA_INLINE void fwd_bf_last(u64& x, u64& y, ulonglong2 w, u64 q, u64 two_q) {
+    u64 u = ntt_csub(x, two_q);
+    u = ntt_csub(u, q);
+    u64 v = shoup_mul_lazy(y, w.x, w.y, q);
+    v = ntt_csub(v, q);
+    x = ntt_csub(u + v, q);
+    y = ntt_csub(u + q - v, q);
+}
+
+// Inverse (Gentleman-Sande) lazy butterfly: x, y in [0, 2q) -> x + y, (x - y) w in [0, 2q).
+RHEA_INLINE void inv_bf(u64& x, u64& y, ulonglong2 w, u64 q, u64 two_q) {
+    const u64 a = x, b = y;
+    x = ntt_csub(a + b, two_q);
+    y = shoup_mul_lazy(a + two_q - b, w.x, w.y, q);
+}
+
+// The inverse butterfly with the twiddle w * c given as two factors (two lazy Shoup products).
+RHEA_INLINE void inv_bf2(u64& x, u64& y, ulonglong2 w, ulonglong2 c, u64 q, u64 two_q) {
+    const u64 a = x, b = y;
+    x = ntt_csub(a + b, two_q);
+    y = shoup_mul_lazy(shoup_mul_lazy(a + two_q - b, w.x, w.y, q), c.x, c.y, q);
+}
+
+// The inverse butterfly of the last stage (m = 1) with N^-1 folded in, results in [0, q).
+RHEA_INLINE void inv_bf_last(u64& x, u64& y, const NttPrime& p) {
+    const u64 a = x, b = y;
+    x = ntt_csub(shoup_mul_lazy(a + b, p.ninv, p.ninv_shoup, p.q), p.q);
+    y = ntt_csub(shoup_mul_lazy(a + p.two_q - b, p.last_w, p.last_w_shoup, p.q), p.q);
+}
+
+RHEA_INLINE NttPrime load_ntt_prime(const NttPrime* primes, u32 i) {
+    const ulonglong2* p = reinterpret_cast<const ulonglong2*>(primes + i);
+    const ulonglong2 a = __ldg(p), b = __ldg(p + 1), c = __ldg(p + 2);
+    NttPrime r;
+    r.q = a.x;
+    r.two_q = a.y;
+    r.ninv = b.x;
+    r.ninv_shoup = b.y;
+    r.last_w = c.x;
+    r.last_w_shoup = c.y;
+    r.reserved0 = 0;
+    r.reserved1 = 0;
+    return r;
+}
+
+RHEA_INLINE ulonglong2 ldtw(const ulonglong2* p) { return __ldg(p); }
+
+// ---- passes --------------------------------------------------------------------------------------
+//
+// A sub-transform of S = 2^LOGS entries (local index k) runs LOGS local stages; local stage j has
+// blocks of S >> j entries, and its twiddle for local block ib is table[(R << j) + ib], where
+// R = 1 for the column kernel and R = N1 + chunk for the row kernel.
+//
+// The stages are grouped into passes: a first pass of LOGS % 3 stages (when non-zero), then passes
+// of 3. A pass (J0, P) covers local stages J0 .. J0+P-1; its groups of G = 2^P entries are
+// k = g * G * TL + h + r * TL (r < G, TL = S >> (J0 + P), g < 2^J0, h < TL). The S/8 threads of a
+// sub-transform each take 8 / G groups: thread tau takes groups tau + u * S/8. In the last pass
+// (TL = 1, P = 3, the "direct" pass) each thread owns 8 contiguous entries and 7 twiddles of its
+// own; the other passes share their twiddles between threads.
+
+template <int LOGS>
+struct NttPasses {
+    static_assert(LOGS >= 3, "sub-transforms have at least 8 entries");
+    static constexpr int P0 = (LOGS % 3) ? (LOGS % 3) : 3;
+    static constexpr int COUNT = (LOGS + 2) / 3;
+    static constexpr int j0(int i) { return i == 0 ? 0 : P0 + 3 * (i - 1); }
+    static constexpr int p(int i) { return i == 0 ? P0 : 3; }
+};
+
+// The local index of register `idx` (0..7) of thread `tau` in pass (J0, P).
+template <int LOGS, int J0, int P>
+RHEA_INLINE u32 pass_elem(u32 tau, int idx) {
+    constexpr int G = 1 << P;
+    constexpr u32 T = (1u << LOGS) >> 3;
+    constexpr int LTL = LOGS - J0 - P;
+    const u32 u = (u32)idx >> P;
+    const u32 r = (u32)idx & (G - 1);
+    const u32 gam = tau + u * T;
+    const u32 g = gam >> LTL;
+    const u32 h = gam & ((1u << LTL) - 1u);
+    return (g << (LTL + P)) + h + (r << LTL);
+}
+
+// Where a pass finds its twiddles.
+//
+// tw: the row's table (global memory). DERIVED, in the direct pass: of the 2 + 4 twiddles of the
+// last two stages only table[base] is used, and table[base + k] = table[base] * table[k]
+// (k = 1, 2, 3; bitrev(base + k) = bitrev(base) + bitrev(k) as base is a multiple of 4) is
+// multiplied in as two lazy Shoup products, cst = table[1..3]. The three table[base] of the
+// thread are read from the compact table at tw3: for group G < N/8 of the row (G = chunk * S/8 +
+// tau), tw3[3G + s] = table[(N/8 << s) + (G << s)], so a warp reads 48 contiguous bytes per
+// thread instead of 112 scattered ones.
+struct TwCtx {
+    const ulonglong2* __restrict__ tw;
+    const ulonglong2* __restrict__ tw3;
+    ulonglong2 cst[3];
+};
+
+template <bool DIRECT, bool DERIVED>
+RHEA_INLINE ulonglong2 pass_tw(const TwCtx& t, u32 idx, int s) {
+    if constexpr (DIRECT && DERIVED) {
+        return ldtw(t.tw3 + s);
+    } else {
+        return ldtw(t.tw + idx);
+    }
+}
+
+// Forward pass: local stages J0 .. J0+P-1 on the 8 registers; LAST fuses the final reduction
+// into the last stage.
+template <int LOGS, int J0, int P, bool LAST, bool DERIVED>
+RHEA_INLINE void fwd_pass(u64 (&v)[8], u32 tau, u32 R, const TwCtx& t, u64 q, u64 two_q) {
+    constexpr int G = 1 << P;
+    constexpr u32 T = (1u << LOGS) >> 3;
+    constexpr int LTL = LOGS - J0 - P;
+    constexpr bool DIRECT = LTL == 0 && P == 3;
+    constexpr bool D = DERIVED && DIRECT;
+#pragma unroll
+    for (int u = 0; u < 8 / G; ++u) {
+        const u32 g = (tau + u * T) >> LTL;
+#pragma unroll
+        for (int s = 0; s < P; ++s) {
+            const int d = G >> (s + 1);
+            const u32 wbase = (R << (J0 + s)) + (g << s);
+            const ulonglong2 w0 = pass_tw<DIRECT, DERIVED>(t, wbase, s);
+#pragma unroll
+            for (int r = 0; r < G; ++r) {
+                if (r & d) continue;
+                const int k = r >> (P - s);
+                u64& x = v[u * G + r];
+                u64& y = v[u * G + r + d];
+                ulonglong2 w;
+                if (D && k > 0) {
+                    y = shoup_mul_lazy(y, w0.x, w0.y, q);
+                    w = t.cst[k - 1];
+                } else {
+                    w = k == 0 ? w0 : pass_tw<DIRECT, false>(t, wbase + k, s);
+                }
+                if (LAST && s == P - 1) {
+                    fwd_bf_last(x, y, w, q, two_q);
+                } else {
+                    fwd_bf(x, y, w, q, two_q);
+                }
+            }
+        }
+    }
+}
+
+// Inverse pass: local stages J0+P-1 down to J0; LAST fuses N^-1 and the final reduction into
+// local stage 0, which must then be the global stage m = 1 (J0 = 0, R = 1).
+template <int LOGS, int J0, int P, bool LAST, bool DERIVED>
+RHEA_INLINE void inv_pass(u64 (&v)[8], u32 tau, u32 R, const TwCtx& t, const NttPrime& pr) {
+    constexpr int G = 1 << P;
+    constexpr u32 T = (1u << LOGS) >> 3;
+    constexpr int LTL = LOGS - J0 - P;
+    constexpr bool DIRECT = LTL == 0 && P == 3;
+    constexpr bool D = DERIVED && DIRECT;
+    static_assert(!LAST || J0 == 0, "the fused last inverse stage is local stage 0");
+#pragma unroll
+    for (int u = 0; u < 8 / G; ++u) {
+        const u32 g = (tau + u * T) >> LTL;
+#pragma unroll
+        for (int s = P - 1; s >= 0; --s) {
+            const int d = G >> (s + 1);
+            const u32 wbase = (R << (J0 + s)) + (g << s);
+            ulonglong2 w0 = make_ulonglong2(0, 0);
+            if (!(LAST && s == 0)) w0 = pass_tw<DIRECT, DERIVED>(t, wbase, s);
+#pragma unroll
+            for (int r = 0; r < G; ++r) {
+                if (r & d) continue;
+                const int k = r >> (P - s);
+                u64& x = v[u * G + r];
+                u64& y = v[u * G + r + d];
+                if (LAST && s == 0) {
+                    inv_bf_last(x, y, pr);
+                } else if (D && k > 0) {
+                    inv_bf2(x, y, w0, t.cst[k - 1], pr.q, pr.two_q);
+                } else {
+                    const ulonglong2 w =
+                        k == 0 ? w0 : pass_tw<DIRECT, false>(t, wbase + k, s);
+                    inv_bf(x, y, w, pr.q, pr.two_q);
+                }
+            }
+        }
+    }
+}
+
+// Shared-memory swizzle (word address): XORs bits 3..6 into bits 0..3, a bijection that keeps
+// every pass of every supported shape free of bank conflicts (64-bit accesses).
+RHEA_INLINE u32 ntt_swizzle(u32 a) { return (a & ~15u) | ((a ^ (a >> 3)) & 15u); }
+
+// Shared-memory word address of local entry k of this thread's sub-transform.
+struct ColsSmem {  // column kernel: entries of C columns interleaved, [k][c]
+    u32 c;
+    u32 cols;
+    RHEA_INLINE u32 operator()(u32 k) const { return ntt_swizzle(k * cols + c); }
+};
+struct RowsSmem {  // row kernel: chunks one after the other, [b][k]
+    u32 base;
+    RHEA_INLINE u32 operator()(u32 k) const { return ntt_swizzle(base + k); }
+};
+
+template <bool WARP>
+RHEA_INLINE void ntt_sync() {
+    if (WARP) {
+        __syncwarp();
+    } else {
+        __syncthreads();
+    }
+}
+
+template <int LOGS, int I, typename Smem>
+RHEA_INLINE void smem_store(u64* sm, const Smem& at, u32 tau, const u64 (&v)[8]) {
+    using PS = NttPasses<LOGS>;
+#pragma unroll
+    for (int idx = 0; idx < 8; ++idx) sm[at(pass_elem<LOGS, PS::j0(I), PS::p(I)>(tau, idx))] = v[idx];
+}
+
+template <int LOGS, int I, typename Smem>
+RHEA_INLINE void smem_load(const u64* sm, const Smem& at, u32 tau, u64 (&v)[8]) {
+    using PS = NttPasses<LOGS>;
+#pragma unroll
+    for (int idx = 0; idx < 8; ++idx) v[idx] = sm[at(pass_elem<LOGS, PS::j0(I), PS::p(I)>(tau, idx))];
+}
+
+// Forward passes I .. COUNT-1; pass I's entries are in registers on entry, the last pass's on
+// exit. LAST_PHASE: the last pass ends the whole transform.
+template <int LOGS, int I, bool LAST_PHASE, bool WARP, bool DERIVED, typename Smem>
+RHEA_INLINE void fwd_passes(u64 (&v)[8], u64* sm, const Smem& at, u32 tau, u32 R, const TwCtx& t,
+                            u64 q, u64 two_q) {
+    using PS = NttPasses<LOGS>;
+    constexpr bool last = I == PS::COUNT - 1;
+    fwd_pass<LOGS, PS::j0(I), PS::p(I), LAST_PHASE && last, DERIVED>(v, tau, R, t, q, two_q);
+    if constexpr (!last) {
+        smem_store<LOGS, I>(sm, at, tau, v);
+        ntt_sync<WARP>();
+        smem_load<LOGS, I + 1>(sm, at, tau, v);
+        fwd_passes<LOGS, I + 1, LAST_PHASE, WARP, DERIVED>(v, sm, at, tau, R, t, q, two_q);
+    }
+}
+
+// Inverse passes I down to 0.
+template <int LOGS, int I, bool LAST_PHASE, bool WARP, bool DERIVED, typename Smem>
+RHEA_INLINE void inv_passes(u64 (&v)[8], u64* sm, const Smem& at, u32 tau, u32 R, const TwCtx& t,
+                            const NttPrime& pr) {
+    using PS = NttPasses<LOGS>;
+    constexpr bool last = I == 0;
+    inv_pass<LOGS, PS::j0(I), PS::p(I), LAST_PHASE && last, DERIVED>(v, tau, R, t, pr);
+    if constexpr (!last) {
+        smem_store<LOGS, I>(sm, at, tau, v);
+        ntt_sync<WARP>();
+        smem_load<LOGS, I - 1>(sm, at, tau, v);
+        inv_passes<LOGS, I - 1, LAST_PHASE, WARP, DERIVED>(v, sm, at, tau, R, t, pr);
+    }
+}
+
+// ---- global memory access of one pass ------------------------------------------------------------
+
+// Column kernel: entry k of column c at base[k * N2 + c].
+template <int LOGS, int I, int LOGN2>
+RHEA_INLINE void cols_global_load(const u64* __restrict__ base, u32 tau, u64 (&v)[8]) {
+    using PS = NttPasses<LOGS>;
+#pragma unroll
+    for (int idx = 0; idx < 8; ++idx) {
+        v[idx] = base[(u64)pass_elem<LOGS, PS::j0(I), PS::p(I)>(tau, idx) << LOGN2];
+    }
+}
+
+template <int LOGS, int I, int LOGN2>
+RHEA_INLINE void cols_global_store(u64* __restrict__ base, u32 tau, const u64 (&v)[8]) {
+    using PS = NttPasses<LOGS>;
+#pragma unroll
+    for (int idx = 0; idx < 8; ++idx) {
+        base[(u64)pass_elem<LOGS, PS::j0(I), PS::p(I)>(tau, idx) << LOGN2] = v[idx];
+    }
+}
+
+// Row kernel: entry k of the chunk at base[k]; 16-byte accesses in the direct pass.
+template <int LOGS, int I>
+RHEA_INLINE void rows_global_load(const u64* __restrict__ base, u32 tau, u64 (&v)[8]) {
+    using PS = NttPasses<LOGS>;
+    constexpr int J0 = PS::j0(I), P = PS::p(I);
+    if constexpr (P == 3 && J0 + P == LOGS) {
+        const ulonglong2* p = reinterpret_cast<const ulonglong2*>(base + 8 * tau);
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+            const ulonglong2 x = p[i];
+            v[2 * i] = x.x;
+            v[2 * i + 1] = x.y;
+        }
+    } else {
+#pragma unroll
+        for (int idx = 0; idx < 8; ++idx) v[idx] = base[pass_elem<LOGS, J0, P>(tau, idx)];
+    }
+}
+
+template <int LOGS, int I>
+RHEA_INLINE void rows_global_store(u64* __restrict__ base, u32 tau, const u64 (&v)[8]) {
+    using PS = NttPasses<LOGS>;
+    constexpr int J0 = PS::j0(I), P = PS::p(I);
+    if constexpr (P == 3 && J0 + P == LOGS) {
+        ulonglong2* p = reinterpret_cast<ulonglong2*>(base + 8 * tau);
+#pragma unroll
+        for (int i = 0; i < 4; ++i) p[i] = make_ulonglong2(v[2 * i], v[2 * i + 1]);
+    } else {
+#pragma unroll
+        for (int idx = 0; idx < 8; ++idx) base[pass_elem<LOGS, J0, P>(tau, idx)] = v[idx];
+    }
+}
+
+// ---- the kernels -----------------------------------------------------------------------------------
+
+// Row r of a launch -> (buffer offset of its limb, table index).
+RHEA_INLINE void ntt_row(const NttArgs& a, u32 row, int logn, u64& offset, u32& table) {
+    const u32 poly = row / a.count;
+    const u32 j = row - poly * a.count;
+    const u32 limb = a.start + j;
+    offset = ((u64)poly * a.limbs + limb) << logn;
+    table = a.first_table + limb;
+}
+
+// Column kernel: LOGS = LOG1 stages on C columns per block, T = 2^LOGS / 8 threads per column.
+// Forward: the first LOG1 stages. Inverse: the last LOG1 stages, with N^-1 fused. One block per
+// tile of C columns of one row: blockIdx.x = row * N2 / C + tile.
+template <int LOGN, int LOGS, int C, bool FWD>
+RHEA_INLINE void ntt_cols(u64* __restrict__ data, const ulonglong2* __restrict__ tw_all,
+                          const NttPrime* __restrict__ primes, const NttArgs& a) {
+    constexpr int LOGN2 = LOGN - LOGS;
+    constexpr u32 BPR = (1u << LOGN2) / C;  // blocks per row
+    static_assert((1u << LOGN2) % C == 0, "columns per block divide N2");
+    __shared__ u64 sm[(1 << LOGS) * C];
+    using PS = NttPasses<LOGS>;
+
+    const u32 row = blockIdx.x / BPR;
+    const u32 col0 = (blockIdx.x % BPR) * C;
+    u64 off;
+    u32 table;
+    ntt_row(a, row, LOGN, off, table);
+    u64* base = data + off + col0;
+    TwCtx tc;
+    tc.tw = tw_all + ((u64)table << LOGN);
+    tc.tw3 = nullptr;
+    tc.cst[0] = tc.cst[1] = tc.cst[2] = make_ulonglong2(0, 0);
+    const NttPrime pr = load_ntt_prime(primes, table);
+
+    const u32 c = threadIdx.x % C;
+    const u32 tau = threadIdx.x / C;
+    const ColsSmem at{c, (u32)C};
+    u64 v[8];
+    if constexpr (FWD) {
+        cols_global_load<LOGS, 0, LOGN2>(base + c, tau, v);
+        fwd_passes<LOGS, 0, false, false, false>(v, sm, at, tau, 1u, tc, pr.q, pr.two_q);
+        cols_global_store<LOGS, PS::COUNT - 1, LOGN2>(base + c, tau, v);
+    } else {
+        cols_global_load<LOGS, PS::COUNT - 1, LOGN2>(base + c, tau, v);
+        inv_passes<LOGS, PS::COUNT - 1, true, false, false>(v, sm, at, tau, 1u, tc, pr);
+        cols_global_store<LOGS, 0, LOGN2>(base + c, tau, v);
+    }
+}
+
+// Threads per block of the row kernel with chunks of 2^LOGS entries.
+template <int LOGS>
+struct RowsShape {
+    static constexpr u32 T = (1u << LOGS) >> 3;       // threads per chunk
+    static constexpr u32 CH = T >= 128 ? 1 : 128 / T;  // chunks per block
+    static constexpr u32 THREADS = T * CH;
+};
+
+// Row kernel: chunks of 2^LOGS contiguous entries, RowsShape<LOGS>::CH chunks per block.
+// Forward: the last LOGS stages, with the final reduction. Inverse: the first LOGS stages.
+// DERIVED: the direct pass reads 3 twiddles per thread from the compact table tw3_all
+// ([table][N/8][3], see TwCtx) instead of 7 from the full table.
+template <int LOGN, int LOGS, bool FWD, bool DERIVED>
+RHEA_INLINE void ntt_rows(u64* __restrict__ data, const ulonglong2* __restrict__ tw_all,
+                          const ulonglong2* __restrict__ tw3_all,
+                          const NttPrime* __restrict__ primes, const NttArgs& a) {
+    using RS = RowsShape<LOGS>;
+    constexpr u32 S = 1u << LOGS;
+    constexpr u32 BPR = (1u << LOGN) / (S * RS::CH);
+    constexpr int LOG1 = LOGN - LOGS;
+    static_assert(BPR >= 1, "at least one block per row");
+    __shared__ u64 sm[S * RS::CH];
+    using PS = NttPasses<LOGS>;
+
+    const u32 row = blockIdx.x / BPR;
+    const u32 b = threadIdx.x / RS::T;
+    const u32 tau = threadIdx.x % RS::T;
+    const u32 chunk = (blockIdx.x % BPR) * RS::CH + b;
+    u64 off;
+    u32 table;
+    ntt_row(a, row, LOGN, off, table);
+    u64* base = data + off + (u64)chunk * S;
+    TwCtx tc;
+    tc.tw = tw_all + ((u64)table << LOGN);
+    tc.tw3 = tw3_all + 3 * (((u64)table << (LOGN - 3)) + chunk * RS::T + tau);
+    tc.cst[0] = tc.cst[1] = tc.cst[2] = make_ulonglong2(0, 0);
+    if constexpr (DERIVED) {
+        tc.cst[0] = ldtw(tc.tw + 1);
+        tc.cst[1] = ldtw(tc.tw + 2);
+        tc.cst[2] = ldtw(tc.tw + 3);
+    }
+    const NttPrime pr = load_ntt_prime(primes, table);
+    const u32 R = (1u << LOG1) + chunk;
+
+    const RowsSmem at{b * S};
+    constexpr bool WARP = RS::T <= 32;
+    u64 v[8];
+    if constexpr (FWD) {
+        rows_global_load<LOGS, 0>(base, tau, v);
+        fwd_passes<LOGS, 0, true, WARP, DERIVED>(v, sm, at, tau, R, tc, pr.q, pr.two_q);
+        rows_global_store<LOGS, PS::COUNT - 1>(base, tau, v);
+    } else {
+        rows_global_load<LOGS, PS::COUNT - 1>(base, tau, v);
+        inv_passes<LOGS, PS::COUNT - 1, false, WARP, DERIVED>(v, sm, at, tau, R, tc, pr);
+        rows_global_store<LOGS, 0>(base, tau, v);
+    }
+}

@@ -1,0 +1,144 @@
+// sample.cu: sampling on the device from a seeded, counter-based ChaCha20.
+//
+// The keystream is rhea_math::sampler's (see its module docs and chacha20_block): state words
+// w0..w3 = "expand 32-byte k", w4..w11 = the 32-byte key as little-endian u32s,
+// w12/w13 = the 64-bit block counter (low, high), w14/w15 = the 64-bit stream id (low, high);
+// 20 rounds, then the input state is added. Every thread computes the block(s) it needs from
+// (key, stream, counter) alone, so any position can be generated independently.
+//
+// sample_uniform: polynomial p uses stream `stream + p`; its coefficient k = limb*N + i uses
+//   block k/4, words 4(k%4) .. 4(k%4)+3: lo = w0 | w1 << 32, hi = w2 | w3 << 32,
+//   a = ((hi << 64) | lo) mod q_limb   (rhea_math::sampler::uniform_poly_from_seed).
+// sample_ternary: polynomial p uses stream `stream + p`; coefficient i takes the i-th 64-bit
+//   draw r (block i/8, words 2(i%8), 2(i%8)+1, low word first) and is floor(3r / 2^64) - 1 in
+//   {-1, 0, 1} (rhea_math::sampler::ternary on a fresh Prng::from_seed(key) for stream 0),
+//   lifted to every limb as in rhea_math::sampler::lift_signed (-1 -> q - 1).
+
+#include "common.cuh"
+
+// Must match rhea_cuda::sample::SampleArgs (#[repr(C)]).
+struct SampleArgs {
+    u32 key[8];
+    u64 stream;
+    u64 n;                      // ring degree
+    u64* out;                   // [poly][limb][n]
+    const RheaModulus* moduli;  // limb l uses moduli[mod_offset + l]
+    u32 limbs;
+    u32 polys;
+    u32 mod_offset;
+    u32 pad;
+};
+
+RHEA_INLINE u32 rotl32(u32 x, u32 r) { return __funnelshift_l(x, x, r); }
+
+#define CHACHA_QR(a, b, c, d)        \
+    a += b; d = rotl32(d ^ a, 16);   \
+    c += d; b = rotl32(b ^ c, 12);   \
+    a += b; d = rotl32(d ^ a, 8);    \
+    c += d; b = rotl32(b ^ c, 7);
+
+// The ChaCha20 block function (rhea_math::sampler::chacha20_block).
+RHEA_INLINE void chacha20_block(const u32 key[8], u64 stream, u64 counter, u32 out[16]) {
+    u32 in[16];
+    in[0] = 0x61707865u;
+    in[1] = 0x3320646eu;
+    in[2] = 0x79622d32u;
+    in[3] = 0x6b206574u;
+#pragma unroll
+    for (int i = 0; i < 8; ++i) in[4 + i] = key[i];
+    in[12] = (u32)counter;
+    in[13] = (u32)(counter >> 32);
+    in[14] = (u32)stream;
+    in[15] = (u32)(stream >> 32);
+    u32 x0 = in[0], x1 = in[1], x2 = in[2], x3 = in[3], x4 = in[4], x5 = in[5], x6 = in[6],
+        x7 = in[7], x8 = in[8], x9 = in[9], x10 = in[10], x11 = in[11], x12 = in[12],
+        x13 = in[13], x14 = in[14], x15 = in[15];
+#pragma unroll
+    for (int round = 0; round < 10; ++round) {
+        CHACHA_QR(x0, x4, x8, x12)
+        CHACHA_QR(x1, x5, x9, x13)
+        CHACHA_QR(x2, x6, x10, x14)
+        CHACHA_QR(x3, x7, x11, x15)
+        CHACHA_QR(x0, x5, x10, x15)
+        CHACHA_QR(x1, x6, x11, x12)
+        CHACHA_QR(x2, x7, x8, x13)
+        CHACHA_QR(x3, x4, x9, x14)
+    }
+    out[0] = x0 + in[0];
+    out[1] = x1 + in[1];
+    out[2] = x2 + in[2];
+    out[3] = x3 + in[3];
+    out[4] = x4 + in[4];
+    out[5] = x5 + in[5];
+    out[6] = x6 + in[6];
+    out[7] = x7 + in[7];
+    out[8] = x8 + in[8];
+    out[9] = x9 + in[9];
+    out[10] = x10 + in[10];
+    out[11] = x11 + in[11];
+    out[12] = x12 + in[12];
+    out[13] = x13 + in[13];
+    out[14] = x14 + in[14];
+    out[15] = x15 + in[15];
+}
+
+// One thread per ChaCha block (4 coefficients); blockIdx.y = polynomial.
+extern "C" __global__ void sample_uniform(const __grid_constant__ SampleArgs A) {
+    const u64 total = (u64)A.limbs * A.n;
+    const u64 blocks = (total + 3) >> 2;
+    const u64 b = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (b >= blocks) return;
+    const u32 p = blockIdx.y;
+    u32 w[16];
+    chacha20_block(A.key, A.stream + p, b, w);
+    u64* out = A.out + (u64)p * total;
+    u64 k = 4 * b;
+    u32 limb = (u32)(k / A.n);
+    u64 limb_end = (u64)(limb + 1) * A.n;
+    RheaModulus m = load_modulus(A.moduli, A.mod_offset + limb);
+#pragma unroll
+    for (int s = 0; s < 4; ++s, ++k) {
+        if (k < total) {
+            if (k >= limb_end) {
+                ++limb;
+                limb_end += A.n;
+                m = load_modulus(A.moduli, A.mod_offset + limb);
+            }
+            const u64 lo = (u64)w[4 * s] | ((u64)w[4 * s + 1] << 32);
+            const u64 hi = (u64)w[4 * s + 2] | ((u64)w[4 * s + 3] << 32);
+            out[k] = barrett_reduce(hi, lo, m);
+        }
+    }
+}
+
+// One thread per ChaCha block (8 coefficients, written to every limb); blockIdx.y = polynomial.
+extern "C" __global__ void sample_ternary(const __grid_constant__ SampleArgs A) {
+    const u64 blocks = (A.n + 7) >> 3;
+    const u64 b = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (b >= blocks) return;
+    const u32 p = blockIdx.y;
+    u32 w[16];
+    chacha20_block(A.key, A.stream + p, b, w);
+    // digit[s] = floor(3 r / 2^64) in {0, 1, 2}, the coefficient plus one.
+    u32 digit[8];
+#pragma unroll
+    for (int s = 0; s < 8; ++s) {
+        const u64 r = (u64)w[2 * s] | ((u64)w[2 * s + 1] << 32);
+        digit[s] = (u32)__umul64hi(r, 3ull);
+    }
+    u64* out = A.out + (u64)p * A.limbs * A.n;
+    const u64 k0 = 8 * b;
+    for (u32 l = 0; l < A.limbs; ++l) {
+        const u64 q = A.moduli[A.mod_offset + l].value;
+        u64* row = out + (u64)l * A.n;
+#pragma unroll
+        for (int s = 0; s < 8; ++s) {
+            if (k0 + s < A.n) {
+                // digit - 1, with -1 lifted to q - 1 (branch-free).
+                const u64 d = (u64)digit[s] - 1ull;
+                const u64 neg_mask = 0ull - (u64)(digit[s] == 0);
+                row[k0 + s] = d + (q & neg_mask);
+            }
+        }
+    }
+}

@@ -1,0 +1,856 @@
+//! Base conversion, ModUp, ModDown and rescale kernels (`kernels/bconv.cu`) on
+//! `[poly][limb][N]` coefficient-domain device buffers.
+//!
+//! Every wrapper has a twin in [`rhea_math::bconv`] and writes exactly its canonical output, word
+//! for word:
+//!
+//! | wrapper | twin |
+//! |---|---|
+//! | [`DeviceBaseConverter::convert`] (fused first step) | [`BaseConverter::convert_approx`] |
+//! | [`DeviceBaseConverter::scale_by_q_hat_inv`] then [`DeviceBaseConverter::convert_scaled`] | the same, in two steps |
+//! | [`DeviceModUp::apply`] | [`ModUp::apply`] |
+//! | [`DeviceModDown::apply`] | [`ModDown::apply`] |
+//! | [`DeviceRescaler::apply`] | [`Rescaler::apply`] |
+//!
+//! # The conversion kernel
+//!
+//! `y_j = (Σ_i t_i · [q̂_i]_{p_j}) mod p_j` with `t_i = [x_i · q̂_i^{-1}]_{q_i}` is a matrix
+//! product of the `L × K` table by the `L × N` limbs. A block of 128 threads takes `128·C`
+//! coefficients of one polynomial and `J` output columns ([`BconvTile`]); it stages the `L × J`
+//! table slice, the input-limb constants and the `J` output moduli in shared memory; each thread
+//! keeps `J × C` 128-bit accumulators in registers, folds them (Barrett) every 63 input limbs and
+//! reduces each once at the end. When every modulus of both bases is below `2^32` the products
+//! are 32 × 32 → 64-bit multiplies ([`DeviceBaseConverter::is_narrow`]). The first step (`x_i · q̂_i^{-1}`, Shoup) is fused into the
+//! load of the input, or done beforehand ([`DeviceBaseConverter::scale_by_q_hat_inv`], or by an
+//! inverse NTT that multiplies by [`DeviceBaseConverter::q_hat_inv_mod_q`] in its last stage)
+//! and skipped with [`DeviceBaseConverter::convert_scaled`].
+//!
+//! Which table columns a launch computes and which output limb each lands in is a *plan*, carried
+//! in the launch's parameter block (at most [`MAX_PLAN`] columns per launch; longer plans take
+//! several launches). ModUp's plan skips the digit's own limbs, which the same launch copies
+//! (reduced); ModDown's plan is the active Q columns with the epilogue
+//! `(x_i − y_i) · P^{-1} mod q_i` fused.
+//!
+//! Shapes: the ring degree `N` must be even (power-of-two degrees are); the number of
+//! polynomials is inferred from the buffer lengths (batch along the first axis, at most 65535).
+//! Inputs may be any `u64` (read modulo their limb's modulus, like the host), outputs are
+//! canonical.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use cudarc::driver::{DeviceRepr, LaunchConfig, PushKernelArg};
+use rhea_math::bconv::{BaseConverter, ModDown, ModUp, Rescaler};
+use rhea_math::Modulus;
+
+use crate::buffer::DeviceBuffer;
+use crate::device::GpuDevice;
+use crate::elementwise::DeviceModuli;
+use crate::error::{CudaError, Result};
+use crate::registry::{KernelSource, COMMON_CUH};
+
+/// `kernels/bconv.cu`: base conversion, ModUp, ModDown, rescale.
+pub const BCONV: KernelSource = KernelSource {
+    name: "bconv",
+    source: include_str!("../kernels/bconv.cu"),
+    headers: &[COMMON_CUH],
+};
+
+/// The most output columns one conversion launch computes (`BCONV_MAX_PLAN` in `bconv.cu`).
+pub const MAX_PLAN: usize = 64;
+
+/// The largest source basis the conversion kernel accepts (its table slice lives in shared
+/// memory: `(J + 3)·L + 4·J` words per block).
+pub const MAX_FROM_LIMBS: usize = 256;
+
+/// Threads per block of the conversion kernel (`__launch_bounds__(128)`).
+const THREADS: u32 = 128;
+
+/// Threads per block of the scale and rescale kernels.
+const SIMPLE_THREADS: u32 = 256;
+
+const FLAG_SCALED: u32 = 1;
+const FLAG_MODDOWN: u32 = 2;
+const FLAG_COPY: u32 = 4;
+
+/// The register tile of the conversion kernel: `J` output columns × `C` coefficients per thread.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum BconvTile {
+    /// Chosen from the problem size (see [`BconvTile::choose`]).
+    #[default]
+    Auto,
+    /// 4 outputs × 1 coefficient.
+    J4C1,
+    /// 4 outputs × 2 coefficients (16-byte loads).
+    J4C2,
+    /// 8 outputs × 1 coefficient.
+    J8C1,
+    /// 8 outputs × 2 coefficients (16-byte loads).
+    J8C2,
+}
+
+impl BconvTile {
+    /// Every concrete tile (for benchmarks and tests).
+    pub const ALL: [BconvTile; 4] = [
+        BconvTile::J4C1,
+        BconvTile::J4C2,
+        BconvTile::J8C1,
+        BconvTile::J8C2,
+    ];
+
+    /// `(J, C)` of a concrete tile (`None` for [`BconvTile::Auto`]).
+    pub fn shape(self) -> Option<(u32, u32)> {
+        match self {
+            BconvTile::Auto => None,
+            BconvTile::J4C1 => Some((4, 1)),
+            BconvTile::J4C2 => Some((4, 2)),
+            BconvTile::J8C1 => Some((8, 1)),
+            BconvTile::J8C2 => Some((8, 2)),
+        }
+    }
+
+    /// The concrete tile for `polys` polynomials of degree `n`, `outputs` output columns, on a
+    /// device with `sms` multiprocessors: the widest tile ([`BconvTile::J8C2`], the most reuse
+    /// of each loaded word; the fastest at N = 2^16 on an H200) unless that leaves fewer than
+    /// 128 threads per multiprocessor, then the first of `J8C1`, `J4C1` that does not (else
+    /// `J4C1`).
+    pub fn choose(n: usize, polys: usize, outputs: usize, sms: u32) -> BconvTile {
+        let target = sms.max(1) as usize * 128;
+        for tile in [BconvTile::J8C2, BconvTile::J8C1, BconvTile::J4C1] {
+            let (j, c) = tile.shape().unwrap_or((4, 1));
+            let threads = n.div_ceil(c as usize) * polys * outputs.max(1).div_ceil(j as usize);
+            if threads >= target {
+                return tile;
+            }
+        }
+        BconvTile::J4C1
+    }
+
+    fn kernel(self, narrow: bool) -> &'static str {
+        match (self, narrow) {
+            (BconvTile::J4C1, false) => "bconv_matmul_j4_c1",
+            (BconvTile::J4C2, false) => "bconv_matmul_j4_c2",
+            (BconvTile::J8C1, false) => "bconv_matmul_j8_c1",
+            (BconvTile::J8C2 | BconvTile::Auto, false) => "bconv_matmul_j8_c2",
+            (BconvTile::J4C1, true) => "bconv_matmul_j4_c1_narrow",
+            (BconvTile::J4C2, true) => "bconv_matmul_j4_c2_narrow",
+            (BconvTile::J8C1, true) => "bconv_matmul_j8_c1_narrow",
+            (BconvTile::J8C2 | BconvTile::Auto, true) => "bconv_matmul_j8_c2_narrow",
+        }
+    }
+}
+
+/// Launch arguments of the conversion kernel (`struct BconvArgs` in `bconv.cu`).
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct BconvArgs {
+    n: u64,
+    in_stride: u64,
+    out_stride: u64,
+    aux_stride: u64,
+    input: u64,
+    out: u64,
+    aux: u64,
+    from_mod: u64,
+    to_mod: u64,
+    q_hat_inv: u64,
+    q_hat_inv_shoup: u64,
+    q_hat_mod_p: u64,
+    epi_w: u64,
+    epi_ws: u64,
+    from_count: u32,
+    table_stride: u32,
+    count: u32,
+    flags: u32,
+    copy_first: u32,
+    pad: u32,
+    col: [u32; MAX_PLAN],
+    out_limb: [u32; MAX_PLAN],
+}
+
+// SAFETY: plain `#[repr(C)]` integers, the layout of the CUDA struct.
+unsafe impl DeviceRepr for BconvArgs {}
+
+/// Launch arguments of `bconv_scale` (`struct ScaleArgs`).
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct ScaleArgs {
+    n: u64,
+    in_stride: u64,
+    out_stride: u64,
+    input: u64,
+    out: u64,
+    from_mod: u64,
+    q_hat_inv: u64,
+    q_hat_inv_shoup: u64,
+    from_count: u32,
+    pad: u32,
+}
+
+// SAFETY: plain `#[repr(C)]` integers, the layout of the CUDA struct.
+unsafe impl DeviceRepr for ScaleArgs {}
+
+/// Launch arguments of `bconv_rescale_last` (`struct RescaleArgs`).
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct RescaleArgs {
+    n: u64,
+    in_stride: u64,
+    out_stride: u64,
+    input: u64,
+    out: u64,
+    moduli: u64,
+    inv: u64,
+    inv_shoup: u64,
+    half: u64,
+    level: u32,
+    pad: u32,
+}
+
+// SAFETY: plain `#[repr(C)]` integers, the layout of the CUDA struct.
+unsafe impl DeviceRepr for RescaleArgs {}
+
+/// The number of polynomials of a `[polys][limbs][n]` buffer of `len` words.
+fn polys_of(what: &str, len: usize, limbs: usize, n: usize) -> Result<usize> {
+    let per = limbs * n;
+    if per == 0 || len == 0 || len % per != 0 {
+        return Err(CudaError::Shape(format!(
+            "{what} has {len} words, not a positive multiple of {limbs} limbs × N = {n}"
+        )));
+    }
+    let polys = len / per;
+    if polys > 65535 {
+        return Err(CudaError::Shape(format!(
+            "{what} holds {polys} polynomials; one launch takes at most 65535"
+        )));
+    }
+    Ok(polys)
+}
+
+fn check_degree(n: usize) -> Result<()> {
+    if n == 0 || n % 2 != 0 {
+        return Err(CudaError::InvalidArgument(format!(
+            "the ring degree must be even and positive, got {n}"
+        )));
+    }
+    Ok(())
+}
+
+fn check_len(what: &str, len: usize, want: usize) -> Result<()> {
+    if len != want {
+        return Err(CudaError::Shape(format!(
+            "{what} has {len} words; expected {want}"
+        )));
+    }
+    Ok(())
+}
+
+fn check_device(dev: &Arc<GpuDevice>, bufs: &[&DeviceBuffer]) -> Result<()> {
+    for b in bufs {
+        if b.device().index() != dev.index() {
+            return Err(CudaError::DeviceMismatch(dev.index(), b.device().index()));
+        }
+    }
+    Ok(())
+}
+
+/// Where the kernel reads and writes: raw device addresses and polynomial strides in words.
+#[derive(Clone, Copy)]
+struct Io {
+    n: usize,
+    polys: usize,
+    input: u64,
+    in_stride: usize,
+    out: u64,
+    out_stride: usize,
+}
+
+/// The ModDown epilogue operands: `x_Q` rows (by output limb) and `P^{-1}` with Shoup companions
+/// (by output limb).
+#[derive(Clone, Copy)]
+struct Epilogue {
+    aux: u64,
+    aux_stride: usize,
+    w: u64,
+    ws: u64,
+}
+
+/// A [`BaseConverter`] on a device: its tables uploaded once, the conversion kernels ready.
+pub struct DeviceBaseConverter {
+    device: Arc<GpuDevice>,
+    from: Arc<DeviceModuli>,
+    to: Arc<DeviceModuli>,
+    /// `[q̂_i^{-1} (L) | Shoup companions (L) | [q̂_i]_{p_j} (L × K, row-major [i][j])]`.
+    tables: DeviceBuffer,
+    q_hat_inv: Vec<u64>,
+    q_hat_inv_shoup: Vec<u64>,
+    l: usize,
+    k: usize,
+    narrow: bool,
+}
+
+impl std::fmt::Debug for DeviceBaseConverter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeviceBaseConverter")
+            .field("device", &self.device.index())
+            .field("from_len", &self.l)
+            .field("to_len", &self.k)
+            .field("narrow", &self.narrow)
+            .finish()
+    }
+}
+
+impl DeviceBaseConverter {
+    /// Uploads the tables of `conv` to `device`.
+    ///
+    /// Errors: [`CudaError::InvalidArgument`] for a source basis of more than
+    /// [`MAX_FROM_LIMBS`] limbs; driver errors.
+    pub fn new(device: &Arc<GpuDevice>, conv: &BaseConverter) -> Result<Self> {
+        let (l, k) = (conv.from().len(), conv.to().len());
+        if l == 0 || k == 0 {
+            return Err(CudaError::InvalidArgument("an empty basis".into()));
+        }
+        if l > MAX_FROM_LIMBS {
+            return Err(CudaError::InvalidArgument(format!(
+                "a source basis of {l} limbs exceeds {MAX_FROM_LIMBS}"
+            )));
+        }
+        let from = DeviceModuli::new(device, conv.from().moduli())?;
+        let to = DeviceModuli::new(device, conv.to().moduli())?;
+        let mut words = Vec::with_capacity(2 * l + l * k);
+        words.extend_from_slice(conv.q_hat_inv_mod_q());
+        words.extend_from_slice(conv.q_hat_inv_mod_q_shoup());
+        words.extend_from_slice(conv.q_hat_mod_p());
+        let tables = device.upload(&words)?;
+        let below_2_32 = |m: &Modulus| m.value() < 1 << 32;
+        let narrow = conv.from().moduli().iter().all(below_2_32)
+            && conv.to().moduli().iter().all(below_2_32);
+        Ok(Self {
+            device: device.clone(),
+            from,
+            to,
+            tables,
+            q_hat_inv: conv.q_hat_inv_mod_q().to_vec(),
+            q_hat_inv_shoup: conv.q_hat_inv_mod_q_shoup().to_vec(),
+            l,
+            k,
+            narrow,
+        })
+    }
+
+    /// Whether every modulus of both bases is below `2^32`, so that the kernel multiplies
+    /// 32 × 32 → 64 bits (the `_narrow` kernels) instead of 64 × 64 → 128.
+    pub fn is_narrow(&self) -> bool {
+        self.narrow
+    }
+
+    /// The device.
+    pub fn device(&self) -> &Arc<GpuDevice> {
+        &self.device
+    }
+
+    /// The number of source limbs `L`.
+    pub fn from_len(&self) -> usize {
+        self.l
+    }
+
+    /// The number of target limbs `K`.
+    pub fn to_len(&self) -> usize {
+        self.k
+    }
+
+    /// The source moduli on the device.
+    pub fn from_moduli(&self) -> &Arc<DeviceModuli> {
+        &self.from
+    }
+
+    /// The target moduli on the device.
+    pub fn to_moduli(&self) -> &Arc<DeviceModuli> {
+        &self.to
+    }
+
+    /// `q̂_i^{-1} mod q_i` per source limb: the per-limb constant of the first step, for a
+    /// kernel (an inverse NTT) that fuses it and then calls
+    /// [`DeviceBaseConverter::convert_scaled`].
+    pub fn q_hat_inv_mod_q(&self) -> &[u64] {
+        &self.q_hat_inv
+    }
+
+    /// Shoup companions of [`DeviceBaseConverter::q_hat_inv_mod_q`].
+    pub fn q_hat_inv_mod_q_shoup(&self) -> &[u64] {
+        &self.q_hat_inv_shoup
+    }
+
+    fn ptr(&self, offset: usize) -> Result<u64> {
+        self.tables.device_ptr_at(offset)
+    }
+
+    /// The first step alone: `out[p][i] = [x[p][i] · q̂_i^{-1}]_{q_i}` (canonical), both
+    /// `[polys][L][n]`.
+    ///
+    /// Errors: [`CudaError::Shape`] / [`CudaError::InvalidArgument`] for bad shapes.
+    pub fn scale_by_q_hat_inv(
+        &self,
+        out: &mut DeviceBuffer,
+        input: &DeviceBuffer,
+        n: usize,
+    ) -> Result<()> {
+        check_degree(n)?;
+        check_device(&self.device, &[out, input])?;
+        let polys = polys_of("scale input", input.len(), self.l, n)?;
+        check_len("scale output", out.len(), input.len())?;
+        let args = ScaleArgs {
+            n: n as u64,
+            in_stride: (self.l * n) as u64,
+            out_stride: (self.l * n) as u64,
+            input: input.device_ptr(),
+            out: out.device_ptr(),
+            from_mod: self.from.device_ptr(),
+            q_hat_inv: self.ptr(0)?,
+            q_hat_inv_shoup: self.ptr(self.l)?,
+            from_count: self.l as u32,
+            pad: 0,
+        };
+        let rows = polys * self.l;
+        if rows > 65535 {
+            return Err(CudaError::Shape(format!(
+                "{polys} polynomials × {} limbs exceed one launch (65535 rows)",
+                self.l
+            )));
+        }
+        let cfg = LaunchConfig {
+            grid_dim: (
+                (n / 2).div_ceil(SIMPLE_THREADS as usize).min(65535) as u32,
+                rows as u32,
+                1,
+            ),
+            block_dim: (SIMPLE_THREADS, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let f = self.device.function(&BCONV, "bconv_scale")?;
+        let mut b = self.device.stream().launch_builder(&f);
+        b.arg(&args);
+        // SAFETY: `args` matches `struct ScaleArgs`; every address is a live allocation of this
+        // device whose size was checked above; all work is ordered on the device's one stream.
+        unsafe { b.launch(cfg) }?;
+        Ok(())
+    }
+
+    /// The fast base conversion of `input` (`[polys][L][n]`) into `out` (`[polys][K][n]`), the
+    /// first step fused (twin: [`BaseConverter::convert_approx`]).
+    pub fn convert(&self, out: &mut DeviceBuffer, input: &DeviceBuffer, n: usize) -> Result<()> {
+        self.convert_with(out, input, n, false, BconvTile::Auto)
+    }
+
+    /// The conversion of an input that already holds `t_i = [x_i · q̂_i^{-1}]_{q_i}` (from
+    /// [`DeviceBaseConverter::scale_by_q_hat_inv`] or a fused inverse NTT).
+    pub fn convert_scaled(&self, out: &mut DeviceBuffer, t: &DeviceBuffer, n: usize) -> Result<()> {
+        self.convert_with(out, t, n, true, BconvTile::Auto)
+    }
+
+    /// [`DeviceBaseConverter::convert`] (`scaled = false`) or
+    /// [`DeviceBaseConverter::convert_scaled`] (`scaled = true`) with an explicit register tile.
+    pub fn convert_with(
+        &self,
+        out: &mut DeviceBuffer,
+        input: &DeviceBuffer,
+        n: usize,
+        scaled: bool,
+        tile: BconvTile,
+    ) -> Result<()> {
+        check_degree(n)?;
+        check_device(&self.device, &[out, input])?;
+        let polys = polys_of("conversion input", input.len(), self.l, n)?;
+        check_len("conversion output", out.len(), polys * self.k * n)?;
+        let plan: Vec<(u32, u32)> = (0..self.k as u32).map(|j| (j, j)).collect();
+        let io = Io {
+            n,
+            polys,
+            input: input.device_ptr(),
+            in_stride: self.l * n,
+            out: out.device_ptr(),
+            out_stride: self.k * n,
+        };
+        let flags = if scaled { FLAG_SCALED } else { 0 };
+        self.launch_plan(&io, &plan, flags, 0, None, tile)
+    }
+
+    /// Launches the conversion for `plan` (`(table column, output limb)` pairs), in chunks of
+    /// [`MAX_PLAN`]; `FLAG_COPY` applies to the first chunk only.
+    fn launch_plan(
+        &self,
+        io: &Io,
+        plan: &[(u32, u32)],
+        flags: u32,
+        copy_first: u32,
+        epi: Option<Epilogue>,
+        tile: BconvTile,
+    ) -> Result<()> {
+        let tile = match tile {
+            BconvTile::Auto => BconvTile::choose(
+                io.n,
+                io.polys,
+                plan.len(),
+                self.device.multiprocessor_count(),
+            ),
+            t => t,
+        };
+        let (j, c) = tile.shape().unwrap_or((8, 2));
+        let f = self.device.function(&BCONV, tile.kernel(self.narrow))?;
+        let l = self.l;
+        let shared = ((l * j as usize + 3 * l + 4 * j as usize) * 8) as u32;
+        let chunks: Vec<&[(u32, u32)]> = if plan.is_empty() {
+            vec![&[]]
+        } else {
+            plan.chunks(MAX_PLAN).collect()
+        };
+        for (ci, chunk) in chunks.into_iter().enumerate() {
+            let mut args = BconvArgs {
+                n: io.n as u64,
+                in_stride: io.in_stride as u64,
+                out_stride: io.out_stride as u64,
+                aux_stride: epi.map_or(0, |e| e.aux_stride as u64),
+                input: io.input,
+                out: io.out,
+                aux: epi.map_or(0, |e| e.aux),
+                from_mod: self.from.device_ptr(),
+                to_mod: self.to.device_ptr(),
+                q_hat_inv: self.ptr(0)?,
+                q_hat_inv_shoup: self.ptr(l)?,
+                q_hat_mod_p: self.ptr(2 * l)?,
+                epi_w: epi.map_or(0, |e| e.w),
+                epi_ws: epi.map_or(0, |e| e.ws),
+                from_count: l as u32,
+                table_stride: self.k as u32,
+                count: chunk.len() as u32,
+                flags: (if ci == 0 { flags } else { flags & !FLAG_COPY })
+                    | (if epi.is_some() { FLAG_MODDOWN } else { 0 }),
+                copy_first,
+                pad: 0,
+                col: [0; MAX_PLAN],
+                out_limb: [0; MAX_PLAN],
+            };
+            for (e, &(col, limb)) in chunk.iter().enumerate() {
+                args.col[e] = col;
+                args.out_limb[e] = limb;
+            }
+            let groups = chunk.len().div_ceil(j as usize).max(1);
+            let cfg = LaunchConfig {
+                grid_dim: (
+                    io.n.div_ceil((THREADS * c) as usize) as u32,
+                    io.polys as u32,
+                    groups as u32,
+                ),
+                block_dim: (THREADS, 1, 1),
+                shared_mem_bytes: shared,
+            };
+            let mut b = self.device.stream().launch_builder(&f);
+            b.arg(&args);
+            // SAFETY: `args` matches `struct BconvArgs`; the callers checked every buffer
+            // against the plan (input rows, output limbs, aux rows, table columns < K); all work
+            // is ordered on the device's one stream.
+            unsafe { b.launch(cfg) }?;
+        }
+        Ok(())
+    }
+}
+
+/// [`ModUp`] on a device: extends one digit of a level-`ℓ` polynomial to `Q_ℓ ∪ P`.
+///
+/// The converters of each (digit, active length) are uploaded on first use and cached.
+pub struct DeviceModUp {
+    device: Arc<GpuDevice>,
+    modup: ModUp,
+    converters: Mutex<HashMap<(usize, usize), Arc<DeviceBaseConverter>>>,
+}
+
+impl std::fmt::Debug for DeviceModUp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeviceModUp")
+            .field("device", &self.device.index())
+            .field("q_len", &self.modup.q().len())
+            .field("p_len", &self.modup.p().len())
+            .field("dnum", &self.modup.dnum())
+            .finish()
+    }
+}
+
+impl DeviceModUp {
+    /// Wraps `modup` for `device` (tables are uploaded lazily).
+    pub fn new(device: &Arc<GpuDevice>, modup: &ModUp) -> Result<Self> {
+        if modup.digits().iter().any(|d| d.len() > MAX_FROM_LIMBS) {
+            return Err(CudaError::InvalidArgument(format!(
+                "digits of more than {MAX_FROM_LIMBS} limbs are not supported"
+            )));
+        }
+        Ok(Self {
+            device: device.clone(),
+            modup: modup.clone(),
+            converters: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The host ModUp.
+    pub fn host(&self) -> &ModUp {
+        &self.modup
+    }
+
+    fn converter(&self, digit: usize, level: usize) -> Result<Arc<DeviceBaseConverter>> {
+        let c = self.modup.digit_limbs(digit, level)?.len();
+        let mut cache = self
+            .converters
+            .lock()
+            .map_err(|_| CudaError::Driver("ModUp converter cache lock poisoned".into()))?;
+        if let Some(conv) = cache.get(&(digit, c)) {
+            return Ok(conv.clone());
+        }
+        let conv = Arc::new(DeviceBaseConverter::new(
+            &self.device,
+            self.modup.converter(digit, level)?,
+        )?);
+        cache.insert((digit, c), conv.clone());
+        Ok(conv)
+    }
+
+    /// Extends digit `digit` of the level-`level` polynomials `input` (`[polys][level][n]`: the
+    /// whole polynomials; the kernel reads the digit's active limbs from them) to
+    /// `output` (`[polys][level + |P|][n]`, Q limbs then P limbs). The digit's own limbs are
+    /// copied (reduced), all others converted (twin: [`ModUp::apply`] on the digit's limbs).
+    ///
+    /// Errors: as [`ModUp::digit_limbs`]; [`CudaError::Shape`] for buffers of the wrong length.
+    pub fn apply(
+        &self,
+        digit: usize,
+        level: usize,
+        input: &DeviceBuffer,
+        output: &mut DeviceBuffer,
+        n: usize,
+    ) -> Result<()> {
+        self.apply_with(digit, level, input, output, n, BconvTile::Auto)
+    }
+
+    /// [`DeviceModUp::apply`] with an explicit register tile.
+    pub fn apply_with(
+        &self,
+        digit: usize,
+        level: usize,
+        input: &DeviceBuffer,
+        output: &mut DeviceBuffer,
+        n: usize,
+        tile: BconvTile,
+    ) -> Result<()> {
+        check_degree(n)?;
+        check_device(&self.device, &[output, input])?;
+        let r = self.modup.digit_limbs(digit, level)?;
+        let (start, c) = (r.start, r.len());
+        let pl = self.modup.p().len();
+        let l = self.modup.q().len();
+        let polys = polys_of("ModUp input", input.len(), level, n)?;
+        check_len("ModUp output", output.len(), polys * (level + pl) * n)?;
+        let conv = self.converter(digit, level)?;
+        let mut plan = Vec::with_capacity(level + pl - c);
+        for o in 0..level + pl {
+            if o < start {
+                plan.push((o as u32, o as u32));
+            } else if o < start + c {
+                continue;
+            } else if o < level {
+                plan.push(((o - c) as u32, o as u32));
+            } else {
+                plan.push(((l - c + (o - level)) as u32, o as u32));
+            }
+        }
+        let io = Io {
+            n,
+            polys,
+            input: input.device_ptr_at(start * n)?,
+            in_stride: level * n,
+            out: output.device_ptr(),
+            out_stride: (level + pl) * n,
+        };
+        conv.launch_plan(&io, &plan, FLAG_COPY, start as u32, None, tile)
+    }
+}
+
+/// [`ModDown`] on a device: `(x_i − conv_{P→Q}(x_P)_i) · P^{-1} mod q_i`, one fused launch.
+pub struct DeviceModDown {
+    conv: DeviceBaseConverter,
+    /// `[P^{-1} mod q_i (|Q|) | Shoup companions (|Q|)]`.
+    epi: DeviceBuffer,
+    q_len: usize,
+    p_len: usize,
+}
+
+impl std::fmt::Debug for DeviceModDown {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeviceModDown")
+            .field("q_len", &self.q_len)
+            .field("p_len", &self.p_len)
+            .finish()
+    }
+}
+
+impl DeviceModDown {
+    /// Uploads the tables of `moddown` to `device`.
+    pub fn new(device: &Arc<GpuDevice>, moddown: &ModDown) -> Result<Self> {
+        let conv = DeviceBaseConverter::new(device, moddown.converter())?;
+        let mut words = moddown.p_inv_mod_q().to_vec();
+        words.extend_from_slice(moddown.p_inv_mod_q_shoup());
+        Ok(Self {
+            conv,
+            epi: device.upload(&words)?,
+            q_len: moddown.q().len(),
+            p_len: moddown.p().len(),
+        })
+    }
+
+    /// Divides the level-`level` polynomials `input` (`[polys][level + |P|][n]`, Q limbs then P
+    /// limbs) by `P` into `output` (`[polys][level][n]`) (twin: [`ModDown::apply`]).
+    ///
+    /// Errors: [`CudaError::InvalidArgument`] for a level outside `1..=|Q|`;
+    /// [`CudaError::Shape`] for buffers of the wrong length.
+    pub fn apply(
+        &self,
+        level: usize,
+        input: &DeviceBuffer,
+        output: &mut DeviceBuffer,
+        n: usize,
+    ) -> Result<()> {
+        self.apply_with(level, input, output, n, BconvTile::Auto)
+    }
+
+    /// [`DeviceModDown::apply`] with an explicit register tile.
+    pub fn apply_with(
+        &self,
+        level: usize,
+        input: &DeviceBuffer,
+        output: &mut DeviceBuffer,
+        n: usize,
+        tile: BconvTile,
+    ) -> Result<()> {
+        check_degree(n)?;
+        check_device(&self.conv.device, &[output, input])?;
+        if level == 0 || level > self.q_len {
+            return Err(CudaError::InvalidArgument(format!(
+                "level {level} outside 1..={}",
+                self.q_len
+            )));
+        }
+        let width = level + self.p_len;
+        let polys = polys_of("ModDown input", input.len(), width, n)?;
+        check_len("ModDown output", output.len(), polys * level * n)?;
+        let plan: Vec<(u32, u32)> = (0..level as u32).map(|i| (i, i)).collect();
+        let io = Io {
+            n,
+            polys,
+            input: input.device_ptr_at(level * n)?,
+            in_stride: width * n,
+            out: output.device_ptr(),
+            out_stride: level * n,
+        };
+        let epi = Epilogue {
+            aux: input.device_ptr(),
+            aux_stride: width * n,
+            w: self.epi.device_ptr(),
+            ws: self.epi.device_ptr_at(self.q_len)?,
+        };
+        self.conv.launch_plan(&io, &plan, 0, 0, Some(epi), tile)
+    }
+}
+
+/// [`Rescaler`] on a device: divide by the last active prime with rounding.
+pub struct DeviceRescaler {
+    device: Arc<GpuDevice>,
+    moduli: Arc<DeviceModuli>,
+    /// Per level `ℓ = 2..=L`, at `offsets[ℓ - 2]`: `[q_l^{-1} mod q_i | Shoup | ⌊q_l/2⌋ mod q_i]`,
+    /// each `ℓ - 1` words.
+    tables: DeviceBuffer,
+    offsets: Vec<usize>,
+    len: usize,
+}
+
+impl std::fmt::Debug for DeviceRescaler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeviceRescaler")
+            .field("device", &self.device.index())
+            .field("len", &self.len)
+            .finish()
+    }
+}
+
+impl DeviceRescaler {
+    /// Uploads the tables of every level of `rescaler` to `device`.
+    pub fn new(device: &Arc<GpuDevice>, rescaler: &Rescaler) -> Result<Self> {
+        let basis = rescaler.basis();
+        let len = basis.len();
+        let moduli: Vec<Modulus> = basis.moduli().to_vec();
+        let mut words = Vec::new();
+        let mut offsets = Vec::new();
+        for level in 2..=len {
+            offsets.push(words.len());
+            words.extend_from_slice(rescaler.q_last_inv_mod_q(level)?);
+            words.extend_from_slice(rescaler.q_last_inv_mod_q_shoup(level)?);
+            words.extend_from_slice(rescaler.half_mod_q(level)?);
+        }
+        if words.is_empty() {
+            words.push(0);
+        }
+        Ok(Self {
+            device: device.clone(),
+            moduli: DeviceModuli::new(device, &moduli)?,
+            tables: device.upload(&words)?,
+            offsets,
+            len,
+        })
+    }
+
+    /// Rescales the level-`level` polynomials `input` (`[polys][level][n]`) into `output`
+    /// (`[polys][level - 1][n]`) (twin: [`Rescaler::apply`]).
+    ///
+    /// Errors: [`CudaError::InvalidArgument`] for a level outside `2..=L` or a bad degree;
+    /// [`CudaError::Shape`] for buffers of the wrong length.
+    pub fn apply(
+        &self,
+        level: usize,
+        input: &DeviceBuffer,
+        output: &mut DeviceBuffer,
+        n: usize,
+    ) -> Result<()> {
+        check_degree(n)?;
+        check_device(&self.device, &[output, input])?;
+        if level < 2 || level > self.len {
+            return Err(CudaError::InvalidArgument(format!(
+                "rescaling needs a level in 2..={}, got {level}",
+                self.len
+            )));
+        }
+        let polys = polys_of("rescale input", input.len(), level, n)?;
+        check_len("rescale output", output.len(), polys * (level - 1) * n)?;
+        let off = self.offsets[level - 2];
+        let args = RescaleArgs {
+            n: n as u64,
+            in_stride: (level * n) as u64,
+            out_stride: ((level - 1) * n) as u64,
+            input: input.device_ptr(),
+            out: output.device_ptr(),
+            moduli: self.moduli.device_ptr(),
+            inv: self.tables.device_ptr_at(off)?,
+            inv_shoup: self.tables.device_ptr_at(off + level - 1)?,
+            half: self.tables.device_ptr_at(off + 2 * (level - 1))?,
+            level: level as u32,
+            pad: 0,
+        };
+        let cfg = LaunchConfig {
+            grid_dim: (n.div_ceil(SIMPLE_THREADS as usize) as u32, polys as u32, 1),
+            block_dim: (SIMPLE_THREADS, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let f = self.device.function(&BCONV, "bconv_rescale_last")?;
+        let mut b = self.device.stream().launch_builder(&f);
+        b.arg(&args);
+        // SAFETY: `args` matches `struct RescaleArgs`; buffer sizes were checked above and the
+        // level's tables lie inside `tables`; all work is ordered on the device's one stream.
+        unsafe { b.launch(cfg) }?;
+        Ok(())
+    }
+}

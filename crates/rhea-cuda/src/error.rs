@@ -1,0 +1,113 @@
+//! The error type of `rhea-cuda`.
+//!
+//! Every fallible call of the crate returns [`Result<T>`]. Asking for a GPU where there is no
+//! driver or no device is an error ([`CudaError::NoDriver`], [`CudaError::NoDevice`]), never a
+//! panic, so callers can fall back to the CPU.
+
+use thiserror::Error;
+
+/// Everything that can go wrong in the CUDA runtime and kernel layer.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum CudaError {
+    /// No usable CUDA driver: `libcuda` could not be loaded, is a stub, or `cuInit` failed
+    /// (for instance because the machine has no NVIDIA GPU).
+    #[error("no CUDA driver available: {0}")]
+    NoDriver(String),
+    /// The driver works but the requested device ordinal does not exist.
+    #[error("no CUDA device with index {index} (the driver reports {count} device(s))")]
+    NoDevice {
+        /// The ordinal that was asked for.
+        index: usize,
+        /// How many devices the driver reports.
+        count: usize,
+    },
+    /// A device allocation failed for lack of memory (after the pool's cache was trimmed).
+    #[error("out of device memory: requested {requested_bytes} bytes, {free_bytes} bytes free")]
+    OutOfMemory {
+        /// The size of the allocation that failed, in bytes.
+        requested_bytes: usize,
+        /// The free device memory reported by the driver at the time, in bytes.
+        free_bytes: usize,
+    },
+    /// The NVRTC library (`libnvrtc`) could not be loaded, so kernels cannot be compiled.
+    #[error("NVRTC is not available: {0}")]
+    NvrtcMissing(String),
+    /// NVRTC refused a kernel source; `log` is the full compiler log.
+    #[error("NVRTC failed to compile kernel `{kernel}`:\n{log}")]
+    Compile {
+        /// The kernel source name (see [`crate::registry::KernelSource`]).
+        kernel: String,
+        /// The complete NVRTC program log.
+        log: String,
+    },
+    /// A kernel function was not found in its compiled module.
+    #[error("kernel function `{function}` not found in module `{module}`")]
+    MissingFunction {
+        /// The module (kernel source) name.
+        module: String,
+        /// The function name that was looked up.
+        function: String,
+    },
+    /// Any other error reported by the CUDA driver (the driver's own name and message).
+    #[error("CUDA driver error: {0}")]
+    Driver(String),
+    /// Any other error reported by NVRTC.
+    #[error("NVRTC error: {0}")]
+    Nvrtc(String),
+    /// Operands of the wrong length or shape (buffer sizes, limb counts, degrees).
+    #[error("shape mismatch: {0}")]
+    Shape(String),
+    /// Operands that live on different devices.
+    #[error("operands live on different devices ({0} and {1})")]
+    DeviceMismatch(usize, usize),
+    /// A bad argument that is not a shape (an unsupported modulus, an empty list, ...).
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+    /// The on-disk kernel cache could not be read or written.
+    #[error("kernel cache I/O error: {0}")]
+    Cache(String),
+    /// An error of the host arithmetic in `rhea-math`.
+    #[error(transparent)]
+    Math(#[from] rhea_math::MathError),
+}
+
+/// The result type of `rhea-cuda`.
+pub type Result<T> = std::result::Result<T, CudaError>;
+
+impl From<cudarc::driver::DriverError> for CudaError {
+    fn from(e: cudarc::driver::DriverError) -> Self {
+        let name = e
+            .error_name()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|_| format!("{:?}", e.0));
+        let text = e
+            .error_string()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        CudaError::Driver(format!("{name}: {text}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_name_the_problem() {
+        let e = CudaError::NoDevice { index: 3, count: 1 };
+        assert_eq!(
+            e.to_string(),
+            "no CUDA device with index 3 (the driver reports 1 device(s))"
+        );
+        let e = CudaError::OutOfMemory {
+            requested_bytes: 1024,
+            free_bytes: 7,
+        };
+        assert!(e.to_string().contains("1024"));
+        let e = CudaError::Compile {
+            kernel: "k".into(),
+            log: "line 3: error".into(),
+        };
+        assert!(e.to_string().contains("line 3: error"));
+    }
+}

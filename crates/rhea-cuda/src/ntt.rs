@@ -1,0 +1,1160 @@
+//! Negacyclic NTT on the GPU (`kernels/ntt.cu`, `kernels/ntt.cuh`): forward and inverse transforms
+//! of `[poly][limb][N]` buffers, batched over polynomials and limbs in one launch per phase.
+//!
+//! The twin is [`rhea_math::ntt::NttTable`]: [`DeviceNttTables`] uploads its tables verbatim
+//! (`root_powers` with `root_powers_shoup`, `inv_root_powers` with `inv_root_powers_shoup`,
+//! `N^-1`), and every transform here is bit-identical to `NttTable::forward` / `inverse` on each
+//! limb: forward maps natural-order coefficients to bit-reversed evaluations, inverse undoes it
+//! (including `N^-1`); inputs must be canonical (`< q`) and outputs are canonical.
+//!
+//! Two algorithms ([`NttAlgorithm`]):
+//!
+//! - **Fast** (`N = 2^12 … 2^17`): two kernels, `N = N1 × N2`. The *column* kernel runs the `log N1`
+//!   stages whose butterflies span `≥ N2` entries on `N2`-strided columns; the *row* kernel runs the
+//!   remaining stages on contiguous chunks of `N2` entries. Each thread keeps 8 entries in registers
+//!   and applies up to three radix-2 stages per pass (radix 8); passes exchange entries through
+//!   shared memory with an XOR swizzle that keeps 64-bit accesses free of bank conflicts. Harvey's
+//!   lazy butterflies with Shoup twiddles (forward values in `[0, 4q)`, inverse in `[0, 2q)`); the
+//!   reduction to `[0, q)` is fused into the last stage, and `N^-1` into the inverse's last stage.
+//!   The split `(log N1, columns per block)` is an [`NttSplit`]; [`splits`] lists the compiled
+//!   ones, the first being the default.
+//! - **Naive**: one launch per stage, one radix-2 butterfly per thread, every stage through device
+//!   memory: the benchmark's baseline and a second oracle (any `N = 2^1 … 2^17`).
+//!
+//! A transform covers a [`NttBatch`]: `polys` polynomials of `limbs` limbs each, of which the
+//! limbs `start .. start + count` are transformed (key switching transforms the `P` limbs on
+//! their own), limb `j` using table `first_table + j`.
+//!
+//! [`bench_ntt`] measures both algorithms against the device-to-device copy bandwidth (see
+//! `examples/ntt_bench.rs`).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use cudarc::driver::sys::CUevent_flags;
+use cudarc::driver::{DeviceRepr, LaunchConfig, PushKernelArg};
+use rhea_math::ntt::NttTable;
+use rhea_math::Modulus;
+
+use crate::buffer::DeviceBuffer;
+use crate::device::GpuDevice;
+use crate::error::{CudaError, Result};
+use crate::registry::{Header, KernelSource, COMMON_CUH};
+
+/// `kernels/ntt.cuh`: butterflies, passes and the two kernel bodies of the fast NTT.
+pub const NTT_CUH: Header = Header {
+    name: "ntt.cuh",
+    source: include_str!("../kernels/ntt.cuh"),
+};
+
+/// `kernels/ntt.cu`: the fast (two-kernel) and naive (one launch per stage) NTT kernels.
+pub const NTT: KernelSource = KernelSource {
+    name: "ntt",
+    source: include_str!("../kernels/ntt.cu"),
+    headers: &[COMMON_CUH, NTT_CUH],
+};
+
+/// The smallest `log2 N` of the fast kernels.
+pub const MIN_FAST_LOG_DEGREE: u32 = 12;
+/// The largest `log2 N` of the fast kernels (and of [`DeviceNttTables`]).
+pub const MAX_FAST_LOG_DEGREE: u32 = 17;
+
+/// Words per table in the device's per-prime constants (`struct NttPrime` in `ntt.cuh`).
+pub const PRIME_WORDS: usize = 8;
+
+/// One compiled variant of the fast NTT: `N = 2^log_n1 × 2^(log N - log_n1)`, the column kernel
+/// handling `cols_per_block` columns per tile (`2^log_n1 / 8` threads each), and two options.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct NttSplit {
+    /// `log2 N1`: the stages done by the column kernel.
+    pub log_n1: u32,
+    /// Columns per tile of the column kernel.
+    pub cols_per_block: u32,
+    /// Whether the row kernel derives 4 of the 7 twiddles of the last three stages from the
+    /// other 3 (`table[b + k] = table[b] · table[k]`, two Shoup products) instead of loading them:
+    /// less twiddle traffic, more multiplications.
+    pub derived_twiddles: bool,
+    /// Whether the kernels are persistent (a grid of the resident capacity looping over tiles)
+    /// and copy the next tile into shared memory (`cp.async`) while computing the current one.
+    pub persistent: bool,
+}
+
+impl NttSplit {
+    const fn new(log_n1: u32, cols_per_block: u32, derived_twiddles: bool, persistent: bool) -> Self {
+        Self {
+            log_n1,
+            cols_per_block,
+            derived_twiddles,
+            persistent,
+        }
+    }
+
+    /// A short label such as `8x8/c4` or `8x8/c4+d+p` (`log N1 × log N2`, columns per tile,
+    /// derived twiddles, persistent).
+    pub fn label(&self, log_degree: u32) -> String {
+        format!(
+            "{}x{}/c{}{}{}",
+            self.log_n1,
+            log_degree - self.log_n1,
+            self.cols_per_block,
+            if self.derived_twiddles { "+d" } else { "" },
+            if self.persistent { "+p" } else { "" }
+        )
+    }
+
+    /// The kernel-name suffix of the column kernel (`p` when persistent).
+    fn cols_kind(&self) -> &'static str {
+        if self.persistent {
+            "colsp"
+        } else {
+            "cols"
+        }
+    }
+
+    /// The kernel-name infix of the row kernel (`d` derived, `p` persistent).
+    fn rows_kind(&self) -> &'static str {
+        match (self.derived_twiddles, self.persistent) {
+            (false, false) => "rows",
+            (true, false) => "rowsd",
+            (false, true) => "rowsp",
+            (true, true) => "rowsdp",
+        }
+    }
+}
+
+/// The compiled `(log N1, columns per tile)` pairs per `log2 N` (keep in sync with the
+/// `NTT_COLS`/`NTT_ROWS` list in `kernels/ntt.cu`); each is compiled with every combination of
+/// the two options. The first pair is the default.
+const SHAPES: [&[(u32, u32)]; 6] = [
+    &[(6, 16)],
+    &[(6, 16)],
+    &[(7, 8)],
+    &[(7, 8), (8, 8)],
+    &[(8, 4), (8, 8), (7, 8)],
+    &[(8, 4), (8, 8), (9, 4)],
+];
+
+/// The options `(derived_twiddles, persistent)` of the default split, then the others.
+const OPTION_ORDER: [(bool, bool); 4] = [(true, true), (false, true), (true, false), (false, false)];
+
+/// The compiled splits of the fast NTT for `N = 2^log_degree`, the default first; empty outside
+/// `MIN_FAST_LOG_DEGREE ..= MAX_FAST_LOG_DEGREE`.
+pub fn splits(log_degree: u32) -> Vec<NttSplit> {
+    if !(MIN_FAST_LOG_DEGREE..=MAX_FAST_LOG_DEGREE).contains(&log_degree) {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for &(log_n1, cols) in SHAPES[(log_degree - MIN_FAST_LOG_DEGREE) as usize] {
+        for (derived, persistent) in OPTION_ORDER {
+            out.push(NttSplit::new(log_n1, cols, derived, persistent));
+        }
+    }
+    out
+}
+
+/// The default split for `N = 2^log_degree`, if the fast NTT supports it.
+pub fn default_split(log_degree: u32) -> Option<NttSplit> {
+    splits(log_degree).first().copied()
+}
+
+/// The direction of a transform.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum NttDirection {
+    /// Coefficients (natural order) → evaluations (bit-reversed order).
+    Forward,
+    /// Evaluations (bit-reversed order) → coefficients, including `N^-1`.
+    Inverse,
+}
+
+/// Which kernels run a transform.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum NttAlgorithm {
+    /// The two-kernel shared-memory NTT with the default split (naive outside `2^12 … 2^17`).
+    Fast,
+    /// The two-kernel NTT with a given compiled split (one of [`splits`]).
+    FastSplit(NttSplit),
+    /// One launch per radix-2 stage, through device memory (the baseline).
+    Naive,
+}
+
+/// The limbs a transform covers: in a buffer of `polys × limbs × N` words, limbs
+/// `start .. start + count` of every polynomial, buffer limb `j` using table `first_table + j`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct NttBatch {
+    /// Polynomials in the buffer.
+    pub polys: usize,
+    /// Limbs per polynomial in the buffer.
+    pub limbs: usize,
+    /// The first limb transformed.
+    pub start: usize,
+    /// Limbs transformed per polynomial.
+    pub count: usize,
+    /// The table index of buffer limb 0.
+    pub first_table: usize,
+}
+
+impl NttBatch {
+    /// Every limb of `polys` polynomials of `limbs` limbs; limb `j` uses table `j`.
+    pub fn all(polys: usize, limbs: usize) -> Self {
+        Self {
+            polys,
+            limbs,
+            start: 0,
+            count: limbs,
+            first_table: 0,
+        }
+    }
+
+    /// Limbs `start .. start + count` of `polys` polynomials of `limbs` limbs; limb `j` uses
+    /// table `j`.
+    pub fn limb_range(polys: usize, limbs: usize, start: usize, count: usize) -> Self {
+        Self {
+            polys,
+            limbs,
+            start,
+            count,
+            first_table: 0,
+        }
+    }
+
+    /// The same batch with buffer limb `j` using table `first_table + j`.
+    pub fn with_first_table(self, first_table: usize) -> Self {
+        Self {
+            first_table,
+            ..self
+        }
+    }
+
+    /// Limb-transforms in the batch (`polys × count`).
+    pub fn rows(&self) -> usize {
+        self.polys * self.count
+    }
+}
+
+/// The two kernels of the fast NTT.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    /// The column kernel (strided, the first `log N1` forward stages).
+    Cols,
+    /// The row kernel (contiguous chunks, the last `log N2` forward stages).
+    Rows,
+}
+
+/// Launch arguments, passed by value (`struct NttArgs` in `ntt.cuh`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+struct NttArgs {
+    limbs: u32,
+    start: u32,
+    count: u32,
+    first_table: u32,
+    rows: u32,
+    reserved: u32,
+}
+
+// SAFETY: plain `#[repr(C)]` integers, the layout of the CUDA struct.
+unsafe impl DeviceRepr for NttArgs {}
+
+impl NttArgs {
+    /// The arguments of a checked batch (every count fits in 32 bits).
+    fn of(batch: &NttBatch) -> Self {
+        Self {
+            limbs: batch.limbs as u32,
+            start: batch.start as u32,
+            count: batch.count as u32,
+            first_table: batch.first_table as u32,
+            rows: batch.rows() as u32,
+            reserved: 0,
+        }
+    }
+}
+
+/// The twiddle tables of a list of primes for one degree, resident on a device.
+///
+/// Built once per `(N, primes)` and kept by the caller. Device layout: forward and inverse
+/// twiddles as `[table][N]` pairs `(w, w_shoup)` (16-byte loads), plus [`PRIME_WORDS`] constants
+/// per table (`q, 2q, N^-1, shoup(N^-1), inv_root_powers[1]·N^-1, its Shoup companion, 0, 0`).
+pub struct DeviceNttTables {
+    device: Arc<GpuDevice>,
+    degree: usize,
+    log_degree: u32,
+    moduli: Vec<Modulus>,
+    forward: DeviceBuffer,
+    inverse: DeviceBuffer,
+    primes: DeviceBuffer,
+    resident: Mutex<HashMap<String, u32>>,
+}
+
+impl std::fmt::Debug for DeviceNttTables {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeviceNttTables")
+            .field("device", &self.device.index())
+            .field("degree", &self.degree)
+            .field(
+                "moduli",
+                &self.moduli.iter().map(|m| m.value()).collect::<Vec<_>>(),
+            )
+            .finish()
+    }
+}
+
+/// Interleaves a table with its Shoup companions: `[w0, s0, w1, s1, …]`.
+fn interleave(w: &[u64], s: &[u64], out: &mut Vec<u64>) {
+    for (&a, &b) in w.iter().zip(s) {
+        out.push(a);
+        out.push(b);
+    }
+}
+
+/// The [`PRIME_WORDS`] device constants of one table.
+pub fn prime_words(table: &NttTable) -> [u64; PRIME_WORDS] {
+    let m = table.modulus();
+    let q = m.value();
+    let last_w = m.mul(table.inv_root_powers()[1], table.inv_degree());
+    [
+        q,
+        2 * q,
+        table.inv_degree(),
+        table.inv_degree_shoup(),
+        last_w,
+        m.shoup(last_w),
+        0,
+        0,
+    ]
+}
+
+impl DeviceNttTables {
+    /// Uploads `tables` (all of one degree `N = 2^1 … 2^17`; table `j` serves limb `j`).
+    ///
+    /// Errors: [`CudaError::InvalidArgument`] for an empty list, [`CudaError::Shape`] for tables
+    /// of different degrees, device errors from the upload.
+    pub fn new(device: &Arc<GpuDevice>, tables: &[NttTable]) -> Result<Self> {
+        let first = tables
+            .first()
+            .ok_or_else(|| CudaError::InvalidArgument("an empty list of NTT tables".into()))?;
+        let degree = first.degree();
+        if let Some(t) = tables.iter().find(|t| t.degree() != degree) {
+            return Err(CudaError::Shape(format!(
+                "NTT tables of different degrees ({degree} and {})",
+                t.degree()
+            )));
+        }
+        let mut fwd = Vec::with_capacity(tables.len() * 2 * degree);
+        let mut inv = Vec::with_capacity(tables.len() * 2 * degree);
+        let mut primes = Vec::with_capacity(tables.len() * PRIME_WORDS);
+        for t in tables {
+            interleave(t.root_powers(), t.root_powers_shoup(), &mut fwd);
+            interleave(t.inv_root_powers(), t.inv_root_powers_shoup(), &mut inv);
+            primes.extend_from_slice(&prime_words(t));
+        }
+        Ok(Self {
+            device: device.clone(),
+            degree,
+            log_degree: first.log_degree(),
+            moduli: tables.iter().map(|t| *t.modulus()).collect(),
+            forward: device.upload(&fwd)?,
+            inverse: device.upload(&inv)?,
+            primes: device.upload(&primes)?,
+            resident: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// Builds the host tables of `moduli` for degree `degree` and uploads them.
+    ///
+    /// Errors: those of [`NttTable::new`] (a degree out of range, a prime that is not
+    /// NTT-friendly) as [`CudaError::Math`], and those of [`DeviceNttTables::new`].
+    pub fn from_moduli(device: &Arc<GpuDevice>, moduli: &[Modulus], degree: usize) -> Result<Self> {
+        let tables = moduli
+            .iter()
+            .map(|&m| NttTable::new(m, degree))
+            .collect::<rhea_math::Result<Vec<_>>>()?;
+        Self::new(device, &tables)
+    }
+
+    /// The device the tables live on.
+    pub fn device(&self) -> &Arc<GpuDevice> {
+        &self.device
+    }
+
+    /// The ring degree `N`.
+    pub fn degree(&self) -> usize {
+        self.degree
+    }
+
+    /// `log2 N`.
+    pub fn log_degree(&self) -> u32 {
+        self.log_degree
+    }
+
+    /// The moduli, one per table.
+    pub fn moduli(&self) -> &[Modulus] {
+        &self.moduli
+    }
+
+    /// The number of tables (primes).
+    pub fn len(&self) -> usize {
+        self.moduli.len()
+    }
+
+    /// Whether there are no tables (never, by construction).
+    pub fn is_empty(&self) -> bool {
+        self.moduli.is_empty()
+    }
+
+    /// Device bytes of the twiddle tables of one direction for `count` primes (what one transform
+    /// of those primes reads at least once).
+    pub fn twiddle_bytes(&self, count: usize) -> usize {
+        count * self.degree * 16
+    }
+
+    /// Forward NTT of every limb of a `polys × limbs × N` buffer (limb `j` uses table `j`).
+    pub fn forward(&self, buf: &mut DeviceBuffer, polys: usize, limbs: usize) -> Result<()> {
+        self.transform(
+            buf,
+            &NttBatch::all(polys, limbs),
+            NttDirection::Forward,
+            NttAlgorithm::Fast,
+        )
+    }
+
+    /// Inverse NTT of every limb of a `polys × limbs × N` buffer (limb `j` uses table `j`).
+    pub fn inverse(&self, buf: &mut DeviceBuffer, polys: usize, limbs: usize) -> Result<()> {
+        self.transform(
+            buf,
+            &NttBatch::all(polys, limbs),
+            NttDirection::Inverse,
+            NttAlgorithm::Fast,
+        )
+    }
+
+    /// Forward NTT of limbs `start .. start + count` of every polynomial of a
+    /// `polys × limbs × N` buffer (limb `j` uses table `j`); the other limbs are untouched.
+    pub fn forward_limbs(
+        &self,
+        buf: &mut DeviceBuffer,
+        polys: usize,
+        limbs: usize,
+        start: usize,
+        count: usize,
+    ) -> Result<()> {
+        self.transform(
+            buf,
+            &NttBatch::limb_range(polys, limbs, start, count),
+            NttDirection::Forward,
+            NttAlgorithm::Fast,
+        )
+    }
+
+    /// Inverse NTT of limbs `start .. start + count` (as [`DeviceNttTables::forward_limbs`]).
+    pub fn inverse_limbs(
+        &self,
+        buf: &mut DeviceBuffer,
+        polys: usize,
+        limbs: usize,
+        start: usize,
+        count: usize,
+    ) -> Result<()> {
+        self.transform(
+            buf,
+            &NttBatch::limb_range(polys, limbs, start, count),
+            NttDirection::Inverse,
+            NttAlgorithm::Fast,
+        )
+    }
+
+    /// Checks a batch against the buffer and the tables.
+    fn check(&self, buf: &DeviceBuffer, batch: &NttBatch) -> Result<()> {
+        if !Arc::ptr_eq(buf.device(), &self.device) {
+            return Err(CudaError::DeviceMismatch(
+                buf.device().index(),
+                self.device.index(),
+            ));
+        }
+        let NttBatch {
+            polys,
+            limbs,
+            start,
+            count,
+            first_table,
+        } = *batch;
+        if polys == 0 || count == 0 {
+            return Err(CudaError::Shape(format!("empty NTT batch {batch:?}")));
+        }
+        let words = polys
+            .checked_mul(limbs)
+            .and_then(|x| x.checked_mul(self.degree));
+        if words != Some(buf.len()) {
+            return Err(CudaError::Shape(format!(
+                "NTT batch of {polys} polynomials × {limbs} limbs × N = {} given a buffer of {} \
+                 words",
+                self.degree,
+                buf.len()
+            )));
+        }
+        if !matches!(start.checked_add(count), Some(e) if e <= limbs) {
+            return Err(CudaError::Shape(format!(
+                "limbs {start}..{} of a polynomial with {limbs} limbs",
+                start.saturating_add(count)
+            )));
+        }
+        if !matches!(first_table.checked_add(start + count), Some(e) if e <= self.len()) {
+            return Err(CudaError::Shape(format!(
+                "limbs {start}..{} with first table {first_table} need tables beyond the {} \
+                 uploaded",
+                start + count,
+                self.len()
+            )));
+        }
+        // Row indices and grid sizes are 32-bit in the kernels.
+        let max_rows = (u32::MAX as usize) >> 12;
+        if batch.rows() > max_rows || limbs > u32::MAX as usize {
+            return Err(CudaError::Shape(format!(
+                "NTT batch {batch:?} exceeds one launch ({max_rows} limb-transforms)"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Transforms `batch` of `buf` in place in direction `dir` with algorithm `alg`.
+    ///
+    /// Errors: [`CudaError::Shape`] when the buffer length is not `polys × limbs × N`, the limb
+    /// range leaves the polynomial, or the tables run out; [`CudaError::DeviceMismatch`] for a
+    /// buffer of another device; [`CudaError::InvalidArgument`] for a split that is not compiled
+    /// for this degree; device and NVRTC errors.
+    pub fn transform(
+        &self,
+        buf: &mut DeviceBuffer,
+        batch: &NttBatch,
+        dir: NttDirection,
+        alg: NttAlgorithm,
+    ) -> Result<()> {
+        self.check(buf, batch)?;
+        let args = NttArgs::of(batch);
+        let split = match alg {
+            NttAlgorithm::Naive => None,
+            NttAlgorithm::Fast => default_split(self.log_degree),
+            NttAlgorithm::FastSplit(s) => {
+                if !splits(self.log_degree).contains(&s) {
+                    return Err(CudaError::InvalidArgument(format!(
+                        "NTT split {s:?} is not compiled for N = 2^{}",
+                        self.log_degree
+                    )));
+                }
+                Some(s)
+            }
+        };
+        match split {
+            Some(s) => self.launch_fast(buf, &args, dir, s),
+            None => self.launch_naive(buf, &args, dir),
+        }
+    }
+
+    /// Blocks of kernel `name` (`threads` per block) resident on the whole device at once.
+    fn resident_blocks(&self, name: &str, threads: u32) -> Result<u32> {
+        let mut cache = self
+            .resident
+            .lock()
+            .map_err(|_| CudaError::Driver("NTT occupancy cache lock poisoned".into()))?;
+        if let Some(&b) = cache.get(name) {
+            return Ok(b);
+        }
+        let f = self.device.function(&NTT, name)?;
+        let per_sm = f
+            .occupancy_max_active_blocks_per_multiprocessor(threads, 0, None)?
+            .max(1);
+        let blocks = per_sm * self.device.multiprocessor_count().max(1);
+        cache.insert(name.to_string(), blocks);
+        Ok(blocks)
+    }
+
+    fn twiddles(&self, dir: NttDirection) -> u64 {
+        match dir {
+            NttDirection::Forward => self.forward.device_ptr(),
+            NttDirection::Inverse => self.inverse.device_ptr(),
+        }
+    }
+
+    fn launch(
+        &self,
+        name: &str,
+        cfg: LaunchConfig,
+        data: u64,
+        args: &NttArgs,
+        dir: NttDirection,
+        stage: Option<(u32, u32)>,
+    ) -> Result<()> {
+        let dev = &self.device;
+        let f = dev.function(&NTT, name)?;
+        let tw = self.twiddles(dir);
+        let primes = self.primes.device_ptr();
+        let stream = dev.stream();
+        let mut b = stream.launch_builder(&f);
+        b.arg(&data).arg(&tw).arg(&primes).arg(args);
+        let (log_n, log_m) = stage.unwrap_or((0, 0));
+        if stage.is_some() {
+            b.arg(&log_n).arg(&log_m);
+        }
+        // SAFETY: the arguments match the kernel's signature (NTT_ARGS, plus log_n and log_m for
+        // the naive stages); `data` holds polys × limbs × N words (checked), the twiddle and prime
+        // tables hold every table the batch uses (checked), all on this device, and all work is
+        // ordered on the device's one stream.
+        unsafe { b.launch(cfg) }?;
+        Ok(())
+    }
+
+    fn launch_fast(
+        &self,
+        buf: &mut DeviceBuffer,
+        args: &NttArgs,
+        dir: NttDirection,
+        s: NttSplit,
+    ) -> Result<()> {
+        match dir {
+            NttDirection::Forward => {
+                self.launch_phase(buf, args, dir, s, Phase::Cols)?;
+                self.launch_phase(buf, args, dir, s, Phase::Rows)
+            }
+            NttDirection::Inverse => {
+                self.launch_phase(buf, args, dir, s, Phase::Rows)?;
+                self.launch_phase(buf, args, dir, s, Phase::Cols)
+            }
+        }
+    }
+
+    /// One of the two kernels of the fast NTT (on its own it is not a transform: for timing).
+    fn launch_phase(
+        &self,
+        buf: &mut DeviceBuffer,
+        args: &NttArgs,
+        dir: NttDirection,
+        s: NttSplit,
+        phase: Phase,
+    ) -> Result<()> {
+        let log_n = self.log_degree;
+        let log_n2 = log_n - s.log_n1;
+        let rows = args.rows;
+        let d = match dir {
+            NttDirection::Forward => "fwd",
+            NttDirection::Inverse => "inv",
+        };
+        let (name, threads, tiles) = match phase {
+            // Column kernel: 2^log_n1 / 8 threads per column, cols_per_block columns per tile.
+            Phase::Cols => (
+                format!(
+                    "ntt_{d}_{}_{log_n}_{}_{}",
+                    s.cols_kind(),
+                    s.log_n1,
+                    s.cols_per_block
+                ),
+                ((1u32 << s.log_n1) / 8) * s.cols_per_block,
+                rows * ((1u32 << log_n2) / s.cols_per_block),
+            ),
+            // Row kernel: chunks of 2^log_n2 entries, 2^log_n2 / 8 threads each, 128 threads
+            // (or one chunk) per tile.
+            Phase::Rows => {
+                let t = (1u32 << log_n2) / 8;
+                let chunks = if t >= 128 { 1 } else { 128 / t };
+                (
+                    format!("ntt_{d}_{}_{log_n}_{}", s.rows_kind(), s.log_n1),
+                    t * chunks,
+                    rows * ((1u32 << log_n) / ((1u32 << log_n2) * chunks)),
+                )
+            }
+        };
+        let blocks = if s.persistent {
+            tiles.min(self.resident_blocks(&name, threads)?)
+        } else {
+            tiles
+        };
+        let cfg = LaunchConfig {
+            grid_dim: (blocks, 1, 1),
+            block_dim: (threads, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        self.launch(&name, cfg, buf.device_ptr(), args, dir, None)
+    }
+
+    fn launch_naive(
+        &self,
+        buf: &mut DeviceBuffer,
+        args: &NttArgs,
+        dir: NttDirection,
+    ) -> Result<()> {
+        let log_n = self.log_degree;
+        let cfg = self
+            .device
+            .grid_stride_config((args.rows as usize) << (log_n - 1), 256);
+        let data = buf.device_ptr();
+        let stages: Vec<u32> = match dir {
+            NttDirection::Forward => (0..log_n).collect(),
+            NttDirection::Inverse => (0..log_n).rev().collect(),
+        };
+        let name = match dir {
+            NttDirection::Forward => "ntt_naive_fwd_stage",
+            NttDirection::Inverse => "ntt_naive_inv_stage",
+        };
+        for log_m in stages {
+            self.launch(name, cfg, data, args, dir, Some((log_n, log_m)))?;
+        }
+        Ok(())
+    }
+}
+
+// ---- benchmark ---------------------------------------------------------------------------------
+
+/// One benchmark shape: `polys × limbs` limb-transforms of degree `2^log_degree` over primes of
+/// `prime_bits` bits.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NttBenchCase {
+    /// A short name for tables and JSON.
+    pub name: String,
+    /// `log2 N`.
+    pub log_degree: u32,
+    /// Limbs (distinct primes) per polynomial.
+    pub limbs: usize,
+    /// Polynomials (instances) per transform.
+    pub polys: usize,
+    /// Bits of each prime (the largest NTT-friendly primes below `2^prime_bits`).
+    pub prime_bits: u32,
+}
+
+/// What [`bench_ntt`] runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NttBenchOptions {
+    /// The shapes.
+    pub cases: Vec<NttBenchCase>,
+    /// Untimed transforms before timing each row.
+    pub warmup: usize,
+    /// Timed samples per row (the median is reported).
+    pub samples: usize,
+    /// Time every compiled split of the fast NTT, not only the options of the default shape.
+    pub all_splits: bool,
+    /// Also time the naive baseline.
+    pub naive: bool,
+    /// Also time each kernel of the default shape on its own (the first case only).
+    pub phases: bool,
+}
+
+impl Default for NttBenchOptions {
+    /// N = 2^16 × 32 limbs × 1 polynomial, the same data over one prime (N = 2^16 × 1 limb × 32
+    /// polynomials: the twiddles are shared, which isolates their cost) and N = 2^15 × 8 limbs ×
+    /// 1024 polynomials, 60-bit primes, with every split, per-kernel times and the naive baseline.
+    fn default() -> Self {
+        Self {
+            cases: vec![
+                NttBenchCase {
+                    name: "N=2^16 L=32".into(),
+                    log_degree: 16,
+                    limbs: 32,
+                    polys: 1,
+                    prime_bits: 60,
+                },
+                NttBenchCase {
+                    name: "N=2^16 L=1 x32".into(),
+                    log_degree: 16,
+                    limbs: 1,
+                    polys: 32,
+                    prime_bits: 60,
+                },
+                NttBenchCase {
+                    name: "N=2^15 L=8 x1024".into(),
+                    log_degree: 15,
+                    limbs: 8,
+                    polys: 1024,
+                    prime_bits: 60,
+                },
+            ],
+            warmup: 5,
+            samples: 30,
+            all_splits: true,
+            naive: true,
+            phases: true,
+        }
+    }
+}
+
+/// One timed row of [`bench_ntt`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct NttBenchRow {
+    /// The case name.
+    pub case: String,
+    /// `log2 N`.
+    pub log_degree: u32,
+    /// Limbs per polynomial.
+    pub limbs: usize,
+    /// Polynomials.
+    pub polys: usize,
+    /// Prime size in bits.
+    pub prime_bits: u32,
+    /// `fast <split>` or `naive`.
+    pub algorithm: String,
+    /// `forward` or `inverse`.
+    pub direction: String,
+    /// Median time of one whole transform (all `polys × limbs` limbs), microseconds.
+    pub median_us: f64,
+    /// Fastest sample, microseconds.
+    pub min_us: f64,
+    /// Limb-transforms per second at the median.
+    pub limb_ntts_per_s: f64,
+    /// Bytes a two-pass transform must move: the data read and written twice, plus one read of
+    /// the twiddle table of each prime.
+    pub model_bytes: u64,
+    /// `model_bytes / median` in GB/s.
+    pub effective_gbps: f64,
+    /// `effective_gbps / copy_gbps`: the fraction of the memory roofline reached.
+    pub roofline_fraction: f64,
+}
+
+/// The result of [`bench_ntt`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct NttBenchReport {
+    /// The device name.
+    pub device: String,
+    /// Device-to-device copy bandwidth measured in the same run (bytes read + written), GB/s.
+    pub copy_gbps: f64,
+    /// One row per (case, algorithm, direction).
+    pub rows: Vec<NttBenchRow>,
+}
+
+impl NttBenchReport {
+    /// A fixed-width text table.
+    pub fn table(&self) -> String {
+        let mut s = format!(
+            "NTT benchmark on {} (device-to-device copy: {:.0} GB/s)\n{:<18} {:<14} {:<8} {:>10} \
+             {:>10} {:>12} {:>9} {:>8}\n",
+            self.device,
+            self.copy_gbps,
+            "case",
+            "algorithm",
+            "dir",
+            "median us",
+            "min us",
+            "limb-NTT/s",
+            "GB/s",
+            "roofline"
+        );
+        for r in &self.rows {
+            s.push_str(&format!(
+                "{:<18} {:<14} {:<8} {:>10.1} {:>10.1} {:>12.3e} {:>9.0} {:>7.1}%\n",
+                r.case,
+                r.algorithm,
+                r.direction,
+                r.median_us,
+                r.min_us,
+                r.limb_ntts_per_s,
+                r.effective_gbps,
+                100.0 * r.roofline_fraction
+            ));
+        }
+        s
+    }
+
+    /// The report as a JSON object.
+    pub fn to_json(&self) -> String {
+        let esc = |s: &str| s.replace('\\', "\\\\").replace('"', "\\\"");
+        let rows: Vec<String> = self
+            .rows
+            .iter()
+            .map(|r| {
+                format!(
+                    "{{\"case\":\"{}\",\"log_degree\":{},\"limbs\":{},\"polys\":{},\
+                     \"prime_bits\":{},\"algorithm\":\"{}\",\"direction\":\"{}\",\
+                     \"median_us\":{:.3},\"min_us\":{:.3},\"limb_ntts_per_s\":{:.1},\
+                     \"model_bytes\":{},\"effective_gbps\":{:.2},\"roofline_fraction\":{:.4}}}",
+                    esc(&r.case),
+                    r.log_degree,
+                    r.limbs,
+                    r.polys,
+                    r.prime_bits,
+                    esc(&r.algorithm),
+                    r.direction,
+                    r.median_us,
+                    r.min_us,
+                    r.limb_ntts_per_s,
+                    r.model_bytes,
+                    r.effective_gbps,
+                    r.roofline_fraction
+                )
+            })
+            .collect();
+        format!(
+            "{{\"bench\":\"ntt\",\"device\":\"{}\",\"copy_gbps\":{:.2},\"rows\":[\n  {}\n]}}\n",
+            esc(&self.device),
+            self.copy_gbps,
+            rows.join(",\n  ")
+        )
+    }
+}
+
+/// The `count` largest primes below `2^bits` that are NTT-friendly for degree `degree`.
+///
+/// Errors: [`CudaError::InvalidArgument`] when `bits` is outside `20 ..= 61` or too few exist.
+pub fn bench_primes(bits: u32, degree: usize, count: usize) -> Result<Vec<Modulus>> {
+    if !(20..=61).contains(&bits) {
+        return Err(CudaError::InvalidArgument(format!(
+            "benchmark primes of {bits} bits"
+        )));
+    }
+    let step = 2 * degree as u64;
+    let mut q = ((1u64 << bits) / step) * step + 1;
+    let mut out = Vec::with_capacity(count);
+    while out.len() < count {
+        q = q
+            .checked_sub(step)
+            .filter(|&v| v > 1u64 << (bits - 1))
+            .ok_or_else(|| {
+                CudaError::InvalidArgument(format!("fewer than {count} {bits}-bit NTT primes"))
+            })?;
+        if rhea_math::prime::is_ntt_friendly(q, degree) {
+            out.push(Modulus::new(q)?);
+        }
+    }
+    Ok(out)
+}
+
+/// What one benchmark row times.
+enum Job {
+    /// A whole transform.
+    Full(NttAlgorithm),
+    /// One kernel of the fast NTT.
+    Phase(NttSplit, Phase),
+}
+
+/// Median and minimum of a list of samples.
+fn median_min(mut v: Vec<f64>) -> (f64, f64) {
+    v.sort_by(|a, b| a.total_cmp(b));
+    let n = v.len();
+    let med = if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        0.5 * (v[n / 2 - 1] + v[n / 2])
+    };
+    (med, v[0])
+}
+
+/// Times `run` (called with an iteration index): `samples` samples of `inner` calls each between
+/// two CUDA events, after `warmup` calls; returns (median, min) microseconds per call.
+fn time_events(
+    dev: &Arc<GpuDevice>,
+    warmup: usize,
+    samples: usize,
+    mut run: impl FnMut(usize) -> Result<()>,
+) -> Result<(f64, f64)> {
+    let ctx = dev.context();
+    let mut it = 0usize;
+    for _ in 0..warmup.max(1) {
+        run(it)?;
+        it += 1;
+    }
+    dev.synchronize()?;
+    // Calibrate: aim at ≥ 1 ms per sample so event resolution and launch gaps do not matter.
+    let start = ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
+    let end = ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
+    start.record(dev.stream())?;
+    run(it)?;
+    it += 1;
+    end.record(dev.stream())?;
+    let once_ms = start.elapsed_ms(&end)? as f64;
+    let inner = ((1.0 / once_ms.max(1e-3)).ceil() as usize).clamp(1, 200);
+    let mut times = Vec::with_capacity(samples.max(1));
+    for _ in 0..samples.max(1) {
+        start.record(dev.stream())?;
+        for _ in 0..inner {
+            run(it)?;
+            it += 1;
+        }
+        end.record(dev.stream())?;
+        times.push(start.elapsed_ms(&end)? as f64 * 1e3 / inner as f64);
+    }
+    Ok(median_min(times))
+}
+
+/// Device-to-device copy bandwidth in GB/s (bytes read plus bytes written), from `cuMemcpyDtoD`
+/// of `bytes` bytes, median of `samples`.
+pub fn copy_bandwidth_gbps(dev: &Arc<GpuDevice>, bytes: usize, samples: usize) -> Result<f64> {
+    let words = (bytes / 8).max(1);
+    let chunk: Vec<u64> = (0..words.min(1 << 20))
+        .map(|i| 0x0123_4567_89AB_CDEF ^ (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15))
+        .collect();
+    let mut src = dev.alloc(words)?;
+    for off in (0..words).step_by(chunk.len()) {
+        let n = chunk.len().min(words - off);
+        src.copy_from_host_at(off, &chunk[..n])?;
+    }
+    let mut dst = dev.alloc(words)?;
+    let (median_us, _) = time_events(dev, 3, samples, |_| {
+        DeviceBuffer::copy_region(&src, 0, &mut dst, 0, words)
+    })?;
+    Ok(2.0 * (words * 8) as f64 / (median_us * 1e-6) / 1e9)
+}
+
+/// A fast deterministic generator for benchmark data (SplitMix64).
+fn splitmix(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Benchmarks the forward and inverse NTT on `dev`: for each case, the fast NTT (default split,
+/// or every compiled split) and the naive baseline, timed with CUDA events (median of
+/// `samples`, each sample long enough to hide launch gaps), on random non-zero data; buffers
+/// rotate so that repeated runs do not hit in L2. The roofline is the device-to-device copy
+/// bandwidth measured in the same run.
+///
+/// Errors: device, NVRTC and shape errors.
+pub fn bench_ntt(dev: &Arc<GpuDevice>, opts: &NttBenchOptions) -> Result<NttBenchReport> {
+    let copy_gbps = copy_bandwidth_gbps(dev, 1 << 30, 20)?;
+    let l2 = (dev.info().l2_cache_bytes as usize).max(1 << 20);
+    let mut rows = Vec::new();
+    for (case_index, case) in opts.cases.iter().enumerate() {
+        let degree = 1usize << case.log_degree;
+        let moduli = bench_primes(case.prime_bits, degree, case.limbs)?;
+        let tables = DeviceNttTables::from_moduli(dev, &moduli, degree)?;
+        let poly_words = case.limbs * degree;
+        let words = case.polys * poly_words;
+        let bytes = words * 8;
+        // Enough buffers that the rotation spans at least 3× the L2.
+        let nbuf = (3 * l2).div_ceil(bytes).clamp(1, 16);
+        let mut seed = 0x5EED_0000 + case.log_degree as u64;
+        let mut host = vec![0u64; poly_words];
+        for (j, m) in moduli.iter().enumerate() {
+            let q = m.value();
+            for x in &mut host[j * degree..(j + 1) * degree] {
+                *x = 1 + splitmix(&mut seed) % (q - 1);
+            }
+        }
+        let mut bufs = Vec::with_capacity(nbuf);
+        for _ in 0..nbuf {
+            let mut b = dev.upload(&host)?;
+            if case.polys > 1 {
+                let mut full = dev.alloc(words)?;
+                for p in 0..case.polys {
+                    DeviceBuffer::copy_region(&b, 0, &mut full, p * poly_words, poly_words)?;
+                }
+                b = full;
+            }
+            bufs.push(b);
+        }
+        let batch = NttBatch::all(case.polys, case.limbs);
+        let args = NttArgs::of(&batch);
+        let tw_bytes = tables.twiddle_bytes(case.limbs);
+        let full_bytes = (4 * bytes + tw_bytes) as u64;
+        let sp = splits(case.log_degree);
+        let mut jobs: Vec<(String, Job, u64)> = Vec::new();
+        for (i, s) in sp.iter().enumerate() {
+            if i < OPTION_ORDER.len() || opts.all_splits {
+                let label = format!("fast {}", s.label(case.log_degree));
+                jobs.push((label, Job::Full(NttAlgorithm::FastSplit(*s)), full_bytes));
+            }
+        }
+        if opts.phases && case_index == 0 {
+            for s in sp.iter().take(OPTION_ORDER.len()) {
+                let l = s.label(case.log_degree);
+                let (cols, rows) = ((2 * bytes) as u64, (2 * bytes + tw_bytes) as u64);
+                jobs.push((format!("[cols] {l}"), Job::Phase(*s, Phase::Cols), cols));
+                jobs.push((format!("[rows] {l}"), Job::Phase(*s, Phase::Rows), rows));
+            }
+        }
+        if opts.naive || sp.is_empty() {
+            jobs.push(("naive".into(), Job::Full(NttAlgorithm::Naive), full_bytes));
+        }
+        for (label, job, model_bytes) in &jobs {
+            for dir in [NttDirection::Forward, NttDirection::Inverse] {
+                let (median_us, min_us) =
+                    time_events(dev, opts.warmup, opts.samples, |it| match job {
+                        Job::Full(alg) => tables.transform(&mut bufs[it % nbuf], &batch, dir, *alg),
+                        Job::Phase(s, ph) => {
+                            tables.launch_phase(&mut bufs[it % nbuf], &args, dir, *s, *ph)
+                        }
+                    })?;
+                let secs = median_us * 1e-6;
+                let gbps = *model_bytes as f64 / secs / 1e9;
+                rows.push(NttBenchRow {
+                    case: case.name.clone(),
+                    log_degree: case.log_degree,
+                    limbs: case.limbs,
+                    polys: case.polys,
+                    prime_bits: case.prime_bits,
+                    algorithm: label.clone(),
+                    direction: match dir {
+                        NttDirection::Forward => "forward".into(),
+                        NttDirection::Inverse => "inverse".into(),
+                    },
+                    median_us,
+                    min_us,
+                    limb_ntts_per_s: (case.polys * case.limbs) as f64 / secs,
+                    model_bytes: *model_bytes,
+                    effective_gbps: gbps,
+                    roofline_fraction: gbps / copy_gbps,
+                });
+            }
+        }
+        dev.synchronize()?;
+    }
+    Ok(NttBenchReport {
+        device: dev.name().to_string(),
+        copy_gbps,
+        rows,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_cover_the_fast_range() {
+        for log_n in MIN_FAST_LOG_DEGREE..=MAX_FAST_LOG_DEGREE {
+            let sp = splits(log_n);
+            assert!(!sp.is_empty(), "no split for 2^{log_n}");
+            for s in &sp {
+                let log_n2 = log_n - s.log_n1;
+                assert!(s.log_n1 >= 3 && log_n2 >= 3, "{s:?} for 2^{log_n}");
+                assert!((1u32 << log_n2) % s.cols_per_block == 0);
+                assert!(((1u32 << s.log_n1) / 8) * s.cols_per_block <= 1024);
+                // Every split is instantiated in ntt.cu.
+                let cols = format!("NTT_COLS({log_n}, {}, {})", s.log_n1, s.cols_per_block);
+                let rows = format!("NTT_ROWS({log_n}, {})", s.log_n1);
+                assert!(NTT.source.contains(&cols), "{cols} missing from ntt.cu");
+                assert!(NTT.source.contains(&rows), "{rows} missing from ntt.cu");
+            }
+        }
+        assert!(splits(11).is_empty());
+        assert!(splits(18).is_empty());
+    }
+
+    #[test]
+    fn bench_primes_have_the_requested_size() {
+        let ps = bench_primes(60, 1 << 16, 4).unwrap();
+        assert_eq!(ps.len(), 4);
+        for w in ps.windows(2) {
+            assert!(w[0].value() > w[1].value());
+        }
+        for p in &ps {
+            assert_eq!(p.bits(), 60);
+            assert!(rhea_math::prime::is_ntt_friendly(p.value(), 1 << 16));
+        }
+        assert!(bench_primes(62, 1 << 16, 1).is_err());
+    }
+
+    #[test]
+    fn prime_words_fold_the_inverse_degree() {
+        let q = bench_primes(50, 1 << 12, 1).unwrap()[0];
+        let t = NttTable::new(q, 1 << 12).unwrap();
+        let w = prime_words(&t);
+        assert_eq!(w[0], q.value());
+        assert_eq!(w[1], 2 * q.value());
+        assert_eq!(q.mul(w[2], 1 << 12), 1);
+        assert_eq!(w[3], q.shoup(w[2]));
+        assert_eq!(w[4], q.mul(t.inv_root_powers()[1], w[2]));
+        assert_eq!(w[5], q.shoup(w[4]));
+    }
+
+    #[test]
+    fn median_of_samples() {
+        assert_eq!(median_min(vec![3.0, 1.0, 2.0]), (2.0, 1.0));
+        assert_eq!(median_min(vec![4.0, 1.0, 2.0, 3.0]), (2.5, 1.0));
+    }
+}

@@ -1,0 +1,96 @@
+//! `kernels/common.cuh` against `rhea_math::Modulus`, bit for bit, on full-range random inputs.
+
+mod common;
+
+use common::gpu_or_skip;
+use rand::Rng;
+use rhea_cuda::selftest::{run, ArithOp};
+use rhea_math::Modulus;
+
+const COUNT: usize = 1 << 16;
+
+fn moduli() -> Vec<Modulus> {
+    let mut v = common::primes(61, 1, 1 << 16);
+    v.extend(common::primes(30, 1, 1 << 16));
+    for q in [
+        2u64,
+        3,
+        65537,
+        (1 << 61) - 1,
+        1 << 40,
+        0x1fff_ffff_ffe0_0001,
+    ] {
+        v.push(Modulus::new(q).unwrap());
+    }
+    v
+}
+
+#[test]
+fn common_cuh_matches_modulus() {
+    let Some(dev) = gpu_or_skip("common_cuh_matches_modulus") else {
+        return;
+    };
+    let mut rng = common::rng("common_cuh_matches_modulus");
+    for m in moduli() {
+        let q = m.value();
+        let any: Vec<u64> = (0..COUNT).map(|_| rng.random()).collect();
+        let any2: Vec<u64> = (0..COUNT).map(|_| rng.random()).collect();
+        let any3: Vec<u64> = (0..COUNT).map(|_| rng.random()).collect();
+        let red: Vec<u64> = (0..COUNT).map(|_| rng.random_range(0..q)).collect();
+        let red2: Vec<u64> = (0..COUNT).map(|_| rng.random_range(0..q)).collect();
+        let shoup: Vec<u64> = red2.iter().map(|&w| m.shoup(w)).collect();
+        let zero = vec![0u64; COUNT];
+
+        let check = |op: ArithOp, a: &[u64], b: &[u64], c: &[u64], f: &dyn Fn(usize) -> u64| {
+            let got = run(&dev, op, &m, a, b, c).unwrap();
+            for (i, g) in got.iter().enumerate() {
+                assert_eq!(
+                    *g,
+                    f(i),
+                    "{op:?} mod {q} at {i}: a={} b={} c={}",
+                    a[i],
+                    b[i],
+                    c[i]
+                );
+            }
+        };
+        check(ArithOp::Barrett, &any, &any2, &zero, &|i| {
+            m.reduce_u128(((any[i] as u128) << 64) | any2[i] as u128)
+        });
+        check(ArithOp::ReduceU64, &any, &zero, &zero, &|i| {
+            m.reduce(any[i])
+        });
+        check(ArithOp::Mul, &any, &any2, &zero, &|i| {
+            m.mul(any[i], any2[i])
+        });
+        check(ArithOp::MulAdd, &any, &any2, &any3, &|i| {
+            m.mul_add(any[i], any2[i], any3[i])
+        });
+        check(ArithOp::ShoupLazy, &any, &red2, &shoup, &|i| {
+            m.mul_shoup_lazy(any[i], red2[i], shoup[i])
+        });
+        check(ArithOp::Shoup, &any, &red2, &shoup, &|i| {
+            m.mul_shoup(any[i], red2[i], shoup[i])
+        });
+        check(ArithOp::Add, &red, &red2, &zero, &|i| {
+            m.add(red[i], red2[i])
+        });
+        check(ArithOp::Sub, &red, &red2, &zero, &|i| {
+            m.sub(red[i], red2[i])
+        });
+        check(ArithOp::Neg, &red, &zero, &zero, &|i| m.neg(red[i]));
+        let small_exp: Vec<u64> = any2.iter().map(|e| e >> 40).collect();
+        check(ArithOp::Pow, &any, &small_exp, &zero, &|i| {
+            m.pow(any[i], small_exp[i])
+        });
+        if let Ok(mg) = m.montgomery() {
+            check(ArithOp::MontMul, &red, &red2, &zero, &|i| {
+                mg.mul(red[i], red2[i])
+            });
+            // t < q · 2^64: high word below q.
+            check(ArithOp::MontReduce, &red, &any, &zero, &|i| {
+                mg.reduce(((red[i] as u128) << 64) | any[i] as u128)
+            });
+        }
+    }
+}

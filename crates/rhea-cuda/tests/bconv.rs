@@ -1,0 +1,467 @@
+//! Base conversion, ModUp, ModDown and rescale kernels against their `rhea_math::bconv` twins,
+//! word for word, plus the timing of the 30 → 8 conversion at N = 2^16 (printed, not asserted).
+//!
+//! GPU tests print "SKIPPED (no GPU)" without a device unless `RHEA_REQUIRE_GPU=1`; the NVRTC
+//! test skips without libnvrtc unless `RHEA_REQUIRE_NVRTC=1`.
+
+mod common;
+
+use std::sync::Arc;
+
+use common::{gpu_or_skip, primes, random_rns, rng};
+use rhea_cuda::bconv::{
+    BconvTile, DeviceBaseConverter, DeviceModDown, DeviceModUp, DeviceRescaler, BCONV,
+};
+use rhea_cuda::{registry, CudaError, GpuDevice};
+use rhea_math::basis::Basis;
+use rhea_math::bconv::{BaseConverter, ModDown, ModUp, Rescaler};
+use rhea_math::Modulus;
+
+fn nvrtc_or_skip(test: &str) -> bool {
+    match registry::nvrtc_version() {
+        Ok(_) => true,
+        Err(e) if std::env::var("RHEA_REQUIRE_NVRTC").is_ok_and(|v| v == "1") => {
+            panic!("{test}: RHEA_REQUIRE_NVRTC=1 but NVRTC is missing: {e}")
+        }
+        Err(e) => {
+            println!("SKIPPED (no NVRTC): {test} ({e})");
+            false
+        }
+    }
+}
+
+#[test]
+fn bconv_kernels_compile() {
+    if !nvrtc_or_skip("bconv_kernels_compile") {
+        return;
+    }
+    let cubin = registry::compile(&BCONV, "sm_90").unwrap_or_else(|e| panic!("{e}"));
+    // Every entry point is in the CUBIN string table (NUL-terminated).
+    let has = |name: &str| {
+        let sym = format!("{name}\0");
+        cubin.windows(sym.len()).any(|w| w == sym.as_bytes())
+    };
+    for f in [
+        "bconv_matmul_j4_c1",
+        "bconv_matmul_j4_c2",
+        "bconv_matmul_j8_c1",
+        "bconv_matmul_j8_c2",
+        "bconv_matmul_j4_c1_narrow",
+        "bconv_matmul_j8_c2_narrow",
+        "bconv_scale",
+        "bconv_rescale_last",
+    ] {
+        assert!(has(f), "{f} missing from the CUBIN");
+    }
+}
+
+const DEGREE_MAX: usize = 1 << 17;
+
+/// (log N, |Q|, |P|, dnum, bits, polys, levels)
+type ModUpCase = (u32, usize, usize, usize, u32, usize, &'static [usize]);
+/// (log N, |Q|, |P|, bits, polys, levels)
+type ModDownCase = (u32, usize, usize, u32, usize, &'static [usize]);
+
+/// Two disjoint lists of `a` primes of `bits_a` bits and `b` primes of `bits_b` bits.
+fn two_bases(bits_a: u32, a: usize, bits_b: u32, b: usize) -> (Vec<Modulus>, Vec<Modulus>) {
+    if bits_a == bits_b {
+        let all = primes(bits_a, a + b, DEGREE_MAX);
+        (all[..a].to_vec(), all[a..].to_vec())
+    } else {
+        (primes(bits_a, a, DEGREE_MAX), primes(bits_b, b, DEGREE_MAX))
+    }
+}
+
+fn basis(m: &[Modulus]) -> Basis {
+    Basis::new(&m.iter().map(|q| q.value()).collect::<Vec<_>>()).unwrap()
+}
+
+/// The host twin applied polynomial by polynomial to a `[polys][in_limbs][n]` buffer.
+fn per_poly(
+    input: &[u64],
+    in_limbs: usize,
+    out_limbs: usize,
+    n: usize,
+    mut f: impl FnMut(&[u64], &mut [u64]),
+) -> Vec<u64> {
+    let polys = input.len() / (in_limbs * n);
+    let mut out = vec![0u64; polys * out_limbs * n];
+    for p in 0..polys {
+        f(
+            &input[p * in_limbs * n..(p + 1) * in_limbs * n],
+            &mut out[p * out_limbs * n..(p + 1) * out_limbs * n],
+        );
+    }
+    out
+}
+
+fn first_mismatch(got: &[u64], want: &[u64]) -> Option<(usize, u64, u64)> {
+    got.iter()
+        .zip(want)
+        .enumerate()
+        .find(|(_, (g, w))| g != w)
+        .map(|(i, (g, w))| (i, *g, *w))
+}
+
+#[track_caller]
+fn assert_words(got: &[u64], want: &[u64], what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}: length");
+    if let Some((i, g, w)) = first_mismatch(got, want) {
+        panic!("{what}: first mismatch at word {i}: GPU {g}, host {w}");
+    }
+}
+
+#[test]
+fn convert_matches_convert_approx() {
+    let Some(dev) = gpu_or_skip("convert_matches_convert_approx") else {
+        return;
+    };
+    let mut rng = rng("convert_matches_convert_approx");
+    // (log N, L, K, bits of the source primes, bits of the target primes, polynomials)
+    let cases = [
+        (12, 1, 3, 61, 61, 1),
+        (12, 3, 8, 30, 61, 3),
+        (12, 8, 3, 61, 30, 2),
+        (12, 70, 5, 61, 61, 1),  // L > 63: the accumulators are folded
+        (12, 30, 70, 30, 61, 1), // K > 64: two launches
+        (16, 30, 8, 30, 30, 1),
+        (16, 8, 30, 61, 61, 2),
+        (17, 30, 8, 61, 61, 1),
+        (17, 3, 34, 30, 30, 1),
+    ];
+    for (log_n, l, k, bf, bt, polys) in cases {
+        let n = 1usize << log_n;
+        let (from, to) = two_bases(bf, l, bt, k);
+        let conv = BaseConverter::new(&basis(&from), &basis(&to)).unwrap();
+        let x = random_rns(&mut rng, &from, n, polys);
+        let want = per_poly(&x, l, k, n, |i, o| conv.convert_approx(i, o, n).unwrap());
+        let dconv = DeviceBaseConverter::new(&dev, &conv).unwrap();
+        let dx = dev.upload(&x).unwrap();
+        let mut dy = dev.alloc(polys * k * n).unwrap();
+        let case = format!("N=2^{log_n} L={l} K={k} ({bf}->{bt} bits) polys={polys}");
+        dconv.convert(&mut dy, &dx, n).unwrap();
+        assert_words(&dev.download(&dy).unwrap(), &want, &format!("{case} auto"));
+        for tile in BconvTile::ALL {
+            dy.fill_zero().unwrap();
+            dconv.convert_with(&mut dy, &dx, n, false, tile).unwrap();
+            assert_words(
+                &dev.download(&dy).unwrap(),
+                &want,
+                &format!("{case} {tile:?}"),
+            );
+        }
+        // The first step on its own, then the conversion of t.
+        let mut dt = dev.alloc(x.len()).unwrap();
+        dconv.scale_by_q_hat_inv(&mut dt, &dx, n).unwrap();
+        let t = dev.download(&dt).unwrap();
+        let inv = conv.q_hat_inv_mod_q();
+        for (r, row) in t.chunks(n).enumerate() {
+            let i = r % l;
+            let q = &from[i];
+            let xr = &x[r * n..(r + 1) * n];
+            for (c, (&tv, &xv)) in row.iter().zip(xr).enumerate().step_by(97) {
+                assert_eq!(tv, q.mul(xv, inv[i]), "{case}: t at row {r}, coeff {c}");
+            }
+        }
+        dy.fill_zero().unwrap();
+        dconv.convert_scaled(&mut dy, &dt, n).unwrap();
+        assert_words(
+            &dev.download(&dy).unwrap(),
+            &want,
+            &format!("{case} scaled"),
+        );
+        println!("ok: {case}");
+    }
+}
+
+#[test]
+fn modup_matches_host() {
+    let Some(dev) = gpu_or_skip("modup_matches_host") else {
+        return;
+    };
+    let mut rng = rng("modup_matches_host");
+    // (log N, |Q|, |P|, dnum, bits, polys, levels)
+    let cases: [ModUpCase; 4] = [
+        (12, 12, 4, 3, 61, 2, &[12, 7, 3, 1]),
+        (16, 30, 8, 4, 30, 2, &[30, 17]),
+        (17, 8, 3, 2, 61, 1, &[8, 5]),
+        (12, 66, 4, 33, 30, 1, &[66, 41]), // more than 64 converted limbs: two launches
+    ];
+    for (log_n, ql, pl, dnum, bits, polys, levels) in cases {
+        let n = 1usize << log_n;
+        let (qm, pm) = two_bases(bits, ql, bits, pl);
+        let modup = ModUp::new(&basis(&qm), &basis(&pm), dnum).unwrap();
+        let dmodup = DeviceModUp::new(&dev, &modup).unwrap();
+        for &level in levels {
+            let x = random_rns(&mut rng, &qm[..level], n, polys);
+            let dx = dev.upload(&x).unwrap();
+            let mut dy = dev.alloc(polys * (level + pl) * n).unwrap();
+            for digit in 0..modup.active_digits(level) {
+                let r = modup.digit_limbs(digit, level).unwrap();
+                let want = per_poly(&x, level, level + pl, n, |i, o| {
+                    modup
+                        .apply(digit, level, &i[r.start * n..r.end * n], o, n)
+                        .unwrap()
+                });
+                let case = format!(
+                    "N=2^{log_n} |Q|={ql} |P|={pl} dnum={dnum} {bits} bits level={level} \
+                     digit={digit} polys={polys}"
+                );
+                dy.fill_zero().unwrap();
+                dmodup.apply(digit, level, &dx, &mut dy, n).unwrap();
+                assert_words(&dev.download(&dy).unwrap(), &want, &case);
+                dy.fill_zero().unwrap();
+                dmodup
+                    .apply_with(digit, level, &dx, &mut dy, n, BconvTile::J4C1)
+                    .unwrap();
+                assert_words(&dev.download(&dy).unwrap(), &want, &format!("{case} J4C1"));
+            }
+            println!("ok: ModUp N=2^{log_n} |Q|={ql} |P|={pl} level={level}");
+        }
+    }
+}
+
+#[test]
+fn moddown_matches_host() {
+    let Some(dev) = gpu_or_skip("moddown_matches_host") else {
+        return;
+    };
+    let mut rng = rng("moddown_matches_host");
+    // (log N, |Q|, |P|, bits, polys, levels)
+    let cases: [ModDownCase; 4] = [
+        (12, 12, 4, 61, 2, &[12, 5, 1]),
+        (16, 30, 8, 30, 2, &[30, 17]),
+        (17, 8, 3, 61, 1, &[8, 2]),
+        (12, 70, 3, 30, 1, &[70]), // more than 64 output limbs: two launches
+    ];
+    for (log_n, ql, pl, bits, polys, levels) in cases {
+        let n = 1usize << log_n;
+        let (qm, pm) = two_bases(bits, ql, bits, pl);
+        let moddown = ModDown::new(&basis(&qm), &basis(&pm)).unwrap();
+        let dmd = DeviceModDown::new(&dev, &moddown).unwrap();
+        for &level in levels {
+            let mut x = Vec::new();
+            for _ in 0..polys {
+                x.extend(random_rns(&mut rng, &qm[..level], n, 1));
+                x.extend(random_rns(&mut rng, &pm, n, 1));
+            }
+            let want = per_poly(&x, level + pl, level, n, |i, o| {
+                moddown.apply(level, i, o, n).unwrap()
+            });
+            let dx = dev.upload(&x).unwrap();
+            let mut dy = dev.alloc(polys * level * n).unwrap();
+            let case =
+                format!("N=2^{log_n} |Q|={ql} |P|={pl} {bits} bits level={level} polys={polys}");
+            dmd.apply(level, &dx, &mut dy, n).unwrap();
+            assert_words(&dev.download(&dy).unwrap(), &want, &case);
+            dy.fill_zero().unwrap();
+            dmd.apply_with(level, &dx, &mut dy, n, BconvTile::J8C2)
+                .unwrap();
+            assert_words(&dev.download(&dy).unwrap(), &want, &format!("{case} J8C2"));
+            println!("ok: ModDown {case}");
+        }
+    }
+}
+
+#[test]
+fn rescale_matches_host() {
+    let Some(dev) = gpu_or_skip("rescale_matches_host") else {
+        return;
+    };
+    let mut rng = rng("rescale_matches_host");
+    // (log N, L, bits, polys, levels)
+    let cases: [(u32, usize, u32, usize, &[usize]); 4] = [
+        (12, 3, 61, 3, &[3, 2]),
+        (16, 30, 30, 2, &[30, 16, 2]),
+        (17, 8, 61, 1, &[8, 4]),
+        (16, 2, 30, 1, &[2]),
+    ];
+    for (log_n, l, bits, polys, levels) in cases {
+        let n = 1usize << log_n;
+        let qm = primes(bits, l, DEGREE_MAX);
+        let rescaler = Rescaler::new(&basis(&qm)).unwrap();
+        let drs = DeviceRescaler::new(&dev, &rescaler).unwrap();
+        for &level in levels {
+            let x = random_rns(&mut rng, &qm[..level], n, polys);
+            let want = per_poly(&x, level, level - 1, n, |i, o| {
+                rescaler.apply(level, i, o, n).unwrap()
+            });
+            let dx = dev.upload(&x).unwrap();
+            let mut dy = dev.alloc(polys * (level - 1) * n).unwrap();
+            drs.apply(level, &dx, &mut dy, n).unwrap();
+            let case = format!("N=2^{log_n} L={l} {bits} bits level={level} polys={polys}");
+            assert_words(&dev.download(&dy).unwrap(), &want, &case);
+            println!("ok: rescale {case}");
+        }
+        assert!(matches!(
+            drs.apply(1, &dev.alloc(n).unwrap(), &mut dev.alloc(n).unwrap(), n),
+            Err(CudaError::InvalidArgument(_))
+        ));
+    }
+}
+
+#[test]
+fn bad_shapes_are_errors() {
+    let Some(dev) = gpu_or_skip("bad_shapes_are_errors") else {
+        return;
+    };
+    let (from, to) = two_bases(30, 3, 30, 2);
+    let conv = BaseConverter::new(&basis(&from), &basis(&to)).unwrap();
+    let d = DeviceBaseConverter::new(&dev, &conv).unwrap();
+    let n = 16;
+    let x = dev.alloc(3 * n).unwrap();
+    let mut y = dev.alloc(2 * n).unwrap();
+    assert!(d.convert(&mut y, &x, n).is_ok());
+    assert!(matches!(
+        d.convert(&mut dev.alloc(3 * n).unwrap(), &x, n),
+        Err(CudaError::Shape(_))
+    ));
+    assert!(matches!(
+        d.convert(&mut y, &dev.alloc(4 * n).unwrap(), n),
+        Err(CudaError::Shape(_))
+    ));
+    assert!(matches!(
+        d.convert(&mut dev.alloc(30).unwrap(), &dev.alloc(45).unwrap(), 15),
+        Err(CudaError::InvalidArgument(_))
+    ));
+    dev.synchronize().unwrap();
+}
+
+/// Time of one call of `f` in microseconds: after at least 200 ms of warm-up calls (module
+/// load, GPU clocks up to boost), the median over 5 repetitions of `iters` calls timed by CUDA
+/// events. Inputs are not rotated, so sizes that fit in L2 (50-60 MB) measure L2 traffic.
+fn time_us(dev: &Arc<GpuDevice>, iters: usize, mut f: impl FnMut()) -> f64 {
+    use cudarc::driver::sys::CUevent_flags;
+    let warm = std::time::Instant::now();
+    while warm.elapsed() < std::time::Duration::from_millis(200) {
+        for _ in 0..20 {
+            f();
+        }
+        dev.synchronize().unwrap();
+    }
+    let ev = || {
+        dev.stream()
+            .record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+            .unwrap()
+    };
+    let mut runs: Vec<f64> = (0..5)
+        .map(|_| {
+            let start = ev();
+            for _ in 0..iters {
+                f();
+            }
+            let end = ev();
+            start.elapsed_ms(&end).unwrap() as f64 * 1000.0 / iters as f64
+        })
+        .collect();
+    runs.sort_by(f64::total_cmp);
+    runs[2]
+}
+
+/// Times the base conversion 30 → 8 limbs at N = 2^16 against its memory floor (printed).
+#[test]
+fn bconv_timing_n16_30_to_8() {
+    let Some(dev) = gpu_or_skip("bconv_timing_n16_30_to_8") else {
+        return;
+    };
+    let mut rng = rng("bconv_timing");
+    let n = 1 << 16;
+    let (l, k) = (30, 8);
+    let iters = 200;
+    println!(
+        "device: {} ({} SMs)",
+        dev.name(),
+        dev.multiprocessor_count()
+    );
+    // The practical bandwidth: a device-to-device copy moving the same bytes (read + write).
+    let words = (l + k) * n / 2;
+    let src = dev.upload(&vec![1u64; words]).unwrap();
+    let mut dst = dev.alloc(words).unwrap();
+    let copy_us = time_us(&dev, iters, || src.copy_into(&mut dst).unwrap());
+    let bytes = ((l + k) * n * 8) as f64;
+    let copy_bw = bytes / copy_us / 1e6; // TB/s
+    println!(
+        "floor: {:.1} MB moved; D2D copy of the same bytes {copy_us:.2} us ({copy_bw:.2} TB/s); \
+         at 3.35 TB/s (H100 SXM datasheet) {:.2} us",
+        bytes / 1e6,
+        bytes / 3.35e6
+    );
+    for bits in [30u32, 61] {
+        let (from, to) = two_bases(bits, l, bits, k);
+        let conv = BaseConverter::new(&basis(&from), &basis(&to)).unwrap();
+        let d = DeviceBaseConverter::new(&dev, &conv).unwrap();
+        println!("{bits}-bit primes: narrow kernels = {}", d.is_narrow());
+        for polys in [1usize, 2] {
+            let x = random_rns(&mut rng, &from, n, polys);
+            let want = per_poly(&x, l, k, n, |i, o| conv.convert_approx(i, o, n).unwrap());
+            let dx = dev.upload(&x).unwrap();
+            let mut dy = dev.alloc(polys * k * n).unwrap();
+            let mut dt = dev.alloc(x.len()).unwrap();
+            let floor_us = polys as f64 * bytes / copy_bw / 1e6;
+            let auto = BconvTile::choose(n, polys, k, dev.multiprocessor_count());
+            for tile in [BconvTile::Auto].into_iter().chain(BconvTile::ALL) {
+                let us = time_us(&dev, iters, || {
+                    d.convert_with(&mut dy, &dx, n, false, tile).unwrap()
+                });
+                assert_words(&dev.download(&dy).unwrap(), &want, "timed conversion");
+                println!(
+                    "bconv {bits}-bit {l}->{k} N=2^16 polys={polys} {tile:?}{}: {us:.2} us \
+                     ({:.2}x the copy floor {floor_us:.2} us)",
+                    if tile == BconvTile::Auto {
+                        format!(" (= {auto:?})")
+                    } else {
+                        String::new()
+                    },
+                    us / floor_us
+                );
+            }
+            let scale_us = time_us(&dev, iters, || {
+                d.scale_by_q_hat_inv(&mut dt, &dx, n).unwrap()
+            });
+            let scaled_us = time_us(&dev, iters, || d.convert_scaled(&mut dy, &dt, n).unwrap());
+            assert_words(
+                &dev.download(&dy).unwrap(),
+                &want,
+                "timed scaled conversion",
+            );
+            println!(
+                "  split: scale {scale_us:.2} us + convert_scaled {scaled_us:.2} us \
+                 = {:.2} us",
+                scale_us + scaled_us
+            );
+        }
+    }
+}
+
+/// Times ModUp, ModDown and rescale at N = 2^16 with |Q| = 30, |P| = 8 (printed, not asserted).
+#[test]
+fn modswitch_timing_n16() {
+    let Some(dev) = gpu_or_skip("modswitch_timing_n16") else {
+        return;
+    };
+    let mut rng = rng("modswitch_timing");
+    let n = 1 << 16;
+    let (ql, pl, dnum) = (30, 8, 4);
+    let iters = 100;
+    for bits in [30u32, 61] {
+        let (qm, pm) = two_bases(bits, ql, bits, pl);
+        let (qb, pb) = (basis(&qm), basis(&pm));
+        let modup = DeviceModUp::new(&dev, &ModUp::new(&qb, &pb, dnum).unwrap()).unwrap();
+        let moddown = DeviceModDown::new(&dev, &ModDown::new(&qb, &pb).unwrap()).unwrap();
+        let rescaler = DeviceRescaler::new(&dev, &Rescaler::new(&qb).unwrap()).unwrap();
+        let x = dev.upload(&random_rns(&mut rng, &qm, n, 1)).unwrap();
+        let mut ext = dev.alloc((ql + pl) * n).unwrap();
+        let up_us = time_us(&dev, iters, || modup.apply(0, ql, &x, &mut ext, n).unwrap());
+        let mut down = dev.alloc(ql * n).unwrap();
+        let down_us = time_us(&dev, iters, || {
+            moddown.apply(ql, &ext, &mut down, n).unwrap()
+        });
+        let mut res = dev.alloc((ql - 1) * n).unwrap();
+        let rs_us = time_us(&dev, iters, || rescaler.apply(ql, &x, &mut res, n).unwrap());
+        println!(
+            "{bits}-bit N=2^16 |Q|={ql} |P|={pl} dnum={dnum}: ModUp(digit 0, 8 -> 30 limbs) \
+             {up_us:.2} us, ModDown(38 -> 30 limbs) {down_us:.2} us, rescale(30 -> 29) \
+             {rs_us:.2} us"
+        );
+    }
+}

@@ -1,0 +1,322 @@
+//! The GPU NTT against its twin `rhea_math::ntt::NttTable`, bit for bit, on random non-zero
+//! inputs: fast (every compiled split) and naive, forward, inverse, round trip, limb ranges,
+//! N = 2^12 … 2^17, 1 to 9 limbs, 1 to 3 polynomials, 30- to 61-bit primes. Also compiles the
+//! kernels with NVRTC (no GPU needed).
+
+mod common;
+
+use common::{gpu_or_skip, primes, random_rns, rng};
+use rhea_cuda::ntt::{
+    splits, DeviceNttTables, NttAlgorithm, NttBatch, NttDirection, NttSplit, NTT,
+};
+use rhea_cuda::registry;
+use rhea_cuda::CudaError;
+use rhea_math::ntt::NttTable;
+use rhea_math::Modulus;
+
+fn nvrtc_or_skip(test: &str) -> bool {
+    match registry::nvrtc_version() {
+        Ok(_) => true,
+        Err(e) if std::env::var("RHEA_REQUIRE_NVRTC").is_ok_and(|v| v == "1") => {
+            panic!("{test}: RHEA_REQUIRE_NVRTC=1 but NVRTC is missing: {e}")
+        }
+        Err(e) => {
+            println!("SKIPPED (no NVRTC): {test} ({e})");
+            false
+        }
+    }
+}
+
+#[test]
+fn ntt_kernels_compile_for_sm90() {
+    if !nvrtc_or_skip("ntt_kernels_compile_for_sm90") {
+        return;
+    }
+    let cubin = registry::compile(&NTT, "sm_90").unwrap_or_else(|e| panic!("{e}"));
+    assert!(!cubin.is_empty());
+    let ptx = registry::compile(&NTT, "compute_90").unwrap_or_else(|e| panic!("{e}"));
+    let text = String::from_utf8_lossy(&ptx);
+    let mut names = vec![
+        "ntt_naive_fwd_stage".to_string(),
+        "ntt_naive_inv_stage".to_string(),
+    ];
+    for log_n in 12..=17 {
+        for s in splits(log_n) {
+            for d in ["fwd", "inv"] {
+                let p = if s.persistent { "p" } else { "" };
+                let dd = if s.derived_twiddles { "d" } else { "" };
+                names.push(format!(
+                    "ntt_{d}_cols{p}_{log_n}_{}_{}",
+                    s.log_n1, s.cols_per_block
+                ));
+                names.push(format!("ntt_{d}_rows{dd}{p}_{log_n}_{}", s.log_n1));
+            }
+        }
+    }
+    for f in names {
+        assert!(text.contains(&format!(".entry {f}(")), "{f} missing from PTX");
+    }
+}
+
+/// Distinct NTT-friendly primes for `degree`, one per entry of `bits`.
+fn moduli_for(bits: &[u32], degree: usize) -> Vec<Modulus> {
+    let mut out: Vec<Modulus> = Vec::new();
+    for &b in bits {
+        let taken = out.iter().filter(|m| m.bits() == b).count();
+        out.push(primes(b, taken + 1, degree)[taken]);
+    }
+    out
+}
+
+fn host_tables(moduli: &[Modulus], degree: usize) -> Vec<NttTable> {
+    moduli
+        .iter()
+        .map(|&m| NttTable::new(m, degree).unwrap())
+        .collect()
+}
+
+/// The CPU transform of limbs `start .. start + count` of every polynomial, limb `j` with
+/// `tables[first_table + j]`.
+fn cpu_transform(
+    tables: &[NttTable],
+    data: &[u64],
+    batch: &NttBatch,
+    dir: NttDirection,
+) -> Vec<u64> {
+    let n = tables[0].degree();
+    let mut out = data.to_vec();
+    for p in 0..batch.polys {
+        for j in batch.start..batch.start + batch.count {
+            let off = (p * batch.limbs + j) * n;
+            let t = &tables[batch.first_table + j];
+            let limb = &mut out[off..off + n];
+            match dir {
+                NttDirection::Forward => t.forward(limb).unwrap(),
+                NttDirection::Inverse => t.inverse(limb).unwrap(),
+            }
+        }
+    }
+    out
+}
+
+fn assert_same(got: &[u64], want: &[u64], what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}: length");
+    if let Some(i) = got.iter().zip(want).position(|(a, b)| a != b) {
+        let bad = got.iter().zip(want).filter(|(a, b)| a != b).count();
+        panic!(
+            "{what}: {bad} of {} words differ; first at {i}: got {}, want {}",
+            got.len(),
+            got[i],
+            want[i]
+        );
+    }
+}
+
+fn algorithms(log_n: u32) -> Vec<(String, NttAlgorithm)> {
+    let mut v = vec![("fast".to_string(), NttAlgorithm::Fast)];
+    for s in splits(log_n) {
+        v.push((
+            format!("split {}", s.label(log_n)),
+            NttAlgorithm::FastSplit(s),
+        ));
+    }
+    v.push(("naive".to_string(), NttAlgorithm::Naive));
+    v
+}
+
+/// Forward and inverse of every algorithm against the CPU, and the round trip.
+fn check_case(log_n: u32, bits: &[u32], polys: usize) {
+    let test = format!("ntt 2^{log_n} {bits:?} x{polys}");
+    let Some(dev) = gpu_or_skip(&test) else {
+        return;
+    };
+    let degree = 1usize << log_n;
+    let moduli = moduli_for(bits, degree);
+    let tables = host_tables(&moduli, degree);
+    let gpu = DeviceNttTables::new(&dev, &tables).unwrap();
+    let limbs = bits.len();
+    let batch = NttBatch::all(polys, limbs);
+    let mut r = rng(&test);
+    for dir in [NttDirection::Forward, NttDirection::Inverse] {
+        for (name, alg) in algorithms(log_n) {
+            // Fresh inputs for every algorithm.
+            let input = random_rns(&mut r, &moduli, degree, polys);
+            let want = cpu_transform(&tables, &input, &batch, dir);
+            let mut buf = dev.upload(&input).unwrap();
+            gpu.transform(&mut buf, &batch, dir, alg).unwrap();
+            let got = dev.download(&buf).unwrap();
+            assert_same(&got, &want, &format!("{test} {dir:?} {name}"));
+        }
+    }
+    // Round trip through the public entry points.
+    let input = random_rns(&mut r, &moduli, degree, polys);
+    let mut buf = dev.upload(&input).unwrap();
+    gpu.forward(&mut buf, polys, limbs).unwrap();
+    let mid = dev.download(&buf).unwrap();
+    assert_ne!(mid, input, "{test}: the forward transform changed nothing");
+    gpu.inverse(&mut buf, polys, limbs).unwrap();
+    assert_same(&dev.download(&buf).unwrap(), &input, &format!("{test} round trip"));
+}
+
+#[test]
+fn ntt_4096() {
+    check_case(12, &[30], 1);
+    check_case(12, &[50, 60, 61], 2);
+    check_case(12, &[30, 50, 60, 61, 61, 60, 50, 30], 3);
+}
+
+#[test]
+fn ntt_8192() {
+    check_case(13, &[61], 1);
+    check_case(13, &[30, 50, 60, 61, 30, 50, 60, 61, 60], 2);
+}
+
+#[test]
+fn ntt_16384() {
+    check_case(14, &[60, 61, 50], 3);
+}
+
+#[test]
+fn ntt_32768() {
+    check_case(15, &[30, 50, 60], 1);
+    check_case(15, &[60, 61, 60, 61, 60, 61, 60, 61], 2);
+}
+
+#[test]
+fn ntt_65536() {
+    check_case(16, &[60], 1);
+    check_case(16, &[30, 50, 61], 3);
+    check_case(16, &[60, 60, 60, 60, 61, 61, 61, 61], 2);
+}
+
+#[test]
+fn ntt_131072() {
+    check_case(17, &[61, 30, 50], 2);
+    check_case(17, &[60, 60, 61, 61, 50, 50, 30, 30], 1);
+}
+
+#[test]
+fn naive_serves_small_degrees() {
+    let Some(dev) = gpu_or_skip("naive_serves_small_degrees") else {
+        return;
+    };
+    let mut r = rng("naive_serves_small_degrees");
+    for log_n in [1u32, 2, 3, 5, 8, 11] {
+        let degree = 1usize << log_n;
+        let moduli = moduli_for(&[30, 61], degree);
+        let tables = host_tables(&moduli, degree);
+        let gpu = DeviceNttTables::new(&dev, &tables).unwrap();
+        assert!(splits(log_n).is_empty());
+        for dir in [NttDirection::Forward, NttDirection::Inverse] {
+            let input = random_rns(&mut r, &moduli, degree, 2);
+            let batch = NttBatch::all(2, 2);
+            let want = cpu_transform(&tables, &input, &batch, dir);
+            let mut buf = dev.upload(&input).unwrap();
+            // Fast falls back to naive outside 2^12 … 2^17.
+            gpu.transform(&mut buf, &batch, dir, NttAlgorithm::Fast)
+                .unwrap();
+            assert_same(
+                &dev.download(&buf).unwrap(),
+                &want,
+                &format!("2^{log_n} {dir:?}"),
+            );
+        }
+    }
+}
+
+#[test]
+fn limb_ranges_touch_only_their_limbs() {
+    let Some(dev) = gpu_or_skip("limb_ranges_touch_only_their_limbs") else {
+        return;
+    };
+    let mut r = rng("limb_ranges_touch_only_their_limbs");
+    for log_n in [12u32, 16] {
+        let degree = 1usize << log_n;
+        let moduli = moduli_for(&[30, 50, 60, 61, 60, 50, 30, 61, 60], degree);
+        let tables = host_tables(&moduli, degree);
+        let gpu = DeviceNttTables::new(&dev, &tables).unwrap();
+        // Limbs 2..5 of 3 polynomials of 7 limbs (limb j uses table j).
+        let (polys, limbs) = (3, 7);
+        let buf_moduli = &moduli[..limbs];
+        for dir in [NttDirection::Forward, NttDirection::Inverse] {
+            for (name, alg) in algorithms(log_n) {
+                let batch = NttBatch::limb_range(polys, limbs, 2, 3);
+                let input = random_rns(&mut r, buf_moduli, degree, polys);
+                let want = cpu_transform(&tables, &input, &batch, dir);
+                let mut buf = dev.upload(&input).unwrap();
+                gpu.transform(&mut buf, &batch, dir, alg).unwrap();
+                assert_same(
+                    &dev.download(&buf).unwrap(),
+                    &want,
+                    &format!("2^{log_n} limbs 2..5 {dir:?} {name}"),
+                );
+            }
+        }
+        // The convenience entry points, and a buffer of "P" limbs served by tables 6..9.
+        let input = random_rns(&mut r, buf_moduli, degree, polys);
+        let mut buf = dev.upload(&input).unwrap();
+        gpu.forward_limbs(&mut buf, polys, limbs, 4, 3).unwrap();
+        let batch = NttBatch::limb_range(polys, limbs, 4, 3);
+        let want = cpu_transform(&tables, &input, &batch, NttDirection::Forward);
+        assert_same(&dev.download(&buf).unwrap(), &want, "forward_limbs");
+        gpu.inverse_limbs(&mut buf, polys, limbs, 4, 3).unwrap();
+        assert_same(&dev.download(&buf).unwrap(), &input, "inverse_limbs");
+
+        let p_moduli = &moduli[6..9];
+        let input = random_rns(&mut r, p_moduli, degree, 2);
+        let batch = NttBatch::all(2, 3).with_first_table(6);
+        let want = cpu_transform(&tables, &input, &batch, NttDirection::Forward);
+        let mut buf = dev.upload(&input).unwrap();
+        gpu.transform(&mut buf, &batch, NttDirection::Forward, NttAlgorithm::Fast)
+            .unwrap();
+        assert_same(&dev.download(&buf).unwrap(), &want, "first_table 6");
+    }
+}
+
+#[test]
+fn bad_batches_are_errors() {
+    let Some(dev) = gpu_or_skip("bad_batches_are_errors") else {
+        return;
+    };
+    let degree = 1 << 12;
+    let moduli = moduli_for(&[50, 60, 61], degree);
+    let tables = host_tables(&moduli, degree);
+    let gpu = DeviceNttTables::new(&dev, &tables).unwrap();
+    let mut buf = dev.alloc_zeroed(2 * 3 * degree).unwrap();
+    let fwd = NttDirection::Forward;
+    let fast = NttAlgorithm::Fast;
+    let shape = |r: rhea_cuda::Result<()>| matches!(r, Err(CudaError::Shape(_)));
+    assert!(shape(gpu.forward(&mut buf, 2, 2)), "wrong length");
+    assert!(shape(gpu.forward(&mut buf, 4, 2)), "wrong length");
+    assert!(shape(gpu.forward_limbs(&mut buf, 2, 3, 2, 2)), "range past the limbs");
+    assert!(shape(gpu.forward_limbs(&mut buf, 2, 3, 0, 0)), "empty range");
+    assert!(shape(gpu.transform(
+        &mut buf,
+        &NttBatch::all(2, 3).with_first_table(1),
+        fwd,
+        fast
+    )));
+    let mut big = dev.alloc_zeroed(4 * degree).unwrap();
+    assert!(shape(gpu.forward(&mut big, 1, 4)), "more limbs than tables");
+    let bad_split = NttAlgorithm::FastSplit(NttSplit {
+        log_n1: 5,
+        cols_per_block: 3,
+        derived_twiddles: false,
+        persistent: false,
+    });
+    assert!(matches!(
+        gpu.transform(&mut buf, &NttBatch::all(2, 3), fwd, bad_split),
+        Err(CudaError::InvalidArgument(_))
+    ));
+    assert!(matches!(
+        DeviceNttTables::new(&dev, &[]),
+        Err(CudaError::InvalidArgument(_))
+    ));
+    let other = NttTable::new(moduli[0], degree / 2).unwrap();
+    assert!(matches!(
+        DeviceNttTables::new(&dev, &[tables[0].clone(), other]),
+        Err(CudaError::Shape(_))
+    ));
+    // Nothing was written by the refused calls.
+    assert!(dev.download(&buf).unwrap().iter().all(|&x| x == 0));
+}

@@ -1,0 +1,203 @@
+//! Device sampling from a seed against `rhea_math::sampler`, word for word.
+
+mod common;
+
+use common::{gpu_or_skip, primes, rng};
+use rand::Rng;
+use rhea_cuda::sample::{self, SAMPLE};
+use rhea_cuda::{registry, RnsLayout};
+use rhea_math::sampler::{self as host_sampler, lift_signed, uniform_poly_from_seed, Prng};
+
+fn nvrtc_or_skip(test: &str) -> bool {
+    match registry::nvrtc_version() {
+        Ok(_) => true,
+        Err(e) if std::env::var("RHEA_REQUIRE_NVRTC").is_ok_and(|v| v == "1") => {
+            panic!("{test}: RHEA_REQUIRE_NVRTC=1 but NVRTC is missing: {e}")
+        }
+        Err(e) => {
+            println!("SKIPPED (no NVRTC): {test} ({e})");
+            false
+        }
+    }
+}
+
+#[test]
+fn sample_kernels_compile() {
+    if !nvrtc_or_skip("sample_kernels_compile") {
+        return;
+    }
+    let cubin = registry::compile(&SAMPLE, "sm_90").unwrap_or_else(|e| panic!("{e}"));
+    // Every entry point is in the CUBIN string table (NUL-terminated).
+    let has = |name: &str| {
+        let sym = format!("{name}\0");
+        cubin.windows(sym.len()).any(|w| w == sym.as_bytes())
+    };
+    for f in ["sample_uniform", "sample_ternary"] {
+        assert!(has(f), "{f} missing from the CUBIN");
+    }
+}
+
+/// The counter-based ternary reference equals the stream-based `rhea_math::sampler::ternary`
+/// on a fresh generator (stream 0), and differs between streams.
+#[test]
+fn host_ternary_is_the_stream_sampler() {
+    let mut r = rng("host_ternary_is_the_stream_sampler");
+    for n in [1usize, 7, 8, 9, 1000, 4096] {
+        let seed: [u8; 32] = r.random();
+        let want = host_sampler::ternary(&mut Prng::from_seed(seed), n);
+        assert_eq!(
+            sample::host::ternary_from_seed(&seed, 0, n),
+            want,
+            "n = {n}"
+        );
+        assert!(want.iter().all(|c| (-1..=1).contains(c)));
+    }
+    let seed: [u8; 32] = r.random();
+    assert_ne!(
+        sample::host::ternary_from_seed(&seed, 0, 256),
+        sample::host::ternary_from_seed(&seed, 1, 256)
+    );
+}
+
+#[test]
+fn uniform_matches_uniform_poly_from_seed() {
+    let Some(dev) = gpu_or_skip("uniform_matches_uniform_poly_from_seed") else {
+        return;
+    };
+    let mut r = rng("uniform_matches_uniform_poly_from_seed");
+    // (N, limbs, bits, polys, stream, first modulus)
+    let cases = [
+        (1usize << 12, 1usize, 61u32, 1usize, 0u64, 0usize),
+        (1 << 12, 33, 30, 2, 7, 0),
+        (1 << 16, 8, 61, 3, 1 << 40, 0),
+        (1 << 16, 3, 30, 1, u64::MAX, 0),
+        (1 << 17, 3, 61, 2, 12345, 2),
+        (1000, 3, 30, 2, 1, 1), // N not a multiple of 4: blocks straddle limbs
+    ];
+    for (n, limbs, bits, polys, stream, first) in cases {
+        let all = primes(bits, first + limbs, 1 << 12);
+        let dmod = dev.moduli(&all).unwrap();
+        let moduli = &all[first..];
+        let seed: [u8; 32] = r.random();
+        let layout = RnsLayout::new(n, limbs, polys).with_first_modulus(first);
+        let mut out = dev.alloc(layout.words()).unwrap();
+        let case = format!("N={n} limbs={limbs} {bits} bits polys={polys} stream={stream}");
+        if stream.checked_add(polys as u64 - 1).is_none() {
+            assert!(sample::uniform_from_seed(&mut out, &seed, stream, &layout, &dmod).is_err());
+            let layout = RnsLayout::new(n, limbs, 1).with_first_modulus(first);
+            let mut out = dev.alloc(layout.words()).unwrap();
+            sample::uniform_from_seed(&mut out, &seed, stream, &layout, &dmod).unwrap();
+            let want = uniform_poly_from_seed(&seed, stream, moduli, n);
+            assert_eq!(dev.download(&out).unwrap(), want, "{case}");
+            continue;
+        }
+        sample::uniform_from_seed(&mut out, &seed, stream, &layout, &dmod).unwrap();
+        let got = dev.download(&out).unwrap();
+        let mut want = Vec::with_capacity(got.len());
+        for p in 0..polys {
+            want.extend(uniform_poly_from_seed(&seed, stream + p as u64, moduli, n));
+        }
+        assert_eq!(got.len(), want.len());
+        if let Some(i) = got.iter().zip(&want).position(|(g, w)| g != w) {
+            panic!(
+                "{case}: first mismatch at word {i}: GPU {}, host {}",
+                got[i], want[i]
+            );
+        }
+        assert!(got.iter().any(|&v| v != 0));
+        println!("ok: uniform {case}");
+    }
+}
+
+#[test]
+fn ternary_matches_host() {
+    let Some(dev) = gpu_or_skip("ternary_matches_host") else {
+        return;
+    };
+    let mut r = rng("ternary_matches_host");
+    // (N, limbs, bits, polys, stream)
+    let cases = [
+        (1usize << 12, 1usize, 61u32, 1usize, 0u64),
+        (1 << 12, 33, 30, 2, 0),
+        (1 << 16, 8, 61, 1, 0),
+        (1 << 16, 3, 30, 3, 99),
+        (1 << 17, 3, 61, 1, 0),
+        (1001, 2, 30, 2, 5), // N not a multiple of 8
+    ];
+    for (n, limbs, bits, polys, stream) in cases {
+        let moduli = primes(bits, limbs, 1 << 12);
+        let dmod = dev.moduli(&moduli).unwrap();
+        let seed: [u8; 32] = r.random();
+        let layout = RnsLayout::new(n, limbs, polys);
+        let mut out = dev.alloc(layout.words()).unwrap();
+        sample::ternary_from_seed(&mut out, &seed, stream, &layout, &dmod).unwrap();
+        let got = dev.download(&out).unwrap();
+        let mut want = Vec::with_capacity(got.len());
+        for p in 0..polys {
+            let s = stream + p as u64;
+            let coeffs = if s == 0 {
+                host_sampler::ternary(&mut Prng::from_seed(seed), n)
+            } else {
+                sample::host::ternary_from_seed(&seed, s, n)
+            };
+            want.extend(lift_signed(&coeffs, &moduli));
+        }
+        let case = format!("N={n} limbs={limbs} {bits} bits polys={polys} stream={stream}");
+        assert_eq!(got, want, "{case}");
+        // All three values occur.
+        let q0 = moduli[0].value();
+        for v in [0, 1, q0 - 1] {
+            assert!(got[..n].contains(&v), "{case}: value {v} never drawn");
+        }
+        println!("ok: ternary {case}");
+    }
+}
+
+/// Times the regeneration of a 30-limb uniform polynomial and a ternary one at N = 2^16
+/// (printed, not asserted).
+#[test]
+fn sample_timing_n16() {
+    use cudarc::driver::sys::CUevent_flags;
+    let Some(dev) = gpu_or_skip("sample_timing_n16") else {
+        return;
+    };
+    let (n, limbs) = (1usize << 16, 30);
+    let moduli = primes(61, limbs, n);
+    let dmod = dev.moduli(&moduli).unwrap();
+    let layout = RnsLayout::new(n, limbs, 1);
+    let mut out = dev.alloc(layout.words()).unwrap();
+    let seed = [7u8; 32];
+    // At least 200 ms of warm-up calls, then the median of 5 repetitions of 100 calls.
+    let time = |f: &mut dyn FnMut()| {
+        let warm = std::time::Instant::now();
+        while warm.elapsed() < std::time::Duration::from_millis(200) {
+            for _ in 0..20 {
+                f();
+            }
+            dev.synchronize().unwrap();
+        }
+        let ev = || {
+            dev.stream()
+                .record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+                .unwrap()
+        };
+        let mut runs: Vec<f64> = (0..5)
+            .map(|_| {
+                let start = ev();
+                for _ in 0..100 {
+                    f();
+                }
+                let end = ev();
+                start.elapsed_ms(&end).unwrap() as f64 * 10.0
+            })
+            .collect();
+        runs.sort_by(f64::total_cmp);
+        runs[2]
+    };
+    let uni = time(&mut || sample::uniform_from_seed(&mut out, &seed, 0, &layout, &dmod).unwrap());
+    let ter = time(&mut || sample::ternary_from_seed(&mut out, &seed, 0, &layout, &dmod).unwrap());
+    println!(
+        "sampling 30 limbs N=2^16 on {}: uniform {uni:.2} us, ternary {ter:.2} us",
+        dev.name()
+    );
+}

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Runs, ON THE GPU MACHINE (no Rust there), what scripts/gpu-build.sh put in .gpu-bin/:
+# every test executable with RHEA_REQUIRE_GPU=1 (a skip is a failure), then the GPU bench.
+# Logs and JSON go to $OUT (default ./gpu-out); a summary table is printed last.
+# Exits non-zero if any test binary failed.
+#
+#   bash scripts/gpu-run.sh                # all tests, then the bench
+#   GPU_RUN_FILTER=rhea-cuda bash scripts/gpu-run.sh   # only binaries whose name contains it
+#   GPU_RUN_ONLY="arith runtime" bash scripts/gpu-run.sh  # only these test targets
+#   GPU_RUN_TIMEOUT=300                                  # seconds per test binary (default 600)
+#   GPU_RUN_NO_BENCH=1 bash scripts/gpu-run.sh
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+BIN=.gpu-bin
+OUT=${OUT:-$PWD/gpu-out}
+mkdir -p "$OUT"
+LOG="$OUT/tests.log"
+SUMMARY="$OUT/summary.txt"
+: > "$LOG"
+: > "$SUMMARY"
+
+if [ ! -f "$BIN/MANIFEST.tsv" ]; then
+  echo "no $BIN/MANIFEST.tsv: run scripts/gpu-build.sh first (and carry .gpu-bin)" >&2
+  exit 2
+fi
+
+# ---- the device and its libraries -------------------------------------------------------------
+{
+  echo "== device"
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv 2>&1 || true
+  echo "== libraries"
+} > "$OUT/device.txt"
+
+# libcuda: the driver's own directory first (read-only mount on these machines).
+LIBS=""
+for d in /usr/local/nvidia/lib64 /usr/local/nvidia/lib /usr/lib/x86_64-linux-gnu /usr/lib64; do
+  if ls "$d"/libcuda.so* >/dev/null 2>&1; then LIBS="$LIBS:$d"; break; fi
+done
+# libnvrtc: a CUDA 13 toolkit, else the nvidia-cuda-nvrtc wheel of the system Python.
+NVRTC_DIR=""
+for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib /usr/local/cuda-13*/lib64; do
+  if ls "$d"/libnvrtc.so.13* >/dev/null 2>&1; then NVRTC_DIR="$d"; break; fi
+done
+if [ -z "$NVRTC_DIR" ]; then
+  for py in python3 /opt/torch/.venv/bin/python3; do
+    d=$("$py" -c 'import nvidia, os; [print(os.path.join(p, "cu13", "lib")) for p in nvidia.__path__]' 2>/dev/null | head -1)
+    if [ -n "$d" ] && ls "$d"/libnvrtc.so* >/dev/null 2>&1; then NVRTC_DIR="$d"; break; fi
+  done
+fi
+if [ -z "$NVRTC_DIR" ]; then
+  NVRTC_DIR=$(find /usr/local /opt /usr/lib -name 'libnvrtc.so.13*' -printf '%h\n' 2>/dev/null | head -1)
+fi
+[ -n "$NVRTC_DIR" ] && LIBS="$LIBS:$NVRTC_DIR"
+export LD_LIBRARY_PATH="${LIBS#:}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export RHEA_REQUIRE_GPU=1 RHEA_REQUIRE_NVRTC=1
+export RHEA_KERNEL_CACHE=${RHEA_KERNEL_CACHE:-/tmp/rhea-kernel-cache}
+{
+  echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
+  echo "nvrtc: ${NVRTC_DIR:-NOT FOUND}"
+  ls "${NVRTC_DIR:-/nonexistent}"/libnvrtc* 2>/dev/null
+} >> "$OUT/device.txt"
+cat "$OUT/device.txt"
+
+# ---- tests ----------------------------------------------------------------------------------------
+fails=0
+passes=0
+while IFS=$'\t' read -r kind pkg target file; do
+  [ "$kind" = test ] || continue
+  case "$file" in *"${GPU_RUN_FILTER:-}"*) ;; *) continue ;; esac
+  if [ -n "${GPU_RUN_ONLY:-}" ] && ! [[ " $GPU_RUN_ONLY " == *" $target "* ]]; then continue; fi
+  echo "==== $file" | tee -a "$LOG"
+  start=$(date +%s.%N)
+  # Test binaries share one GPU; a few threads keep the host oracles fast.
+  timeout "${GPU_RUN_TIMEOUT:-600}" "./$BIN/$file" --test-threads=4 >> "$LOG" 2>&1
+  rc=$?
+  secs=$(python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.1f}')" "$start" "$(date +%s.%N)" 2>/dev/null || echo "?")
+  counts=$(grep -E '^test result:' "$LOG" | tail -1 | sed 's/^test result: //')
+  if [ $rc -eq 0 ]; then
+    passes=$((passes + 1)); status=PASS
+  else
+    fails=$((fails + 1)); status="FAIL(rc=$rc)"
+  fi
+  printf '%-10s %-45s %6ss  %s\n' "$status" "$file" "$secs" "$counts" >> "$SUMMARY"
+done < "$BIN/MANIFEST.tsv"
+
+# ---- benches --------------------------------------------------------------------------------------
+if [ -z "${GPU_RUN_NO_BENCH:-}" ]; then
+  while IFS=$'\t' read -r kind pkg target file; do
+    [ "$kind" = example ] || continue
+    [ "$target" = gpu_bench ] || continue
+    echo "==== $file (N=2^16, L=30, 61-bit, ciphertext)" | tee -a "$LOG"
+    timeout 300 "./$BIN/$file" "$OUT/bench.json" 2>&1 | tee "$OUT/bench.txt"
+    echo "==== $file (N=2^17, L=30, 30-bit)" | tee -a "$LOG"
+    timeout 200 "./$BIN/$file" "$OUT/bench-n17.json" --degree 131072 --bits 30 --suite elementwise \
+      2>&1 | tee -a "$OUT/bench.txt"
+  done < "$BIN/MANIFEST.tsv"
+fi
+
+echo
+echo "================ summary ================"
+grep -E 'SKIPPED|panicked|FAILED' "$LOG" | head -20
+cat "$SUMMARY"
+[ -f "$OUT/bench.txt" ] && grep -E 'device:|memcpy|elementwise' "$OUT/bench.txt"
+echo "test binaries: $passes passed, $fails failed"
+[ $fails -eq 0 ]
