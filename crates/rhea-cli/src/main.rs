@@ -1,4 +1,145 @@
-//! The `rhea` command-line tool.
-fn main() {
+//! The `rhea` command-line tool: device information and benchmark suites.
+//!
+//! ```text
+//! rhea info                         # the devices Rhea can use
+//! rhea bench gpu [--json out.json]  # GPU suites: copy roofline, element-wise, NTT
+//! rhea bench ntt-cpu                # CPU NTT (rhea-math) at N = 2^14, 2^16, 2^17
+//! ```
+
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::{Parser, Subcommand};
+use rhea_cuda::GpuDevice;
+
+/// Rhea: fully homomorphic encryption on GPUs and CPUs.
+#[derive(Parser)]
+#[command(name = "rhea", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Lists the devices Rhea can run on.
+    Info,
+    /// Runs a benchmark suite and prints a table (and JSON with --json).
+    Bench {
+        /// The suite: `gpu` (copy roofline, element-wise, NTT on GPU `--gpu`), or `ntt-cpu`.
+        suite: String,
+        /// GPU ordinal for GPU suites.
+        #[arg(long, default_value_t = 0)]
+        gpu: usize,
+        /// Only these GPU sub-suites (comma-separated; default all).
+        #[arg(long, value_delimiter = ',')]
+        only: Vec<String>,
+        /// Write the results as JSON to this file.
+        #[arg(long)]
+        json: Option<std::path::PathBuf>,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Info => info(),
+        Command::Bench {
+            suite,
+            gpu,
+            only,
+            json,
+        } => bench(&suite, gpu, &only, json.as_deref()),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("rhea: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+type CliResult = Result<(), Box<dyn std::error::Error>>;
+
+fn info() -> CliResult {
     println!("rhea {}", env!("CARGO_PKG_VERSION"));
+    println!(
+        "cpu: {} threads (rayon)",
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    );
+    let count = GpuDevice::count();
+    if count == 0 {
+        println!("cuda: no usable driver or GPU found (the CPU backend will be used)");
+    }
+    for i in 0..count {
+        let dev = GpuDevice::new(i)?;
+        let info = dev.info();
+        println!(
+            "cuda:{i}: {} (sm_{}{}), {} SMs, {:.1} GiB",
+            info.name,
+            info.compute_capability.0,
+            info.compute_capability.1,
+            info.multiprocessor_count,
+            info.total_memory as f64 / (1u64 << 30) as f64
+        );
+    }
+    Ok(())
+}
+
+fn bench(suite: &str, gpu: usize, only: &[String], json: Option<&std::path::Path>) -> CliResult {
+    match suite {
+        "gpu" => {
+            let dev = GpuDevice::new(gpu)?;
+            let cfg = rhea_cuda::bench::BenchConfig::default();
+            let only: Vec<&str> = only.iter().map(String::as_str).collect();
+            let report = rhea_cuda::bench::run_all(&dev, &cfg, &only)?;
+            println!("{}", report.table());
+            if let Some(path) = json {
+                std::fs::write(path, report.to_json())?;
+            }
+            Ok(())
+        }
+        "ntt-cpu" => ntt_cpu(json),
+        other => Err(format!("unknown suite `{other}` (known: gpu, ntt-cpu)").into()),
+    }
+}
+
+/// Times rhea-math's forward and inverse NTT on the CPU (single transform, one thread).
+fn ntt_cpu(json: Option<&std::path::Path>) -> CliResult {
+    use rhea_math::ntt::NttTable;
+    use rhea_math::prime::generate_ntt_primes;
+    use rhea_math::Modulus;
+    let mut rows = Vec::new();
+    println!("{:>8} {:>14} {:>14}", "N", "forward (µs)", "inverse (µs)");
+    for log_n in [14u32, 16, 17] {
+        let n = 1usize << log_n;
+        let q = generate_ntt_primes(60, n, 1, &[])?[0];
+        let table = NttTable::new(Modulus::new(q)?, n)?;
+        let mut data: Vec<u64> = (0..n as u64)
+            .map(|i| (i.wrapping_mul(0x9E37_79B9_7F4A_7C15)) % q)
+            .collect();
+        let reps = (1 << 22) / n;
+        let time = |f: &mut dyn FnMut()| {
+            f();
+            let mut samples = Vec::new();
+            for _ in 0..5 {
+                let t = Instant::now();
+                for _ in 0..reps {
+                    f();
+                }
+                samples.push(t.elapsed().as_secs_f64() * 1e6 / reps as f64);
+            }
+            samples.sort_by(f64::total_cmp);
+            samples[2]
+        };
+        let fwd = time(&mut || table.forward(&mut data).expect("length matches"));
+        let inv = time(&mut || table.inverse(&mut data).expect("length matches"));
+        println!("{:>8} {:>14.1} {:>14.1}", format!("2^{log_n}"), fwd, inv);
+        rows.push(serde_json::json!({"log_n": log_n, "forward_us": fwd, "inverse_us": inv}));
+    }
+    if let Some(path) = json {
+        std::fs::write(path, serde_json::to_string_pretty(&rows)?)?;
+    }
+    Ok(())
 }
