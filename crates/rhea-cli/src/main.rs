@@ -2,7 +2,8 @@
 //!
 //! ```text
 //! rhea info                         # the devices Rhea can use
-//! rhea bench gpu [--json out.json]  # GPU suites: copy roofline, element-wise, NTT
+//! rhea bench gpu [--json out.json]  # GPU suites: copy roofline, element-wise
+//! rhea bench ntt [--json out.json]  # GPU NTT: fast vs naive, limb-NTTs/s, roofline fraction
 //! rhea bench ntt-cpu                # CPU NTT (rhea-math) at N = 2^14, 2^16, 2^17
 //! ```
 
@@ -26,7 +27,7 @@ enum Command {
     Info,
     /// Runs a benchmark suite and prints a table (and JSON with --json).
     Bench {
-        /// The suite: `gpu` (copy roofline, element-wise, NTT on GPU `--gpu`), or `ntt-cpu`.
+        /// The suite: `gpu` (copy roofline, element-wise), `ntt` (GPU NTT), or `ntt-cpu`.
         suite: String,
         /// GPU ordinal for GPU suites.
         #[arg(long, default_value_t = 0)]
@@ -100,8 +101,18 @@ fn bench(suite: &str, gpu: usize, only: &[String], json: Option<&std::path::Path
             }
             Ok(())
         }
+        "ntt" => {
+            let dev = GpuDevice::new(gpu)?;
+            let report =
+                rhea_cuda::ntt::bench_ntt(&dev, &rhea_cuda::ntt::NttBenchOptions::default())?;
+            println!("{}", report.table());
+            if let Some(path) = json {
+                std::fs::write(path, report.to_json())?;
+            }
+            Ok(())
+        }
         "ntt-cpu" => ntt_cpu(json),
-        other => Err(format!("unknown suite `{other}` (known: gpu, ntt-cpu)").into()),
+        other => Err(format!("unknown suite `{other}` (known: gpu, ntt, ntt-cpu)").into()),
     }
 }
 

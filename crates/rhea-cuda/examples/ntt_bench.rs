@@ -18,7 +18,7 @@ use rhea_cuda::ntt::{
 };
 use rhea_cuda::GpuDevice;
 
-/// Runs the default split and its direct (non-persistent) twin, forward and inverse, twice each.
+/// Runs the default shape with and without derived twiddles, forward and inverse, twice each.
 fn profile(dev: &Arc<GpuDevice>) -> rhea_cuda::Result<()> {
     let (log_n, limbs) = (16u32, 32usize);
     let n = 1usize << log_n;
@@ -29,8 +29,7 @@ fn profile(dev: &Arc<GpuDevice>) -> rhea_cuda::Result<()> {
         .collect();
     let mut buf = dev.upload(&host)?;
     let batch = NttBatch::all(1, limbs);
-    let sp = splits(log_n);
-    for s in [sp[0], sp[2]] {
+    for s in splits(log_n).into_iter().take(2) {
         for dir in [NttDirection::Forward, NttDirection::Inverse] {
             for _ in 0..2 {
                 tables.transform(&mut buf, &batch, dir, NttAlgorithm::FastSplit(s))?;

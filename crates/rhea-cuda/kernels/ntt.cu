@@ -4,56 +4,47 @@
 // of the launch, each tile of a row one block's work.
 //   forward: ntt_fwd_cols*_<LOGN>_<LOG1>_<C>, then ntt_fwd_rows*_<LOGN>_<LOG1>
 //   inverse: ntt_inv_rows*_<LOGN>_<LOG1>, then ntt_inv_cols*_<LOGN>_<LOG1>_<C>
-// Column kernels: blockDim = 2^LOG1 / 8 * C threads, rows * N2 / C tiles.
-// Row kernels: blockDim = RowsShape<LOGN - LOG1>::THREADS, rows * N / (N2 * CH) tiles.
-// Direct kernels take one block per tile; persistent ("p") kernels any grid (the host sizes it to
-// the resident capacity) and loop over the tiles.
+// Column kernels: blockDim = 2^LOG1 / 8 * C threads, grid = rows * N2 / C blocks.
+// Row kernels: blockDim = RowsShape<LOGN - LOG1>::THREADS, grid = rows * N / (N2 * CH) blocks.
 //
 // Baseline: ntt_naive_{fwd,inv}_stage, one launch per stage, one radix-2 butterfly per thread
 // (grid-stride), every stage through global memory.
 //
-// Arguments of every kernel: (data, twiddles, primes, NttArgs[, log_n, log_m]).
+// Arguments of every kernel: (data, twiddles, compact derived twiddles, primes, NttArgs
+// [, log_n, log_m]).
 
 #include "ntt.cuh"
 
 #define NTT_ARGS                                                                            \
-    u64* __restrict__ data, const ulonglong2* __restrict__ tw, const NttPrime* __restrict__ primes, \
-        const NttArgs a
+    u64* __restrict__ data, const ulonglong2* __restrict__ tw,                              \
+        const ulonglong2* __restrict__ tw3, const NttPrime* __restrict__ primes, const NttArgs a
 
-// Column kernels: ntt_{fwd,inv}_cols[p]_<LOGN>_<LOG1>_<C> (p: persistent with prefetch).
-// Persistent kernels cap registers at 64 (1024 threads per SM), else the compiler hoists every
-// loop-invariant shared-memory address out of the tile loop.
-#define NTT_MIN_BLOCKS(THREADS, PF) ((PF) ? 1024 / (THREADS) : 1)
-#define NTT_COLS_BOUNDS(LOG1, C, PF)                                                        \
-    __launch_bounds__(((1 << LOG1) / 8) * C, NTT_MIN_BLOCKS(((1 << LOG1) / 8) * C, PF))
-#define NTT_ROWS_BOUNDS(LOGS, PF)                                                           \
-    __launch_bounds__(RowsShape<LOGS>::THREADS, NTT_MIN_BLOCKS(RowsShape<LOGS>::THREADS, PF))
+// No minimum-blocks hint: ptxas then stays at <= 64 registers (8 blocks of 128 threads per SM)
+// without spilling, whereas a hint of 1 block lets it take ~100 and halves the occupancy.
+#define NTT_BOUNDS(THREADS) __launch_bounds__(THREADS)
 
-#define NTT_COLS_V(LOGN, LOG1, C, PF, SUFFIX)                                               \
-    extern "C" __global__ void NTT_COLS_BOUNDS(LOG1, C, PF)                                 \
-        ntt_fwd_cols##SUFFIX##_##LOGN##_##LOG1##_##C(NTT_ARGS) {                            \
-        ntt_cols<LOGN, LOG1, C, true, PF>(data, tw, primes, a);                             \
+// Column kernels: ntt_{fwd,inv}_cols_<LOGN>_<LOG1>_<C>.
+#define NTT_COLS(LOGN, LOG1, C)                                                             \
+    extern "C" __global__ void NTT_BOUNDS(((1 << LOG1) / 8) * C)                            \
+        ntt_fwd_cols_##LOGN##_##LOG1##_##C(NTT_ARGS) {                                      \
+        ntt_cols<LOGN, LOG1, C, true>(data, tw, primes, a);                                 \
     }                                                                                       \
-    extern "C" __global__ void NTT_COLS_BOUNDS(LOG1, C, PF)                                 \
-        ntt_inv_cols##SUFFIX##_##LOGN##_##LOG1##_##C(NTT_ARGS) {                            \
-        ntt_cols<LOGN, LOG1, C, false, PF>(data, tw, primes, a);                            \
+    extern "C" __global__ void NTT_BOUNDS(((1 << LOG1) / 8) * C)                            \
+        ntt_inv_cols_##LOGN##_##LOG1##_##C(NTT_ARGS) {                                      \
+        ntt_cols<LOGN, LOG1, C, false>(data, tw, primes, a);                                \
     }
-#define NTT_COLS(LOGN, LOG1, C) NTT_COLS_V(LOGN, LOG1, C, false, ) NTT_COLS_V(LOGN, LOG1, C, true, p)
 
-// Row kernels: ntt_{fwd,inv}_rows[d][p]_<LOGN>_<LOG1> (d: derived twiddles, p: persistent with
-// prefetch).
-#define NTT_ROWS_V(LOGN, LOG1, D, PF, SUFFIX)                                               \
-    extern "C" __global__ void NTT_ROWS_BOUNDS(LOGN - LOG1, PF)                             \
+// Row kernels: ntt_{fwd,inv}_rows[d]_<LOGN>_<LOG1> (d: derived twiddles from the compact table).
+#define NTT_ROWS_V(LOGN, LOG1, D, SUFFIX)                                                   \
+    extern "C" __global__ void NTT_BOUNDS(RowsShape<LOGN - LOG1>::THREADS)                  \
         ntt_fwd_rows##SUFFIX##_##LOGN##_##LOG1(NTT_ARGS) {                                  \
-        ntt_rows<LOGN, LOGN - LOG1, true, D, PF>(data, tw, primes, a);                      \
+        ntt_rows<LOGN, LOGN - LOG1, true, D>(data, tw, tw3, primes, a);                     \
     }                                                                                       \
-    extern "C" __global__ void NTT_ROWS_BOUNDS(LOGN - LOG1, PF)                             \
+    extern "C" __global__ void NTT_BOUNDS(RowsShape<LOGN - LOG1>::THREADS)                  \
         ntt_inv_rows##SUFFIX##_##LOGN##_##LOG1(NTT_ARGS) {                                  \
-        ntt_rows<LOGN, LOGN - LOG1, false, D, PF>(data, tw, primes, a);                     \
+        ntt_rows<LOGN, LOGN - LOG1, false, D>(data, tw, tw3, primes, a);                    \
     }
-#define NTT_ROWS(LOGN, LOG1)                                                                \
-    NTT_ROWS_V(LOGN, LOG1, false, false, ) NTT_ROWS_V(LOGN, LOG1, true, false, d)           \
-    NTT_ROWS_V(LOGN, LOG1, false, true, p) NTT_ROWS_V(LOGN, LOG1, true, true, dp)
+#define NTT_ROWS(LOGN, LOG1) NTT_ROWS_V(LOGN, LOG1, false, ) NTT_ROWS_V(LOGN, LOG1, true, d)
 
 // The instantiated shapes; keep in sync with rhea_cuda::ntt::SHAPES (the first shape listed
 // there for each N is the default).
@@ -67,11 +58,10 @@ NTT_COLS(15, 7, 8)
 NTT_ROWS(15, 7)
 NTT_COLS(15, 8, 8)
 NTT_ROWS(15, 8)
-NTT_COLS(16, 8, 4)
-NTT_COLS(16, 8, 8)
-NTT_ROWS(16, 8)
 NTT_COLS(16, 7, 8)
 NTT_ROWS(16, 7)
+NTT_COLS(16, 8, 4)
+NTT_ROWS(16, 8)
 NTT_COLS(17, 8, 4)
 NTT_COLS(17, 8, 8)
 NTT_ROWS(17, 8)

@@ -27,9 +27,28 @@
 //!
 //! [`bench_ntt`] measures both algorithms against the device-to-device copy bandwidth (see
 //! `examples/ntt_bench.rs`).
+//!
+//! # Performance notes (H100 80GB HBM3, copy bandwidth 3.0 TB/s)
+//!
+//! | case | forward | inverse | naive fwd / inv |
+//! |---|---|---|---|
+//! | N = 2^16, 32 limbs, 60-bit | 45 µs, 0.71 M limb-NTT/s, 74 % | 47 µs, 0.68 M/s, 72 % | 153 / 169 µs |
+//! | N = 2^15, 8 limbs × 1024 | 4.0 ms, 2.04 M/s, 71 % | 4.0 ms, 2.05 M/s, 71 % | 23.2 ms |
+//!
+//! (Percentages: bytes of a two-pass transform, data read and written twice plus one read of
+//! each prime's 16-byte twiddle table, over the copy bandwidth.) Both kernels are bound by the
+//! 64-bit integer multiplier, not by memory: Nsight Compute shows IPC ≈ 2.3 with "math pipe
+//! throttle" the first stall reason, and DRAM at 20–55 %. A Shoup butterfly costs ~28 SASS
+//! instructions (a 64×64 high product is four `IMAD.WIDE`); with addressing and shared-memory
+//! exchanges a butterfly costs ~38. Tried and measured: 4 or 8 columns per block and the
+//! 7×9 / 8×8 / 9×7 splits (within 5 %); a persistent grid prefetching the next tile with
+//! `cp.async` (25–40 % slower: fewer resident warps, imbalanced tiles); derived twiddles (faster
+//! only for the inverse of few polynomials, where twiddle loads sit on the critical path).
+//! Further gains need fewer multiplications per butterfly (32-bit primes, or a cheaper quotient
+//! estimate for primes below 2^59) or fewer passes (one kernel per limb with thread-block
+//! clusters and distributed shared memory).
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{DeviceRepr, LaunchConfig, PushKernelArg};
@@ -63,81 +82,81 @@ pub const MAX_FAST_LOG_DEGREE: u32 = 17;
 pub const PRIME_WORDS: usize = 8;
 
 /// One compiled variant of the fast NTT: `N = 2^log_n1 × 2^(log N - log_n1)`, the column kernel
-/// handling `cols_per_block` columns per tile (`2^log_n1 / 8` threads each), and two options.
+/// handling `cols_per_block` columns per block (`2^log_n1 / 8` threads each).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct NttSplit {
     /// `log2 N1`: the stages done by the column kernel.
     pub log_n1: u32,
-    /// Columns per tile of the column kernel.
+    /// Columns per block of the column kernel.
     pub cols_per_block: u32,
-    /// Whether the row kernel derives 4 of the 7 twiddles of the last three stages from the
-    /// other 3 (`table[b + k] = table[b] · table[k]`, two Shoup products) instead of loading them:
-    /// less twiddle traffic, more multiplications.
+    /// Whether the row kernel reads 3 twiddles per thread for the last three stages from a
+    /// compact table and derives the other 4 (`table[b + k] = table[b] · table[k]`, two Shoup
+    /// products) instead of loading 7: less than half the twiddle traffic, a few more
+    /// multiplications. Pays off when the twiddles are not shared by many polynomials.
     pub derived_twiddles: bool,
-    /// Whether the kernels are persistent (a grid of the resident capacity looping over tiles)
-    /// and copy the next tile into shared memory (`cp.async`) while computing the current one.
-    pub persistent: bool,
 }
 
 impl NttSplit {
-    const fn new(log_n1: u32, cols_per_block: u32, derived_twiddles: bool, persistent: bool) -> Self {
+    const fn new(log_n1: u32, cols_per_block: u32, derived_twiddles: bool) -> Self {
         Self {
             log_n1,
             cols_per_block,
             derived_twiddles,
-            persistent,
         }
     }
 
-    /// A short label such as `8x8/c4` or `8x8/c4+d+p` (`log N1 × log N2`, columns per tile,
-    /// derived twiddles, persistent).
+    /// A short label such as `8x8/c4` or `8x8/c4+d` (`log N1 × log N2`, columns per block,
+    /// derived twiddles).
     pub fn label(&self, log_degree: u32) -> String {
         format!(
-            "{}x{}/c{}{}{}",
+            "{}x{}/c{}{}",
             self.log_n1,
             log_degree - self.log_n1,
             self.cols_per_block,
-            if self.derived_twiddles { "+d" } else { "" },
-            if self.persistent { "+p" } else { "" }
+            if self.derived_twiddles { "+d" } else { "" }
         )
     }
 
-    /// The kernel-name suffix of the column kernel (`p` when persistent).
-    fn cols_kind(&self) -> &'static str {
-        if self.persistent {
-            "colsp"
-        } else {
-            "cols"
+    /// The same split with derived twiddles on or off.
+    pub fn with_derived_twiddles(self, derived_twiddles: bool) -> Self {
+        Self {
+            derived_twiddles,
+            ..self
         }
     }
 
-    /// The kernel-name infix of the row kernel (`d` derived, `p` persistent).
-    fn rows_kind(&self) -> &'static str {
-        match (self.derived_twiddles, self.persistent) {
-            (false, false) => "rows",
-            (true, false) => "rowsd",
-            (false, true) => "rowsp",
-            (true, true) => "rowsdp",
-        }
+    fn cols_name(&self, dir: &str, log_n: u32) -> String {
+        format!(
+            "ntt_{dir}_cols_{log_n}_{}_{}",
+            self.log_n1, self.cols_per_block
+        )
+    }
+
+    fn rows_name(&self, dir: &str, log_n: u32) -> String {
+        let d = if self.derived_twiddles { "d" } else { "" };
+        format!("ntt_{dir}_rows{d}_{log_n}_{}", self.log_n1)
     }
 }
 
-/// The compiled `(log N1, columns per tile)` pairs per `log2 N` (keep in sync with the
-/// `NTT_COLS`/`NTT_ROWS` list in `kernels/ntt.cu`); each is compiled with every combination of
-/// the two options. The first pair is the default.
+/// The compiled `(log N1, columns per block)` pairs per `log2 N` (keep in sync with the
+/// `NTT_COLS`/`NTT_ROWS` list in `kernels/ntt.cu`); each is compiled with and without derived
+/// twiddles. The first pair is the default.
 const SHAPES: [&[(u32, u32)]; 6] = [
     &[(6, 16)],
     &[(6, 16)],
     &[(7, 8)],
     &[(7, 8), (8, 8)],
-    &[(8, 4), (8, 8), (7, 8)],
+    &[(7, 8), (8, 4)],
     &[(8, 4), (8, 8), (9, 4)],
 ];
 
-/// The options `(derived_twiddles, persistent)` of the default split, then the others.
-const OPTION_ORDER: [(bool, bool); 4] = [(true, true), (false, true), (true, false), (false, false)];
+/// [`NttAlgorithm::Fast`] derives twiddles when a batch has at most this many polynomials (with
+/// more, each table is read once for many polynomials and the extra multiplications cost more
+/// than the traffic they save).
+pub const DERIVED_TWIDDLES_MAX_POLYS: usize = 2;
 
-/// The compiled splits of the fast NTT for `N = 2^log_degree`, the default first; empty outside
+/// The compiled splits of the fast NTT for `N = 2^log_degree`: each shape with derived twiddles,
+/// then without; the default shape first. Empty outside
 /// `MIN_FAST_LOG_DEGREE ..= MAX_FAST_LOG_DEGREE`.
 pub fn splits(log_degree: u32) -> Vec<NttSplit> {
     if !(MIN_FAST_LOG_DEGREE..=MAX_FAST_LOG_DEGREE).contains(&log_degree) {
@@ -145,16 +164,19 @@ pub fn splits(log_degree: u32) -> Vec<NttSplit> {
     }
     let mut out = Vec::new();
     for &(log_n1, cols) in SHAPES[(log_degree - MIN_FAST_LOG_DEGREE) as usize] {
-        for (derived, persistent) in OPTION_ORDER {
-            out.push(NttSplit::new(log_n1, cols, derived, persistent));
-        }
+        out.push(NttSplit::new(log_n1, cols, true));
+        out.push(NttSplit::new(log_n1, cols, false));
     }
     out
 }
 
-/// The default split for `N = 2^log_degree`, if the fast NTT supports it.
-pub fn default_split(log_degree: u32) -> Option<NttSplit> {
-    splits(log_degree).first().copied()
+/// The split [`NttAlgorithm::Fast`] uses for `N = 2^log_degree` and `polys` polynomials, if the
+/// fast NTT supports the degree: the default shape, with derived twiddles when
+/// `polys ≤ DERIVED_TWIDDLES_MAX_POLYS`.
+pub fn default_split(log_degree: u32, polys: usize) -> Option<NttSplit> {
+    splits(log_degree)
+        .first()
+        .map(|s| s.with_derived_twiddles(polys <= DERIVED_TWIDDLES_MAX_POLYS))
 }
 
 /// The direction of a transform.
@@ -169,7 +191,7 @@ pub enum NttDirection {
 /// Which kernels run a transform.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum NttAlgorithm {
-    /// The two-kernel shared-memory NTT with the default split (naive outside `2^12 … 2^17`).
+    /// The two-kernel shared-memory NTT with [`default_split`] (naive outside `2^12 … 2^17`).
     Fast,
     /// The two-kernel NTT with a given compiled split (one of [`splits`]).
     FastSplit(NttSplit),
@@ -272,8 +294,10 @@ impl NttArgs {
 /// The twiddle tables of a list of primes for one degree, resident on a device.
 ///
 /// Built once per `(N, primes)` and kept by the caller. Device layout: forward and inverse
-/// twiddles as `[table][N]` pairs `(w, w_shoup)` (16-byte loads), plus [`PRIME_WORDS`] constants
-/// per table (`q, 2q, N^-1, shoup(N^-1), inv_root_powers[1]·N^-1, its Shoup companion, 0, 0`).
+/// twiddles as `[table][N]` pairs `(w, w_shoup)` (16-byte loads); the same entries of the last
+/// three stages gathered per thread ([`compact_last_stages`], `[table][N/8][3]` pairs); and
+/// [`PRIME_WORDS`] constants per table (`q, 2q, N^-1, shoup(N^-1), inv_root_powers[1]·N^-1, its
+/// Shoup companion, 0, 0`).
 pub struct DeviceNttTables {
     device: Arc<GpuDevice>,
     degree: usize,
@@ -281,8 +305,9 @@ pub struct DeviceNttTables {
     moduli: Vec<Modulus>,
     forward: DeviceBuffer,
     inverse: DeviceBuffer,
+    forward3: DeviceBuffer,
+    inverse3: DeviceBuffer,
     primes: DeviceBuffer,
-    resident: Mutex<HashMap<String, u32>>,
 }
 
 impl std::fmt::Debug for DeviceNttTables {
@@ -303,6 +328,19 @@ fn interleave(w: &[u64], s: &[u64], out: &mut Vec<u64>) {
     for (&a, &b) in w.iter().zip(s) {
         out.push(a);
         out.push(b);
+    }
+}
+
+/// The compact table of the last three stages (`N ≥ 8`): for `g < N/8`, the pairs
+/// `(w, w_shoup)` of `table[N/8 + g]`, `table[N/4 + 2g]`, `table[N/2 + 4g]` (what one thread of
+/// the row kernel needs with derived twiddles), appended to `out`.
+pub fn compact_last_stages(w: &[u64], ws: &[u64], out: &mut Vec<u64>) {
+    let n = w.len();
+    for g in 0..n / 8 {
+        for i in [n / 8 + g, n / 4 + 2 * g, n / 2 + 4 * g] {
+            out.push(w[i]);
+            out.push(ws[i]);
+        }
     }
 }
 
@@ -341,10 +379,14 @@ impl DeviceNttTables {
         }
         let mut fwd = Vec::with_capacity(tables.len() * 2 * degree);
         let mut inv = Vec::with_capacity(tables.len() * 2 * degree);
+        let mut fwd3 = Vec::with_capacity(tables.len() * 3 * degree / 4);
+        let mut inv3 = Vec::with_capacity(tables.len() * 3 * degree / 4);
         let mut primes = Vec::with_capacity(tables.len() * PRIME_WORDS);
         for t in tables {
             interleave(t.root_powers(), t.root_powers_shoup(), &mut fwd);
             interleave(t.inv_root_powers(), t.inv_root_powers_shoup(), &mut inv);
+            compact_last_stages(t.root_powers(), t.root_powers_shoup(), &mut fwd3);
+            compact_last_stages(t.inv_root_powers(), t.inv_root_powers_shoup(), &mut inv3);
             primes.extend_from_slice(&prime_words(t));
         }
         Ok(Self {
@@ -354,8 +396,9 @@ impl DeviceNttTables {
             moduli: tables.iter().map(|t| *t.modulus()).collect(),
             forward: device.upload(&fwd)?,
             inverse: device.upload(&inv)?,
+            forward3: device.upload(&fwd3)?,
+            inverse3: device.upload(&inv3)?,
             primes: device.upload(&primes)?,
-            resident: Mutex::new(HashMap::new()),
         })
     }
 
@@ -532,7 +575,7 @@ impl DeviceNttTables {
         let args = NttArgs::of(batch);
         let split = match alg {
             NttAlgorithm::Naive => None,
-            NttAlgorithm::Fast => default_split(self.log_degree),
+            NttAlgorithm::Fast => default_split(self.log_degree, batch.polys),
             NttAlgorithm::FastSplit(s) => {
                 if !splits(self.log_degree).contains(&s) {
                     return Err(CudaError::InvalidArgument(format!(
@@ -549,31 +592,6 @@ impl DeviceNttTables {
         }
     }
 
-    /// Blocks of kernel `name` (`threads` per block) resident on the whole device at once.
-    fn resident_blocks(&self, name: &str, threads: u32) -> Result<u32> {
-        let mut cache = self
-            .resident
-            .lock()
-            .map_err(|_| CudaError::Driver("NTT occupancy cache lock poisoned".into()))?;
-        if let Some(&b) = cache.get(name) {
-            return Ok(b);
-        }
-        let f = self.device.function(&NTT, name)?;
-        let per_sm = f
-            .occupancy_max_active_blocks_per_multiprocessor(threads, 0, None)?
-            .max(1);
-        let blocks = per_sm * self.device.multiprocessor_count().max(1);
-        cache.insert(name.to_string(), blocks);
-        Ok(blocks)
-    }
-
-    fn twiddles(&self, dir: NttDirection) -> u64 {
-        match dir {
-            NttDirection::Forward => self.forward.device_ptr(),
-            NttDirection::Inverse => self.inverse.device_ptr(),
-        }
-    }
-
     fn launch(
         &self,
         name: &str,
@@ -585,19 +603,22 @@ impl DeviceNttTables {
     ) -> Result<()> {
         let dev = &self.device;
         let f = dev.function(&NTT, name)?;
-        let tw = self.twiddles(dir);
+        let (tw, tw3) = match dir {
+            NttDirection::Forward => (self.forward.device_ptr(), self.forward3.device_ptr()),
+            NttDirection::Inverse => (self.inverse.device_ptr(), self.inverse3.device_ptr()),
+        };
         let primes = self.primes.device_ptr();
         let stream = dev.stream();
         let mut b = stream.launch_builder(&f);
-        b.arg(&data).arg(&tw).arg(&primes).arg(args);
+        b.arg(&data).arg(&tw).arg(&tw3).arg(&primes).arg(args);
         let (log_n, log_m) = stage.unwrap_or((0, 0));
         if stage.is_some() {
             b.arg(&log_n).arg(&log_m);
         }
         // SAFETY: the arguments match the kernel's signature (NTT_ARGS, plus log_n and log_m for
-        // the naive stages); `data` holds polys × limbs × N words (checked), the twiddle and prime
-        // tables hold every table the batch uses (checked), all on this device, and all work is
-        // ordered on the device's one stream.
+        // the naive stages); `data` holds polys × limbs × N words (checked), the twiddle, compact
+        // and prime tables hold every table the batch uses (checked), all on this device, and all
+        // work is ordered on the device's one stream.
         unsafe { b.launch(cfg) }?;
         Ok(())
     }
@@ -637,39 +658,30 @@ impl DeviceNttTables {
             NttDirection::Forward => "fwd",
             NttDirection::Inverse => "inv",
         };
-        let (name, threads, tiles) = match phase {
-            // Column kernel: 2^log_n1 / 8 threads per column, cols_per_block columns per tile.
+        let (name, cfg) = match phase {
+            // Column kernel: 2^log_n1 / 8 threads per column, cols_per_block columns per block.
             Phase::Cols => (
-                format!(
-                    "ntt_{d}_{}_{log_n}_{}_{}",
-                    s.cols_kind(),
-                    s.log_n1,
-                    s.cols_per_block
-                ),
-                ((1u32 << s.log_n1) / 8) * s.cols_per_block,
-                rows * ((1u32 << log_n2) / s.cols_per_block),
+                s.cols_name(d, log_n),
+                LaunchConfig {
+                    grid_dim: (rows * ((1u32 << log_n2) / s.cols_per_block), 1, 1),
+                    block_dim: (((1u32 << s.log_n1) / 8) * s.cols_per_block, 1, 1),
+                    shared_mem_bytes: 0,
+                },
             ),
             // Row kernel: chunks of 2^log_n2 entries, 2^log_n2 / 8 threads each, 128 threads
-            // (or one chunk) per tile.
+            // (or one chunk) per block.
             Phase::Rows => {
                 let t = (1u32 << log_n2) / 8;
                 let chunks = if t >= 128 { 1 } else { 128 / t };
                 (
-                    format!("ntt_{d}_{}_{log_n}_{}", s.rows_kind(), s.log_n1),
-                    t * chunks,
-                    rows * ((1u32 << log_n) / ((1u32 << log_n2) * chunks)),
+                    s.rows_name(d, log_n),
+                    LaunchConfig {
+                        grid_dim: (rows * ((1u32 << log_n) / ((1u32 << log_n2) * chunks)), 1, 1),
+                        block_dim: (t * chunks, 1, 1),
+                        shared_mem_bytes: 0,
+                    },
                 )
             }
-        };
-        let blocks = if s.persistent {
-            tiles.min(self.resident_blocks(&name, threads)?)
-        } else {
-            tiles
-        };
-        let cfg = LaunchConfig {
-            grid_dim: (blocks, 1, 1),
-            block_dim: (threads, 1, 1),
-            shared_mem_bytes: 0,
         };
         self.launch(&name, cfg, buf.device_ptr(), args, dir, None)
     }
@@ -727,7 +739,8 @@ pub struct NttBenchOptions {
     pub warmup: usize,
     /// Timed samples per row (the median is reported).
     pub samples: usize,
-    /// Time every compiled split of the fast NTT, not only the options of the default shape.
+    /// Time every compiled split of the fast NTT, not only the default shape (with and without
+    /// derived twiddles).
     pub all_splits: bool,
     /// Also time the naive baseline.
     pub naive: bool,
@@ -1044,13 +1057,13 @@ pub fn bench_ntt(dev: &Arc<GpuDevice>, opts: &NttBenchOptions) -> Result<NttBenc
         let sp = splits(case.log_degree);
         let mut jobs: Vec<(String, Job, u64)> = Vec::new();
         for (i, s) in sp.iter().enumerate() {
-            if i < OPTION_ORDER.len() || opts.all_splits {
+            if i < 2 || opts.all_splits {
                 let label = format!("fast {}", s.label(case.log_degree));
                 jobs.push((label, Job::Full(NttAlgorithm::FastSplit(*s)), full_bytes));
             }
         }
         if opts.phases && case_index == 0 {
-            for s in sp.iter().take(OPTION_ORDER.len()) {
+            for s in sp.iter().take(2) {
                 let l = s.label(case.log_degree);
                 let (cols, rows) = ((2 * bytes) as u64, (2 * bytes + tw_bytes) as u64);
                 jobs.push((format!("[cols] {l}"), Job::Phase(*s, Phase::Cols), cols));
@@ -1150,6 +1163,44 @@ mod tests {
         assert_eq!(w[3], q.shoup(w[2]));
         assert_eq!(w[4], q.mul(t.inv_root_powers()[1], w[2]));
         assert_eq!(w[5], q.shoup(w[4]));
+    }
+
+    #[test]
+    fn compact_table_gathers_the_last_three_stages() {
+        let q = bench_primes(60, 1 << 12, 1).unwrap()[0];
+        let t = NttTable::new(q, 1 << 12).unwrap();
+        let (w, ws) = (t.root_powers(), t.root_powers_shoup());
+        let mut out = Vec::new();
+        compact_last_stages(w, ws, &mut out);
+        let n = 1 << 12;
+        assert_eq!(out.len(), 6 * n / 8);
+        for g in [0, 1, 7, n / 8 - 1] {
+            let e = &out[6 * g..6 * g + 6];
+            assert_eq!((e[0], e[1]), (w[n / 8 + g], ws[n / 8 + g]));
+            assert_eq!((e[2], e[3]), (w[n / 4 + 2 * g], ws[n / 4 + 2 * g]));
+            assert_eq!((e[4], e[5]), (w[n / 2 + 4 * g], ws[n / 2 + 4 * g]));
+        }
+        // The derivation the kernels rely on: table[b + k] = table[b] · table[k] for 4 | b.
+        for b in [n / 2 + 4 * 5, n / 4 + 4 * 6, n / 8 + 4 * 7] {
+            for k in 1..4 {
+                assert_eq!(w[b + k], q.mul(w[b], w[k]), "b = {b}, k = {k}");
+            }
+        }
+        let mut tiny = Vec::new();
+        compact_last_stages(&w[..4], &ws[..4], &mut tiny);
+        assert!(tiny.is_empty());
+    }
+
+    #[test]
+    fn default_split_derives_for_few_polynomials() {
+        for log_n in MIN_FAST_LOG_DEGREE..=MAX_FAST_LOG_DEGREE {
+            let one = default_split(log_n, 1).unwrap();
+            let many = default_split(log_n, 64).unwrap();
+            assert!(one.derived_twiddles && !many.derived_twiddles);
+            assert_eq!(one.with_derived_twiddles(false), many);
+            assert!(splits(log_n).contains(&one) && splits(log_n).contains(&many));
+        }
+        assert_eq!(default_split(11, 1), None);
     }
 
     #[test]

@@ -43,18 +43,20 @@ fn ntt_kernels_compile_for_sm90() {
     for log_n in 12..=17 {
         for s in splits(log_n) {
             for d in ["fwd", "inv"] {
-                let p = if s.persistent { "p" } else { "" };
                 let dd = if s.derived_twiddles { "d" } else { "" };
                 names.push(format!(
-                    "ntt_{d}_cols{p}_{log_n}_{}_{}",
+                    "ntt_{d}_cols_{log_n}_{}_{}",
                     s.log_n1, s.cols_per_block
                 ));
-                names.push(format!("ntt_{d}_rows{dd}{p}_{log_n}_{}", s.log_n1));
+                names.push(format!("ntt_{d}_rows{dd}_{log_n}_{}", s.log_n1));
             }
         }
     }
     for f in names {
-        assert!(text.contains(&format!(".entry {f}(")), "{f} missing from PTX");
+        assert!(
+            text.contains(&format!(".entry {f}(")),
+            "{f} missing from PTX"
+        );
     }
 }
 
@@ -155,7 +157,11 @@ fn check_case(log_n: u32, bits: &[u32], polys: usize) {
     let mid = dev.download(&buf).unwrap();
     assert_ne!(mid, input, "{test}: the forward transform changed nothing");
     gpu.inverse(&mut buf, polys, limbs).unwrap();
-    assert_same(&dev.download(&buf).unwrap(), &input, &format!("{test} round trip"));
+    assert_same(
+        &dev.download(&buf).unwrap(),
+        &input,
+        &format!("{test} round trip"),
+    );
 }
 
 #[test]
@@ -288,8 +294,14 @@ fn bad_batches_are_errors() {
     let shape = |r: rhea_cuda::Result<()>| matches!(r, Err(CudaError::Shape(_)));
     assert!(shape(gpu.forward(&mut buf, 2, 2)), "wrong length");
     assert!(shape(gpu.forward(&mut buf, 4, 2)), "wrong length");
-    assert!(shape(gpu.forward_limbs(&mut buf, 2, 3, 2, 2)), "range past the limbs");
-    assert!(shape(gpu.forward_limbs(&mut buf, 2, 3, 0, 0)), "empty range");
+    assert!(
+        shape(gpu.forward_limbs(&mut buf, 2, 3, 2, 2)),
+        "range past the limbs"
+    );
+    assert!(
+        shape(gpu.forward_limbs(&mut buf, 2, 3, 0, 0)),
+        "empty range"
+    );
     assert!(shape(gpu.transform(
         &mut buf,
         &NttBatch::all(2, 3).with_first_table(1),
@@ -302,7 +314,6 @@ fn bad_batches_are_errors() {
         log_n1: 5,
         cols_per_block: 3,
         derived_twiddles: false,
-        persistent: false,
     });
     assert!(matches!(
         gpu.transform(&mut buf, &NttBatch::all(2, 3), fwd, bad_split),
