@@ -2,5 +2,21 @@
 //!
 //! Fully homomorphic encryption — CKKS and BGV — on NVIDIA GPUs and on CPUs, with the same API and
 //! bit-identical results.
+//!
+//! - [`backend`]: the device seam ([`Device`], [`backend::Poly`], the primitives).
+//! - [`params`]: validated parameter sets and named presets.
+//! - [`rlwe`]: the scheme-agnostic RLWE core (keys, encryption, hybrid key switching).
+//! - [`ckks`]: the CKKS scheme (encoder, encryptor, decryptor, evaluator).
+//!
+//! Start with the quick start (`cargo run --release -p rhea --example quickstart`) or the
+//! example in [`ckks`].
 
+pub mod backend;
+pub mod ckks;
+mod error;
+pub mod params;
+pub mod rlwe;
+
+pub use backend::Device;
+pub use error::{Error, Result};
 pub use rhea_math as math;

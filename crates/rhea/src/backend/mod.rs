@@ -1,0 +1,29 @@
+//! The backend seam: devices, RNS polynomials and the primitives scheme code is written against.
+//!
+//! - [`Device`]: where data lives and work runs (`Cpu`, `Cuda(i)`), chosen at run time.
+//! - [`Poly`]: one RNS polynomial, a [`Storage`] enum (one variant per device) plus its
+//!   [`PolyShape`] (a prefix of the `Q` limbs, then none or all of the `P` limbs) and [`Form`]
+//!   (coefficients, or NTT evaluations in bit-reversed order).
+//! - [`RnsRing`]: the precomputed tables of one `Q ∪ P` ring; its methods are the primitives:
+//!   allocation and transfer ([`RnsRing::zero`], [`RnsRing::upload`], [`RnsRing::download`]),
+//!   NTTs over all or a range of limbs, element-wise add/sub/neg/mul/mul-add with per-limb scalar
+//!   variants, the Galois automorphism, ModUp, ModDown, rescaling, the key-switching inner
+//!   product, and sampling.
+//!
+//! Each primitive checks its operands (device, shape, form: typed errors), matches on their
+//! storage and runs the implementation for that device. Scheme code (RLWE, CKKS, later BGV and
+//! bootstrapping) calls only these primitives, so the CUDA backend plugs in here, once, without a
+//! second copy of any scheme.
+
+mod cpu;
+mod device;
+mod ops;
+mod poly;
+mod ring;
+
+pub use device::Device;
+pub use poly::{Form, Poly, PolyShape, Storage};
+pub use ring::RnsRing;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,655 @@
+//! The primitives: batched RNS-level operations on [`Poly`]s, methods of [`RnsRing`].
+//!
+//! Each primitive checks its operands (device, shape, form), then matches on their
+//! [`Storage`] and calls the implementation of that device (today [`super::cpu`]). Scheme code
+//! (RLWE, CKKS, later BGV and bootstrapping) calls only these.
+
+use std::ops::Range;
+
+use num_bigint::BigInt;
+use rhea_math::sampler::{self, Prng};
+
+use super::{cpu, Device, Form, Poly, PolyShape, RnsRing, Storage};
+use crate::error::{Error, Result};
+
+fn same_device(op: &'static str, a: &Poly, b: &Poly) -> Result<()> {
+    if a.device() == b.device() {
+        Ok(())
+    } else {
+        Err(Error::DeviceMismatch {
+            op,
+            lhs: a.device(),
+            rhs: b.device(),
+        })
+    }
+}
+
+impl RnsRing {
+    // ---------------------------------------------------------------- checks
+
+    /// `a` and `b` on one device, in one form, and `b`'s limbs cover `a`'s: either the same
+    /// shape, or both without `P` limbs and `b` at a higher level (`b` is then read as a view of
+    /// its first `a.q_limbs()` limbs, without copying).
+    fn check_binary(&self, op: &'static str, a: &Poly, b: &Poly) -> Result<()> {
+        same_device(op, a, b)?;
+        self.check_shape(op, &a.shape)?;
+        self.check_shape(op, &b.shape)?;
+        if a.form != b.form {
+            return Err(Error::FormMismatch {
+                op,
+                expected: a.form,
+                found: b.form,
+            });
+        }
+        let view = a.shape.n == b.shape.n
+            && a.shape.p_limbs == 0
+            && b.shape.p_limbs == 0
+            && b.shape.q_limbs >= a.shape.q_limbs;
+        if a.shape == b.shape || view {
+            Ok(())
+        } else {
+            Err(Error::ShapeMismatch {
+                op,
+                lhs: a.shape,
+                rhs: b.shape,
+            })
+        }
+    }
+
+    fn check_scalars(&self, op: &'static str, a: &Poly, scalars: &[u64]) -> Result<()> {
+        self.check_shape(op, &a.shape)?;
+        if scalars.len() != a.shape.limbs() {
+            return Err(Error::InvalidInput(format!(
+                "`{op}`: {} scalars for a polynomial of {} limbs",
+                scalars.len(),
+                a.shape.limbs()
+            )));
+        }
+        for (i, &c) in scalars.iter().enumerate() {
+            let q = self.modulus(&a.shape, i).value();
+            if c >= q {
+                return Err(Error::InvalidInput(format!(
+                    "`{op}`: scalar {c} of limb {i} is not reduced modulo {q}"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    // ---------------------------------------------------------------- allocation, transfer
+
+    /// A zero polynomial of the given shape and form on `device`.
+    pub fn zero(&self, device: Device, shape: PolyShape, form: Form) -> Result<Poly> {
+        device.check_supported()?;
+        self.check_shape("zero", &shape)?;
+        let storage = match device {
+            Device::Cpu => Storage::Cpu(vec![0u64; shape.words()]),
+            Device::Cuda(_) => unreachable_device(device)?,
+        };
+        Ok(Poly {
+            storage,
+            shape,
+            form,
+        })
+    }
+
+    /// Uploads host words (`[limb][N]`, canonical residues) to `device`.
+    ///
+    /// Errors: [`Error::InvalidInput`] for a wrong length or a non-canonical residue.
+    pub fn upload(
+        &self,
+        device: Device,
+        data: Vec<u64>,
+        shape: PolyShape,
+        form: Form,
+    ) -> Result<Poly> {
+        device.check_supported()?;
+        self.check_shape("upload", &shape)?;
+        if data.len() != shape.words() {
+            return Err(Error::InvalidInput(format!(
+                "upload: {} words for a polynomial of shape {shape}",
+                data.len()
+            )));
+        }
+        for (i, limb) in data.chunks(shape.n).enumerate() {
+            let q = self.modulus(&shape, i).value();
+            if let Some(k) = limb.iter().position(|&x| x >= q) {
+                return Err(Error::InvalidInput(format!(
+                    "upload: word {k} of limb {i} is not reduced modulo {q}"
+                )));
+            }
+        }
+        let storage = match device {
+            Device::Cpu => Storage::Cpu(data),
+            Device::Cuda(_) => unreachable_device(device)?,
+        };
+        Ok(Poly {
+            storage,
+            shape,
+            form,
+        })
+    }
+
+    /// Downloads the words (`[limb][N]`) to the host.
+    pub fn download(&self, a: &Poly) -> Result<Vec<u64>> {
+        match &a.storage {
+            Storage::Cpu(v) => Ok(v.clone()),
+        }
+    }
+
+    /// Downloads a coefficient-form polynomial over Q limbs as the centred integers of its CRT
+    /// reconstruction (in `(-Q_ℓ/2, Q_ℓ/2]`), rounded to `f64` (what decoding needs).
+    pub fn download_centered_f64(&self, a: &Poly) -> Result<Vec<f64>> {
+        self.check_shape("download_centered", &a.shape)?;
+        a.expect_form("download_centered", Form::Coefficient)?;
+        if a.shape.p_limbs != 0 {
+            return Err(Error::ShapeMismatch {
+                op: "download_centered",
+                lhs: a.shape,
+                rhs: self.shape_q(a.shape.q_limbs),
+            });
+        }
+        let shape = a.shape;
+        match &a.storage {
+            Storage::Cpu(v) => Ok(cpu::centered_f64(self, &shape, v)),
+        }
+    }
+
+    /// A coefficient-form polynomial with small signed coefficients (`coeffs.len() = N`), lifted
+    /// to every limb of `shape`.
+    pub fn from_signed(&self, device: Device, coeffs: &[i64], shape: PolyShape) -> Result<Poly> {
+        self.check_shape("from_signed", &shape)?;
+        if coeffs.len() != shape.n {
+            return Err(Error::InvalidInput(format!(
+                "from_signed: {} coefficients for N = {}",
+                coeffs.len(),
+                shape.n
+            )));
+        }
+        let data = sampler::lift_signed(coeffs, &self.moduli(&shape));
+        self.upload(device, data, shape, Form::Coefficient)
+    }
+
+    /// A coefficient-form polynomial with 128-bit signed coefficients (`coeffs.len() = N`).
+    pub fn from_i128(&self, device: Device, coeffs: &[i128], shape: PolyShape) -> Result<Poly> {
+        self.check_shape("from_i128", &shape)?;
+        if coeffs.len() != shape.n {
+            return Err(Error::InvalidInput(format!(
+                "from_i128: {} coefficients for N = {}",
+                coeffs.len(),
+                shape.n
+            )));
+        }
+        let mut data = Vec::with_capacity(shape.words());
+        for q in self.moduli(&shape) {
+            data.extend(coeffs.iter().map(|&c| q.reduce_i128(c)));
+        }
+        self.upload(device, data, shape, Form::Coefficient)
+    }
+
+    /// The residues of a signed integer modulo every limb of `shape` (a per-limb scalar).
+    pub fn scalar_from_i128(&self, x: i128, shape: &PolyShape) -> Vec<u64> {
+        self.moduli(shape)
+            .iter()
+            .map(|q| q.reduce_i128(x))
+            .collect()
+    }
+
+    /// The residues of a big signed integer modulo every limb of `shape`.
+    pub fn scalar_from_bigint(&self, x: &BigInt, shape: &PolyShape) -> Vec<u64> {
+        let (sign, digits) = x.to_u64_digits();
+        self.moduli(shape)
+            .iter()
+            .map(|q| {
+                let r = digits
+                    .iter()
+                    .rev()
+                    .fold(0u64, |r, &d| q.reduce_u128(((r as u128) << 64) | d as u128));
+                if sign == num_bigint::Sign::Minus {
+                    q.neg(r)
+                } else {
+                    r
+                }
+            })
+            .collect()
+    }
+
+    // ---------------------------------------------------------------- transforms
+
+    /// Forward NTT of every limb: coefficient form → NTT form.
+    pub fn ntt_forward(&self, a: &mut Poly) -> Result<()> {
+        self.check_shape("ntt_forward", &a.shape)?;
+        a.expect_form("ntt_forward", Form::Coefficient)?;
+        let limbs = a.shape.limbs();
+        self.ntt_forward_limbs(a, 0..limbs)?;
+        a.form = Form::Ntt;
+        Ok(())
+    }
+
+    /// Inverse NTT of every limb: NTT form → coefficient form.
+    pub fn ntt_inverse(&self, a: &mut Poly) -> Result<()> {
+        self.check_shape("ntt_inverse", &a.shape)?;
+        a.expect_form("ntt_inverse", Form::Ntt)?;
+        let limbs = a.shape.limbs();
+        self.ntt_inverse_limbs(a, 0..limbs)?;
+        a.form = Form::Coefficient;
+        Ok(())
+    }
+
+    /// Forward NTT of the limbs in `limbs` only. Low level: the polynomial's [`Form`] flag is
+    /// not changed, so the caller owns the mixed state it creates.
+    pub fn ntt_forward_limbs(&self, a: &mut Poly, limbs: Range<usize>) -> Result<()> {
+        check_range("ntt_forward_limbs", &a.shape, &limbs)?;
+        let shape = a.shape;
+        match &mut a.storage {
+            Storage::Cpu(v) => cpu::ntt_forward(self, &shape, v, limbs),
+        }
+    }
+
+    /// Inverse NTT of the limbs in `limbs` only (low level, see
+    /// [`RnsRing::ntt_forward_limbs`]).
+    pub fn ntt_inverse_limbs(&self, a: &mut Poly, limbs: Range<usize>) -> Result<()> {
+        check_range("ntt_inverse_limbs", &a.shape, &limbs)?;
+        let shape = a.shape;
+        match &mut a.storage {
+            Storage::Cpu(v) => cpu::ntt_inverse(self, &shape, v, limbs),
+        }
+    }
+
+    // ---------------------------------------------------------------- element-wise
+
+    /// `a += b`.
+    pub fn add_assign(&self, a: &mut Poly, b: &Poly) -> Result<()> {
+        self.check_binary("add", a, b)?;
+        let shape = a.shape;
+        match (&mut a.storage, &b.storage) {
+            (Storage::Cpu(x), Storage::Cpu(y)) => cpu::add(self, &shape, x, y),
+        }
+        Ok(())
+    }
+
+    /// `a -= b`.
+    pub fn sub_assign(&self, a: &mut Poly, b: &Poly) -> Result<()> {
+        self.check_binary("sub", a, b)?;
+        let shape = a.shape;
+        match (&mut a.storage, &b.storage) {
+            (Storage::Cpu(x), Storage::Cpu(y)) => cpu::sub(self, &shape, x, y),
+        }
+        Ok(())
+    }
+
+    /// `a = b - a`.
+    pub fn sub_from_assign(&self, a: &mut Poly, b: &Poly) -> Result<()> {
+        self.check_binary("sub_from", a, b)?;
+        let shape = a.shape;
+        match (&mut a.storage, &b.storage) {
+            (Storage::Cpu(x), Storage::Cpu(y)) => cpu::sub_from(self, &shape, x, y),
+        }
+        Ok(())
+    }
+
+    /// `a = -a`.
+    pub fn neg_assign(&self, a: &mut Poly) -> Result<()> {
+        self.check_shape("neg", &a.shape)?;
+        let shape = a.shape;
+        match &mut a.storage {
+            Storage::Cpu(x) => cpu::neg(self, &shape, x),
+        }
+        Ok(())
+    }
+
+    /// `a *= b`, pointwise (both in NTT form: the negacyclic product).
+    pub fn mul_assign(&self, a: &mut Poly, b: &Poly) -> Result<()> {
+        self.check_binary("mul", a, b)?;
+        a.expect_form("mul", Form::Ntt)?;
+        let shape = a.shape;
+        match (&mut a.storage, &b.storage) {
+            (Storage::Cpu(x), Storage::Cpu(y)) => cpu::mul(self, &shape, x, y),
+        }
+        Ok(())
+    }
+
+    /// `acc += a · b` (NTT form).
+    pub fn mul_add_assign(&self, acc: &mut Poly, a: &Poly, b: &Poly) -> Result<()> {
+        self.check_binary("mul_add", acc, a)?;
+        self.check_binary("mul_add", acc, b)?;
+        acc.expect_form("mul_add", Form::Ntt)?;
+        let shape = acc.shape;
+        match (&mut acc.storage, &a.storage, &b.storage) {
+            (Storage::Cpu(z), Storage::Cpu(x), Storage::Cpu(y)) => {
+                cpu::mul_add(self, &shape, z, x, y)
+            }
+        }
+        Ok(())
+    }
+
+    /// `acc -= a · b` (NTT form).
+    pub fn mul_sub_assign(&self, acc: &mut Poly, a: &Poly, b: &Poly) -> Result<()> {
+        self.check_binary("mul_sub", acc, a)?;
+        self.check_binary("mul_sub", acc, b)?;
+        acc.expect_form("mul_sub", Form::Ntt)?;
+        let shape = acc.shape;
+        match (&mut acc.storage, &a.storage, &b.storage) {
+            (Storage::Cpu(z), Storage::Cpu(x), Storage::Cpu(y)) => {
+                cpu::mul_sub(self, &shape, z, x, y)
+            }
+        }
+        Ok(())
+    }
+
+    /// `a + b` into a new polynomial of `a`'s shape.
+    pub fn add(&self, a: &Poly, b: &Poly) -> Result<Poly> {
+        let mut out = a.try_clone()?;
+        self.add_assign(&mut out, b)?;
+        Ok(out)
+    }
+
+    /// `a - b` into a new polynomial of `a`'s shape.
+    pub fn sub(&self, a: &Poly, b: &Poly) -> Result<Poly> {
+        let mut out = a.try_clone()?;
+        self.sub_assign(&mut out, b)?;
+        Ok(out)
+    }
+
+    /// `a · b` (NTT form) into a new polynomial of `a`'s shape.
+    pub fn mul(&self, a: &Poly, b: &Poly) -> Result<Poly> {
+        let mut out = a.try_clone()?;
+        self.mul_assign(&mut out, b)?;
+        Ok(out)
+    }
+
+    /// `a *= c_i` on limb `i` (`scalars` canonical, one per limb).
+    pub fn mul_scalar_assign(&self, a: &mut Poly, scalars: &[u64]) -> Result<()> {
+        self.check_scalars("mul_scalar", a, scalars)?;
+        let shape = a.shape;
+        match &mut a.storage {
+            Storage::Cpu(x) => cpu::mul_scalar(self, &shape, x, scalars),
+        }
+        Ok(())
+    }
+
+    /// `acc += a · c_i` on limb `i`.
+    pub fn mul_scalar_add_assign(&self, acc: &mut Poly, a: &Poly, scalars: &[u64]) -> Result<()> {
+        self.check_binary("mul_scalar_add", acc, a)?;
+        self.check_scalars("mul_scalar_add", acc, scalars)?;
+        let shape = acc.shape;
+        match (&mut acc.storage, &a.storage) {
+            (Storage::Cpu(z), Storage::Cpu(x)) => cpu::mul_scalar_add(self, &shape, z, x, scalars),
+        }
+        Ok(())
+    }
+
+    /// Adds the constant polynomial `c` (residues `c_i`, one per limb): to every evaluation in
+    /// NTT form, to the constant coefficient in coefficient form.
+    pub fn add_scalar_assign(&self, a: &mut Poly, scalars: &[u64]) -> Result<()> {
+        self.check_scalars("add_scalar", a, scalars)?;
+        let shape = a.shape;
+        let form = a.form;
+        match &mut a.storage {
+            Storage::Cpu(x) => match form {
+                Form::Ntt => cpu::add_scalar_all(self, &shape, x, scalars),
+                Form::Coefficient => cpu::add_scalar_coeff0(self, &shape, x, scalars),
+            },
+        }
+        Ok(())
+    }
+
+    // ---------------------------------------------------------------- automorphism
+
+    /// The Galois automorphism `X ↦ X^g` (`g` odd), in either form. In NTT form it is pure index
+    /// arithmetic: entry `i` of the result is entry `j` of the input with
+    /// `2·bitrev(j) + 1 ≡ g·(2·bitrev(i) + 1) (mod 2N)`.
+    pub fn automorphism(&self, a: &Poly, g: u64) -> Result<Poly> {
+        self.check_shape("automorphism", &a.shape)?;
+        if g % 2 == 0 {
+            return Err(Error::InvalidInput(format!(
+                "automorphism: the Galois element {g} is even (it must be odd modulo 2N)"
+            )));
+        }
+        let shape = a.shape;
+        let data = match (&a.storage, a.form) {
+            (Storage::Cpu(x), Form::Ntt) => {
+                let perm = cpu::automorphism_permutation(shape.n, g);
+                Storage::Cpu(cpu::automorphism_ntt(&shape, x, &perm))
+            }
+            (Storage::Cpu(x), Form::Coefficient) => {
+                Storage::Cpu(cpu::automorphism_coeff(self, &shape, x, g))
+            }
+        };
+        Ok(Poly {
+            storage: data,
+            shape,
+            form: a.form,
+        })
+    }
+
+    // ---------------------------------------------------------------- basis changes
+
+    /// A copy keeping the first `q_limbs` Q limbs (and the `P` limbs, if any): dropping levels.
+    pub fn drop_q_limbs(&self, a: &Poly, q_limbs: usize) -> Result<Poly> {
+        let mut out = a.try_clone()?;
+        self.truncate_q_limbs(&mut out, q_limbs)?;
+        Ok(out)
+    }
+
+    /// Keeps only the first `q_limbs` Q limbs (and the `P` limbs, if any), in place.
+    pub fn truncate_q_limbs(&self, a: &mut Poly, q_limbs: usize) -> Result<()> {
+        self.check_shape("drop_limbs", &a.shape)?;
+        let target = PolyShape::qp(a.shape.n, q_limbs, a.shape.p_limbs);
+        if q_limbs == 0 || q_limbs > a.shape.q_limbs {
+            return Err(Error::ShapeMismatch {
+                op: "drop_limbs",
+                lhs: a.shape,
+                rhs: target,
+            });
+        }
+        let n = a.shape.n;
+        let (from, to) = (a.shape.q_limbs * n, q_limbs * n);
+        match &mut a.storage {
+            Storage::Cpu(v) => {
+                // Move the P limbs down behind the kept Q limbs, then cut.
+                v.copy_within(from.., to);
+                v.truncate(target.words());
+            }
+        }
+        a.shape = target;
+        Ok(())
+    }
+
+    /// ModUp of every active digit of a level-`ℓ` polynomial (NTT form, no `P` limbs) to
+    /// `Q_ℓ ∪ P` (NTT form), for hybrid key switching. The result can be shared by many key
+    /// switchings of the same polynomial (hoisting).
+    pub fn mod_up(&self, a: &Poly) -> Result<Vec<Poly>> {
+        self.check_shape("mod_up", &a.shape)?;
+        a.expect_form("mod_up", Form::Ntt)?;
+        if a.shape.p_limbs != 0 {
+            return Err(Error::ShapeMismatch {
+                op: "mod_up",
+                lhs: a.shape,
+                rhs: self.shape_q(a.shape.q_limbs),
+            });
+        }
+        let ell = a.shape.q_limbs;
+        let shape = self.shape_qp(ell);
+        match &a.storage {
+            Storage::Cpu(x) => Ok(cpu::mod_up_digits(self, ell, x)?
+                .into_iter()
+                .map(|v| Poly {
+                    storage: Storage::Cpu(v),
+                    shape,
+                    form: Form::Ntt,
+                })
+                .collect()),
+        }
+    }
+
+    /// ModDown from `Q_ℓ ∪ P` to `Q_ℓ` (NTT form): exactly `round(a / P)` for the centred
+    /// representative of `a` (the `P → Q_ℓ` conversion is `rhea_math`'s exact centred one, so
+    /// the rounding error is zero-mean; `rhea_math::bconv::ModDown` is the floor-like variant).
+    pub fn mod_down(&self, a: &Poly) -> Result<Poly> {
+        self.check_shape("mod_down", &a.shape)?;
+        a.expect_form("mod_down", Form::Ntt)?;
+        if a.shape.p_limbs != self.p_len() {
+            return Err(Error::ShapeMismatch {
+                op: "mod_down",
+                lhs: a.shape,
+                rhs: self.shape_qp(a.shape.q_limbs),
+            });
+        }
+        let ell = a.shape.q_limbs;
+        match &a.storage {
+            Storage::Cpu(x) => Ok(Poly {
+                storage: Storage::Cpu(cpu::mod_down(self, ell, x)?),
+                shape: self.shape_q(ell),
+                form: Form::Ntt,
+            }),
+        }
+    }
+
+    /// Rescaling by the last Q limb: exactly `round(a / q_{ℓ-1})` over `Q_{ℓ-1}`, in either form.
+    pub fn rescale(&self, a: &Poly) -> Result<Poly> {
+        self.check_shape("rescale", &a.shape)?;
+        let ell = a.shape.q_limbs;
+        if a.shape.p_limbs != 0 || ell < 2 {
+            return Err(Error::ShapeMismatch {
+                op: "rescale",
+                lhs: a.shape,
+                rhs: self.shape_q(ell.max(2)),
+            });
+        }
+        let n = a.shape.n;
+        let data = match (&a.storage, a.form) {
+            (Storage::Cpu(x), Form::Ntt) => cpu::rescale_ntt(self, ell, x)?,
+            (Storage::Cpu(x), Form::Coefficient) => {
+                let mut out = vec![0u64; (ell - 1) * n];
+                self.rescaler().apply(ell, x, &mut out, n)?;
+                out
+            }
+        };
+        Ok(Poly {
+            storage: Storage::Cpu(data),
+            shape: self.shape_q(ell - 1),
+            form: a.form,
+        })
+    }
+
+    /// The key-switching inner product over `Q_ℓ ∪ P`: `(Σ_j d_j · b_j, Σ_j d_j · a_j)` for the
+    /// ModUp digits `d_j` (from [`RnsRing::mod_up`]) and a key's digit pairs `[b_j, a_j]` stored
+    /// over the full `Q ∪ P` (only the limbs of `Q_ℓ ∪ P` are read). Uses the first
+    /// `digits.len()` key digits.
+    pub fn keyswitch_inner_product(&self, digits: &[Poly], key: &[[Poly; 2]]) -> Result<[Poly; 2]> {
+        let first = digits
+            .first()
+            .ok_or_else(|| Error::InvalidInput("keyswitch_inner_product: no digits".to_string()))?;
+        if key.len() < digits.len() {
+            return Err(Error::InvalidInput(format!(
+                "keyswitch_inner_product: {} digits but the key has {}",
+                digits.len(),
+                key.len()
+            )));
+        }
+        let ell = first.shape.q_limbs;
+        let shape = self.shape_qp(ell);
+        let full = self.full_shape();
+        for d in digits {
+            same_device("keyswitch_inner_product", first, d)?;
+            d.expect_form("keyswitch_inner_product", Form::Ntt)?;
+            if d.shape != shape {
+                return Err(Error::ShapeMismatch {
+                    op: "keyswitch_inner_product",
+                    lhs: d.shape,
+                    rhs: shape,
+                });
+            }
+        }
+        for k in key.iter().take(digits.len()).flatten() {
+            same_device("keyswitch_inner_product", first, k)?;
+            k.expect_form("keyswitch_inner_product", Form::Ntt)?;
+            if k.shape != full {
+                return Err(Error::ShapeMismatch {
+                    op: "keyswitch_inner_product",
+                    lhs: k.shape,
+                    rhs: full,
+                });
+            }
+        }
+        let mut ds: Vec<&[u64]> = Vec::with_capacity(digits.len());
+        for d in digits {
+            match &d.storage {
+                Storage::Cpu(v) => ds.push(v),
+            }
+        }
+        let mut ks: Vec<(&[u64], &[u64])> = Vec::with_capacity(digits.len());
+        for [b, a] in key.iter().take(digits.len()) {
+            match (&b.storage, &a.storage) {
+                (Storage::Cpu(b), Storage::Cpu(a)) => ks.push((b, a)),
+            }
+        }
+        let (o0, o1) = cpu::inner_product(self, ell, &ds, &ks);
+        let wrap = |v| Poly {
+            storage: Storage::Cpu(v),
+            shape,
+            form: Form::Ntt,
+        };
+        Ok([wrap(o0), wrap(o1)])
+    }
+
+    // ---------------------------------------------------------------- sampling
+
+    /// A uniform polynomial regenerated from `(seed, stream)`, read as NTT-form values (a
+    /// uniform polynomial is uniform in either form), so it can be shipped as its seed.
+    pub fn sample_uniform_from_seed(
+        &self,
+        device: Device,
+        seed: &[u8; 32],
+        stream: u64,
+        shape: PolyShape,
+    ) -> Result<Poly> {
+        self.check_shape("sample_uniform", &shape)?;
+        let data = sampler::uniform_poly_from_seed(seed, stream, &self.moduli(&shape), shape.n);
+        self.upload(device, data, shape, Form::Ntt)
+    }
+
+    /// A discrete Gaussian error polynomial (`σ = sigma`, tail cut `6σ`) in NTT form.
+    pub fn sample_gaussian(
+        &self,
+        device: Device,
+        rng: &mut Prng,
+        sigma: f64,
+        shape: PolyShape,
+    ) -> Result<Poly> {
+        let coeffs = sampler::gaussian(rng, shape.n, sigma, 6.0 * sigma)?;
+        let mut p = self.from_signed(device, &coeffs, shape)?;
+        self.ntt_forward(&mut p)?;
+        Ok(p)
+    }
+
+    /// A uniform ternary polynomial (`{-1, 0, 1}`) in NTT form.
+    pub fn sample_ternary(&self, device: Device, rng: &mut Prng, shape: PolyShape) -> Result<Poly> {
+        let mut coeffs = sampler::ternary(rng, shape.n);
+        let p = self.from_signed(device, &coeffs, shape);
+        zeroize::Zeroize::zeroize(&mut coeffs);
+        let mut p = p?;
+        self.ntt_forward(&mut p)?;
+        Ok(p)
+    }
+}
+
+fn check_range(op: &'static str, shape: &PolyShape, limbs: &Range<usize>) -> Result<()> {
+    if limbs.start <= limbs.end && limbs.end <= shape.limbs() {
+        Ok(())
+    } else {
+        Err(Error::InvalidInput(format!(
+            "`{op}`: limb range {limbs:?} outside a polynomial of {} limbs",
+            shape.limbs()
+        )))
+    }
+}
+
+/// The arm for devices that [`Device::check_supported`] has already refused.
+fn unreachable_device<T>(device: Device) -> Result<T> {
+    Err(Error::DeviceNotSupported {
+        device,
+        reason: "no backend for this device in this build".to_string(),
+    })
+}

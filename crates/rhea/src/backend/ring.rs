@@ -1,0 +1,259 @@
+//! [`RnsRing`]: the precomputed tables of one `Q ∪ P` RNS ring, shared by every primitive.
+
+use std::fmt;
+use std::ops::Range;
+
+use rhea_math::basis::Basis;
+use rhea_math::bconv::{BaseConverter, ModDown, ModUp, Rescaler};
+use rhea_math::ntt::NttTable;
+use rhea_math::Modulus;
+
+use super::PolyShape;
+use crate::error::{Error, Result};
+
+/// The ring `Z_{Q·P}[X]/(X^N + 1)` in RNS form, with every table the primitives need:
+/// the NTT tables of each prime, the hybrid key-switching plans (ModUp per digit, ModDown per
+/// level), and the rescaling tables.
+///
+/// Scheme-agnostic: CKKS and BGV parameters both hold one behind an `Arc`. The primitives are
+/// its methods (see [`crate::backend`]); when the CUDA backend arrives, the device copies of
+/// these tables hang off this struct too.
+pub struct RnsRing {
+    n: usize,
+    log_n: u32,
+    q: Basis,
+    p: Basis,
+    /// NTT tables, `Q` primes then `P` primes.
+    ntt: Vec<NttTable>,
+    mod_up: ModUp,
+    /// `mod_up_conv[d][ℓ - start_d - 1]`: the conversion from the active limbs of digit `d` at
+    /// `ℓ` active Q limbs to the other active Q limbs then `P` (in that order).
+    mod_up_conv: Vec<Vec<BaseConverter>>,
+    mod_down: ModDown,
+    /// `mod_down_conv[ℓ - 1]`: the fast conversion `P → {q_0..q_{ℓ-1}}`.
+    mod_down_conv: Vec<BaseConverter>,
+    rescaler: Rescaler,
+    /// `[P]_{q_i}` for every Q prime (the gadget factor of key-switching keys).
+    p_mod_q: Vec<u64>,
+}
+
+impl RnsRing {
+    /// Builds the tables for degree `n` over the primes `q` (the ciphertext chain, in order) and
+    /// `p` (the key-switching primes), with `dnum` key-switching digits.
+    ///
+    /// Errors: the `rhea-math` errors for non-NTT-friendly or repeated primes, a bad degree, or a
+    /// `dnum` that does not split `Q` into `dnum` non-empty digits; [`Error::InvalidParameters`]
+    /// for an empty `Q` or `P`.
+    pub fn new(n: usize, q: &[u64], p: &[u64], dnum: usize) -> Result<Self> {
+        if q.is_empty() || p.is_empty() {
+            return Err(Error::InvalidParameters(
+                "the ring needs at least one Q prime and one P prime".into(),
+            ));
+        }
+        let all: Vec<u64> = q.iter().chain(p).copied().collect();
+        // Validates distinctness and coprimality of Q ∪ P at once.
+        Basis::new(&all)?;
+        let qb = Basis::new(q)?;
+        let pb = Basis::new(p)?;
+        let ntt = all
+            .iter()
+            .map(|&v| NttTable::new(Modulus::new(v)?, n))
+            .collect::<rhea_math::Result<Vec<_>>>()?;
+        let mod_up = ModUp::new(&qb, &pb, dnum)?;
+        let mod_up_conv = mod_up
+            .digits()
+            .iter()
+            .map(|r| {
+                (r.start + 1..=q.len())
+                    .map(|ell| {
+                        let active = r.start..r.end.min(ell);
+                        let to: Vec<u64> = q[..active.start]
+                            .iter()
+                            .chain(&q[active.end..ell])
+                            .chain(p)
+                            .copied()
+                            .collect();
+                        BaseConverter::new(&qb.slice(active)?, &Basis::new(&to)?)
+                    })
+                    .collect::<rhea_math::Result<Vec<_>>>()
+            })
+            .collect::<rhea_math::Result<Vec<_>>>()?;
+        let mod_down = ModDown::new(&qb, &pb)?;
+        let mod_down_conv = (1..=q.len())
+            .map(|l| BaseConverter::new(&pb, &qb.prefix(l)?))
+            .collect::<rhea_math::Result<Vec<_>>>()?;
+        let rescaler = Rescaler::new(&qb)?;
+        let p_mod_q = qb
+            .moduli()
+            .iter()
+            .map(|m| {
+                pb.values()
+                    .iter()
+                    .fold(1u64, |acc, &pi| m.mul(acc, m.reduce(pi)))
+            })
+            .collect();
+        Ok(Self {
+            n,
+            log_n: n.trailing_zeros(),
+            q: qb,
+            p: pb,
+            ntt,
+            mod_up,
+            mod_up_conv,
+            mod_down,
+            mod_down_conv,
+            rescaler,
+            p_mod_q,
+        })
+    }
+
+    /// The ring degree `N`.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// `log2 N`.
+    pub fn log_n(&self) -> u32 {
+        self.log_n
+    }
+
+    /// The ciphertext basis `Q`.
+    pub fn q(&self) -> &Basis {
+        &self.q
+    }
+
+    /// The key-switching basis `P`.
+    pub fn p(&self) -> &Basis {
+        &self.p
+    }
+
+    /// `|Q|`.
+    pub fn q_len(&self) -> usize {
+        self.q.len()
+    }
+
+    /// `|P|`.
+    pub fn p_len(&self) -> usize {
+        self.p.len()
+    }
+
+    /// The number of key-switching digits.
+    pub fn dnum(&self) -> usize {
+        self.mod_up.dnum()
+    }
+
+    /// The `Q` limb ranges of the key-switching digits.
+    pub fn digits(&self) -> &[Range<usize>] {
+        self.mod_up.digits()
+    }
+
+    /// The number of digits with an active limb when `q_limbs` Q limbs are active.
+    pub fn active_digits(&self, q_limbs: usize) -> usize {
+        self.mod_up.active_digits(q_limbs)
+    }
+
+    /// `[P]_{q_i}` for every Q prime.
+    pub fn p_mod_q(&self) -> &[u64] {
+        &self.p_mod_q
+    }
+
+    /// The ModUp plan.
+    pub fn mod_up_plan(&self) -> &ModUp {
+        &self.mod_up
+    }
+
+    /// The conversion used by ModUp for `digit` at `q_limbs = ℓ` active Q limbs: from the
+    /// digit's active limbs to the other active Q limbs, then `P`.
+    pub(crate) fn mod_up_converter(&self, digit: usize, q_limbs: usize) -> &BaseConverter {
+        let start = self.mod_up.digits()[digit].start;
+        &self.mod_up_conv[digit][q_limbs - start - 1]
+    }
+
+    /// The ModDown plan (`P^{-1} mod q_i` tables).
+    pub fn mod_down_plan(&self) -> &ModDown {
+        &self.mod_down
+    }
+
+    /// The fast conversion `P → Q_ℓ` used by ModDown at `q_limbs = ℓ`.
+    pub(crate) fn mod_down_converter(&self, q_limbs: usize) -> &BaseConverter {
+        &self.mod_down_conv[q_limbs - 1]
+    }
+
+    /// The rescaling tables.
+    pub fn rescaler(&self) -> &Rescaler {
+        &self.rescaler
+    }
+
+    /// The full shape `Q ∪ P` (what keys are stored over).
+    pub fn full_shape(&self) -> PolyShape {
+        PolyShape::qp(self.n, self.q.len(), self.p.len())
+    }
+
+    /// The shape of the first `q_limbs` Q primes.
+    pub fn shape_q(&self, q_limbs: usize) -> PolyShape {
+        PolyShape::q(self.n, q_limbs)
+    }
+
+    /// The shape of the first `q_limbs` Q primes extended by `P`.
+    pub fn shape_qp(&self, q_limbs: usize) -> PolyShape {
+        PolyShape::qp(self.n, q_limbs, self.p.len())
+    }
+
+    /// Index into the `Q ∪ P` prime list of limb `i` of a polynomial of this shape.
+    #[inline]
+    pub(crate) fn prime_index(&self, shape: &PolyShape, i: usize) -> usize {
+        if i < shape.q_limbs {
+            i
+        } else {
+            self.q.len() + (i - shape.q_limbs)
+        }
+    }
+
+    /// The modulus of limb `i` of a polynomial of this shape.
+    #[inline]
+    pub fn modulus(&self, shape: &PolyShape, i: usize) -> &Modulus {
+        let j = self.prime_index(shape, i);
+        self.ntt[j].modulus()
+    }
+
+    /// The NTT table of limb `i` of a polynomial of this shape.
+    #[inline]
+    pub fn ntt_table(&self, shape: &PolyShape, i: usize) -> &NttTable {
+        &self.ntt[self.prime_index(shape, i)]
+    }
+
+    /// The moduli of every limb of a polynomial of this shape.
+    pub fn moduli(&self, shape: &PolyShape) -> Vec<Modulus> {
+        (0..shape.limbs())
+            .map(|i| *self.modulus(shape, i))
+            .collect()
+    }
+
+    /// Checks that `shape` is a valid shape of this ring.
+    pub fn check_shape(&self, op: &'static str, shape: &PolyShape) -> Result<()> {
+        let ok = shape.n == self.n
+            && shape.q_limbs >= 1
+            && shape.q_limbs <= self.q.len()
+            && (shape.p_limbs == 0 || shape.p_limbs == self.p.len());
+        if ok {
+            Ok(())
+        } else {
+            Err(Error::ShapeMismatch {
+                op,
+                lhs: *shape,
+                rhs: self.full_shape(),
+            })
+        }
+    }
+}
+
+impl fmt::Debug for RnsRing {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RnsRing")
+            .field("n", &self.n)
+            .field("q", &self.q.values())
+            .field("p", &self.p.values())
+            .field("dnum", &self.dnum())
+            .finish()
+    }
+}

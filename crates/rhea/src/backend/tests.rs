@@ -1,0 +1,349 @@
+//! Conformance of the primitives: every NTT-domain primitive equals its coefficient-domain
+//! `rhea-math` reference conjugated by the NTT, bit for bit, on random inputs at several sizes.
+
+use rhea_math::ntt::negacyclic_mul_naive;
+use rhea_math::prime::generate_ntt_primes;
+
+use super::*;
+use crate::error::Error;
+
+/// A ring of degree `n` with `lq` Q primes (first 50 bits, then 40) and `lp` 55-bit P primes.
+fn ring(n: usize, lq: usize, lp: usize, dnum: usize) -> RnsRing {
+    let mut q = generate_ntt_primes(50, n, 1, &[]).unwrap();
+    q.extend(generate_ntt_primes(40, n, lq - 1, &q).unwrap());
+    let p = generate_ntt_primes(55, n, lp, &q).unwrap();
+    RnsRing::new(n, &q, &p, dnum).unwrap()
+}
+
+fn random(ring: &RnsRing, shape: PolyShape, form: Form, stream: u64) -> Poly {
+    let mut p = ring
+        .sample_uniform_from_seed(Device::Cpu, &[7u8; 32], stream, shape)
+        .unwrap();
+    p.form = form;
+    p
+}
+
+fn words(ring: &RnsRing, p: &Poly) -> Vec<u64> {
+    ring.download(p).unwrap()
+}
+
+const SIZES: [(usize, usize, usize, usize); 3] = [(16, 3, 1, 3), (256, 5, 2, 3), (2048, 6, 3, 2)];
+
+#[test]
+fn ntt_product_is_the_negacyclic_product() {
+    for (n, lq, lp, dnum) in SIZES {
+        let r = ring(n, lq, lp, dnum);
+        let shape = r.shape_qp(lq);
+        let a = random(&r, shape, Form::Coefficient, 1);
+        let b = random(&r, shape, Form::Coefficient, 2);
+        let (mut fa, mut fb) = (a.try_clone().unwrap(), b.try_clone().unwrap());
+        r.ntt_forward(&mut fa).unwrap();
+        r.ntt_forward(&mut fb).unwrap();
+        r.mul_assign(&mut fa, &fb).unwrap();
+        r.ntt_inverse(&mut fa).unwrap();
+        let (wa, wb, wc) = (words(&r, &a), words(&r, &b), words(&r, &fa));
+        for i in 0..shape.limbs() {
+            let q = r.modulus(&shape, i);
+            let s = i * n..(i + 1) * n;
+            let expect = negacyclic_mul_naive(&wa[s.clone()], &wb[s.clone()], q).unwrap();
+            assert_eq!(&wc[s], &expect[..], "n = {n}, limb {i}");
+        }
+    }
+}
+
+#[test]
+fn automorphism_in_ntt_form_matches_coefficient_form() {
+    for (n, lq, lp, dnum) in SIZES {
+        let r = ring(n, lq, lp, dnum);
+        let shape = r.shape_q(lq);
+        let a = random(&r, shape, Form::Coefficient, 3);
+        for g in [5u64, 25, 2 * n as u64 - 1, 3, (2 * n as u64) + 5] {
+            let want = {
+                let mut c = r.automorphism(&a, g).unwrap();
+                r.ntt_forward(&mut c).unwrap();
+                words(&r, &c)
+            };
+            let mut fa = a.try_clone().unwrap();
+            r.ntt_forward(&mut fa).unwrap();
+            let got = r.automorphism(&fa, g).unwrap();
+            assert_eq!(words(&r, &got), want, "n = {n}, g = {g}");
+        }
+        assert!(matches!(r.automorphism(&a, 4), Err(Error::InvalidInput(_))));
+    }
+}
+
+#[test]
+fn automorphisms_compose() {
+    let r = ring(256, 2, 1, 2);
+    let shape = r.shape_q(2);
+    let a = random(&r, shape, Form::Ntt, 4);
+    let two_n = 512u64;
+    let ab = r.automorphism(&r.automorphism(&a, 5).unwrap(), 25).unwrap();
+    let direct = r.automorphism(&a, 125 % two_n).unwrap();
+    assert_eq!(words(&r, &ab), words(&r, &direct));
+    // g and its inverse modulo 2N cancel.
+    let g_inv = (1..two_n)
+        .step_by(2)
+        .find(|x| (x * 5) % two_n == 1)
+        .unwrap();
+    let back = r
+        .automorphism(&r.automorphism(&a, 5).unwrap(), g_inv)
+        .unwrap();
+    assert_eq!(words(&r, &back), words(&r, &a));
+}
+
+#[test]
+fn rescale_in_ntt_form_matches_coefficient_form() {
+    for (n, lq, lp, dnum) in SIZES {
+        let r = ring(n, lq, lp, dnum);
+        for ell in 2..=lq {
+            let a = random(&r, r.shape_q(ell), Form::Coefficient, 5 + ell as u64);
+            let want = r.rescale(&a).unwrap();
+            let mut fa = a.try_clone().unwrap();
+            r.ntt_forward(&mut fa).unwrap();
+            let mut got = r.rescale(&fa).unwrap();
+            assert_eq!(got.shape(), r.shape_q(ell - 1));
+            r.ntt_inverse(&mut got).unwrap();
+            assert_eq!(words(&r, &got), words(&r, &want), "n = {n}, ell = {ell}");
+        }
+    }
+}
+
+#[test]
+fn mod_down_in_ntt_form_is_exact_rounding() {
+    use num_bigint::BigInt;
+    use num_traits::Zero;
+    for (n, lq, lp, dnum) in SIZES {
+        let r = ring(n, lq, lp, dnum);
+        for ell in 1..=lq {
+            let a = random(&r, r.shape_qp(ell), Form::Coefficient, 20 + ell as u64);
+            let wa = words(&r, &a);
+            let mut fa = a.try_clone().unwrap();
+            r.ntt_forward(&mut fa).unwrap();
+            let mut got = r.mod_down(&fa).unwrap();
+            r.ntt_inverse(&mut got).unwrap();
+            let got = words(&r, &got);
+            // Reference with big integers: the centred x over Q_ℓ·P, rounded x / P, reduced.
+            let qp: Vec<u64> = (0..ell + lp)
+                .map(|i| r.modulus(&fa.shape(), i).value())
+                .collect();
+            let basis = rhea_math::basis::Basis::new(&qp).unwrap();
+            let xs = basis.poly_reconstruct_centered(&wa, n).unwrap();
+            let p_big: BigInt = r.p().values().iter().map(|&v| BigInt::from(v)).product();
+            let half = &p_big / 2;
+            for (k, x) in xs.iter().enumerate().take(64) {
+                // round(x / P) with ties away from zero never happens (P odd).
+                let num = if x >= &BigInt::zero() {
+                    x + &half
+                } else {
+                    x - &half
+                };
+                let q: BigInt = &num / &p_big;
+                for i in 0..ell {
+                    let m = BigInt::from(r.modulus(&r.shape_q(ell), i).value());
+                    let want = ((&q % &m) + &m) % &m;
+                    assert_eq!(
+                        BigInt::from(got[i * n + k]),
+                        want,
+                        "n = {n}, ell = {ell}, k = {k}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn mod_up_in_ntt_form_is_the_centred_digit() {
+    use num_bigint::BigInt;
+    for (n, lq, lp, dnum) in SIZES {
+        let r = ring(n, lq, lp, dnum);
+        for ell in 1..=lq {
+            let a = random(&r, r.shape_q(ell), Form::Coefficient, 40 + ell as u64);
+            let wa = words(&r, &a);
+            let mut fa = a.try_clone().unwrap();
+            r.ntt_forward(&mut fa).unwrap();
+            let digits = r.mod_up(&fa).unwrap();
+            assert_eq!(digits.len(), r.active_digits(ell));
+            let shape = r.shape_qp(ell);
+            for (d, got) in digits.into_iter().enumerate() {
+                let lim = r.mod_up_plan().digit_limbs(d, ell).unwrap();
+                let mut got = got;
+                r.ntt_inverse(&mut got).unwrap();
+                let got = words(&r, &got);
+                // Reference: the centred integer of the digit's limbs, reduced modulo every limb.
+                let dq: Vec<u64> = lim.clone().map(|i| r.modulus(&shape, i).value()).collect();
+                let basis = rhea_math::basis::Basis::new(&dq).unwrap();
+                let xs = basis
+                    .poly_reconstruct_centered(&wa[lim.start * n..lim.end * n], n)
+                    .unwrap();
+                for (k, x) in xs.iter().enumerate().take(64) {
+                    for i in 0..shape.limbs() {
+                        let m = BigInt::from(r.modulus(&shape, i).value());
+                        let want = ((x % &m) + &m) % &m;
+                        assert_eq!(
+                            BigInt::from(got[i * n + k]),
+                            want,
+                            "n = {n}, ell = {ell}, digit {d}, limb {i}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn inner_product_matches_mul_add() {
+    for (n, lq, lp, dnum) in SIZES {
+        let r = ring(n, lq, lp, dnum);
+        let full = r.full_shape();
+        let key: Vec<[Poly; 2]> = (0..dnum as u64)
+            .map(|j| {
+                [
+                    random(&r, full, Form::Ntt, 100 + 2 * j),
+                    random(&r, full, Form::Ntt, 101 + 2 * j),
+                ]
+            })
+            .collect();
+        for ell in 1..=lq {
+            let a = random(&r, r.shape_q(ell), Form::Ntt, 60 + ell as u64);
+            let digits = r.mod_up(&a).unwrap();
+            let [g0, g1] = r.keyswitch_inner_product(&digits, &key).unwrap();
+            // Reference: restrict each key part to Q_ℓ ∪ P by hand, then mul-add.
+            let shape = r.shape_qp(ell);
+            let restrict = |p: &Poly| {
+                let w = words(&r, p);
+                let mut v = w[..ell * n].to_vec();
+                v.extend_from_slice(&w[lq * n..]);
+                r.upload(Device::Cpu, v, shape, Form::Ntt).unwrap()
+            };
+            let mut w0 = r.zero(Device::Cpu, shape, Form::Ntt).unwrap();
+            let mut w1 = r.zero(Device::Cpu, shape, Form::Ntt).unwrap();
+            for (d, [b, a]) in digits.iter().zip(&key) {
+                r.mul_add_assign(&mut w0, d, &restrict(b)).unwrap();
+                r.mul_add_assign(&mut w1, d, &restrict(a)).unwrap();
+            }
+            assert_eq!(words(&r, &g0), words(&r, &w0), "n = {n}, ell = {ell}");
+            assert_eq!(words(&r, &g1), words(&r, &w1), "n = {n}, ell = {ell}");
+        }
+    }
+}
+
+#[test]
+fn element_wise_ops_and_scalars() {
+    let n = 256;
+    let r = ring(n, 3, 1, 3);
+    let shape = r.shape_q(3);
+    let a = random(&r, shape, Form::Ntt, 200);
+    let b = random(&r, shape, Form::Ntt, 201);
+    let (wa, wb) = (words(&r, &a), words(&r, &b));
+    let sum = r.add(&a, &b).unwrap();
+    let diff = r.sub(&a, &b).unwrap();
+    let mut neg = a.try_clone().unwrap();
+    r.neg_assign(&mut neg).unwrap();
+    let mut from = a.try_clone().unwrap();
+    r.sub_from_assign(&mut from, &b).unwrap();
+    let scalars: Vec<u64> = (0..3).map(|i| 12345 + i).collect();
+    let mut sc = a.try_clone().unwrap();
+    r.mul_scalar_assign(&mut sc, &scalars).unwrap();
+    let mut acc = b.try_clone().unwrap();
+    r.mul_scalar_add_assign(&mut acc, &a, &scalars).unwrap();
+    let mut ms = b.try_clone().unwrap();
+    r.mul_sub_assign(&mut ms, &a, &a).unwrap();
+    let mut cst = a.try_clone().unwrap();
+    r.add_scalar_assign(&mut cst, &scalars).unwrap();
+    for (i, &c) in scalars.iter().enumerate() {
+        let q = r.modulus(&shape, i);
+        for k in 0..n {
+            let j = i * n + k;
+            assert_eq!(words(&r, &sum)[j], q.add(wa[j], wb[j]));
+            assert_eq!(words(&r, &diff)[j], q.sub(wa[j], wb[j]));
+            assert_eq!(words(&r, &neg)[j], q.neg(wa[j]));
+            assert_eq!(words(&r, &from)[j], q.sub(wb[j], wa[j]));
+            assert_eq!(words(&r, &sc)[j], q.mul(wa[j], c));
+            assert_eq!(words(&r, &acc)[j], q.mul_add(wa[j], c, wb[j]));
+            assert_eq!(words(&r, &ms)[j], q.sub(wb[j], q.mul(wa[j], wa[j])));
+            assert_eq!(words(&r, &cst)[j], q.add(wa[j], c));
+        }
+    }
+    // A higher-level operand is read as a view of its first limbs.
+    let low = r.drop_q_limbs(&a, 2).unwrap();
+    let s2 = r.add(&low, &b).unwrap();
+    assert_eq!(words(&r, &s2), words(&r, &sum)[..2 * n].to_vec());
+}
+
+#[test]
+fn mismatches_are_typed_errors() {
+    let r = ring(16, 3, 1, 3);
+    let a = random(&r, r.shape_q(2), Form::Ntt, 1);
+    let b = random(&r, r.shape_q(3), Form::Coefficient, 2);
+    let c = random(&r, r.shape_qp(2), Form::Ntt, 3);
+    let mut x = a.try_clone().unwrap();
+    assert!(matches!(
+        r.add_assign(&mut x, &b),
+        Err(Error::FormMismatch { .. })
+    ));
+    // A lower-level operand cannot stand in for a higher-level one.
+    let mut y = random(&r, r.shape_q(3), Form::Ntt, 4);
+    assert!(matches!(
+        r.add_assign(&mut y, &a),
+        Err(Error::ShapeMismatch { .. })
+    ));
+    assert!(matches!(
+        r.add_assign(&mut x, &c),
+        Err(Error::ShapeMismatch { .. })
+    ));
+    assert!(matches!(
+        r.mul_scalar_assign(&mut x, &[1]),
+        Err(Error::InvalidInput(_))
+    ));
+    assert!(matches!(r.rescale(&c), Err(Error::ShapeMismatch { .. })));
+    assert!(matches!(
+        r.ntt_forward(&mut x),
+        Err(Error::FormMismatch { .. })
+    ));
+    assert!(matches!(
+        r.upload(Device::Cpu, vec![0; 5], r.shape_q(1), Form::Ntt),
+        Err(Error::InvalidInput(_))
+    ));
+    assert!(matches!(
+        r.zero(Device::Cuda(0), r.shape_q(1), Form::Ntt),
+        Err(Error::DeviceNotSupported { .. })
+    ));
+    let too_big = vec![u64::MAX; 16];
+    assert!(r
+        .upload(Device::Cpu, too_big, r.shape_q(1), Form::Ntt)
+        .is_err());
+}
+
+#[test]
+fn centred_download_matches_big_integers() {
+    use num_traits::ToPrimitive;
+    for (n, lq, lp, dnum) in SIZES {
+        let r = ring(n, lq, lp, dnum);
+        for ell in 1..=lq {
+            let shape = r.shape_q(ell);
+            // Random residues (values spread over all of Q), then small signed values.
+            let a = random(&r, shape, Form::Coefficient, 300 + ell as u64);
+            let small: Vec<i64> = (0..n as i64)
+                .map(|k| (k * 7919 % 2001 - 1000) << 20)
+                .collect();
+            let b = r.from_signed(Device::Cpu, &small, shape).unwrap();
+            let basis = r.q().prefix(ell).unwrap();
+            for p in [&a, &b] {
+                let got = r.download_centered_f64(p).unwrap();
+                let want = basis.poly_reconstruct_centered(&words(&r, p), n).unwrap();
+                for (g, w) in got.iter().zip(&want) {
+                    let w = w.to_f64().unwrap();
+                    assert!(
+                        (g - w).abs() <= w.abs() * 1e-15,
+                        "n = {n}, ell = {ell}: {g} vs {w}"
+                    );
+                }
+            }
+            let got = r.download_centered_f64(&b).unwrap();
+            assert!(got.iter().zip(&small).all(|(g, s)| *g == *s as f64));
+        }
+    }
+}

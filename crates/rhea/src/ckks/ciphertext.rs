@@ -1,0 +1,150 @@
+//! CKKS plaintexts and ciphertexts: polynomials in NTT form plus level, scale and slot count.
+
+use std::fmt;
+
+use crate::backend::{Device, Poly};
+use crate::error::Result;
+
+/// An encoded message: one NTT-form polynomial over the Q limbs of its level, with its scale and
+/// slot count.
+pub struct Plaintext {
+    pub(crate) poly: Poly,
+    pub(crate) scale: f64,
+    pub(crate) slots: usize,
+    pub(crate) params_id: u64,
+}
+
+impl Plaintext {
+    /// The level (`Q` limbs − 1).
+    pub fn level(&self) -> usize {
+        self.poly.q_limbs() - 1
+    }
+
+    /// The scale `Δ` the message was multiplied by.
+    pub fn scale(&self) -> f64 {
+        self.scale
+    }
+
+    /// The number of slots.
+    pub fn slots(&self) -> usize {
+        self.slots
+    }
+
+    /// The polynomial (NTT form).
+    pub fn poly(&self) -> &Poly {
+        &self.poly
+    }
+
+    /// The id of the parameters.
+    pub fn params_id(&self) -> u64 {
+        self.params_id
+    }
+
+    /// The device holding the polynomial.
+    pub fn device(&self) -> Device {
+        self.poly.device()
+    }
+
+    /// A copy on the same device.
+    pub fn try_clone(&self) -> Result<Self> {
+        Ok(Self {
+            poly: self.poly.try_clone()?,
+            scale: self.scale,
+            slots: self.slots,
+            params_id: self.params_id,
+        })
+    }
+}
+
+impl fmt::Debug for Plaintext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Plaintext")
+            .field("level", &self.level())
+            .field("log2_scale", &self.scale.log2())
+            .field("slots", &self.slots)
+            .field("device", &self.device())
+            .finish()
+    }
+}
+
+/// A CKKS ciphertext: components `c_0, c_1[, c_2]` (NTT form, one shape) that decrypt to
+/// `Σ c_i·s^i ≈ Δ·m`, with the level, scale `Δ` and slot count tracked.
+pub struct Ciphertext {
+    pub(crate) parts: Vec<Poly>,
+    pub(crate) scale: f64,
+    pub(crate) slots: usize,
+    pub(crate) params_id: u64,
+}
+
+impl Ciphertext {
+    /// The level (`Q` limbs − 1): how many rescalings are left.
+    pub fn level(&self) -> usize {
+        self.parts[0].q_limbs() - 1
+    }
+
+    /// The scale `Δ`.
+    pub fn scale(&self) -> f64 {
+        self.scale
+    }
+
+    /// `log2` of the scale.
+    pub fn log_scale(&self) -> f64 {
+        self.scale.log2()
+    }
+
+    /// The number of slots.
+    pub fn slots(&self) -> usize {
+        self.slots
+    }
+
+    /// The number of components (2, or 3 after a multiplication without relinearisation).
+    pub fn len(&self) -> usize {
+        self.parts.len()
+    }
+
+    /// Always false: a ciphertext has at least two components.
+    pub fn is_empty(&self) -> bool {
+        self.parts.is_empty()
+    }
+
+    /// The components (NTT form).
+    pub fn parts(&self) -> &[Poly] {
+        &self.parts
+    }
+
+    /// The id of the parameters.
+    pub fn params_id(&self) -> u64 {
+        self.params_id
+    }
+
+    /// The device holding the components.
+    pub fn device(&self) -> Device {
+        self.parts[0].device()
+    }
+
+    /// A copy on the same device.
+    pub fn try_clone(&self) -> Result<Self> {
+        Ok(Self {
+            parts: self
+                .parts
+                .iter()
+                .map(Poly::try_clone)
+                .collect::<Result<_>>()?,
+            scale: self.scale,
+            slots: self.slots,
+            params_id: self.params_id,
+        })
+    }
+}
+
+impl fmt::Debug for Ciphertext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Ciphertext")
+            .field("level", &self.level())
+            .field("log2_scale", &self.scale.log2())
+            .field("components", &self.parts.len())
+            .field("slots", &self.slots)
+            .field("device", &self.device())
+            .finish()
+    }
+}

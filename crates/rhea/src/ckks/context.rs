@@ -1,0 +1,61 @@
+//! [`CkksContext`]: parameters plus the device everything is created on.
+
+use crate::backend::{Device, RnsRing};
+use crate::error::Result;
+use crate::params::CkksParameters;
+use crate::rlwe::RlweContext;
+
+/// The parameters and the device: what every CKKS object is built from. Cheap to clone,
+/// `Send + Sync`.
+///
+/// ```
+/// use rhea::{ckks::CkksContext, params::CkksParametersLiteral, Device};
+/// let params = CkksParametersLiteral::n13_logqp200_levels2().build()?;
+/// let ctx = CkksContext::new(&params, Device::best())?;
+/// assert_eq!(ctx.device(), Device::Cpu);
+/// // Asking for a GPU this build cannot use is a typed error.
+/// assert!(CkksContext::new(&params, Device::Cuda(0)).is_err());
+/// # Ok::<(), rhea::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct CkksContext {
+    params: CkksParameters,
+    rlwe: RlweContext,
+}
+
+impl CkksContext {
+    /// A context for `params` on `device` (errors if the device is not usable by this build).
+    pub fn new(params: &CkksParameters, device: Device) -> Result<Self> {
+        let rlwe = RlweContext::new(
+            params.ring().clone(),
+            params.secret(),
+            params.error_std_dev(),
+            params.id(),
+            device,
+        )?;
+        Ok(Self {
+            params: params.clone(),
+            rlwe,
+        })
+    }
+
+    /// The parameters.
+    pub fn params(&self) -> &CkksParameters {
+        &self.params
+    }
+
+    /// The RLWE core on the same ring and device.
+    pub fn rlwe(&self) -> &RlweContext {
+        &self.rlwe
+    }
+
+    /// The ring and its primitives.
+    pub fn ring(&self) -> &RnsRing {
+        self.rlwe.ring()
+    }
+
+    /// The device.
+    pub fn device(&self) -> Device {
+        self.rlwe.device()
+    }
+}

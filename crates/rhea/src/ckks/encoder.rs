@@ -1,0 +1,177 @@
+//! The CKKS encoder: complex (or real) slot vectors ↔ plaintext polynomials, through the special
+//! FFT of `rhea_math::fft`.
+
+use num_complex::Complex64;
+use rhea_math::fft::SpecialFft;
+
+use super::{CkksContext, Plaintext};
+use crate::error::{Error, Result};
+
+/// Below this `log2(scale · max|coefficient|)` the encoder rounds `f64` coefficients; above it, it
+/// runs the double-double transform (`SpecialFft::encode_scaled_i128`).
+const F64_PATH_MAX_LOG: f64 = 50.0;
+
+/// Encodes slot vectors into plaintexts and decodes them back, for a fixed number of slots
+/// (`N/2` by default, or any smaller power of two: sparse packing in the subring
+/// `Z[X^{N/(2·slots)}]`).
+pub struct Encoder {
+    ctx: CkksContext,
+    slots: usize,
+    fft: SpecialFft,
+}
+
+impl Encoder {
+    /// An encoder with full packing (`N/2` slots).
+    pub fn new(ctx: &CkksContext) -> Result<Self> {
+        Self::with_slots(ctx, ctx.params().max_slots())
+    }
+
+    /// An encoder with `slots` slots (a power of two, at most `N/2`).
+    pub fn with_slots(ctx: &CkksContext, slots: usize) -> Result<Self> {
+        if !slots.is_power_of_two() || slots > ctx.params().max_slots() {
+            return Err(Error::InvalidInput(format!(
+                "slots = {slots} must be a power of two at most N/2 = {}",
+                ctx.params().max_slots()
+            )));
+        }
+        Ok(Self {
+            ctx: ctx.clone(),
+            slots,
+            fft: SpecialFft::new(slots)?,
+        })
+    }
+
+    /// The number of slots.
+    pub fn slots(&self) -> usize {
+        self.slots
+    }
+
+    /// Encodes real values (at most `slots`, zero-padded) at the top level and default scale.
+    pub fn encode(&self, values: &[f64]) -> Result<Plaintext> {
+        let p = self.ctx.params();
+        self.encode_at(values, p.max_level(), p.default_scale())
+    }
+
+    /// Encodes real values at `level` with `scale`.
+    pub fn encode_at(&self, values: &[f64], level: usize, scale: f64) -> Result<Plaintext> {
+        let z: Vec<Complex64> = values.iter().map(|&x| Complex64::new(x, 0.0)).collect();
+        self.encode_complex_at(&z, level, scale)
+    }
+
+    /// Encodes complex values (at most `slots`, zero-padded) at the top level and default scale.
+    pub fn encode_complex(&self, values: &[Complex64]) -> Result<Plaintext> {
+        let p = self.ctx.params();
+        self.encode_complex_at(values, p.max_level(), p.default_scale())
+    }
+
+    /// Encodes complex values at `level` with `scale`.
+    ///
+    /// Errors: [`Error::InvalidInput`] for too many or non-finite values, a level above the
+    /// maximum, or a non-positive scale; [`Error::ScaleOverflow`] if the scaled message does not
+    /// fit below the modulus at `level`.
+    pub fn encode_complex_at(
+        &self,
+        values: &[Complex64],
+        level: usize,
+        scale: f64,
+    ) -> Result<Plaintext> {
+        let params = self.ctx.params();
+        if values.len() > self.slots {
+            return Err(Error::InvalidInput(format!(
+                "{} values for {} slots; use an encoder with more slots",
+                values.len(),
+                self.slots
+            )));
+        }
+        if level > params.max_level() {
+            return Err(Error::InvalidInput(format!(
+                "level {level} above the maximum level {}",
+                params.max_level()
+            )));
+        }
+        if !(scale.is_finite() && scale > 0.0) {
+            return Err(Error::InvalidInput(format!(
+                "scale {scale} must be positive"
+            )));
+        }
+        if let Some(v) = values
+            .iter()
+            .find(|v| !(v.re.is_finite() && v.im.is_finite()))
+        {
+            return Err(Error::InvalidInput(format!(
+                "non-finite value {v} to encode"
+            )));
+        }
+        let mut z = values.to_vec();
+        z.resize(self.slots, Complex64::new(0.0, 0.0));
+
+        let coeffs = self.fft.encode_to_real(&z)?;
+        let max = coeffs.iter().fold(0.0f64, |m, c| m.max(c.abs()));
+        let log_max = (scale * max).log2();
+        let log_q = params.log_q_at_level(level);
+        if log_max + 1.0 >= log_q {
+            return Err(Error::ScaleOverflow {
+                op: "encode",
+                log_scale: log_max,
+                log_modulus: log_q,
+            });
+        }
+        let ints: Vec<i128> = if log_max < F64_PATH_MAX_LOG {
+            coeffs
+                .iter()
+                .map(|&c| (c * scale).round() as i128)
+                .collect()
+        } else {
+            self.fft.encode_scaled_i128(&z, scale)?
+        };
+
+        let n = params.n();
+        let gap = n / (2 * self.slots);
+        let mut full = vec![0i128; n];
+        for (k, &v) in ints.iter().enumerate() {
+            full[k * gap] = v;
+        }
+        let ring = self.ctx.ring();
+        let shape = ring.shape_q(params.q_limbs_at_level(level));
+        let mut poly = ring.from_i128(self.ctx.device(), &full, shape)?;
+        ring.ntt_forward(&mut poly)?;
+        Ok(Plaintext {
+            poly,
+            scale,
+            slots: self.slots,
+            params_id: params.id(),
+        })
+    }
+
+    /// Decodes to complex slot values.
+    pub fn decode_complex(&self, pt: &Plaintext) -> Result<Vec<Complex64>> {
+        let params = self.ctx.params();
+        if pt.params_id != params.id() {
+            return Err(Error::ParametersMismatch {
+                op: "decode",
+                lhs: params.id(),
+                rhs: pt.params_id,
+            });
+        }
+        if pt.slots != self.slots {
+            return Err(Error::SlotMismatch {
+                expected: self.slots,
+                found: pt.slots,
+            });
+        }
+        let ring = self.ctx.ring();
+        let mut coeff = pt.poly.try_clone()?;
+        ring.ntt_inverse(&mut coeff)?;
+        let ints = ring.download_centered_f64(&coeff)?;
+        let n = params.n();
+        let gap = n / (2 * self.slots);
+        let inv = 1.0 / pt.scale;
+        let real: Vec<f64> = (0..2 * self.slots).map(|k| ints[k * gap] * inv).collect();
+        Ok(self.fft.decode_from_real(&real)?)
+    }
+
+    /// Decodes to real slot values (the real parts).
+    pub fn decode(&self, pt: &Plaintext) -> Result<Vec<f64>> {
+        Ok(self.decode_complex(pt)?.iter().map(|z| z.re).collect())
+    }
+}

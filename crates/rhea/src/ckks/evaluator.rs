@@ -1,0 +1,789 @@
+//! The CKKS evaluator: homomorphic arithmetic, rescaling, level and scale management, rotations.
+
+use std::ops::Deref;
+use std::sync::Arc;
+
+use num_complex::Complex64;
+
+use super::{Ciphertext, CkksContext, Plaintext};
+use crate::backend::{Poly, RnsRing};
+use crate::error::{Error, Result};
+use crate::rlwe::{GaloisKeys, KeySwitchKey, RelinearizationKey};
+
+/// Two scales are treated as equal when they differ by at most this relative amount (far below
+/// CKKS noise; covers `f64` rounding of scale bookkeeping along different paths).
+const SCALE_TOLERANCE: f64 = 1e-12;
+
+/// The smallest integer factor accepted when aligning a scale by "multiply by an integer, then
+/// rescale" (the alignment's relative error is at most `1 / (2·factor)`).
+const MIN_ALIGN_FACTOR: f64 = (1u64 << 20) as f64;
+
+fn scales_match(a: f64, b: f64) -> bool {
+    (a / b - 1.0).abs() <= SCALE_TOLERANCE
+}
+
+/// A ciphertext that is either the caller's or a level-aligned copy.
+enum Aligned<'a> {
+    Borrowed(&'a Ciphertext),
+    Owned(Ciphertext),
+}
+
+impl Deref for Aligned<'_> {
+    type Target = Ciphertext;
+    fn deref(&self) -> &Ciphertext {
+        match self {
+            Aligned::Borrowed(c) => c,
+            Aligned::Owned(c) => c,
+        }
+    }
+}
+
+/// Evaluates CKKS operations. Immutable and `Send + Sync`: one evaluator serves many threads.
+///
+/// **Scale management.** Every ciphertext carries its level and scale. In the default
+/// *auto-rescale* mode every multiplication (by a ciphertext, plaintext or non-integer constant)
+/// is followed by a rescaling, and additions of operands whose scales differ at the same level
+/// are aligned by spending one level. In *manual* mode
+/// ([`Evaluator::with_auto_rescale`]`(false)`) nothing is rescaled unless asked
+/// ([`Evaluator::rescale`]). In both modes additions align levels automatically: the operand
+/// at the higher level is brought down, and if its scale differs it is multiplied by an integer
+/// `≈ target·q/scale` and rescaled, landing on the other operand's scale (relative error
+/// `≤ 2^-21`, typically `2^-41`).
+///
+/// **Operations.** [`add`](Evaluator::add)/[`sub`](Evaluator::sub)/[`neg`](Evaluator::neg) of
+/// ciphertexts, plaintexts ([`add_plain`](Evaluator::add_plain), ...) and constants
+/// ([`add_const`](Evaluator::add_const), ...); multiplication by a plaintext, a constant, an
+/// integer, a ciphertext with or without relinearisation, squaring; rescaling, dropping levels;
+/// rotations, conjugation and hoisted rotations; and the seed-000 routines
+/// [`mul_lin`](Evaluator::mul_lin), [`mul_lin_rs`](Evaluator::mul_lin_rs),
+/// [`sqr_lin_rs`](Evaluator::sqr_lin_rs),
+/// [`mul_lin_rs_mod_sw_add`](Evaluator::mul_lin_rs_mod_sw_add).
+pub struct Evaluator {
+    ctx: CkksContext,
+    rlk: Option<Arc<RelinearizationKey>>,
+    galois: Option<Arc<GaloisKeys>>,
+    auto_rescale: bool,
+}
+
+impl Evaluator {
+    /// An evaluator without keys, in auto-rescale mode.
+    pub fn new(ctx: &CkksContext) -> Self {
+        Self {
+            ctx: ctx.clone(),
+            rlk: None,
+            galois: None,
+            auto_rescale: true,
+        }
+    }
+
+    /// Adds the relinearisation key (needed by ciphertext multiplication).
+    pub fn with_relinearization_key(
+        mut self,
+        rlk: impl Into<Arc<RelinearizationKey>>,
+    ) -> Result<Self> {
+        let rlk = rlk.into();
+        self.ctx
+            .rlwe()
+            .check_id("with_relinearization_key", rlk.key().params_id())?;
+        self.rlk = Some(rlk);
+        Ok(self)
+    }
+
+    /// Adds Galois keys (needed by rotations and conjugation).
+    pub fn with_galois_keys(mut self, keys: impl Into<Arc<GaloisKeys>>) -> Result<Self> {
+        let keys = keys.into();
+        self.ctx
+            .rlwe()
+            .check_id("with_galois_keys", keys.params_id())?;
+        self.galois = Some(keys);
+        Ok(self)
+    }
+
+    /// Turns auto-rescaling on (the default) or off (manual mode).
+    pub fn with_auto_rescale(mut self, on: bool) -> Self {
+        self.auto_rescale = on;
+        self
+    }
+
+    /// Whether auto-rescaling is on.
+    pub fn auto_rescale(&self) -> bool {
+        self.auto_rescale
+    }
+
+    /// The context.
+    pub fn context(&self) -> &CkksContext {
+        &self.ctx
+    }
+
+    // ------------------------------------------------------------------ helpers
+
+    fn ring(&self) -> &RnsRing {
+        self.ctx.ring()
+    }
+
+    fn check(&self, op: &'static str, ct: &Ciphertext) -> Result<()> {
+        self.ctx.rlwe().check_id(op, ct.params_id)?;
+        if !(2..=3).contains(&ct.parts.len()) {
+            return Err(Error::CiphertextDegree {
+                op,
+                expected: 2,
+                found: ct.parts.len(),
+                hint: "a CKKS ciphertext has 2 components (3 before relinearization)",
+            });
+        }
+        Ok(())
+    }
+
+    fn check_pair(&self, op: &'static str, a: &Ciphertext, b: &Ciphertext) -> Result<()> {
+        self.check(op, a)?;
+        self.check(op, b)?;
+        if a.slots != b.slots {
+            return Err(Error::SlotMismatch {
+                expected: a.slots,
+                found: b.slots,
+            });
+        }
+        Ok(())
+    }
+
+    fn check_plain(&self, op: &'static str, ct: &Ciphertext, pt: &Plaintext) -> Result<()> {
+        self.check(op, ct)?;
+        self.ctx.rlwe().check_id(op, pt.params_id)?;
+        if ct.slots != pt.slots {
+            return Err(Error::SlotMismatch {
+                expected: ct.slots,
+                found: pt.slots,
+            });
+        }
+        Ok(())
+    }
+
+    fn check_two_parts(op: &'static str, ct: &Ciphertext) -> Result<()> {
+        if ct.parts.len() != 2 {
+            return Err(Error::CiphertextDegree {
+                op,
+                expected: 2,
+                found: ct.parts.len(),
+                hint: "relinearize it first (Evaluator::relinearize)",
+            });
+        }
+        Ok(())
+    }
+
+    /// Fails unless a message of magnitude about 1 at `scale` fits below `Q_level / 2`.
+    fn check_fits(&self, op: &'static str, scale: f64, level: usize) -> Result<()> {
+        let log_q = self.ctx.params().log_q_at_level(level);
+        let log_scale = scale.log2();
+        if !scale.is_finite() || log_scale + 1.0 >= log_q {
+            return Err(Error::ScaleOverflow {
+                op,
+                log_scale,
+                log_modulus: log_q,
+            });
+        }
+        Ok(())
+    }
+
+    fn underflow(op: &'static str, ct: &Ciphertext, needed: usize) -> Result<()> {
+        if ct.level() < needed {
+            return Err(Error::LevelUnderflow {
+                op,
+                level: ct.level(),
+                needed,
+            });
+        }
+        Ok(())
+    }
+
+    fn wrap(&self, template: &Ciphertext, parts: Vec<Poly>, scale: f64) -> Ciphertext {
+        Ciphertext {
+            parts,
+            scale,
+            slots: template.slots,
+            params_id: template.params_id,
+        }
+    }
+
+    fn clone_parts(ct: &Ciphertext) -> Result<Vec<Poly>> {
+        ct.parts.iter().map(Poly::try_clone).collect()
+    }
+
+    /// The constant polynomial `re + im·X^{N/2}` (which encodes `re + i·im` in every slot) in
+    /// NTT form at `level`.
+    fn const_poly(&self, level: usize, re: i128, im: i128) -> Result<Poly> {
+        let ring = self.ring();
+        let n = ring.n();
+        let mut coeffs = vec![0i128; n];
+        coeffs[0] = re;
+        coeffs[n / 2] = im;
+        let shape = ring.shape_q(self.ctx.params().q_limbs_at_level(level));
+        let mut p = ring.from_i128(self.ctx.device(), &coeffs, shape)?;
+        ring.ntt_forward(&mut p)?;
+        Ok(p)
+    }
+
+    fn round_i128(op: &'static str, x: f64) -> Result<i128> {
+        if !x.is_finite() || x.abs() >= 2f64.powi(126) {
+            return Err(Error::InvalidInput(format!(
+                "`{op}`: the scaled constant {x:e} does not fit in 126 bits; use a smaller \
+                 constant or scale"
+            )));
+        }
+        Ok(x.round() as i128)
+    }
+
+    // ------------------------------------------------------------------ levels and scales
+
+    /// Divides by the last prime of the level: level − 1, scale / `q_level`.
+    ///
+    /// Errors: [`Error::LevelUnderflow`] at level 0.
+    pub fn rescale(&self, ct: &Ciphertext) -> Result<Ciphertext> {
+        self.check("rescale", ct)?;
+        Self::underflow("rescale", ct, 1)?;
+        let q_last = self.ctx.params().q_primes()[ct.level()] as f64;
+        let parts = ct
+            .parts
+            .iter()
+            .map(|p| self.ring().rescale(p))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(self.wrap(ct, parts, ct.scale / q_last))
+    }
+
+    /// Drops limbs down to `level` (modulus switching without rescaling: the scale is kept).
+    pub fn drop_to_level(&self, ct: &Ciphertext, level: usize) -> Result<Ciphertext> {
+        self.check("drop_to_level", ct)?;
+        if level > ct.level() {
+            return Err(Error::InvalidInput(format!(
+                "drop_to_level: target level {level} is above the ciphertext's level {}",
+                ct.level()
+            )));
+        }
+        let limbs = self.ctx.params().q_limbs_at_level(level);
+        let parts = ct
+            .parts
+            .iter()
+            .map(|p| self.ring().drop_q_limbs(p, limbs))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(self.wrap(ct, parts, ct.scale))
+    }
+
+    /// Brings `ct` down to `level` (strictly below its own) **and** to `scale`: drops to
+    /// `level + 1`, multiplies by the integer `c = round(scale · q_{level+1} / ct.scale)` and
+    /// rescales. The recorded scale is `scale` (the true one differs by a relative
+    /// `≤ 1/(2c)`).
+    ///
+    /// Errors: [`Error::LevelUnderflow`] if `level ≥ ct.level()`, [`Error::InvalidInput`] if
+    /// `c < 2^20` (the alignment would lose precision) or `c ≥ 2^126`.
+    pub fn drop_to_level_and_scale(
+        &self,
+        ct: &Ciphertext,
+        level: usize,
+        scale: f64,
+    ) -> Result<Ciphertext> {
+        const OP: &str = "drop_to_level_and_scale";
+        self.check(OP, ct)?;
+        if level >= ct.level() {
+            return Err(Error::LevelUnderflow {
+                op: OP,
+                level: ct.level(),
+                needed: 1,
+            });
+        }
+        let q = self.ctx.params().q_primes()[level + 1] as f64;
+        let c = scale * q / ct.scale;
+        if c.is_nan() || c < MIN_ALIGN_FACTOR {
+            return Err(Error::InvalidInput(format!(
+                "{OP}: cannot bring scale 2^{:.3} to 2^{:.3} with one rescaling (factor {c:e} is \
+                 below 2^20); rescale the operand first",
+                ct.scale.log2(),
+                scale.log2()
+            )));
+        }
+        let k = Self::round_i128(OP, c)?;
+        let tmp = self.drop_to_level(ct, level + 1)?;
+        let scalars = self.ring().scalar_from_i128(k, &tmp.parts[0].shape());
+        let parts = tmp
+            .parts
+            .iter()
+            .map(|p| {
+                let mut p = p.try_clone()?;
+                self.ring().mul_scalar_assign(&mut p, &scalars)?;
+                self.ring().rescale(&p)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(self.wrap(ct, parts, scale))
+    }
+
+    /// Aligns two operands of an addition (see the type docs).
+    fn align_add<'a>(
+        &self,
+        op: &'static str,
+        a: &'a Ciphertext,
+        b: &'a Ciphertext,
+    ) -> Result<(Aligned<'a>, Aligned<'a>)> {
+        let (la, lb) = (a.level(), b.level());
+        if la == lb {
+            if scales_match(a.scale, b.scale) {
+                return Ok((Aligned::Borrowed(a), Aligned::Borrowed(b)));
+            }
+            if self.auto_rescale && la >= 1 {
+                let b2 = self.drop_to_level_and_scale(b, la - 1, a.scale)?;
+                let a2 = self.drop_to_level(a, la - 1)?;
+                return Ok((Aligned::Owned(a2), Aligned::Owned(b2)));
+            }
+            return Err(Error::ScaleMismatch {
+                op,
+                lhs_log_scale: a.scale.log2(),
+                rhs_log_scale: b.scale.log2(),
+            });
+        }
+        let bring_down = |hi: &Ciphertext, lo: &Ciphertext| {
+            if scales_match(hi.scale, lo.scale) {
+                self.drop_to_level(hi, lo.level())
+            } else {
+                self.drop_to_level_and_scale(hi, lo.level(), lo.scale)
+            }
+        };
+        if la > lb {
+            Ok((Aligned::Owned(bring_down(a, b)?), Aligned::Borrowed(b)))
+        } else {
+            Ok((Aligned::Borrowed(a), Aligned::Owned(bring_down(b, a)?)))
+        }
+    }
+
+    /// Brings the higher operand of a product down to the other's level (scales multiply, so no
+    /// scale alignment is needed).
+    fn align_mul<'a>(
+        &self,
+        a: &'a Ciphertext,
+        b: &'a Ciphertext,
+    ) -> Result<(Aligned<'a>, Aligned<'a>)> {
+        let (la, lb) = (a.level(), b.level());
+        Ok(match la.cmp(&lb) {
+            std::cmp::Ordering::Equal => (Aligned::Borrowed(a), Aligned::Borrowed(b)),
+            std::cmp::Ordering::Greater => (
+                Aligned::Owned(self.drop_to_level(a, lb)?),
+                Aligned::Borrowed(b),
+            ),
+            std::cmp::Ordering::Less => (
+                Aligned::Borrowed(a),
+                Aligned::Owned(self.drop_to_level(b, la)?),
+            ),
+        })
+    }
+
+    fn maybe_rescale(&self, ct: Ciphertext) -> Result<Ciphertext> {
+        if self.auto_rescale {
+            self.rescale(&ct)
+        } else {
+            Ok(ct)
+        }
+    }
+
+    // ------------------------------------------------------------------ additive
+
+    /// `a + b` (levels and scales aligned automatically; a 3-component operand gives a
+    /// 3-component result).
+    pub fn add(&self, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext> {
+        self.check_pair("add", a, b)?;
+        let (a, b) = self.align_add("add", a, b)?;
+        let ring = self.ring();
+        let mut parts = Self::clone_parts(&a)?;
+        for (i, pb) in b.parts.iter().enumerate() {
+            match parts.get_mut(i) {
+                Some(pa) => ring.add_assign(pa, pb)?,
+                None => parts.push(pb.try_clone()?),
+            }
+        }
+        Ok(self.wrap(&a, parts, a.scale))
+    }
+
+    /// `a - b` (aligned like [`Evaluator::add`]).
+    pub fn sub(&self, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext> {
+        self.check_pair("sub", a, b)?;
+        let (a, b) = self.align_add("sub", a, b)?;
+        let ring = self.ring();
+        let mut parts = Self::clone_parts(&a)?;
+        for (i, pb) in b.parts.iter().enumerate() {
+            match parts.get_mut(i) {
+                Some(pa) => ring.sub_assign(pa, pb)?,
+                None => {
+                    let mut p = pb.try_clone()?;
+                    ring.neg_assign(&mut p)?;
+                    parts.push(p);
+                }
+            }
+        }
+        Ok(self.wrap(&a, parts, a.scale))
+    }
+
+    /// `-a`.
+    pub fn neg(&self, a: &Ciphertext) -> Result<Ciphertext> {
+        self.check("neg", a)?;
+        let mut parts = Self::clone_parts(a)?;
+        for p in &mut parts {
+            self.ring().neg_assign(p)?;
+        }
+        Ok(self.wrap(a, parts, a.scale))
+    }
+
+    fn plain_operand<'a>(
+        &self,
+        op: &'static str,
+        ct: &'a Ciphertext,
+        pt: &Plaintext,
+    ) -> Result<Aligned<'a>> {
+        self.check_plain(op, ct, pt)?;
+        if pt.level() < ct.level() {
+            Ok(Aligned::Owned(self.drop_to_level(ct, pt.level())?))
+        } else {
+            Ok(Aligned::Borrowed(ct))
+        }
+    }
+
+    /// `ct + pt` (the plaintext must have the ciphertext's scale; a plaintext at a higher level is
+    /// read at the ciphertext's level).
+    pub fn add_plain(&self, ct: &Ciphertext, pt: &Plaintext) -> Result<Ciphertext> {
+        self.add_sub_plain("add_plain", ct, pt, false)
+    }
+
+    /// `ct - pt` (as [`Evaluator::add_plain`]).
+    pub fn sub_plain(&self, ct: &Ciphertext, pt: &Plaintext) -> Result<Ciphertext> {
+        self.add_sub_plain("sub_plain", ct, pt, true)
+    }
+
+    fn add_sub_plain(
+        &self,
+        op: &'static str,
+        ct: &Ciphertext,
+        pt: &Plaintext,
+        sub: bool,
+    ) -> Result<Ciphertext> {
+        let ct = self.plain_operand(op, ct, pt)?;
+        if !scales_match(ct.scale, pt.scale) {
+            return Err(Error::ScaleMismatch {
+                op,
+                lhs_log_scale: ct.scale.log2(),
+                rhs_log_scale: pt.scale.log2(),
+            });
+        }
+        let mut parts = Self::clone_parts(&ct)?;
+        if sub {
+            self.ring().sub_assign(&mut parts[0], &pt.poly)?;
+        } else {
+            self.ring().add_assign(&mut parts[0], &pt.poly)?;
+        }
+        Ok(self.wrap(&ct, parts, ct.scale))
+    }
+
+    /// `ct + c` in every slot (real constant).
+    pub fn add_const(&self, ct: &Ciphertext, c: f64) -> Result<Ciphertext> {
+        self.check("add_const", ct)?;
+        let k = Self::round_i128("add_const", c * ct.scale)?;
+        let mut parts = Self::clone_parts(ct)?;
+        let scalars = self.ring().scalar_from_i128(k, &parts[0].shape());
+        self.ring().add_scalar_assign(&mut parts[0], &scalars)?;
+        Ok(self.wrap(ct, parts, ct.scale))
+    }
+
+    /// `ct + c` in every slot (complex constant).
+    pub fn add_const_complex(&self, ct: &Ciphertext, c: Complex64) -> Result<Ciphertext> {
+        self.check("add_const_complex", ct)?;
+        let re = Self::round_i128("add_const_complex", c.re * ct.scale)?;
+        let im = Self::round_i128("add_const_complex", c.im * ct.scale)?;
+        let k = self.const_poly(ct.level(), re, im)?;
+        let mut parts = Self::clone_parts(ct)?;
+        self.ring().add_assign(&mut parts[0], &k)?;
+        Ok(self.wrap(ct, parts, ct.scale))
+    }
+
+    /// `ct - c` in every slot (real constant).
+    pub fn sub_const(&self, ct: &Ciphertext, c: f64) -> Result<Ciphertext> {
+        self.add_const(ct, -c)
+    }
+
+    // ------------------------------------------------------------------ multiplicative
+
+    /// `k · ct` for an integer `k` (no scale change, no level used).
+    pub fn mul_int(&self, ct: &Ciphertext, k: i64) -> Result<Ciphertext> {
+        self.check("mul_int", ct)?;
+        let mut parts = Self::clone_parts(ct)?;
+        let scalars = self.ring().scalar_from_i128(k as i128, &parts[0].shape());
+        for p in &mut parts {
+            self.ring().mul_scalar_assign(p, &scalars)?;
+        }
+        Ok(self.wrap(ct, parts, ct.scale))
+    }
+
+    /// `c · ct` for a real constant `c`. Auto-rescale: `c` is encoded at the scale `q_level`
+    /// and the product rescaled, so the result keeps `ct`'s scale and drops one level.
+    /// Manual: `c` is encoded at the default scale `Δ` and the result has scale `Δ·scale`.
+    pub fn mul_const(&self, ct: &Ciphertext, c: f64) -> Result<Ciphertext> {
+        self.check("mul_const", ct)?;
+        if self.auto_rescale {
+            Self::underflow("mul_const", ct, 1)?;
+            let q = self.ctx.params().q_primes()[ct.level()] as f64;
+            let out = self.mul_const_with_scale(ct, c, q)?;
+            let mut out = self.rescale(&out)?;
+            out.scale = ct.scale;
+            Ok(out)
+        } else {
+            self.mul_const_with_scale(ct, c, self.ctx.params().default_scale())
+        }
+    }
+
+    /// `c · ct` with `c` encoded as `round(c · scale)`: the result's scale is `ct.scale · scale`,
+    /// and it is never rescaled (in either mode).
+    pub fn mul_const_with_scale(&self, ct: &Ciphertext, c: f64, scale: f64) -> Result<Ciphertext> {
+        self.check("mul_const", ct)?;
+        let k = Self::round_i128("mul_const", c * scale)?;
+        let new_scale = ct.scale * scale;
+        self.check_fits("mul_const", new_scale, ct.level())?;
+        let mut parts = Self::clone_parts(ct)?;
+        let scalars = self.ring().scalar_from_i128(k, &parts[0].shape());
+        for p in &mut parts {
+            self.ring().mul_scalar_assign(p, &scalars)?;
+        }
+        Ok(self.wrap(ct, parts, new_scale))
+    }
+
+    /// `c · ct` for a complex constant `c` (scale handling as [`Evaluator::mul_const`]).
+    pub fn mul_const_complex(&self, ct: &Ciphertext, c: Complex64) -> Result<Ciphertext> {
+        const OP: &str = "mul_const_complex";
+        self.check(OP, ct)?;
+        let scale = if self.auto_rescale {
+            Self::underflow(OP, ct, 1)?;
+            self.ctx.params().q_primes()[ct.level()] as f64
+        } else {
+            self.ctx.params().default_scale()
+        };
+        let new_scale = ct.scale * scale;
+        self.check_fits(OP, new_scale, ct.level())?;
+        let re = Self::round_i128(OP, c.re * scale)?;
+        let im = Self::round_i128(OP, c.im * scale)?;
+        let k = self.const_poly(ct.level(), re, im)?;
+        let mut parts = Self::clone_parts(ct)?;
+        for p in &mut parts {
+            self.ring().mul_assign(p, &k)?;
+        }
+        let out = self.wrap(ct, parts, new_scale);
+        if self.auto_rescale {
+            let mut out = self.rescale(&out)?;
+            out.scale = ct.scale;
+            Ok(out)
+        } else {
+            Ok(out)
+        }
+    }
+
+    /// `ct · pt` (scale `ct.scale · pt.scale`; rescaled in auto mode).
+    pub fn mul_plain(&self, ct: &Ciphertext, pt: &Plaintext) -> Result<Ciphertext> {
+        const OP: &str = "mul_plain";
+        let ct = self.plain_operand(OP, ct, pt)?;
+        if self.auto_rescale {
+            Self::underflow(OP, &ct, 1)?;
+        }
+        let scale = ct.scale * pt.scale;
+        self.check_fits(OP, scale, ct.level())?;
+        let mut parts = Self::clone_parts(&ct)?;
+        for p in &mut parts {
+            self.ring().mul_assign(p, &pt.poly)?;
+        }
+        self.maybe_rescale(self.wrap(&ct, parts, scale))
+    }
+
+    /// The tensor product `(a_0 b_0, a_0 b_1 + a_1 b_0, a_1 b_1)` of two 2-component
+    /// ciphertexts (levels aligned), with the scale checks.
+    fn tensor(
+        &self,
+        op: &'static str,
+        a: &Ciphertext,
+        b: &Ciphertext,
+        rescale_after: bool,
+    ) -> Result<Ciphertext> {
+        self.check_pair(op, a, b)?;
+        Self::check_two_parts(op, a)?;
+        Self::check_two_parts(op, b)?;
+        let (a, b) = self.align_mul(a, b)?;
+        if rescale_after {
+            Self::underflow(op, &a, 1)?;
+        }
+        let scale = a.scale * b.scale;
+        self.check_fits(op, scale, a.level())?;
+        let ring = self.ring();
+        let (a0, a1, b0, b1) = (&a.parts[0], &a.parts[1], &b.parts[0], &b.parts[1]);
+        let d0 = ring.mul(a0, b0)?;
+        let mut d1 = ring.mul(a0, b1)?;
+        ring.mul_add_assign(&mut d1, a1, b0)?;
+        let d2 = ring.mul(a1, b1)?;
+        Ok(self.wrap(&a, vec![d0, d1, d2], scale))
+    }
+
+    /// `(a_0², 2 a_0 a_1, a_1²)`.
+    fn tensor_square(
+        &self,
+        op: &'static str,
+        a: &Ciphertext,
+        rescale_after: bool,
+    ) -> Result<Ciphertext> {
+        self.check(op, a)?;
+        Self::check_two_parts(op, a)?;
+        if rescale_after {
+            Self::underflow(op, a, 1)?;
+        }
+        let scale = a.scale * a.scale;
+        self.check_fits(op, scale, a.level())?;
+        let ring = self.ring();
+        let (a0, a1) = (&a.parts[0], &a.parts[1]);
+        let d0 = ring.mul(a0, a0)?;
+        let mut d1 = ring.mul(a0, a1)?;
+        let d1c = d1.try_clone()?;
+        ring.add_assign(&mut d1, &d1c)?;
+        let d2 = ring.mul(a1, a1)?;
+        Ok(self.wrap(a, vec![d0, d1, d2], scale))
+    }
+
+    fn rlk(&self, op: &'static str) -> Result<&RelinearizationKey> {
+        self.rlk
+            .as_deref()
+            .ok_or(Error::MissingRelinearizationKey { op })
+    }
+
+    /// Relinearises a 3-component ciphertext to 2 components (a 2-component one is copied).
+    pub fn relinearize(&self, ct: &Ciphertext) -> Result<Ciphertext> {
+        self.check("relinearize", ct)?;
+        if ct.parts.len() == 2 {
+            return ct.try_clone();
+        }
+        let rlk = self.rlk("relinearize")?;
+        let parts = self.ctx.rlwe().relinearize(&ct.parts, rlk)?;
+        Ok(self.wrap(ct, parts, ct.scale))
+    }
+
+    /// `a · b` with relinearisation (rescaled in auto mode).
+    pub fn mul(&self, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext> {
+        self.rlk("mul")?;
+        let t = self.tensor("mul", a, b, self.auto_rescale)?;
+        self.maybe_rescale(self.relinearize(&t)?)
+    }
+
+    /// `a · b` without relinearisation: a 3-component ciphertext at scale `a.scale · b.scale`,
+    /// **never rescaled** (in either mode), to be summed with others, relinearised once
+    /// ([`Evaluator::relinearize`]) and then rescaled ([`Evaluator::rescale`]). Rescaling before
+    /// relinearising would multiply the rounding error by `s²` (about 6 bits lost at N = 2^13).
+    pub fn mul_no_relin(&self, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext> {
+        self.tensor("mul_no_relin", a, b, false)
+    }
+
+    /// `a²` with relinearisation (rescaled in auto mode).
+    pub fn square(&self, a: &Ciphertext) -> Result<Ciphertext> {
+        self.rlk("square")?;
+        let t = self.tensor_square("square", a, self.auto_rescale)?;
+        self.maybe_rescale(self.relinearize(&t)?)
+    }
+
+    // ------------------------------------------------------------------ seed-000 routines
+
+    /// MulLin: multiply and relinearise (never rescaled, in either mode).
+    pub fn mul_lin(&self, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext> {
+        self.rlk("mul_lin")?;
+        let t = self.tensor("mul_lin", a, b, false)?;
+        self.relinearize(&t)
+    }
+
+    /// MulLinRS: multiply, relinearise, rescale (in either mode).
+    pub fn mul_lin_rs(&self, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext> {
+        self.rlk("mul_lin_rs")?;
+        let t = self.tensor("mul_lin_rs", a, b, true)?;
+        self.rescale(&self.relinearize(&t)?)
+    }
+
+    /// SqrLinRS: square, relinearise, rescale (in either mode).
+    pub fn sqr_lin_rs(&self, a: &Ciphertext) -> Result<Ciphertext> {
+        self.rlk("sqr_lin_rs")?;
+        let t = self.tensor_square("sqr_lin_rs", a, true)?;
+        self.rescale(&self.relinearize(&t)?)
+    }
+
+    /// MulLinRSModSwAdd: `a·b` relinearised and rescaled, plus `c` switched down to the
+    /// product's level (and, if its scale differs, brought to the product's scale, see
+    /// [`Evaluator::drop_to_level_and_scale`]).
+    pub fn mul_lin_rs_mod_sw_add(
+        &self,
+        a: &Ciphertext,
+        b: &Ciphertext,
+        c: &Ciphertext,
+    ) -> Result<Ciphertext> {
+        let p = self.mul_lin_rs(a, b)?;
+        self.add(&p, c)
+    }
+
+    // ------------------------------------------------------------------ rotations
+
+    fn galois_key(&self, g: u64, step: Option<i64>) -> Result<&KeySwitchKey> {
+        let missing = || match step {
+            Some(step) => Error::MissingRotationKey {
+                step,
+                galois_element: g,
+            },
+            None => Error::MissingConjugationKey { galois_element: g },
+        };
+        self.galois
+            .as_deref()
+            .and_then(|k| k.get(g))
+            .ok_or_else(missing)
+    }
+
+    /// Rotates the slots left by `step` (right for negative `step`).
+    ///
+    /// Errors: [`Error::MissingRotationKey`] if the Galois key of `step` was not given.
+    pub fn rotate(&self, ct: &Ciphertext, step: i64) -> Result<Ciphertext> {
+        Ok(self.rotate_hoisted(ct, &[step])?.remove(0))
+    }
+
+    /// Rotations of one ciphertext by several steps sharing one ModUp (hoisting); the results are
+    /// bit-for-bit those of [`Evaluator::rotate`].
+    pub fn rotate_hoisted(&self, ct: &Ciphertext, steps: &[i64]) -> Result<Vec<Ciphertext>> {
+        self.check("rotate", ct)?;
+        Self::check_two_parts("rotate", ct)?;
+        let rlwe = self.ctx.rlwe();
+        let plan: Vec<(u64, Option<&KeySwitchKey>)> = steps
+            .iter()
+            .map(|&s| {
+                let g = rlwe.galois_element_for_rotation(s);
+                if g == 1 {
+                    Ok((g, None))
+                } else {
+                    Ok((g, Some(self.galois_key(g, Some(s))?)))
+                }
+            })
+            .collect::<Result<_>>()?;
+        let digits = if plan.iter().any(|(_, k)| k.is_some()) {
+            rlwe.decompose(&ct.parts[1])?
+        } else {
+            Vec::new()
+        };
+        plan.into_iter()
+            .map(|(g, key)| match key {
+                None => ct.try_clone(),
+                Some(key) => {
+                    let parts = rlwe.automorphism_hoisted(&ct.parts[0], &digits, g, key)?;
+                    Ok(self.wrap(ct, parts, ct.scale))
+                }
+            })
+            .collect()
+    }
+
+    /// Complex conjugation of every slot.
+    ///
+    /// Errors: [`Error::MissingConjugationKey`] without the conjugation key.
+    pub fn conjugate(&self, ct: &Ciphertext) -> Result<Ciphertext> {
+        self.check("conjugate", ct)?;
+        Self::check_two_parts("conjugate", ct)?;
+        let rlwe = self.ctx.rlwe();
+        let g = rlwe.galois_element_for_conjugation();
+        let key = self.galois_key(g, None)?;
+        let parts = rlwe.automorphism(&ct.parts, g, key)?;
+        Ok(self.wrap(ct, parts, ct.scale))
+    }
+}

@@ -1,0 +1,198 @@
+//! The error type of `rhea`.
+//!
+//! Every fallible call returns [`Result<T>`]. Each variant names the bad input and, where the
+//! caller can fix it, says how (generate the missing key, choose parameters with more levels,
+//! rescale first, ...). Library code never panics on user input.
+
+use thiserror::Error;
+
+use crate::backend::{Device, Form, PolyShape};
+
+/// Everything that can go wrong in `rhea`.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum Error {
+    /// An error of the exact host arithmetic (`rhea-math`).
+    #[error(transparent)]
+    Math(#[from] rhea_math::MathError),
+
+    /// The requested device is not usable by this build or on this machine.
+    #[error("device {device} is not supported: {reason}")]
+    DeviceNotSupported {
+        /// The device that was asked for.
+        device: Device,
+        /// Why it cannot be used, and what to do instead.
+        reason: String,
+    },
+
+    /// The operands of a primitive live on different devices.
+    #[error(
+        "`{op}`: operands live on different devices ({lhs} and {rhs}); move one of them first"
+    )]
+    DeviceMismatch {
+        /// The primitive.
+        op: &'static str,
+        /// The device of the first operand.
+        lhs: Device,
+        /// The device of the second operand.
+        rhs: Device,
+    },
+
+    /// The operands of a primitive have incompatible shapes (ring degree, limb counts).
+    #[error("`{op}`: shape mismatch ({lhs} vs {rhs})")]
+    ShapeMismatch {
+        /// The primitive.
+        op: &'static str,
+        /// The shape of the first operand.
+        lhs: PolyShape,
+        /// The shape of the second operand (or the expected shape).
+        rhs: PolyShape,
+    },
+
+    /// A primitive received a polynomial in the wrong representation.
+    #[error("`{op}`: expected a polynomial in {expected} form, got {found} form")]
+    FormMismatch {
+        /// The primitive.
+        op: &'static str,
+        /// The form the primitive needs.
+        expected: Form,
+        /// The form it was given.
+        found: Form,
+    },
+
+    /// A buffer or argument of the wrong size or out of its domain.
+    #[error("invalid input: {0}")]
+    InvalidInput(String),
+
+    /// Parameters that cannot work (bad primes, dnum, scale, ...).
+    #[error("invalid parameters: {0}")]
+    InvalidParameters(String),
+
+    /// Parameters below 128-bit security without the explicit opt-in.
+    #[error(
+        "parameters below 128-bit security: {reason}; use a larger ring degree or fewer/smaller \
+         primes, or opt in explicitly with `CkksParametersLiteral::insecure_allow_below_128_bits()`"
+    )]
+    InsecureParameters {
+        /// What the security check found.
+        reason: String,
+    },
+
+    /// Objects built for different parameter sets were combined.
+    #[error(
+        "`{op}`: the operands were created with different parameters (ids {lhs:016x} and \
+         {rhs:016x}); use ciphertexts, plaintexts and keys of one context"
+    )]
+    ParametersMismatch {
+        /// The operation.
+        op: &'static str,
+        /// The parameter id of the first operand.
+        lhs: u64,
+        /// The parameter id of the second operand.
+        rhs: u64,
+    },
+
+    /// A rotation whose Galois key was not generated.
+    #[error(
+        "no Galois key for rotation by {step} (Galois element {galois_element}); generate it with \
+         `KeyGenerator::galois_keys(&sk, &[{step}], ..)` and pass it to the evaluator"
+    )]
+    MissingRotationKey {
+        /// The rotation step.
+        step: i64,
+        /// The Galois element `5^step mod 2N`.
+        galois_element: u64,
+    },
+
+    /// A conjugation without the conjugation key.
+    #[error(
+        "no Galois key for complex conjugation (Galois element {galois_element}); generate it with \
+         `KeyGenerator::galois_keys(&sk, &[], true)` and pass it to the evaluator"
+    )]
+    MissingConjugationKey {
+        /// The Galois element `2N - 1`.
+        galois_element: u64,
+    },
+
+    /// A relinearisation without the relinearisation key.
+    #[error(
+        "`{op}` needs the relinearization key: generate it with \
+         `KeyGenerator::relinearization_key(&sk)` and pass it with \
+         `Evaluator::with_relinearization_key`"
+    )]
+    MissingRelinearizationKey {
+        /// The operation.
+        op: &'static str,
+    },
+
+    /// An operation that needs more levels than the ciphertext has left.
+    #[error(
+        "`{op}` needs {needed} more level(s) but the operand is at level {level}; use parameters \
+         with more Q primes (a deeper chain) or bootstrap first"
+    )]
+    LevelUnderflow {
+        /// The operation.
+        op: &'static str,
+        /// The operand's level (number of rescalings left).
+        level: usize,
+        /// How many levels the operation consumes.
+        needed: usize,
+    },
+
+    /// A scale that no longer fits below the ciphertext modulus.
+    #[error(
+        "`{op}`: the scale 2^{log_scale:.2} (times the message) does not fit below the modulus \
+         2^{log_modulus:.2} at this level; rescale first (or use auto-rescale), encode with a \
+         smaller scale, or use parameters with more Q primes"
+    )]
+    ScaleOverflow {
+        /// The operation.
+        op: &'static str,
+        /// log2 of the scale the result would have.
+        log_scale: f64,
+        /// log2 of the modulus at the result's level.
+        log_modulus: f64,
+    },
+
+    /// Two operands at the same level whose scales differ.
+    #[error(
+        "`{op}`: scales differ at the same level (2^{lhs_log_scale:.6} vs 2^{rhs_log_scale:.6}); \
+         use the auto-rescale mode (it aligns them by spending a level), or align them yourself \
+         with `Evaluator::drop_to_level_and_scale`"
+    )]
+    ScaleMismatch {
+        /// The operation.
+        op: &'static str,
+        /// log2 of the first operand's scale.
+        lhs_log_scale: f64,
+        /// log2 of the second operand's scale.
+        rhs_log_scale: f64,
+    },
+
+    /// A ciphertext with the wrong number of components for the operation.
+    #[error("`{op}` needs a ciphertext of {expected} components, got {found}; {hint}")]
+    CiphertextDegree {
+        /// The operation.
+        op: &'static str,
+        /// How many components the operation accepts.
+        expected: usize,
+        /// How many the ciphertext has.
+        found: usize,
+        /// What to do.
+        hint: &'static str,
+    },
+
+    /// Slot counts that do not match (encoder vs plaintext/ciphertext).
+    #[error(
+        "slot count mismatch: {found} slots where {expected} were expected; decode with an \
+         `Encoder::with_slots(ctx, {found})`"
+    )]
+    SlotMismatch {
+        /// The slot count expected by the encoder.
+        expected: usize,
+        /// The slot count of the operand.
+        found: usize,
+    },
+}
+
+/// The result type of `rhea`.
+pub type Result<T> = std::result::Result<T, Error>;

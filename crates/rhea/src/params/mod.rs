@@ -1,0 +1,595 @@
+//! Parameters: a serde-able [`CkksParametersLiteral`] (what the user writes) becomes validated,
+//! immutable, `Arc`-shared [`CkksParameters`] with every table precomputed.
+//!
+//! ```
+//! use rhea::params::CkksParametersLiteral;
+//! // A named preset: N = 2^13, log QP = 200, 2 levels, 128-bit secure.
+//! let params = CkksParametersLiteral::n13_logqp200_levels2().build()?;
+//! assert_eq!(params.max_level(), 2);
+//! assert!(params.security().meets_128_bits);
+//! println!("{params}");
+//!
+//! // Parameters below 128 bits are refused unless the caller opts in, visibly.
+//! let mut lit = CkksParametersLiteral::n13_logqp200_levels2();
+//! lit.log_q = vec![60, 50, 50]; // log QP = 220 > 218
+//! assert!(lit.build().is_err());
+//! let insecure = lit.insecure_allow_below_128_bits().build()?;
+//! assert!(insecure.to_string().contains("INSECURE"));
+//! # Ok::<(), rhea::Error>(())
+//! ```
+
+mod security;
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::backend::RnsRing;
+use crate::error::{Error, Result};
+
+pub use security::{max_log_qp_128, SecurityReport, HE_STANDARD_128_CLASSIC_TERNARY};
+
+/// The distribution of the secret key.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum SecretDistribution {
+    /// Uniform over `{-1, 0, 1}^N` (what the HE standard tables assume).
+    #[default]
+    Ternary,
+    /// Exactly `h` non-zero coefficients, each `±1` (sparse; needs the insecure opt-in until a
+    /// sparse security table is added).
+    HammingWeight(usize),
+}
+
+impl fmt::Display for SecretDistribution {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SecretDistribution::Ternary => write!(f, "uniform ternary"),
+            SecretDistribution::HammingWeight(h) => write!(f, "ternary, Hamming weight {h}"),
+        }
+    }
+}
+
+fn default_sigma() -> f64 {
+    rhea_math::sampler::DEFAULT_SIGMA
+}
+
+/// CKKS parameters as the user writes them (JSON-friendly, unchecked).
+///
+/// Give the ciphertext chain `Q` either as bit sizes (`log_q`, first prime first; primes are then
+/// generated deterministically, NTT-friendly and as close to `2^bits` as possible, alternately
+/// above and below) or as explicit primes (`q`); the same for the key-switching primes `P`
+/// (`log_p` or `p`). [`CkksParametersLiteral::build`] validates everything.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CkksParametersLiteral {
+    /// `log2 N`, the ring degree (`N/2` complex slots).
+    pub log_n: u32,
+    /// Bit sizes of the `Q` primes, `q_0` first (`q_0` is the last prime left at level 0).
+    #[serde(default)]
+    pub log_q: Vec<u32>,
+    /// Bit sizes of the `P` (key-switching) primes.
+    #[serde(default)]
+    pub log_p: Vec<u32>,
+    /// Explicit `Q` primes (instead of `log_q`).
+    #[serde(default)]
+    pub q: Vec<u64>,
+    /// Explicit `P` primes (instead of `log_p`).
+    #[serde(default)]
+    pub p: Vec<u64>,
+    /// log2 of the default scale `Δ` (encoding precision).
+    pub log_default_scale: u32,
+    /// Number of key-switching digits (hybrid / GHS key switching): `1 ≤ dnum ≤ |Q|`.
+    pub dnum: usize,
+    /// The secret-key distribution.
+    #[serde(default)]
+    pub secret: SecretDistribution,
+    /// Standard deviation of the error distribution (default 3.2, as in the HE standard).
+    #[serde(default = "default_sigma")]
+    pub error_std_dev: f64,
+    /// Accept parameters below 128-bit security (recorded on the parameters, printed by their
+    /// `Display`). Set it with [`CkksParametersLiteral::insecure_allow_below_128_bits`].
+    #[serde(default)]
+    pub allow_insecure_below_128_bits: bool,
+}
+
+impl CkksParametersLiteral {
+    /// Opts in to parameters below 128-bit security (for tests and experiments only). The
+    /// resulting parameters say `INSECURE` when printed.
+    pub fn insecure_allow_below_128_bits(mut self) -> Self {
+        self.allow_insecure_below_128_bits = true;
+        self
+    }
+
+    /// Validates the literal into [`CkksParameters`] (same as [`CkksParameters::new`]).
+    pub fn build(&self) -> Result<CkksParameters> {
+        CkksParameters::new(self)
+    }
+
+    fn preset(log_n: u32, log_q: Vec<u32>, log_p: Vec<u32>, scale: u32, dnum: usize) -> Self {
+        Self {
+            log_n,
+            log_q,
+            log_p,
+            q: Vec::new(),
+            p: Vec::new(),
+            log_default_scale: scale,
+            dnum,
+            secret: SecretDistribution::Ternary,
+            error_std_dev: default_sigma(),
+            allow_insecure_below_128_bits: false,
+        }
+    }
+
+    /// `N = 2^13`, `Q = 60 + 2×40` bits (3 primes, levels 0..=2), `P = 60` bits, `dnum = 3`,
+    /// `Δ = 2^40`; log QP ≈ 200 ≤ 218: 128-bit secure. A small set for examples and tests.
+    pub fn n13_logqp200_levels2() -> Self {
+        Self::preset(13, vec![60, 40, 40], vec![60], 40, 3)
+    }
+
+    /// **Insecure** test set: `N = 2^13`, `Q = 60 + 10×40` bits (11 primes, levels 0..=10),
+    /// `P = 2×60` bits, `dnum = 6`, `Δ = 2^40`; log QP ≈ 580 > 218, so it carries the explicit
+    /// opt-in. Deep enough for ten chained multiplications at a ring small enough for fast tests.
+    pub fn test_n13_levels10_insecure() -> Self {
+        let mut q = vec![60];
+        q.extend([40; 10]);
+        Self::preset(13, q, vec![60, 60], 40, 6).insecure_allow_below_128_bits()
+    }
+
+    /// The seed-000 set: `N = 2^15`, 8 `Q` limbs (`60 + 7×40` bits, levels 0..=7), one 60-bit
+    /// special prime `P`, `dnum = 8` (SEAL-style: every Q prime its own digit), `Δ = 2^40`;
+    /// log QP ≈ 400 ≤ 881: 128-bit secure.
+    pub fn n15_logqp400_levels7_seed000() -> Self {
+        let mut q = vec![60];
+        q.extend([40; 7]);
+        Self::preset(15, q, vec![60], 40, 8)
+    }
+
+    /// Deep set: `N = 2^16`, `Q = 60 + 24×40` bits (25 primes, levels 0..=24), `P = 7×60` bits,
+    /// `dnum = 3` (digits of 9, 9 and 7 primes; the largest is 380 bits < 420), `Δ = 2^40`;
+    /// log QP ≈ 1440 ≤ 1747: 128-bit secure.
+    pub fn n16_logqp1440_levels24() -> Self {
+        let mut q = vec![60];
+        q.extend([40; 24]);
+        Self::preset(16, q, vec![60; 7], 40, 3)
+    }
+
+    /// OpenFHE-comparable deep set: `N = 2^16`, `Q = 60 + 20×50` bits (21 primes, levels 0..=20),
+    /// `P = 6×61` bits, `dnum = 3` (digits of 7 primes, the largest 360 bits < 366),
+    /// `Δ = 2^50`; log QP ≈ 1426 ≤ 1747: 128-bit secure. Matches the shape OpenFHE picks for
+    /// depth 20 with 50-bit scaling primes and a 60-bit first prime.
+    pub fn n16_logqp1426_levels20() -> Self {
+        let mut q = vec![60];
+        q.extend([50; 20]);
+        Self::preset(16, q, vec![61; 6], 50, 3)
+    }
+}
+
+/// Generates the primes for the bit sizes of `Q` then `P`, deterministically: for each distinct
+/// bit size in order of first appearance, all primes of that size at once (closest to `2^bits`,
+/// alternately above and below), excluding primes already taken; then handed out in order.
+fn resolve_primes(n: usize, log_q: &[u32], log_p: &[u32], taken: &[u64]) -> Result<Vec<u64>> {
+    let sizes: Vec<u32> = log_q.iter().chain(log_p).copied().collect();
+    let mut order: Vec<u32> = Vec::new();
+    for &b in &sizes {
+        if !order.contains(&b) {
+            order.push(b);
+        }
+    }
+    let mut exclude = taken.to_vec();
+    let mut pools = std::collections::HashMap::new();
+    for b in order {
+        let count = sizes.iter().filter(|&&x| x == b).count();
+        let primes = rhea_math::prime::generate_ntt_primes(b, n, count, &exclude)?;
+        exclude.extend(&primes);
+        pools.insert(b, primes.into_iter());
+    }
+    Ok(sizes
+        .iter()
+        .map(|b| pools.get_mut(b).and_then(|it| it.next()).unwrap_or(0))
+        .collect())
+}
+
+fn log2_product(primes: &[u64]) -> f64 {
+    primes.iter().map(|&p| (p as f64).log2()).sum()
+}
+
+/// Validated, immutable CKKS parameters with every table precomputed; cheap to clone (an `Arc`).
+#[derive(Clone)]
+pub struct CkksParameters {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    literal: CkksParametersLiteral,
+    q: Vec<u64>,
+    p: Vec<u64>,
+    ring: Arc<RnsRing>,
+    default_scale: f64,
+    security: SecurityReport,
+    id: u64,
+}
+
+impl CkksParameters {
+    /// Validates `literal` and precomputes every table.
+    ///
+    /// Errors: [`Error::InvalidParameters`] for inconsistent fields (both or neither of `log_q`
+    /// and `q`, a bad `dnum`, a `P` too small for the key-switching digits, a scale not below the
+    /// first prime, a bad Hamming weight or error width), the `rhea-math` errors for primes that
+    /// cannot be generated or are not NTT-friendly, and [`Error::InsecureParameters`] below 128
+    /// bits without the opt-in.
+    pub fn new(literal: &CkksParametersLiteral) -> Result<Self> {
+        let lit = literal;
+        if !(2..=rhea_math::ntt::MAX_LOG_DEGREE).contains(&lit.log_n) {
+            return Err(Error::InvalidParameters(format!(
+                "log_n = {} outside 2..={}",
+                lit.log_n,
+                rhea_math::ntt::MAX_LOG_DEGREE
+            )));
+        }
+        let n = 1usize << lit.log_n;
+        let pick = |name: &str, bits: &[u32], primes: &[u64]| -> Result<bool> {
+            match (bits.is_empty(), primes.is_empty()) {
+                (false, true) => Ok(true),
+                (true, false) => Ok(false),
+                (true, true) => Err(Error::InvalidParameters(format!(
+                    "give the {name} primes as bit sizes (log_{name}) or explicit primes ({name})"
+                ))),
+                (false, false) => Err(Error::InvalidParameters(format!(
+                    "give the {name} primes either as bit sizes (log_{name}) or as explicit \
+                     primes ({name}), not both"
+                ))),
+            }
+        };
+        let q_from_bits = pick("q", &lit.log_q, &lit.q)?;
+        let p_from_bits = pick("p", &lit.log_p, &lit.p)?;
+        let explicit: Vec<u64> = lit.q.iter().chain(&lit.p).copied().collect();
+        let generated = resolve_primes(
+            n,
+            if q_from_bits { &lit.log_q } else { &[] },
+            if p_from_bits { &lit.log_p } else { &[] },
+            &explicit,
+        )?;
+        let (gq, gp) = generated.split_at(if q_from_bits { lit.log_q.len() } else { 0 });
+        let q: Vec<u64> = if q_from_bits {
+            gq.to_vec()
+        } else {
+            lit.q.clone()
+        };
+        let p: Vec<u64> = if p_from_bits {
+            gp.to_vec()
+        } else {
+            lit.p.clone()
+        };
+
+        if lit.dnum == 0 || lit.dnum > q.len() {
+            return Err(Error::InvalidParameters(format!(
+                "dnum = {} must be in 1..={} (the number of Q primes)",
+                lit.dnum,
+                q.len()
+            )));
+        }
+        if !(lit.error_std_dev.is_finite() && lit.error_std_dev > 0.0) {
+            return Err(Error::InvalidParameters(format!(
+                "error_std_dev = {} must be positive",
+                lit.error_std_dev
+            )));
+        }
+        if let SecretDistribution::HammingWeight(h) = lit.secret {
+            if h == 0 || h > n {
+                return Err(Error::InvalidParameters(format!(
+                    "Hamming weight {h} must be in 1..={n}"
+                )));
+            }
+        }
+        let ring = RnsRing::new(n, &q, &p, lit.dnum)?;
+
+        // P must cover the largest digit, or key switching amplifies the noise by Q_j / P.
+        let log_p = log2_product(&p);
+        let (worst, worst_bits) = ring
+            .digits()
+            .iter()
+            .map(|r| (r.clone(), log2_product(&q[r.clone()])))
+            .fold((0..0, 0.0f64), |a, b| if b.1 > a.1 { b } else { a });
+        if log_p + 1.0 < worst_bits {
+            return Err(Error::InvalidParameters(format!(
+                "P ({log_p:.1} bits) is smaller than the largest key-switching digit (Q primes \
+                 {worst:?}, {worst_bits:.1} bits): add P primes or raise dnum"
+            )));
+        }
+        let log_q0 = (q[0] as f64).log2();
+        if lit.log_default_scale == 0 || lit.log_default_scale as f64 >= log_q0 {
+            return Err(Error::InvalidParameters(format!(
+                "the default scale 2^{} must be at least 2 and below the first Q prime ({log_q0:.1} \
+                 bits), which is what is left at level 0",
+                lit.log_default_scale
+            )));
+        }
+
+        let log_qp = log2_product(&q) + log_p;
+        let sparse = matches!(lit.secret, SecretDistribution::HammingWeight(_));
+        let security =
+            SecurityReport::check(lit.log_n, log_qp, sparse, lit.allow_insecure_below_128_bits);
+        if !security.meets_128_bits && !lit.allow_insecure_below_128_bits {
+            return Err(Error::InsecureParameters {
+                reason: security.reason.clone(),
+            });
+        }
+
+        let mut h = Sha256::new();
+        h.update(b"rhea-ckks-params-v1");
+        h.update(lit.log_n.to_le_bytes());
+        for &x in q.iter().chain(&p) {
+            h.update(x.to_le_bytes());
+        }
+        h.update((q.len() as u64).to_le_bytes());
+        h.update((lit.dnum as u64).to_le_bytes());
+        h.update(match lit.secret {
+            SecretDistribution::Ternary => 0u64.to_le_bytes(),
+            SecretDistribution::HammingWeight(w) => (1 + w as u64).to_le_bytes(),
+        });
+        h.update(lit.error_std_dev.to_bits().to_le_bytes());
+        h.update(lit.log_default_scale.to_le_bytes());
+        let digest = h.finalize();
+        let id = u64::from_le_bytes(digest[..8].try_into().unwrap_or([0; 8]));
+
+        let mut literal = lit.clone();
+        literal.q = q.clone();
+        literal.p = p.clone();
+        literal.log_q.clear();
+        literal.log_p.clear();
+        Ok(Self {
+            inner: Arc::new(Inner {
+                literal,
+                q,
+                p,
+                ring: Arc::new(ring),
+                default_scale: (lit.log_default_scale as f64).exp2(),
+                security,
+                id,
+            }),
+        })
+    }
+
+    /// The resolved literal (explicit primes), e.g. to save and rebuild the exact same set.
+    pub fn literal(&self) -> &CkksParametersLiteral {
+        &self.inner.literal
+    }
+
+    /// The RNS ring with its tables (what the backend primitives run on).
+    pub fn ring(&self) -> &Arc<RnsRing> {
+        &self.inner.ring
+    }
+
+    /// The ring degree `N`.
+    pub fn n(&self) -> usize {
+        self.inner.ring.n()
+    }
+
+    /// `log2 N`.
+    pub fn log_n(&self) -> u32 {
+        self.inner.literal.log_n
+    }
+
+    /// The number of complex slots with full packing, `N/2`.
+    pub fn max_slots(&self) -> usize {
+        self.n() / 2
+    }
+
+    /// The `Q` primes, `q_0` first.
+    pub fn q_primes(&self) -> &[u64] {
+        &self.inner.q
+    }
+
+    /// The `P` primes.
+    pub fn p_primes(&self) -> &[u64] {
+        &self.inner.p
+    }
+
+    /// The highest level, `|Q| - 1` (a level-`ℓ` ciphertext has `ℓ + 1` Q limbs).
+    pub fn max_level(&self) -> usize {
+        self.inner.q.len() - 1
+    }
+
+    /// The number of Q limbs of a level-`level` ciphertext.
+    pub fn q_limbs_at_level(&self, level: usize) -> usize {
+        level + 1
+    }
+
+    /// The number of key-switching digits.
+    pub fn dnum(&self) -> usize {
+        self.inner.literal.dnum
+    }
+
+    /// The default scale `Δ`.
+    pub fn default_scale(&self) -> f64 {
+        self.inner.default_scale
+    }
+
+    /// The secret distribution.
+    pub fn secret(&self) -> SecretDistribution {
+        self.inner.literal.secret
+    }
+
+    /// The error standard deviation.
+    pub fn error_std_dev(&self) -> f64 {
+        self.inner.literal.error_std_dev
+    }
+
+    /// The outcome of the security check.
+    pub fn security(&self) -> &SecurityReport {
+        &self.inner.security
+    }
+
+    /// A 64-bit fingerprint of the parameters; every ciphertext, plaintext and key carries it.
+    pub fn id(&self) -> u64 {
+        self.inner.id
+    }
+
+    /// `log2` of the modulus `Q_ℓ = q_0 ⋯ q_ℓ` at `level`.
+    pub fn log_q_at_level(&self, level: usize) -> f64 {
+        log2_product(&self.inner.q[..(level + 1).min(self.inner.q.len())])
+    }
+
+    /// `log2 Q` (all primes).
+    pub fn log_q(&self) -> f64 {
+        log2_product(&self.inner.q)
+    }
+
+    /// `log2 P`.
+    pub fn log_p(&self) -> f64 {
+        log2_product(&self.inner.p)
+    }
+}
+
+fn describe_bits(primes: &[u64]) -> String {
+    let mut parts: Vec<(u32, usize)> = Vec::new();
+    for &p in primes {
+        let b = (p as f64).log2().round() as u32;
+        match parts.last_mut() {
+            Some((lb, c)) if *lb == b => *c += 1,
+            _ => parts.push((b, 1)),
+        }
+    }
+    parts
+        .iter()
+        .map(|&(b, c)| {
+            if c == 1 {
+                b.to_string()
+            } else {
+                format!("{b}×{c}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" + ")
+}
+
+impl fmt::Display for CkksParameters {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "CKKS N = 2^{}, log Q = {:.1} (bits {}), log P = {:.1} (bits {}), \
+             dnum = {}, levels 0..={}, Δ = 2^{}, secret {}, security: {}",
+            self.log_n(),
+            self.log_q(),
+            describe_bits(&self.inner.q),
+            self.log_p(),
+            describe_bits(&self.inner.p),
+            self.dnum(),
+            self.max_level(),
+            self.inner.literal.log_default_scale,
+            self.secret(),
+            self.inner.security
+        )
+    }
+}
+
+impl fmt::Debug for CkksParameters {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "CkksParameters({self})")
+    }
+}
+
+impl PartialEq for CkksParameters {
+    fn eq(&self, other: &Self) -> bool {
+        self.id() == other.id()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn presets_validate_and_describe_themselves() {
+        let p = CkksParametersLiteral::n13_logqp200_levels2()
+            .build()
+            .unwrap();
+        assert!(p.security().meets_128_bits);
+        assert_eq!(p.max_level(), 2);
+        assert_eq!(p.q_primes().len(), 3);
+        assert!(p.to_string().contains("128-bit"));
+        let t = CkksParametersLiteral::test_n13_levels10_insecure()
+            .build()
+            .unwrap();
+        assert!(!t.security().meets_128_bits);
+        assert!(t.security().insecure_opt_in);
+        assert!(t.to_string().contains("INSECURE"));
+        assert_eq!(t.max_level(), 10);
+    }
+
+    #[test]
+    fn deep_presets_fit_the_table() {
+        // Only the prime generation and the checks, not the tables: build the literal's numbers.
+        for lit in [
+            CkksParametersLiteral::n15_logqp400_levels7_seed000(),
+            CkksParametersLiteral::n16_logqp1440_levels24(),
+            CkksParametersLiteral::n16_logqp1426_levels20(),
+        ] {
+            let n = 1usize << lit.log_n;
+            let primes = resolve_primes(n, &lit.log_q, &lit.log_p, &[]).unwrap();
+            let log_qp = log2_product(&primes);
+            assert!(
+                log_qp <= max_log_qp_128(lit.log_n).unwrap() as f64,
+                "{log_qp}"
+            );
+        }
+    }
+
+    #[test]
+    fn primes_are_distinct_and_sized() {
+        let primes = resolve_primes(1 << 13, &[60, 40, 40, 40], &[60, 60], &[]).unwrap();
+        let mut sorted = primes.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(sorted.len(), 6);
+        for (p, b) in primes.iter().zip([60u32, 40, 40, 40, 60, 60]) {
+            assert!(((*p as f64).log2() - b as f64).abs() < 0.01);
+        }
+    }
+
+    #[test]
+    fn bad_literals_are_refused_with_a_reason() {
+        let base = CkksParametersLiteral::n13_logqp200_levels2();
+        let mut l = base.clone();
+        l.log_q = vec![60, 50, 50];
+        assert!(matches!(l.build(), Err(Error::InsecureParameters { .. })));
+        let mut l = base.clone();
+        l.dnum = 4;
+        assert!(matches!(l.build(), Err(Error::InvalidParameters(_))));
+        let mut l = base.clone();
+        l.dnum = 1; // one 140-bit digit, P has 60 bits
+        assert!(matches!(l.build(), Err(Error::InvalidParameters(m)) if m.contains("digit")));
+        let mut l = base.clone();
+        l.log_default_scale = 61;
+        assert!(matches!(l.build(), Err(Error::InvalidParameters(_))));
+        let mut l = base.clone();
+        l.q = vec![12289];
+        assert!(matches!(l.build(), Err(Error::InvalidParameters(_))));
+        let mut l = base.clone();
+        l.secret = SecretDistribution::HammingWeight(64);
+        assert!(matches!(l.build(), Err(Error::InsecureParameters { .. })));
+        assert!(l.insecure_allow_below_128_bits().build().is_ok());
+        let mut l = base;
+        l.log_q.clear();
+        l.q = vec![12289, 40961];
+        assert!(l.build().is_err()); // not NTT-friendly for N = 2^13
+    }
+
+    #[test]
+    fn literal_round_trips_through_json_and_rebuilds_identically() {
+        let p = CkksParametersLiteral::n13_logqp200_levels2()
+            .build()
+            .unwrap();
+        let json = serde_json::to_string(p.literal()).unwrap();
+        let back: CkksParametersLiteral = serde_json::from_str(&json).unwrap();
+        let p2 = back.build().unwrap();
+        assert_eq!(p.q_primes(), p2.q_primes());
+        assert_eq!(p.id(), p2.id());
+        let minimal = r#"{"log_n": 13, "log_q": [60, 40, 40], "log_p": [60],
+                          "log_default_scale": 40, "dnum": 3}"#;
+        let l: CkksParametersLiteral = serde_json::from_str(minimal).unwrap();
+        assert_eq!(l.build().unwrap().id(), p.id());
+    }
+}

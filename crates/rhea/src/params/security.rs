@@ -1,0 +1,114 @@
+//! The 128-bit security check.
+//!
+//! Source of the bounds: the Homomorphic Encryption Standard (Albrecht et al., 2018,
+//! homomorphicencryption.org), Table 1, uniform ternary secret, classical 128-bit security, for
+//! `N = 2^10 … 2^15`; the `N = 2^16` and `2^17` rows (which the standard lacks) are OpenFHE's
+//! estimator-derived extension, `HEStd_128_classic` for `HEStd_ternary` in
+//! `openfhe-development/src/core/lib/lattice/stdlatticeparms.cpp` (1747 and 3523 bits; HEIR cites
+//! the same values from that file). Those are a little below the naive doubling of the `2^15` row
+//! (1762) that some tables use, so they are the stricter choice.
+//!
+//! Sparse secrets (fixed Hamming weight) are weaker than uniform ternary ones and the table does
+//! not cover them: they are accepted only with the explicit insecure opt-in until a sparse table
+//! (from the lattice estimator) is added.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// `(log2 N, largest log2(Q·P))` for 128-bit classical security with a uniform ternary secret.
+pub const HE_STANDARD_128_CLASSIC_TERNARY: [(u32, u32); 8] = [
+    (10, 27),
+    (11, 54),
+    (12, 109),
+    (13, 218),
+    (14, 438),
+    (15, 881),
+    (16, 1747),
+    (17, 3523),
+];
+
+/// The largest `log2(Q·P)` with 128-bit classical security at `N = 2^log_n` (uniform ternary
+/// secret), or `None` outside the table.
+pub fn max_log_qp_128(log_n: u32) -> Option<u32> {
+    HE_STANDARD_128_CLASSIC_TERNARY
+        .iter()
+        .find(|(l, _)| *l == log_n)
+        .map(|(_, b)| *b)
+}
+
+/// The outcome of the security check, kept on the parameters and printed by their `Display`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SecurityReport {
+    /// `log2(Q·P)` of the parameters.
+    pub log_qp: f64,
+    /// The table's bound at this `N` (`None` when `N` is outside the table).
+    pub max_log_qp: Option<u32>,
+    /// Whether the parameters meet 128-bit security by the table (uniform ternary secret only).
+    pub meets_128_bits: bool,
+    /// Whether the caller opted in to parameters below 128 bits.
+    pub insecure_opt_in: bool,
+    /// Why the check failed (empty when it passed).
+    pub reason: String,
+}
+
+impl SecurityReport {
+    /// Runs the check for `N = 2^log_n`, `log2(Q·P) = log_qp`, and the secret kind.
+    pub fn check(log_n: u32, log_qp: f64, sparse_secret: bool, insecure_opt_in: bool) -> Self {
+        let max = max_log_qp_128(log_n);
+        let reason = match max {
+            None => format!(
+                "N = 2^{log_n} is outside the HE standard table (2^10 ..= 2^17) at 128 bits"
+            ),
+            Some(_) if sparse_secret => "a sparse (fixed Hamming weight) secret is not covered \
+                                         by the uniform-ternary table"
+                .to_string(),
+            Some(m) if log_qp > m as f64 => format!(
+                "log2(Q·P) = {log_qp:.1} exceeds {m}, the 128-bit bound at N = 2^{log_n} \
+                 (HE standard, uniform ternary secret, classical)"
+            ),
+            Some(_) => String::new(),
+        };
+        Self {
+            log_qp,
+            max_log_qp: max,
+            meets_128_bits: reason.is_empty(),
+            insecure_opt_in,
+            reason,
+        }
+    }
+}
+
+impl fmt::Display for SecurityReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.meets_128_bits, self.max_log_qp) {
+            (true, Some(m)) => write!(
+                f,
+                "128-bit (HE standard, uniform ternary, classical: log QP {:.1} ≤ {m})",
+                self.log_qp
+            ),
+            _ => write!(
+                f,
+                "INSECURE, below 128 bits, explicitly allowed by the caller ({})",
+                self.reason
+            ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_bounds() {
+        assert_eq!(max_log_qp_128(13), Some(218));
+        assert_eq!(max_log_qp_128(16), Some(1747));
+        assert_eq!(max_log_qp_128(9), None);
+        assert!(SecurityReport::check(13, 200.0, false, false).meets_128_bits);
+        let r = SecurityReport::check(13, 219.0, false, false);
+        assert!(!r.meets_128_bits && r.reason.contains("218"));
+        assert!(!SecurityReport::check(16, 1000.0, true, true).meets_128_bits);
+        assert!(!SecurityReport::check(5, 10.0, false, true).meets_128_bits);
+    }
+}
