@@ -5,10 +5,13 @@
 //! rhea bench gpu [--json out.json]  # GPU suites: copy roofline, element-wise
 //! rhea bench ntt [--json out.json]  # GPU NTT: fast vs naive, limb-NTTs/s, roofline fraction
 //! rhea bench ntt-cpu                # CPU NTT (rhea-math) at N = 2^14, 2^16, 2^17
+//! rhea bench ckks --device cpu      # CKKS ops at a preset (--preset, --reps)
 //! ```
 
 use std::process::ExitCode;
 use std::time::Instant;
+
+mod bench_ops;
 
 use clap::{Parser, Subcommand};
 use rhea_cuda::GpuDevice;
@@ -38,6 +41,15 @@ enum Command {
         /// Write the results as JSON to this file.
         #[arg(long)]
         json: Option<std::path::PathBuf>,
+        /// Device for the `ckks` suite: `cpu`, `cuda:N` or `best`.
+        #[arg(long, default_value = "best")]
+        device: String,
+        /// Parameter preset for the `ckks` suite.
+        #[arg(long, default_value = "n16_logqp1440_levels24")]
+        preset: String,
+        /// Timed repetitions per operation (the median is reported).
+        #[arg(long, default_value_t = 10)]
+        reps: usize,
     },
 }
 
@@ -50,7 +62,10 @@ fn main() -> ExitCode {
             gpu,
             only,
             json,
-        } => bench(&suite, gpu, &only, json.as_deref()),
+            device,
+            preset,
+            reps,
+        } => bench(&suite, gpu, &only, json.as_deref(), &device, &preset, reps),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -88,7 +103,28 @@ fn info() -> CliResult {
     Ok(())
 }
 
-fn bench(suite: &str, gpu: usize, only: &[String], json: Option<&std::path::Path>) -> CliResult {
+/// Parses `cpu`, `cuda:N` or `best`.
+fn parse_device(name: &str) -> Result<rhea::Device, String> {
+    match name {
+        "cpu" => Ok(rhea::Device::Cpu),
+        "best" => Ok(rhea::Device::best()),
+        other => other
+            .strip_prefix("cuda:")
+            .and_then(|i| i.parse().ok())
+            .map(rhea::Device::Cuda)
+            .ok_or_else(|| format!("unknown device `{other}` (use cpu, cuda:N or best)")),
+    }
+}
+
+fn bench(
+    suite: &str,
+    gpu: usize,
+    only: &[String],
+    json: Option<&std::path::Path>,
+    device: &str,
+    preset: &str,
+    reps: usize,
+) -> CliResult {
     match suite {
         "gpu" => {
             let dev = GpuDevice::new(gpu)?;
@@ -112,7 +148,16 @@ fn bench(suite: &str, gpu: usize, only: &[String], json: Option<&std::path::Path
             Ok(())
         }
         "ntt-cpu" => ntt_cpu(json),
-        other => Err(format!("unknown suite `{other}` (known: gpu, ntt, ntt-cpu)").into()),
+        "ckks" => {
+            let device = parse_device(device)?;
+            let report = bench_ops::run(preset, device, reps)?;
+            println!("{}", report.table());
+            if let Some(path) = json {
+                std::fs::write(path, serde_json::to_string_pretty(&report)?)?;
+            }
+            Ok(())
+        }
+        other => Err(format!("unknown suite `{other}` (known: gpu, ntt, ntt-cpu, ckks)").into()),
     }
 }
 

@@ -1,0 +1,130 @@
+//! `rhea bench ckks`: times the basic CKKS operations at a named preset on a chosen device.
+//!
+//! Each operation runs once to warm up, then `reps` times; the median is reported. The peer runs
+//! (`bench/openfhe_ckks.py` on the CPU, DESILO on the GPU) use the same operations at matched N,
+//! levels and dnum, in the same command (see `bench/cpu-vs-openfhe.sh`).
+
+use std::time::Instant;
+
+use rand::Rng;
+use rhea::ckks::{CkksContext, Encoder, Encryptor, Evaluator, KeyGenerator};
+use rhea::params::CkksParametersLiteral;
+use rhea::Device;
+use serde::Serialize;
+
+/// One timed operation.
+#[derive(Debug, Serialize)]
+pub struct OpTiming {
+    /// The operation.
+    pub op: &'static str,
+    /// Median wall time in milliseconds.
+    pub median_ms: f64,
+}
+
+/// The result of one `rhea bench ckks` run.
+#[derive(Debug, Serialize)]
+pub struct CkksBenchReport {
+    /// The preset's name.
+    pub preset: String,
+    /// The parameters, as displayed.
+    pub params: String,
+    /// The device that ran.
+    pub device: String,
+    /// Repetitions per operation.
+    pub reps: usize,
+    /// The timings.
+    pub ops: Vec<OpTiming>,
+}
+
+/// Looks up a preset by name.
+pub fn preset(name: &str) -> Option<CkksParametersLiteral> {
+    Some(match name {
+        "n16_logqp1440_levels24" => CkksParametersLiteral::n16_logqp1440_levels24(),
+        "n16_logqp1426_levels20" => CkksParametersLiteral::n16_logqp1426_levels20(),
+        "n15_logqp400_levels7_seed000" => CkksParametersLiteral::n15_logqp400_levels7_seed000(),
+        "n13_logqp200_levels2" => CkksParametersLiteral::n13_logqp200_levels2(),
+        _ => return None,
+    })
+}
+
+fn median_ms(reps: usize, mut f: impl FnMut() -> rhea::Result<()>) -> rhea::Result<f64> {
+    f()?;
+    let mut samples = Vec::with_capacity(reps);
+    for _ in 0..reps {
+        let start = Instant::now();
+        f()?;
+        samples.push(start.elapsed().as_secs_f64() * 1e3);
+    }
+    samples.sort_by(f64::total_cmp);
+    Ok(samples[samples.len() / 2])
+}
+
+/// Runs the suite: encrypt, add, mul+relin (no rescale), rescale, rotate by 1, 4 hoisted rotations.
+pub fn run(preset_name: &str, device: Device, reps: usize) -> Result<CkksBenchReport, String> {
+    let literal = preset(preset_name).ok_or_else(|| {
+        format!("unknown preset `{preset_name}` (known: n16_logqp1440_levels24, n16_logqp1426_levels20, n15_logqp400_levels7_seed000, n13_logqp200_levels2)")
+    })?;
+    let inner = || -> rhea::Result<CkksBenchReport> {
+        let params = literal.build()?;
+        let ctx = CkksContext::new(&params, device)?;
+        let mut keygen = KeyGenerator::new(&ctx)?;
+        let sk = keygen.secret_key()?;
+        let pk = keygen.public_key(&sk)?;
+        let rlk = keygen.relinearization_key(&sk)?;
+        let gk = keygen.galois_keys(&sk, &[1, 2, 3, 4], false)?;
+        let encoder = Encoder::new(&ctx)?;
+        let encryptor = Encryptor::new(&ctx, &pk)?;
+        let eval = Evaluator::new(&ctx)
+            .with_auto_rescale(false)
+            .with_relinearization_key(rlk)?
+            .with_galois_keys(gk)?;
+        let mut rng = rand::rng();
+        let n = encoder.slots();
+        let x: Vec<f64> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
+        let y: Vec<f64> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
+        let px = encoder.encode(&x)?;
+        let cx = encryptor.encrypt(&px)?;
+        let cy = encryptor.encrypt(&encoder.encode(&y)?)?;
+        let product = eval.mul(&cx, &cy)?;
+        // CPU work is synchronous; GPU timing needs a device synchronisation here.
+        let sync = || -> rhea::Result<()> { Ok(()) };
+        let mut ops = Vec::new();
+        let mut time = |op: &'static str, f: &mut dyn FnMut() -> rhea::Result<()>| {
+            median_ms(reps, || {
+                f()?;
+                sync()
+            })
+            .map(|median_ms| ops.push(OpTiming { op, median_ms }))
+        };
+        time("encrypt", &mut || encryptor.encrypt(&px).map(drop))?;
+        time("add", &mut || eval.add(&cx, &cy).map(drop))?;
+        time("mul_relin", &mut || eval.mul(&cx, &cy).map(drop))?;
+        time("rescale", &mut || eval.rescale(&product).map(drop))?;
+        time("rotate1", &mut || eval.rotate(&cx, 1).map(drop))?;
+        time("hoisted4", &mut || {
+            eval.rotate_hoisted(&cx, &[1, 2, 3, 4]).map(drop)
+        })?;
+        Ok(CkksBenchReport {
+            preset: preset_name.to_string(),
+            params: params.to_string(),
+            device: device.to_string(),
+            reps,
+            ops,
+        })
+    };
+    inner().map_err(|e| e.to_string())
+}
+
+impl CkksBenchReport {
+    /// A short table.
+    pub fn table(&self) -> String {
+        let mut s = format!(
+            "rhea bench ckks — {} on {}\n  {}\n",
+            self.preset, self.device, self.params
+        );
+        for op in &self.ops {
+            s += &format!("  {:<12} {:>10.3} ms\n", op.op, op.median_ms);
+        }
+        s
+    }
+}
