@@ -7,6 +7,12 @@
 //                               (BaseConverter::convert_approx; optionally fused with the
 //                               first step, the ModUp copy of the digit's own limbs, and the
 //                               ModDown epilogue (x_j - y_j) * P^{-1} mod q_j)
+//   bconv_matmul_j{J}_c{C}[_narrow]_centered  the same with the centred correction
+//                               y_j = (sum_i t_i [qhat_i]_{p_j} mod p_j - v [Q]_{p_j}) mod p_j,
+//                               v = round-half-down(sum_i t_i * (1/q_i)) in f64, index order,
+//                               __dmul_rn/__dadd_rn (never contracted into FMA)
+//                               (BaseConverter::convert_centered, ModUp::apply_centered,
+//                               ModDown::apply_rounded)
 //   bconv_rescale_last          out_i = ([x_i + h]_{q_i} - [r]_{q_i}) * q_l^{-1} mod q_i,
 //                               r = [x_last + h]_{q_l}   (Rescaler::apply)
 //
@@ -49,6 +55,8 @@ struct BconvArgs {
     const u64* q_hat_mod_p;      // [L][K], row-major
     const u64* epi_w;            // ModDown: P^{-1} mod q_o, by output limb
     const u64* epi_ws;           // its Shoup companions
+    const double* q_inv_f64;     // centred: L doubles, 1/q_i rounded (BaseConverter::q_inv_f64)
+    const u64* q_mod_p;          // centred: K words, Q mod p_j (by table column)
     u32 from_count;              // L
     u32 table_stride;            // K
     u32 count;                   // output columns of this launch (<= BCONV_MAX_PLAN)
@@ -92,7 +100,7 @@ RHEA_INLINE void store_words(u64* p, const Words<C>& w) {
 // NARROW: every input and output modulus is below 2^32, so t_i and the table entries fit in
 // 32 bits and each product is one 32 x 32 -> 64-bit multiply (IMAD.WIDE.U32) instead of a full
 // 64 x 64 -> 128-bit one; the accumulation stays 128-bit.
-template <int J, int C, bool NARROW>
+template <int J, int C, bool NARROW, bool CENTERED>
 RHEA_INLINE void bconv_matmul_body(const BconvArgs& A) {
     extern __shared__ u64 smem[];
     const u32 L = A.from_count;
@@ -103,7 +111,9 @@ RHEA_INLINE void bconv_matmul_body(const BconvArgs& A) {
     u64* fq = tab + L * J;     // [L] q_i
     u64* finv = fq + L;        // [L] qhat_i^{-1}
     u64* finvs = finv + L;     // [L] Shoup companions
-    u64* tmod = finvs + L;     // [J][4] output moduli (RheaModulus words)
+    u64* tmod = finvs + L;     // [J][4] output moduli (RheaModulus words; CENTERED: the
+                               // unused 4th word holds Q mod p_j instead of -p_j^{-1})
+    double* finvd = reinterpret_cast<double*>(tmod + 4 * J);  // CENTERED: [L] 1/q_i
 
     for (u32 e = threadIdx.x; e < L * J; e += blockDim.x) {
         const u32 i = e / J, jj = e - (e / J) * J;
@@ -113,13 +123,14 @@ RHEA_INLINE void bconv_matmul_body(const BconvArgs& A) {
         fq[i] = A.from_mod[i].value;
         finv[i] = A.q_hat_inv[i];
         finvs[i] = A.q_hat_inv_shoup[i];
+        if (CENTERED) finvd[i] = A.q_inv_f64[i];
     }
     for (u32 e = threadIdx.x; e < 4 * J; e += blockDim.x) {
         const u32 jj = e >> 2, w = e & 3;
         u64 v = 0;
         if (jj < cnt) {
             const u64* m = reinterpret_cast<const u64*>(A.to_mod + A.col[g0 + jj]);
-            v = m[w];
+            v = (CENTERED && w == 3) ? A.q_mod_p[A.col[g0 + jj]] : m[w];
         }
         tmod[e] = v;
     }
@@ -137,6 +148,9 @@ RHEA_INLINE void bconv_matmul_body(const BconvArgs& A) {
     for (int j = 0; j < J; ++j)
 #pragma unroll
         for (int c = 0; c < C; ++c) acc[j][c] = U128{0ull, 0ull};
+    double fsum[C];  // CENTERED: sum_i t_i * (1/q_i), in index order
+#pragma unroll
+    for (int c = 0; c < C; ++c) fsum[c] = 0.0;
 
     // The input limbs are read in chunks of BCONV_U, double-buffered: the loads of the next
     // chunk are issued before the products of the current one, so that 2 * BCONV_U loads per
@@ -160,6 +174,12 @@ RHEA_INLINE void bconv_matmul_body(const BconvArgs& A) {
                 const u64 q = fq[i], w = finv[i], ws = finvs[i];
 #pragma unroll
                 for (int c = 0; c < C; ++c) t.v[c] = shoup_mul(cur[u].v[c], w, ws, q);
+            }
+            if (CENTERED) {
+                const double inv = finvd[i];
+#pragma unroll
+                for (int c = 0; c < C; ++c)
+                    fsum[c] = __dadd_rn(fsum[c], __dmul_rn(__ull2double_rn(t.v[c]), inv));
             }
             if (copy) {
                 const RheaModulus m = load_modulus(A.from_mod, i);
@@ -200,6 +220,17 @@ RHEA_INLINE void bconv_matmul_body(const BconvArgs& A) {
         for (int u = 0; u < BCONV_U; ++u) cur[u] = nxt[u];
     }
 
+    // CENTERED: v = floor(s) + (s - floor(s) > 1/2) (round half down; both subtractions exact).
+    u64 vcor[C];
+#pragma unroll
+    for (int c = 0; c < C; ++c) {
+        vcor[c] = 0ull;
+        if (CENTERED) {
+            const double fl = floor(fsum[c]);
+            vcor[c] = __double2ull_rz(fl) + (__dsub_rn(__dsub_rn(fsum[c], fl), 0.5) > 0.0 ? 1ull : 0ull);
+        }
+    }
+
     u64* out = A.out + (u64)p * A.out_stride + n0;
     if ((A.flags & BCONV_FLAG_MODDOWN) != 0) {
         // All x_Q loads first (they cannot be reordered past the stores by the compiler).
@@ -218,7 +249,8 @@ RHEA_INLINE void bconv_matmul_body(const BconvArgs& A) {
                 Words<C> y;
 #pragma unroll
                 for (int c = 0; c < C; ++c) {
-                    const u64 v = barrett_reduce(acc[j][c], m);
+                    u64 v = barrett_reduce(acc[j][c], m);
+                    if (CENTERED) v = mod_sub(v, mod_mul(vcor[c], tmod[4 * j + 3], m), m.value);
                     y.v[c] = shoup_mul(mod_sub(reduce_u64(xq[j].v[c], m), v, m.value), w, ws,
                                        m.value);
                 }
@@ -232,7 +264,11 @@ RHEA_INLINE void bconv_matmul_body(const BconvArgs& A) {
                 const RheaModulus m = {tmod[4 * j], tmod[4 * j + 1], tmod[4 * j + 2], 0ull};
                 Words<C> y;
 #pragma unroll
-                for (int c = 0; c < C; ++c) y.v[c] = barrett_reduce(acc[j][c], m);
+                for (int c = 0; c < C; ++c) {
+                    y.v[c] = barrett_reduce(acc[j][c], m);
+                    if (CENTERED)
+                        y.v[c] = mod_sub(y.v[c], mod_mul(vcor[c], tmod[4 * j + 3], m), m.value);
+                }
                 store_words<C>(out + (u64)A.out_limb[g0 + j] * A.n, y);
             }
         }
@@ -242,11 +278,19 @@ RHEA_INLINE void bconv_matmul_body(const BconvArgs& A) {
 #define BCONV_INSTANCE(J, C)                                                               \
     extern "C" __global__ void __launch_bounds__(128)                                      \
         bconv_matmul_j##J##_c##C(const __grid_constant__ BconvArgs A) {                    \
-        bconv_matmul_body<J, C, false>(A);                                                 \
+        bconv_matmul_body<J, C, false, false>(A);                                          \
     }                                                                                      \
     extern "C" __global__ void __launch_bounds__(128)                                      \
         bconv_matmul_j##J##_c##C##_narrow(const __grid_constant__ BconvArgs A) {           \
-        bconv_matmul_body<J, C, true>(A);                                                  \
+        bconv_matmul_body<J, C, true, false>(A);                                           \
+    }                                                                                      \
+    extern "C" __global__ void __launch_bounds__(128)                                      \
+        bconv_matmul_j##J##_c##C##_centered(const __grid_constant__ BconvArgs A) {         \
+        bconv_matmul_body<J, C, false, true>(A);                                           \
+    }                                                                                      \
+    extern "C" __global__ void __launch_bounds__(128)                                      \
+        bconv_matmul_j##J##_c##C##_narrow_centered(const __grid_constant__ BconvArgs A) {  \
+        bconv_matmul_body<J, C, true, true>(A);                                            \
     }
 
 BCONV_INSTANCE(4, 1)

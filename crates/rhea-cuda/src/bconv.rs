@@ -10,7 +10,15 @@
 //! | [`DeviceBaseConverter::scale_by_q_hat_inv`] then [`DeviceBaseConverter::convert_scaled`] | the same, in two steps |
 //! | [`DeviceModUp::apply`] | [`ModUp::apply`] |
 //! | [`DeviceModDown::apply`] | [`ModDown::apply`] |
+//! | [`DeviceBaseConverter::convert_centered`] | [`BaseConverter::convert_centered`] |
+//! | [`DeviceModUp::apply_centered`] | [`ModUp::apply_centered`] |
+//! | [`DeviceModDown::apply_rounded`] | [`ModDown::apply_rounded`] |
 //! | [`DeviceRescaler::apply`] | [`Rescaler::apply`] |
+//!
+//! The centred variants (`_centered` kernels) also sum `t_i · (1/q_i)` in `f64`, in index order
+//! with `__dmul_rn`/`__dadd_rn` (never contracted into an FMA), exactly as the host does, and
+//! subtract `v · [Q]_{p_j}` with `v` that sum rounded half down: the same `v` as the host for
+//! every input, hence the same words.
 //!
 //! # The conversion kernel
 //!
@@ -126,17 +134,13 @@ impl BconvTile {
         BconvTile::J4C1
     }
 
-    fn kernel(self, narrow: bool) -> &'static str {
-        match (self, narrow) {
-            (BconvTile::J4C1, false) => "bconv_matmul_j4_c1",
-            (BconvTile::J4C2, false) => "bconv_matmul_j4_c2",
-            (BconvTile::J8C1, false) => "bconv_matmul_j8_c1",
-            (BconvTile::J8C2 | BconvTile::Auto, false) => "bconv_matmul_j8_c2",
-            (BconvTile::J4C1, true) => "bconv_matmul_j4_c1_narrow",
-            (BconvTile::J4C2, true) => "bconv_matmul_j4_c2_narrow",
-            (BconvTile::J8C1, true) => "bconv_matmul_j8_c1_narrow",
-            (BconvTile::J8C2 | BconvTile::Auto, true) => "bconv_matmul_j8_c2_narrow",
-        }
+    fn kernel(self, narrow: bool, centered: bool) -> String {
+        let (j, c) = self.shape().unwrap_or((8, 2));
+        format!(
+            "bconv_matmul_j{j}_c{c}{}{}",
+            if narrow { "_narrow" } else { "" },
+            if centered { "_centered" } else { "" }
+        )
     }
 }
 
@@ -158,6 +162,8 @@ struct BconvArgs {
     q_hat_mod_p: u64,
     epi_w: u64,
     epi_ws: u64,
+    q_inv_f64: u64,
+    q_mod_p: u64,
     from_count: u32,
     table_stride: u32,
     count: u32,
@@ -280,7 +286,8 @@ pub struct DeviceBaseConverter {
     device: Arc<GpuDevice>,
     from: Arc<DeviceModuli>,
     to: Arc<DeviceModuli>,
-    /// `[q̂_i^{-1} (L) | Shoup companions (L) | [q̂_i]_{p_j} (L × K, row-major [i][j])]`.
+    /// `[q̂_i^{-1} (L) | Shoup companions (L) | [q̂_i]_{p_j} (L × K, row-major [i][j]) |
+    /// 1/q_i as f64 bits (L) | Q mod p_j (K)]`.
     tables: DeviceBuffer,
     q_hat_inv: Vec<u64>,
     q_hat_inv_shoup: Vec<u64>,
@@ -321,6 +328,8 @@ impl DeviceBaseConverter {
         words.extend_from_slice(conv.q_hat_inv_mod_q());
         words.extend_from_slice(conv.q_hat_inv_mod_q_shoup());
         words.extend_from_slice(conv.q_hat_mod_p());
+        words.extend(conv.q_inv_f64().iter().map(|x| x.to_bits()));
+        words.extend_from_slice(conv.q_mod_p());
         let tables = device.upload(&words)?;
         let below_2_32 = |m: &Modulus| m.value() < 1 << 32;
         let narrow = conv.from().moduli().iter().all(below_2_32)
@@ -448,6 +457,30 @@ impl DeviceBaseConverter {
         self.convert_with(out, t, n, true, BconvTile::Auto)
     }
 
+    /// The centred conversion of `input` (`[polys][L][n]`) into `out` (`[polys][K][n]`), the
+    /// first step fused (twin: [`BaseConverter::convert_centered`], word for word).
+    pub fn convert_centered(
+        &self,
+        out: &mut DeviceBuffer,
+        input: &DeviceBuffer,
+        n: usize,
+    ) -> Result<()> {
+        self.convert_centered_with(out, input, n, false, BconvTile::Auto)
+    }
+
+    /// [`DeviceBaseConverter::convert_centered`] (`scaled = false`) or its variant on an input
+    /// that already holds `t_i` (`scaled = true`), with an explicit register tile.
+    pub fn convert_centered_with(
+        &self,
+        out: &mut DeviceBuffer,
+        input: &DeviceBuffer,
+        n: usize,
+        scaled: bool,
+        tile: BconvTile,
+    ) -> Result<()> {
+        self.convert_impl(out, input, n, scaled, true, tile)
+    }
+
     /// [`DeviceBaseConverter::convert`] (`scaled = false`) or
     /// [`DeviceBaseConverter::convert_scaled`] (`scaled = true`) with an explicit register tile.
     pub fn convert_with(
@@ -456,6 +489,18 @@ impl DeviceBaseConverter {
         input: &DeviceBuffer,
         n: usize,
         scaled: bool,
+        tile: BconvTile,
+    ) -> Result<()> {
+        self.convert_impl(out, input, n, scaled, false, tile)
+    }
+
+    fn convert_impl(
+        &self,
+        out: &mut DeviceBuffer,
+        input: &DeviceBuffer,
+        n: usize,
+        scaled: bool,
+        centered: bool,
         tile: BconvTile,
     ) -> Result<()> {
         check_degree(n)?;
@@ -472,11 +517,13 @@ impl DeviceBaseConverter {
             out_stride: self.k * n,
         };
         let flags = if scaled { FLAG_SCALED } else { 0 };
-        self.launch_plan(&io, &plan, flags, 0, None, tile)
+        self.launch_plan(&io, &plan, flags, 0, None, centered, tile)
     }
 
     /// Launches the conversion for `plan` (`(table column, output limb)` pairs), in chunks of
-    /// [`MAX_PLAN`]; `FLAG_COPY` applies to the first chunk only.
+    /// [`MAX_PLAN`]; `FLAG_COPY` applies to the first chunk only. `centered` selects the
+    /// `_centered` kernels.
+    #[allow(clippy::too_many_arguments)]
     fn launch_plan(
         &self,
         io: &Io,
@@ -484,6 +531,7 @@ impl DeviceBaseConverter {
         flags: u32,
         copy_first: u32,
         epi: Option<Epilogue>,
+        centered: bool,
         tile: BconvTile,
     ) -> Result<()> {
         let tile = match tile {
@@ -496,9 +544,13 @@ impl DeviceBaseConverter {
             t => t,
         };
         let (j, c) = tile.shape().unwrap_or((8, 2));
-        let f = self.device.function(&BCONV, tile.kernel(self.narrow))?;
+        let f = self
+            .device
+            .function(&BCONV, &tile.kernel(self.narrow, centered))?;
         let l = self.l;
-        let shared = ((l * j as usize + 3 * l + 4 * j as usize) * 8) as u32;
+        let extra = if centered { l } else { 0 };
+        let shared = ((l * j as usize + 3 * l + 4 * j as usize + extra) * 8) as u32;
+        let f64_off = 2 * l + l * self.k;
         let chunks: Vec<&[(u32, u32)]> = if plan.is_empty() {
             vec![&[]]
         } else {
@@ -520,6 +572,8 @@ impl DeviceBaseConverter {
                 q_hat_mod_p: self.ptr(2 * l)?,
                 epi_w: epi.map_or(0, |e| e.w),
                 epi_ws: epi.map_or(0, |e| e.ws),
+                q_inv_f64: self.ptr(f64_off)?,
+                q_mod_p: self.ptr(f64_off + l)?,
                 from_count: l as u32,
                 table_stride: self.k as u32,
                 count: chunk.len() as u32,
@@ -629,6 +683,50 @@ impl DeviceModUp {
         self.apply_with(digit, level, input, output, n, BconvTile::Auto)
     }
 
+    /// [`DeviceModUp::apply`] with the centred conversion (twin: [`ModUp::apply_centered`] on
+    /// the digit's limbs, word for word): the digit's own limbs are copied (reduced), every
+    /// other limb of `output` (`[polys][level + |P|][n]`) receives the centred digit value.
+    /// One launch per [`MAX_PLAN`] output columns (one for `level + |P| − c ≤ 64`).
+    ///
+    /// Errors: as [`DeviceModUp::apply`].
+    pub fn apply_centered(
+        &self,
+        digit: usize,
+        level: usize,
+        input: &DeviceBuffer,
+        output: &mut DeviceBuffer,
+        n: usize,
+    ) -> Result<()> {
+        self.extend(digit, level, input, output, None, n, true, BconvTile::Auto)
+    }
+
+    /// [`DeviceModUp::apply_centered`] writing into `output` from word `out_offset` on (e.g.
+    /// digit `d` of a `[dnum][level + |P|][n]` buffer at `out_offset = d·(level + |P|)·n`, the
+    /// layout of [`crate::keyswitch::DeviceKeySwitch::inner_product`]); `output` must hold
+    /// `out_offset + polys·(level + |P|)·n` words or more. `input` is `[polys][level][n]`.
+    ///
+    /// Errors: as [`DeviceModUp::apply`]; [`CudaError::Shape`] if `output` is too short.
+    pub fn apply_centered_at(
+        &self,
+        digit: usize,
+        level: usize,
+        input: &DeviceBuffer,
+        output: &mut DeviceBuffer,
+        out_offset: usize,
+        n: usize,
+    ) -> Result<()> {
+        self.extend(
+            digit,
+            level,
+            input,
+            output,
+            Some(out_offset),
+            n,
+            true,
+            BconvTile::Auto,
+        )
+    }
+
     /// [`DeviceModUp::apply`] with an explicit register tile.
     pub fn apply_with(
         &self,
@@ -639,6 +737,36 @@ impl DeviceModUp {
         n: usize,
         tile: BconvTile,
     ) -> Result<()> {
+        self.extend(digit, level, input, output, None, n, false, tile)
+    }
+
+    /// [`DeviceModUp::apply_centered`] with an explicit register tile.
+    pub fn apply_centered_with(
+        &self,
+        digit: usize,
+        level: usize,
+        input: &DeviceBuffer,
+        output: &mut DeviceBuffer,
+        n: usize,
+        tile: BconvTile,
+    ) -> Result<()> {
+        self.extend(digit, level, input, output, None, n, true, tile)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn extend(
+        &self,
+        digit: usize,
+        level: usize,
+        input: &DeviceBuffer,
+        output: &mut DeviceBuffer,
+        out_offset: Option<usize>,
+        n: usize,
+        centered: bool,
+        tile: BconvTile,
+    ) -> Result<()> {
+        let at = out_offset.is_some();
+        let out_offset = out_offset.unwrap_or(0);
         check_degree(n)?;
         check_device(&self.device, &[output, input])?;
         let r = self.modup.digit_limbs(digit, level)?;
@@ -646,7 +774,15 @@ impl DeviceModUp {
         let pl = self.modup.p().len();
         let l = self.modup.q().len();
         let polys = polys_of("ModUp input", input.len(), level, n)?;
-        check_len("ModUp output", output.len(), polys * (level + pl) * n)?;
+        let out_words = polys * (level + pl) * n;
+        if !at {
+            check_len("ModUp output", output.len(), out_words)?;
+        } else if output.len() < out_offset + out_words {
+            return Err(CudaError::Shape(format!(
+                "ModUp output has {} words; {out_offset} + {out_words} needed",
+                output.len()
+            )));
+        }
         let conv = self.converter(digit, level)?;
         let mut plan = Vec::with_capacity(level + pl - c);
         for o in 0..level + pl {
@@ -665,10 +801,10 @@ impl DeviceModUp {
             polys,
             input: input.device_ptr_at(start * n)?,
             in_stride: level * n,
-            out: output.device_ptr(),
+            out: output.device_ptr_at(out_offset)?,
             out_stride: (level + pl) * n,
         };
-        conv.launch_plan(&io, &plan, FLAG_COPY, start as u32, None, tile)
+        conv.launch_plan(&io, &plan, FLAG_COPY, start as u32, None, centered, tile)
     }
 }
 
@@ -719,6 +855,21 @@ impl DeviceModDown {
         self.apply_with(level, input, output, n, BconvTile::Auto)
     }
 
+    /// ModDown rounding to nearest, one fused launch: `(x_i − y_i) · P^{-1} mod q_i` with
+    /// `y` the centred conversion of `x_P` (twin: [`ModDown::apply_rounded`], word for word).
+    /// Shapes as [`DeviceModDown::apply`]; coefficient domain.
+    ///
+    /// Errors: as [`DeviceModDown::apply`].
+    pub fn apply_rounded(
+        &self,
+        level: usize,
+        input: &DeviceBuffer,
+        output: &mut DeviceBuffer,
+        n: usize,
+    ) -> Result<()> {
+        self.divide(level, input, output, n, true, BconvTile::Auto)
+    }
+
     /// [`DeviceModDown::apply`] with an explicit register tile.
     pub fn apply_with(
         &self,
@@ -726,6 +877,30 @@ impl DeviceModDown {
         input: &DeviceBuffer,
         output: &mut DeviceBuffer,
         n: usize,
+        tile: BconvTile,
+    ) -> Result<()> {
+        self.divide(level, input, output, n, false, tile)
+    }
+
+    /// [`DeviceModDown::apply_rounded`] with an explicit register tile.
+    pub fn apply_rounded_with(
+        &self,
+        level: usize,
+        input: &DeviceBuffer,
+        output: &mut DeviceBuffer,
+        n: usize,
+        tile: BconvTile,
+    ) -> Result<()> {
+        self.divide(level, input, output, n, true, tile)
+    }
+
+    fn divide(
+        &self,
+        level: usize,
+        input: &DeviceBuffer,
+        output: &mut DeviceBuffer,
+        n: usize,
+        rounded: bool,
         tile: BconvTile,
     ) -> Result<()> {
         check_degree(n)?;
@@ -754,7 +929,8 @@ impl DeviceModDown {
             w: self.epi.device_ptr(),
             ws: self.epi.device_ptr_at(self.q_len)?,
         };
-        self.conv.launch_plan(&io, &plan, 0, 0, Some(epi), tile)
+        self.conv
+            .launch_plan(&io, &plan, 0, 0, Some(epi), rounded, tile)
     }
 }
 

@@ -74,6 +74,7 @@ pub static ALL_KERNEL_SOURCES: &[KernelSource] = &[
     crate::bconv::BCONV,
     crate::automorphism::AUTOMORPHISM,
     crate::sample::SAMPLE,
+    crate::keyswitch::KEYSWITCH,
 ];
 
 /// Every kernel source of the crate.

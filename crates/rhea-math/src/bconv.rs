@@ -14,8 +14,13 @@
 //!   `p_j`, the same `u` for every `j`.
 //! - [`BaseConverter::convert_exact`]: the residues of the *centered* `x ∈ (-Q/2, Q/2]`, using the
 //!   floating-point correction `v = round(Σ_i t_i / q_i)` with an exact fallback near the tie.
-//! - [`ModUp`]: hybrid key-switching basis extension of one digit to `Q_ℓ ∪ P`.
-//! - [`ModDown`]: `(x - FastConv_{P→Q}(x_P)) · P^{-1}`, i.e. `floor(x / P) - u`, `0 ≤ u < |P|`.
+//! - [`BaseConverter::convert_centered`]: the same with the deterministic `f64` correction only
+//!   (no fallback): exact for `|x| < (1/2 - δ)·Q`, otherwise off by `±Q`. This is the conversion
+//!   the GPU kernels reproduce bit for bit.
+//! - [`ModUp`]: hybrid key-switching basis extension of one digit to `Q_ℓ ∪ P`
+//!   ([`ModUp::apply`]: fast, `x + u·Q_d`; [`ModUp::apply_centered`]: centred).
+//! - [`ModDown`]: [`ModDown::apply`] is `(x - FastConv_{P→Q}(x_P)) · P^{-1}`, i.e.
+//!   `floor(x / P) - u`, `0 ≤ u < |P|`; [`ModDown::apply_rounded`] is `round(x / P)`.
 //! - [`Rescaler`] / [`rescale_by_last`]: exact `round(x / q_{ℓ-1})` onto the first `ℓ - 1` limbs.
 //!
 //! # Accumulation (how a GPU reproduces `convert_approx`)
@@ -295,14 +300,54 @@ impl BaseConverter {
     pub fn convert_exact(&self, input: &[u64], output: &mut [u64], n: usize) -> Result<()> {
         self.check_shapes(input, output.len(), n)?;
         let t = self.compute_t(input, n);
-        let v = self.corrections(&t, n);
+        let v = self.corrections(&t, n, true);
         let targets = output.chunks_mut(n).enumerate().collect();
         self.accumulate(&t, n, targets, Some(&v));
         Ok(())
     }
 
-    /// `v_k = round(Σ_i t_ik / q_i)` (halves down) for every coefficient `k`.
-    fn corrections(&self, t: &[u64], n: usize) -> Vec<u64> {
+    /// The centred conversion with a deterministic `f64` correction and no big-integer fallback
+    /// (HPS): with `x ∈ (-Q/2, Q/2]` the integer whose residues are the input, writes
+    /// `x mod p_j` (canonical) whenever `|x| < (1/2 - δ)·Q` (`δ` =
+    /// [`BaseConverter::exact_window`]), and otherwise `(x + e·Q) mod p_j` with `e ∈ {-1, 0, 1}`
+    /// (the same `e` for every `j`) — harmless in key switching, where the gadget absorbs
+    /// multiples of the digit modulus, and in ModDown, where it moves the rounding by one unit.
+    ///
+    /// Precisely: `t_i = [x_i · q̂_i^{-1}]_{q_i}`; `s = 0.0`, then for `i = 0, 1, …` in order
+    /// `s = s + (t_i as f64) · q_inv_f64[i]` with plain IEEE-754 round-to-nearest `f64` multiply
+    /// and add (never fused; [`BaseConverter::q_inv_f64`]); `v = ⌊s⌋ + [s - ⌊s⌋ > 1/2]`
+    /// (round half down); `y_j = ((Σ_i t_i · [q̂_i]_{p_j}) mod p_j - v · [Q]_{p_j}) mod p_j`.
+    /// A GPU twin computes the same `f64` operations (`__ull2double_rn`, `__dmul_rn`,
+    /// `__dadd_rn`, `floor`) and therefore the same `v` and output, word for word, for every
+    /// input.
+    ///
+    /// Errors as [`BaseConverter::convert_approx`].
+    pub fn convert_centered(&self, input: &[u64], output: &mut [u64], n: usize) -> Result<()> {
+        self.check_shapes(input, output.len(), n)?;
+        let targets = output.chunks_mut(n).enumerate().collect();
+        self.convert_centered_into(input, n, targets);
+        Ok(())
+    }
+
+    /// [`BaseConverter::convert_centered`] into the selected target rows only.
+    pub(crate) fn convert_centered_into(
+        &self,
+        input: &[u64],
+        n: usize,
+        targets: Vec<(usize, &mut [u64])>,
+    ) {
+        if targets.is_empty() {
+            return;
+        }
+        let t = self.compute_t(input, n);
+        let v = self.corrections(&t, n, false);
+        self.accumulate(&t, n, targets, Some(&v));
+    }
+
+    /// `v_k = round(Σ_i t_ik / q_i)` (halves down) for every coefficient `k`: the `f64` sum in
+    /// index order, with the exact big-integer decision inside the window around `1/2` when
+    /// `fallback` is set.
+    fn corrections(&self, t: &[u64], n: usize, fallback: bool) -> Vec<u64> {
         let mut v = vec![0u64; n];
         v.par_chunks_mut(BLOCK).enumerate().for_each(|(b, v)| {
             let off = b * BLOCK;
@@ -317,7 +362,7 @@ impl BaseConverter {
             for (k, (vk, &s)) in v.iter_mut().zip(sum.iter()).enumerate() {
                 let floor = s.floor();
                 let d = s - floor - 0.5;
-                *vk = if d.abs() <= self.window {
+                *vk = if fallback && d.abs() <= self.window {
                     self.exact_correction(t, n, off + k)
                 } else {
                     floor as u64 + u64::from(d > 0.0)
@@ -349,18 +394,23 @@ impl BaseConverter {
 
 /// Basis extension for hybrid (GHS) key switching: ModUp of one digit to `Q_ℓ ∪ P`.
 ///
-/// The full basis `Q = {q_0, …, q_{L-1}}` is split into `dnum` digits of `α = ⌈L / dnum⌉`
-/// consecutive limbs (the last may be shorter): digit `d` holds limbs
-/// `d·α .. min((d+1)·α, L)` ([`ModUp::digits`]). At level `ℓ` (the number of active Q limbs) a
-/// digit is clipped to the active limbs: its active range is [`ModUp::digit_limbs`], and digits
-/// that start at or after `ℓ` are inactive ([`ModUp::active_digits`] counts the active ones).
+/// The full basis `Q = {q_0, …, q_{L-1}}` is split into `dnum` digits of consecutive limbs whose
+/// sizes differ by at most one, the larger digits first: with `L = dnum·b + r` (`0 ≤ r < dnum`)
+/// digit `d` has `b + 1` limbs for `d < r` and `b` limbs otherwise, so it starts at
+/// `d·b + min(d, r)` ([`ModUp::digits`]). Every `dnum` in `1..=L` is valid (e.g. 6 limbs in 4
+/// digits: `2, 2, 1, 1`), and the largest digit has `α = ⌈L / dnum⌉` limbs ([`ModUp::alpha`]).
+/// At level `ℓ` (the number of active Q limbs) a digit is clipped to the active limbs: its
+/// active range is [`ModUp::digit_limbs`], and digits that start at or after `ℓ` are inactive
+/// ([`ModUp::active_digits`] counts the active ones).
 ///
 /// [`ModUp::apply`] takes the digit's active limbs `x_D` (a `[c][N]` slice, `c` its active
 /// length; for a level-`ℓ` polynomial `poly` that is `&poly[start·n .. (start+c)·n]`) and writes
 /// the `[ℓ + |P|][N]` extension: Q limbs `0..ℓ` then P limbs. The digit's own limbs are copied;
 /// every other limb is [`BaseConverter::convert_approx`] of `x_D`, so the extension is
 /// `x_D + u·Q_D` with `x_D ∈ [0, Q_D)` and `0 ≤ u < c` (`Q_D` the product of the active digit
-/// limbs).
+/// limbs). [`ModUp::apply_centered`] uses [`BaseConverter::convert_centered`] instead: the
+/// extension is the centred `x_D ∈ (-Q_D/2, Q_D/2]` (off by `±Q_D` only within `δ·Q_D` of
+/// `±Q_D/2`), which keeps the key-switching error zero-mean (about 4 bits of CKKS precision).
 ///
 /// The converter used for (digit `d`, active length `c`) is [`ModUp::converter`]: from
 /// `{q_start, …, q_{start+c-1}}` to `{q_0..q_start} ∪ {q_{start+c}..q_L} ∪ P` in that order; at
@@ -377,12 +427,11 @@ pub struct ModUp {
 }
 
 impl ModUp {
-    /// Precomputes the digit partition and one converter per (digit, active length).
+    /// Precomputes the digit partition (see the type docs) and one converter per (digit,
+    /// active length).
     ///
     /// Errors: [`MathError::InvalidBasis`] if `q` and `p` are not coprime;
-    /// [`MathError::InvalidArgument`] unless `1 ≤ dnum ≤ L` and `dnum` digits of
-    /// `α = ⌈L/dnum⌉` limbs are all non-empty (e.g. `L = 5, dnum = 4` gives `α = 2` and only 3
-    /// digits: ask for `dnum = 3`).
+    /// [`MathError::InvalidArgument`] unless `1 ≤ dnum ≤ L`.
     pub fn new(q: &Basis, p: &Basis, dnum: usize) -> Result<Self> {
         let l = q.len();
         if dnum == 0 || dnum > l {
@@ -390,18 +439,9 @@ impl ModUp {
                 "dnum = {dnum} must be in 1..={l} (the number of Q limbs)"
             )));
         }
-        let alpha = l.div_ceil(dnum);
-        let count = l.div_ceil(alpha);
-        if count != dnum {
-            return Err(MathError::InvalidArgument(format!(
-                "dnum = {dnum} with {l} Q limbs gives digits of {alpha} limbs, hence only \
-                 {count} non-empty digits: use dnum = {count}"
-            )));
-        }
         check_coprime(q, p)?;
-        let digits: Vec<Range<usize>> = (0..dnum)
-            .map(|d| d * alpha..((d + 1) * alpha).min(l))
-            .collect();
+        let digits = Self::partition(l, dnum);
+        let alpha = l.div_ceil(dnum);
         let qv = q.values();
         let pv = p.values();
         let converters = digits
@@ -445,7 +485,20 @@ impl ModUp {
         self.digits.len()
     }
 
-    /// The digit size `α = ⌈L / dnum⌉` (the last digit may be shorter).
+    /// The even partition of `l` limbs into `dnum` digits (`1 ≤ dnum ≤ l`): sizes `⌈l/dnum⌉`
+    /// for the first `l mod dnum` digits and `⌊l/dnum⌋` for the rest.
+    fn partition(l: usize, dnum: usize) -> Vec<Range<usize>> {
+        let (b, r) = (l / dnum, l % dnum);
+        (0..dnum)
+            .map(|d| {
+                let start = d * b + d.min(r);
+                start..start + b + usize::from(d < r)
+            })
+            .collect()
+    }
+
+    /// The largest digit size `α = ⌈L / dnum⌉` (the first `L mod dnum` digits have `α` limbs
+    /// when `dnum` does not divide `L`, the others `α - 1`).
     pub fn alpha(&self) -> usize {
         self.alpha
     }
@@ -455,9 +508,11 @@ impl ModUp {
         &self.digits
     }
 
-    /// The number of digits with at least one active limb at `level`: `⌈level / α⌉`.
+    /// The number of digits with at least one active limb at `level` (those starting below
+    /// `level`).
     pub fn active_digits(&self, level: usize) -> usize {
-        level.min(self.q.len()).div_ceil(self.alpha)
+        let level = level.min(self.q.len());
+        self.digits.iter().filter(|r| r.start < level).count()
     }
 
     /// The active limbs of `digit` at `level`: `start .. min(end, level)`.
@@ -504,6 +559,38 @@ impl ModUp {
         output: &mut [u64],
         n: usize,
     ) -> Result<()> {
+        self.extend(digit, level, input, output, n, false)
+    }
+
+    /// [`ModUp::apply`] with the centred conversion ([`BaseConverter::convert_centered`]) of
+    /// the digit's active limbs to every other limb; the digit's own limbs are copied (reduced).
+    /// The output is the centred digit value `x_D ∈ (-Q_D/2, Q_D/2]` over `Q_ℓ ∪ P` (off by
+    /// `±Q_D` only when `|x_D| ≥ (1/2 - δ)·Q_D`). Coefficient domain: a scheme holding NTT-form
+    /// polynomials runs the inverse NTT on the digit's limbs before, and the forward NTT on the
+    /// converted limbs after (the own limbs can be taken from the NTT-form input unchanged).
+    /// `rhea_cuda::bconv::DeviceModUp::apply_centered` is the bit-exact GPU twin.
+    ///
+    /// Errors: as [`ModUp::apply`].
+    pub fn apply_centered(
+        &self,
+        digit: usize,
+        level: usize,
+        input: &[u64],
+        output: &mut [u64],
+        n: usize,
+    ) -> Result<()> {
+        self.extend(digit, level, input, output, n, true)
+    }
+
+    fn extend(
+        &self,
+        digit: usize,
+        level: usize,
+        input: &[u64],
+        output: &mut [u64],
+        n: usize,
+        centered: bool,
+    ) -> Result<()> {
         let r = self.digit_limbs(digit, level)?;
         let c = r.len();
         check_poly("ModUp input (digit limbs)", input.len(), c, n)?;
@@ -530,7 +617,11 @@ impl ModUp {
                 targets.push((l - c + (limb - level), row));
             }
         }
-        conv.convert_approx_into(input, n, targets);
+        if centered {
+            conv.convert_centered_into(input, n, targets);
+        } else {
+            conv.convert_approx_into(input, n, targets);
+        }
         Ok(())
     }
 }
@@ -609,6 +700,38 @@ impl ModDown {
     /// Errors: [`MathError::InvalidArgument`] for a level outside `1..=L` or `n = 0`;
     /// [`MathError::ShapeMismatch`] unless `input` is `[level + |P|][n]` and `output` `[level][n]`.
     pub fn apply(&self, level: usize, input: &[u64], output: &mut [u64], n: usize) -> Result<()> {
+        self.divide(level, input, output, n, false)
+    }
+
+    /// ModDown with rounding to nearest: `out_i = (x_i - y_i) · [P^{-1}]_{q_i} mod q_i` with
+    /// `y = convert_centered_{P→Q_ℓ}(x_P)` ([`BaseConverter::convert_centered`] of the P limbs,
+    /// the first `ℓ` columns of [`ModDown::converter`]), i.e. the residues of `round(x / P)`
+    /// (`x - [x]_P^{centred}` is a multiple of `P`); only when `[x]_P` lies within `δ·P` of
+    /// `±P/2` may the result be the other neighbour (`round(x/P) ± 1`). This is exactly the
+    /// composition of `rhea`'s CPU key switching (there conjugated by the NTT: inverse NTT on
+    /// the P limbs, this conversion, forward NTT of `y`), with `convert_centered` in place of
+    /// `convert_exact`. `rhea_cuda::bconv::DeviceModDown::apply_rounded` is the bit-exact GPU
+    /// twin.
+    ///
+    /// Errors: as [`ModDown::apply`].
+    pub fn apply_rounded(
+        &self,
+        level: usize,
+        input: &[u64],
+        output: &mut [u64],
+        n: usize,
+    ) -> Result<()> {
+        self.divide(level, input, output, n, true)
+    }
+
+    fn divide(
+        &self,
+        level: usize,
+        input: &[u64],
+        output: &mut [u64],
+        n: usize,
+        rounded: bool,
+    ) -> Result<()> {
         if level == 0 || level > self.q.len() {
             return Err(MathError::InvalidArgument(format!(
                 "level {level} outside 1..={}",
@@ -623,8 +746,12 @@ impl ModDown {
         )?;
         check_poly("ModDown output (level limbs)", output.len(), level, n)?;
         let (x_q, x_p) = input.split_at(level * n);
-        self.conv
-            .convert_approx_into(x_p, n, output.chunks_mut(n).enumerate().collect());
+        let targets = output.chunks_mut(n).enumerate().collect();
+        if rounded {
+            self.conv.convert_centered_into(x_p, n, targets);
+        } else {
+            self.conv.convert_approx_into(x_p, n, targets);
+        }
         output
             .par_chunks_mut(n)
             .zip(x_q.par_chunks(n))

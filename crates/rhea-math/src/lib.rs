@@ -8,6 +8,7 @@
 //! - [`ntt`]: the negacyclic NTT with bit-reversed output, batched over limbs.
 //! - [`basis`]: RNS bases, CRT reconstruction to big integers.
 //! - [`bconv`]: fast base conversion, ModUp, ModDown and rescaling on `[limb][N]` buffers.
+//! - [`bgv_rescale`]: BGV modulus switching and ModDown that keep the plaintext modulo `t`.
 //! - [`sampler`]: uniform, ternary and discrete-Gaussian samplers over a seedable ChaCha20 CSPRNG.
 //! - [`fft`]: the CKKS special FFT (canonical embedding, `5^j` slot order).
 //!
@@ -15,6 +16,7 @@
 
 pub mod basis;
 pub mod bconv;
+pub mod bgv_rescale;
 mod error;
 pub mod fft;
 mod modulus;

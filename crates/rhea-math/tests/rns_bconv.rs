@@ -224,6 +224,8 @@ fn modup_extends_every_digit_at_every_level() {
         (8, 3, 3, 59, 61),
         (7, 4, 2, 36, 50),
         (6, 2, 6, 30, 45),
+        (6, 2, 4, 40, 61),
+        (7, 2, 3, 40, 61),
     ] {
         let q = basis(qbits, l, &[]);
         let p = basis(pbits, k, &q.values());
@@ -235,16 +237,20 @@ fn modup_extends_every_digit_at_every_level() {
         assert_eq!(digits.len(), dnum);
         assert_eq!(digits[0].start, 0);
         assert_eq!(digits[dnum - 1].end, l);
+        assert_eq!(digits[0].len(), alpha);
         for w in digits.windows(2) {
             assert_eq!(w[0].end, w[1].start);
-            assert_eq!(w[0].len(), alpha);
+            assert!(w[0].len() == w[1].len() || w[0].len() == w[1].len() + 1);
         }
         let n = 12;
         for level in 1..=l {
             let q_l = q.prefix(level).unwrap();
             let ext = q_l.concat(&p).unwrap();
             let (_, poly) = random_poly(&mut rng, &q_l, q_l.product(), n);
-            assert_eq!(modup.active_digits(level), level.div_ceil(alpha));
+            assert_eq!(
+                modup.active_digits(level),
+                digits.iter().filter(|r| r.start < level).count()
+            );
             for (d, full) in digits.iter().enumerate().take(modup.active_digits(level)) {
                 let r = modup.digit_limbs(d, level).unwrap();
                 assert_eq!(r.start, full.start);
@@ -286,11 +292,10 @@ fn modup_errors_are_typed() {
         ModUp::new(&q, &p, 6),
         Err(MathError::InvalidArgument(_))
     ));
-    // 5 limbs in 4 digits: α = 2 leaves only 3 non-empty digits.
-    assert!(matches!(
-        ModUp::new(&q, &p, 4),
-        Err(MathError::InvalidArgument(_))
-    ));
+    // 5 limbs in 4 digits: sizes 2, 1, 1, 1.
+    let four = ModUp::new(&q, &p, 4).unwrap();
+    assert_eq!(four.digits(), &[0..2, 2..3, 3..4, 4..5]);
+    assert_eq!(four.alpha(), 2);
     assert!(matches!(
         ModUp::new(&q, &q.slice(4..5).unwrap(), 1),
         Err(MathError::InvalidBasis(_))
@@ -511,4 +516,239 @@ fn rescale_errors_are_typed() {
         single.apply(1, &[0; 4], &mut [], n),
         Err(MathError::InvalidArgument(_))
     ));
+}
+
+/// Every `dnum` in `1..=L` is accepted; digit sizes differ by at most one, larger first.
+#[test]
+fn modup_partition_is_even_for_every_dnum() {
+    for l in 1..=13usize {
+        let q = basis(40, l, &[]);
+        let p = basis(61, 1, &q.values());
+        for dnum in 1..=l {
+            let modup = ModUp::new(&q, &p, dnum).unwrap();
+            let sizes: Vec<usize> = modup.digits().iter().map(|r| r.len()).collect();
+            assert_eq!(sizes.iter().sum::<usize>(), l);
+            assert_eq!(sizes[0], l.div_ceil(dnum), "L = {l}, dnum = {dnum}");
+            assert_eq!(*sizes.last().unwrap(), l / dnum, "L = {l}, dnum = {dnum}");
+            assert!(sizes.windows(2).all(|w| w[0] >= w[1] && w[0] - w[1] <= 1));
+            assert_eq!(modup.active_digits(l), dnum);
+        }
+    }
+}
+
+/// `y` is the centred value of `x` modulo every `p_j`, or (only when `|x| ≥ (1/2 − δ)·Q`) the
+/// centred value `± Q`, the same shift for every `j`. Returns how many coefficients were shifted.
+fn assert_centered(from: &Basis, to: &Basis, xs: &[BigUint], out: &[u64], delta: f64) -> usize {
+    let n = xs.len();
+    let q = BigInt::from(from.product().clone());
+    let mut shifted = 0;
+    for (k, x) in xs.iter().enumerate() {
+        let mut c = BigInt::from(x.clone());
+        if &c * 2 > q {
+            c -= &q;
+        }
+        let got = column(out, n, k);
+        let want = |e: i32| -> Vec<u64> {
+            let v = &c + &q * e;
+            to.values().iter().map(|&p| big_mod_signed(&v, p)).collect()
+        };
+        if got == want(0) {
+            continue;
+        }
+        assert!(
+            got == want(1) || got == want(-1),
+            "coefficient {k}: not the centred value {c} up to ±Q"
+        );
+        // Only near ±Q/2: |c| ≥ (1/2 − δ)·Q, i.e. Q − 2|c| ≤ 2δ·Q.
+        let gap = (q.magnitude() - c.magnitude() * 2u8).to_f64().unwrap() / q.to_f64().unwrap();
+        assert!(
+            gap <= 2.0 * delta,
+            "coefficient {k}: ±Q shift far from ±Q/2 ({c})"
+        );
+        shifted += 1;
+    }
+    shifted
+}
+
+#[test]
+fn convert_centered_is_exact_away_from_half_q() {
+    let mut rng = rng(14);
+    for (from, to) in pairs() {
+        let conv = BaseConverter::new(&from, &to).unwrap();
+        for n in [8usize, 40, 300] {
+            let xs = hard_values(&mut rng, from.product(), n);
+            let input = residues_of(&from, &xs);
+            let mut out = vec![0u64; to.len() * n];
+            conv.convert_centered(&input, &mut out, n).unwrap();
+            assert_centered(&from, &to, &xs, &out, conv.exact_window());
+            // Random values (|x| < (1/2 − δ)·Q with overwhelming probability) are exact, and
+            // equal to `convert_exact` word for word.
+            let (ys, input) = random_poly(&mut rng, &from, from.product(), n);
+            conv.convert_centered(&input, &mut out, n).unwrap();
+            assert_eq!(
+                assert_centered(&from, &to, &ys, &out, conv.exact_window()),
+                0
+            );
+            let mut exact = vec![0u64; to.len() * n];
+            conv.convert_exact(&input, &mut exact, n).unwrap();
+            assert_eq!(out, exact);
+        }
+    }
+    let conv = BaseConverter::new(&pairs()[0].0, &pairs()[0].1).unwrap();
+    let mut out = vec![0u64; 4];
+    assert!(matches!(
+        conv.convert_centered(&[0; 3], &mut out, 4),
+        Err(MathError::ShapeMismatch(_))
+    ));
+}
+
+/// The `f64` correction near the tie is the plain one: a value just at `(Q−1)/2 + 1` over many
+/// limbs lands within the window, where `convert_centered` may differ from `convert_exact` by
+/// exactly `±Q` and nothing else.
+#[test]
+fn convert_centered_near_half_q_is_off_by_q_at_most() {
+    let from = basis(61, 12, &[]);
+    let to = basis(59, 3, &from.values());
+    let conv = BaseConverter::new(&from, &to).unwrap();
+    let q = from.product().clone();
+    let half = &q / 2u8;
+    let mut xs = Vec::new();
+    for d in 0u32..64 {
+        xs.push(&half + d);
+        xs.push(&half - d);
+        xs.push(&q - &half + d);
+    }
+    let n = xs.len();
+    let input = residues_of(&from, &xs);
+    let mut out = vec![0u64; to.len() * n];
+    conv.convert_centered(&input, &mut out, n).unwrap();
+    assert_centered(&from, &to, &xs, &out, conv.exact_window());
+}
+
+#[test]
+fn modup_apply_centered_gives_the_centered_digit() {
+    let mut rng = rng(21);
+    for (l, k, dnum, qbits, pbits) in [
+        (1usize, 1usize, 1usize, 40u32, 61u32),
+        (4, 2, 1, 50, 61),
+        (5, 2, 3, 45, 60),
+        (6, 2, 4, 30, 45),
+        (7, 3, 2, 59, 61),
+        (6, 1, 6, 60, 61),
+    ] {
+        let q = basis(qbits, l, &[]);
+        let p = basis(pbits, k, &q.values());
+        let modup = ModUp::new(&q, &p, dnum).unwrap();
+        let n = 24;
+        for level in 1..=l {
+            let q_l = q.prefix(level).unwrap();
+            let ext = q_l.concat(&p).unwrap();
+            let (_, poly) = random_poly(&mut rng, &q_l, q_l.product(), n);
+            for d in 0..modup.active_digits(level) {
+                let r = modup.digit_limbs(d, level).unwrap();
+                let input = &poly[r.start * n..r.end * n];
+                let mut out = vec![0u64; (level + k) * n];
+                modup.apply_centered(d, level, input, &mut out, n).unwrap();
+                assert_eq!(&out[r.start * n..r.end * n], input, "own limbs are copied");
+                let digit_basis = q.slice(r.clone()).unwrap();
+                let x_d = digit_basis.poly_reconstruct_centered(input, n).unwrap();
+                let v = ext.poly_reconstruct_centered(&out, n).unwrap();
+                assert_eq!(v, x_d, "level {level} digit {d}: the centred digit");
+                // The same composition as the converter of this (digit, level).
+                let conv = modup.converter(d, level).unwrap();
+                let mut conv_out = vec![0u64; conv.to().len() * n];
+                conv.convert_centered(input, &mut conv_out, n).unwrap();
+                let mut col = 0;
+                for limb in 0..level + k {
+                    if r.contains(&limb) {
+                        continue;
+                    }
+                    let c = if limb < r.start {
+                        limb
+                    } else if limb < level {
+                        limb - r.len()
+                    } else {
+                        l - r.len() + (limb - level)
+                    };
+                    assert_eq!(
+                        &out[limb * n..(limb + 1) * n],
+                        &conv_out[c * n..(c + 1) * n]
+                    );
+                    col += 1;
+                }
+                assert_eq!(col, level + k - r.len());
+            }
+        }
+    }
+}
+
+#[test]
+fn moddown_apply_rounded_is_round_to_nearest() {
+    let mut rng = rng(31);
+    for (l, k, qbits, pbits) in [
+        (1usize, 1usize, 40u32, 61u32),
+        (3, 2, 50, 61),
+        (5, 3, 45, 60),
+        (4, 8, 36, 30),
+    ] {
+        let q = basis(qbits, l, &[]);
+        let p = basis(pbits, k, &q.values());
+        let moddown = ModDown::new(&q, &p).unwrap();
+        let pp = BigInt::from(p.product().clone());
+        let delta = moddown.converter().exact_window();
+        let n = 20;
+        for level in 1..=l {
+            let q_l = q.prefix(level).unwrap();
+            let ext = q_l.concat(&p).unwrap();
+            let (mut xs, _) = random_poly(&mut rng, &ext, ext.product(), n);
+            xs[0] = ext.product() - 1u8;
+            xs[1] = p.product() - 1u8;
+            xs[2] = p.product().clone();
+            xs[3] = p.product() / 2u8; // x_P = (P-1)/2: rounds down
+            xs[4] = p.product() / 2u8 + 1u8; // x_P = (P+1)/2: rounds up
+            let input = residues_of(&ext, &xs);
+            let mut out = vec![0u64; level * n];
+            moddown.apply_rounded(level, &input, &mut out, n).unwrap();
+            let got = q_l.poly_reconstruct(&out, n).unwrap();
+            let ql = BigInt::from(q_l.product().clone());
+            for (kk, (x, g)) in xs.iter().zip(&got).enumerate() {
+                let x = BigInt::from(x.clone());
+                // round(x / P), halves down (P is odd: no ties).
+                let r = (&x * 2 + &pp) / (&pp * 2);
+                let diff: BigInt = (BigInt::from(g.clone()) - &r) % &ql;
+                let diff = if diff.sign() == num_bigint::Sign::Minus {
+                    diff + &ql
+                } else {
+                    diff
+                };
+                if diff.is_zero() {
+                    continue;
+                }
+                // Off by one only when [x]_P is within δ·P of ±P/2.
+                let xp: BigInt = &x % &pp;
+                let dist: BigInt = &xp * 2 - &pp;
+                let gap = dist.magnitude().to_f64().unwrap();
+                assert!(
+                    gap <= 2.0 * delta * pp.to_f64().unwrap()
+                        && (diff == BigInt::from(1) || diff == &ql - 1),
+                    "level {level} coefficient {kk}: not round(x/P)"
+                );
+            }
+            // The composition: (x − convert_centered(x_P)) · P^{-1} on the first ℓ columns.
+            let conv = moddown.converter();
+            let mut y = vec![0u64; q.len() * n];
+            conv.convert_centered(&input[level * n..], &mut y, n)
+                .unwrap();
+            for i in 0..level {
+                let m = q.modulus(i);
+                for t in 0..n {
+                    let want = m.mul(
+                        m.sub(input[i * n + t], y[i * n + t]),
+                        moddown.p_inv_mod_q()[i],
+                    );
+                    assert_eq!(out[i * n + t], want);
+                }
+            }
+        }
+    }
 }

@@ -24,6 +24,10 @@ pub enum Error {
         reason: String,
     },
 
+    /// An error of the GPU runtime or of a kernel (driver, NVRTC, out of device memory, ...).
+    #[error("GPU error: {0}")]
+    Gpu(String),
+
     /// The operands of a primitive live on different devices.
     #[error(
         "`{op}`: operands live on different devices ({lhs} and {rhs}); move one of them first"
@@ -70,7 +74,8 @@ pub enum Error {
     /// Parameters below 128-bit security without the explicit opt-in.
     #[error(
         "parameters below 128-bit security: {reason}; use a larger ring degree or fewer/smaller \
-         primes, or opt in explicitly with `CkksParametersLiteral::insecure_allow_below_128_bits()`"
+         primes, or opt in explicitly with `insecure_allow_below_128_bits()` on the \
+         `CkksParametersLiteral` or `BgvParametersLiteral`"
     )]
     InsecureParameters {
         /// What the security check found.
@@ -166,6 +171,26 @@ pub enum Error {
         lhs_log_scale: f64,
         /// log2 of the second operand's scale.
         rhs_log_scale: f64,
+    },
+
+    /// A BGV ciphertext whose noise has used up the modulus: the operation would produce (or the
+    /// decryption measured) a phase that no longer fits below `Q_ℓ / 2`, so the result could
+    /// decrypt wrongly.
+    #[error(
+        "`{op}`: noise budget exhausted at level {level}: the phase reaches 2^{log_noise:.1}, \
+         not below Q_ℓ/2 = 2^{:.1}; use parameters with more or larger Q primes, switch modulus \
+         earlier, or compute less deeply",
+        log_modulus - 1.0
+    )]
+    NoiseBudgetExhausted {
+        /// The operation (`decrypt` when measured at decryption).
+        op: &'static str,
+        /// The level of the result.
+        level: usize,
+        /// `log2` of the phase: the tracked bound, or the measured norm at decryption.
+        log_noise: f64,
+        /// `log2 Q_ℓ` at that level.
+        log_modulus: f64,
     },
 
     /// A ciphertext with the wrong number of components for the operation.

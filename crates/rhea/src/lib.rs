@@ -7,11 +7,13 @@
 //! - [`params`]: validated parameter sets and named presets.
 //! - [`rlwe`]: the scheme-agnostic RLWE core (keys, encryption, hybrid key switching).
 //! - [`ckks`]: the CKKS scheme (encoder, encryptor, decryptor, evaluator).
+//! - [`bgv`]: the BGV scheme, on the same RLWE core.
 //!
 //! Start with the quick start (`cargo run --release -p rhea --example quickstart`) or the
 //! example in [`ckks`].
 
 pub mod backend;
+pub mod bgv;
 pub mod ckks;
 mod error;
 pub mod params;

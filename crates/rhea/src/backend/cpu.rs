@@ -223,9 +223,12 @@ pub(crate) fn automorphism_coeff(ring: &RnsRing, shape: &PolyShape, a: &[u64], g
 }
 
 /// ModUp of every active digit of a level-`ℓ` NTT-domain polynomial (`[ℓ][N]`) to `Q_ℓ ∪ P`,
-/// NTT domain. One inverse NTT of the input; then, per digit, the **exact centred** conversion
-/// (`rhea_math`'s `BaseConverter::convert_exact`) of the digit's active limbs to the other limbs,
-/// and forward NTTs of the converted limbs (the digit's own limbs are copied from the input).
+/// NTT domain. One inverse NTT of the input; then, per digit, the **centred** conversion
+/// (`rhea_math`'s `BaseConverter::convert_centered`: deterministic `f64` correction, no
+/// big-integer fallback, so the GPU reproduces it word for word) of the digit's active limbs to
+/// the other limbs, and forward NTTs of the converted limbs (the digit's own limbs are copied from
+/// the input). A digit within `δ·Q_d` of `±Q_d/2` may come out shifted by `±Q_d`, which the
+/// gadget absorbs.
 ///
 /// Centring matters: a digit in `[0, Q_j)` has mean `Q_j/2`, and that mean, multiplied by the
 /// key's error, lands on `1 + X + … + X^{N-1}` whose embedding is large near `ζ = 1` — with a
@@ -244,7 +247,7 @@ pub(crate) fn mod_up_digits(ring: &RnsRing, ell: usize, input: &[u64]) -> Result
             let c = r.len();
             let conv = ring.mod_up_converter(d, ell);
             let mut converted = vec![0u64; (ell - c + ring.p_len()) * n];
-            conv.convert_exact(&coeff[r.start * n..r.end * n], &mut converted, n)?;
+            conv.convert_centered(&coeff[r.start * n..r.end * n], &mut converted, n)?;
             let mut out = vec![0u64; shape_qp.words()];
             out.par_chunks_mut(n).enumerate().try_for_each(
                 |(i, limb)| -> rhea_math::Result<()> {
@@ -263,8 +266,9 @@ pub(crate) fn mod_up_digits(ring: &RnsRing, ell: usize, input: &[u64]) -> Result
 }
 
 /// ModDown of a level-`ℓ` NTT-domain polynomial over `Q_ℓ ∪ P` (`[ℓ + |P|][N]`) to `Q_ℓ`, with
-/// exact rounding: `out_i = (x_i - NTT(conv_exact_{P→Q_ℓ}(INTT(x_P)))_i) · P^{-1} mod q_i`, i.e.
-/// `round(x / P)` (`conv_exact` is `rhea_math`'s centred conversion). Rounding to nearest keeps
+/// rounding: `out_i = (x_i - NTT(conv_{P→Q_ℓ}(INTT(x_P)))_i) · P^{-1} mod q_i`, i.e.
+/// `round(x / P)` (`conv` is `rhea_math`'s `BaseConverter::convert_centered`, the NTT-conjugated
+/// `ModDown::apply_rounded`; within `δ·P` of a tie it may pick the other neighbour). Rounding to nearest keeps
 /// the error zero-mean; the floor-like fast conversion would leave a bias of about one unit per
 /// coefficient, whose embedding (that of `1 + X + … + X^{N-1}` times `s`) costs about 4 bits of
 /// precision in the slots near `ζ = 1`.
@@ -277,7 +281,7 @@ pub(crate) fn mod_down(ring: &RnsRing, ell: usize, input: &[u64]) -> Result<Vec<
         .try_for_each(|(k, x)| ring.ntt_table(&shape_qp, ell + k).inverse(x))?;
     let mut out = vec![0u64; ell * n];
     ring.mod_down_converter(ell)
-        .convert_exact(&xp, &mut out, n)?;
+        .convert_centered(&xp, &mut out, n)?;
     let plan = ring.mod_down_plan();
     let (pinv, pinv_s) = (plan.p_inv_mod_q(), plan.p_inv_mod_q_shoup());
     out.par_chunks_mut(n)

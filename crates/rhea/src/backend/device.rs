@@ -1,7 +1,9 @@
 //! Where polynomials live and primitives run.
 
 use std::fmt;
+use std::sync::Arc;
 
+use rhea_cuda::GpuDevice;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
@@ -10,10 +12,11 @@ use crate::error::{Error, Result};
 ///
 /// ```
 /// use rhea::backend::Device;
-/// let device = Device::best();
+/// let device = Device::best(); // the GPU when one is usable, else the CPU
 /// assert!(device.check_supported().is_ok());
-/// // A GPU is not yet usable by this build: a typed error, never a panic.
-/// assert!(Device::Cuda(0).check_supported().is_err());
+/// // A GPU that is not there is a typed error, never a panic.
+/// assert!(Device::Cuda(999).check_supported().is_err());
+/// println!("running on {}", device.name());
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Device {
@@ -24,22 +27,22 @@ pub enum Device {
 }
 
 impl Device {
-    /// The best device available: a GPU when the build supports one and it is present, else the
-    /// CPU. The CUDA backend does not yet plug into the seam, so this is the CPU for now.
+    /// The best device available: GPU 0 when a CUDA driver and a GPU are present
+    /// (`rhea_cuda::GpuDevice::is_available`), else the CPU.
     pub fn best() -> Device {
-        Device::Cpu
+        if GpuDevice::is_available() {
+            Device::Cuda(0)
+        } else {
+            Device::Cpu
+        }
     }
 
-    /// Whether this device can run primitives in this build; a typed error says why not.
+    /// Whether this device can run primitives on this machine; a typed error says why not
+    /// ([`Error::DeviceNotSupported`]: no driver, no such GPU).
     pub fn check_supported(&self) -> Result<()> {
         match self {
             Device::Cpu => Ok(()),
-            Device::Cuda(_) => Err(Error::DeviceNotSupported {
-                device: *self,
-                reason: "the CUDA backend is not yet supported by this build of rhea (the \
-                         primitives run on the CPU only); use Device::Cpu or Device::best()"
-                    .to_string(),
-            }),
+            Device::Cuda(i) => gpu(*i).map(|_| ()),
         }
     }
 
@@ -47,6 +50,52 @@ impl Device {
     pub fn is_cpu(&self) -> bool {
         matches!(self, Device::Cpu)
     }
+
+    /// A human-readable name: `"cpu"`, or `"cuda:0 (NVIDIA H100 80GB HBM3)"` (the GPU's own
+    /// name when it can be opened).
+    pub fn name(&self) -> String {
+        match self {
+            Device::Cpu => "cpu".to_string(),
+            Device::Cuda(i) => match gpu(*i) {
+                Ok(d) => format!("cuda:{i} ({})", d.name()),
+                Err(_) => format!("cuda:{i} (unavailable)"),
+            },
+        }
+    }
+
+    /// Bytes copied host → device on this device since it was opened (0 on the CPU). Every
+    /// upload through the backend is counted, so a test can check that an evaluation moves none.
+    pub fn bytes_to_device(&self) -> Result<u64> {
+        match self {
+            Device::Cpu => Ok(0),
+            Device::Cuda(i) => Ok(gpu(*i)?.bytes_to_device()),
+        }
+    }
+
+    /// Bytes copied device → host on this device since it was opened (0 on the CPU).
+    pub fn bytes_to_host(&self) -> Result<u64> {
+        match self {
+            Device::Cpu => Ok(0),
+            Device::Cuda(i) => Ok(gpu(*i)?.bytes_to_host()),
+        }
+    }
+
+    /// Waits until every operation queued on the device has finished (a no-op on the CPU, whose
+    /// primitives are synchronous). GPU primitives are asynchronous: time them with this.
+    pub fn synchronize(&self) -> Result<()> {
+        match self {
+            Device::Cpu => Ok(()),
+            Device::Cuda(i) => Ok(gpu(*i)?.synchronize()?),
+        }
+    }
+}
+
+/// The shared device object of GPU `index` (one per process), or a typed error.
+pub(crate) fn gpu(index: usize) -> Result<Arc<GpuDevice>> {
+    GpuDevice::new(index).map_err(|e| Error::DeviceNotSupported {
+        device: Device::Cuda(index),
+        reason: format!("{e}; use Device::Cpu or Device::best()"),
+    })
 }
 
 impl Default for Device {
@@ -69,18 +118,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn cuda_is_a_typed_error_and_cpu_works() {
-        assert_eq!(Device::best(), Device::Cpu);
+    fn best_is_usable_and_a_missing_gpu_is_a_typed_error() {
+        let best = Device::best();
+        assert!(best.check_supported().is_ok());
+        assert_eq!(best.is_cpu(), !GpuDevice::is_available());
         assert!(Device::Cpu.check_supported().is_ok());
-        let err = Device::Cuda(1).check_supported().unwrap_err();
+        let err = Device::Cuda(999).check_supported().unwrap_err();
         assert!(matches!(
             err,
             Error::DeviceNotSupported {
-                device: Device::Cuda(1),
+                device: Device::Cuda(999),
                 ..
             }
         ));
-        assert!(err.to_string().contains("not yet supported"));
         assert_eq!(Device::Cuda(2).to_string(), "cuda:2");
+        assert_eq!(Device::Cpu.name(), "cpu");
+        assert_eq!(Device::Cpu.bytes_to_device(), Ok(0));
+        assert!(Device::Cpu.synchronize().is_ok());
     }
 }

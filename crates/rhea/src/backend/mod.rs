@@ -11,11 +11,18 @@
 //!   product, and sampling.
 //!
 //! Each primitive checks its operands (device, shape, form: typed errors), matches on their
-//! storage and runs the implementation for that device. Scheme code (RLWE, CKKS, later BGV and
-//! bootstrapping) calls only these primitives, so the CUDA backend plugs in here, once, without a
-//! second copy of any scheme.
+//! storage and runs the implementation for that device (`cpu`, or `cuda` on `rhea-cuda`'s
+//! kernels). Scheme code (RLWE, CKKS, BGV) calls only these primitives, so one copy of every
+//! scheme runs on both devices, with bit-identical results: every GPU primitive produces exactly
+//! the canonical words of its CPU twin.
+//!
+//! On a GPU, polynomials stay in device memory from their creation (upload, sampling) to their
+//! download; no primitive other than [`RnsRing::upload`] and the downloads copies words between
+//! host and device, and nothing waits for the device except downloads (see
+//! [`Device::bytes_to_device`], [`Device::synchronize`]).
 
 mod cpu;
+mod cuda;
 mod device;
 mod ops;
 mod poly;

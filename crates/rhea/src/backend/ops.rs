@@ -1,16 +1,26 @@
 //! The primitives: batched RNS-level operations on [`Poly`]s, methods of [`RnsRing`].
 //!
 //! Each primitive checks its operands (device, shape, form), then matches on their
-//! [`Storage`] and calls the implementation of that device (today [`super::cpu`]). Scheme code
-//! (RLWE, CKKS, later BGV and bootstrapping) calls only these.
+//! [`Storage`] and calls the implementation of that device ([`super::cpu`] or
+//! [`super::cuda`]). Scheme code (RLWE, CKKS, BGV) calls only these.
 
 use std::ops::Range;
 
 use num_bigint::BigInt;
 use rhea_math::sampler::{self, Prng};
 
+use rhea_cuda::ntt::NttDirection;
+use rhea_cuda::DeviceBuffer;
+
+use super::cuda::GpuRing;
 use super::{cpu, Device, Form, Poly, PolyShape, RnsRing, Storage};
 use crate::error::{Error, Result};
+
+/// The error for operands found on different devices inside a `match` (the checks before it
+/// normally catch this first).
+fn mixed(op: &'static str, lhs: Device, rhs: Device) -> Error {
+    Error::DeviceMismatch { op, lhs, rhs }
+}
 
 fn same_device(op: &'static str, a: &Poly, b: &Poly) -> Result<()> {
     if a.device() == b.device() {
@@ -25,6 +35,11 @@ fn same_device(op: &'static str, a: &Poly, b: &Poly) -> Result<()> {
 }
 
 impl RnsRing {
+    /// The device tables of the GPU holding `buf`.
+    fn cuda(&self, buf: &DeviceBuffer) -> Result<std::sync::Arc<GpuRing>> {
+        self.gpu_ring(buf.device().index())
+    }
+
     // ---------------------------------------------------------------- checks
 
     /// `a` and `b` on one device, in one form, and `b`'s limbs cover `a`'s: either the same
@@ -84,7 +99,9 @@ impl RnsRing {
         self.check_shape("zero", &shape)?;
         let storage = match device {
             Device::Cpu => Storage::Cpu(vec![0u64; shape.words()]),
-            Device::Cuda(_) => unreachable_device(device)?,
+            Device::Cuda(i) => {
+                Storage::Cuda(self.gpu_ring(i)?.device().alloc_zeroed(shape.words())?)
+            }
         };
         Ok(Poly {
             storage,
@@ -121,7 +138,7 @@ impl RnsRing {
         }
         let storage = match device {
             Device::Cpu => Storage::Cpu(data),
-            Device::Cuda(_) => unreachable_device(device)?,
+            Device::Cuda(i) => Storage::Cuda(self.gpu_ring(i)?.device().upload(&data)?),
         };
         Ok(Poly {
             storage,
@@ -130,10 +147,11 @@ impl RnsRing {
         })
     }
 
-    /// Downloads the words (`[limb][N]`) to the host.
+    /// Downloads the words (`[limb][N]`) to the host (on a GPU this waits for the queued work).
     pub fn download(&self, a: &Poly) -> Result<Vec<u64>> {
         match &a.storage {
             Storage::Cpu(v) => Ok(v.clone()),
+            Storage::Cuda(b) => Ok(b.device().download(b)?),
         }
     }
 
@@ -152,6 +170,7 @@ impl RnsRing {
         let shape = a.shape;
         match &a.storage {
             Storage::Cpu(v) => Ok(cpu::centered_f64(self, &shape, v)),
+            Storage::Cuda(b) => Ok(cpu::centered_f64(self, &shape, &b.device().download(b)?)),
         }
     }
 
@@ -243,6 +262,7 @@ impl RnsRing {
         let shape = a.shape;
         match &mut a.storage {
             Storage::Cpu(v) => cpu::ntt_forward(self, &shape, v, limbs),
+            Storage::Cuda(b) => self.cuda(b)?.ntt(&shape, b, limbs, NttDirection::Forward),
         }
     }
 
@@ -253,6 +273,7 @@ impl RnsRing {
         let shape = a.shape;
         match &mut a.storage {
             Storage::Cpu(v) => cpu::ntt_inverse(self, &shape, v, limbs),
+            Storage::Cuda(b) => self.cuda(b)?.ntt(&shape, b, limbs, NttDirection::Inverse),
         }
     }
 
@@ -261,9 +282,11 @@ impl RnsRing {
     /// `a += b`.
     pub fn add_assign(&self, a: &mut Poly, b: &Poly) -> Result<()> {
         self.check_binary("add", a, b)?;
-        let shape = a.shape;
+        let (shape, da, db) = (a.shape, a.device(), b.device());
         match (&mut a.storage, &b.storage) {
             (Storage::Cpu(x), Storage::Cpu(y)) => cpu::add(self, &shape, x, y),
+            (Storage::Cuda(x), Storage::Cuda(y)) => self.cuda(x)?.add(&shape, x, y)?,
+            _ => return Err(mixed("add", da, db)),
         }
         Ok(())
     }
@@ -271,9 +294,11 @@ impl RnsRing {
     /// `a -= b`.
     pub fn sub_assign(&self, a: &mut Poly, b: &Poly) -> Result<()> {
         self.check_binary("sub", a, b)?;
-        let shape = a.shape;
+        let (shape, da, db) = (a.shape, a.device(), b.device());
         match (&mut a.storage, &b.storage) {
             (Storage::Cpu(x), Storage::Cpu(y)) => cpu::sub(self, &shape, x, y),
+            (Storage::Cuda(x), Storage::Cuda(y)) => self.cuda(x)?.sub(&shape, x, y)?,
+            _ => return Err(mixed("sub", da, db)),
         }
         Ok(())
     }
@@ -281,9 +306,11 @@ impl RnsRing {
     /// `a = b - a`.
     pub fn sub_from_assign(&self, a: &mut Poly, b: &Poly) -> Result<()> {
         self.check_binary("sub_from", a, b)?;
-        let shape = a.shape;
+        let (shape, da, db) = (a.shape, a.device(), b.device());
         match (&mut a.storage, &b.storage) {
             (Storage::Cpu(x), Storage::Cpu(y)) => cpu::sub_from(self, &shape, x, y),
+            (Storage::Cuda(x), Storage::Cuda(y)) => self.cuda(x)?.sub_from(&shape, x, y)?,
+            _ => return Err(mixed("sub_from", da, db)),
         }
         Ok(())
     }
@@ -294,6 +321,7 @@ impl RnsRing {
         let shape = a.shape;
         match &mut a.storage {
             Storage::Cpu(x) => cpu::neg(self, &shape, x),
+            Storage::Cuda(x) => self.cuda(x)?.neg(&shape, x)?,
         }
         Ok(())
     }
@@ -302,9 +330,11 @@ impl RnsRing {
     pub fn mul_assign(&self, a: &mut Poly, b: &Poly) -> Result<()> {
         self.check_binary("mul", a, b)?;
         a.expect_form("mul", Form::Ntt)?;
-        let shape = a.shape;
+        let (shape, da, db) = (a.shape, a.device(), b.device());
         match (&mut a.storage, &b.storage) {
             (Storage::Cpu(x), Storage::Cpu(y)) => cpu::mul(self, &shape, x, y),
+            (Storage::Cuda(x), Storage::Cuda(y)) => self.cuda(x)?.mul(&shape, x, y)?,
+            _ => return Err(mixed("mul", da, db)),
         }
         Ok(())
     }
@@ -314,11 +344,15 @@ impl RnsRing {
         self.check_binary("mul_add", acc, a)?;
         self.check_binary("mul_add", acc, b)?;
         acc.expect_form("mul_add", Form::Ntt)?;
-        let shape = acc.shape;
+        let (shape, dz, da) = (acc.shape, acc.device(), a.device());
         match (&mut acc.storage, &a.storage, &b.storage) {
             (Storage::Cpu(z), Storage::Cpu(x), Storage::Cpu(y)) => {
                 cpu::mul_add(self, &shape, z, x, y)
             }
+            (Storage::Cuda(z), Storage::Cuda(x), Storage::Cuda(y)) => {
+                self.cuda(z)?.mul_add(&shape, z, x, y)?
+            }
+            _ => return Err(mixed("mul_add", dz, da)),
         }
         Ok(())
     }
@@ -328,17 +362,26 @@ impl RnsRing {
         self.check_binary("mul_sub", acc, a)?;
         self.check_binary("mul_sub", acc, b)?;
         acc.expect_form("mul_sub", Form::Ntt)?;
-        let shape = acc.shape;
+        let (shape, dz, da) = (acc.shape, acc.device(), a.device());
         match (&mut acc.storage, &a.storage, &b.storage) {
             (Storage::Cpu(z), Storage::Cpu(x), Storage::Cpu(y)) => {
                 cpu::mul_sub(self, &shape, z, x, y)
             }
+            (Storage::Cuda(z), Storage::Cuda(x), Storage::Cuda(y)) => {
+                self.cuda(z)?.mul_sub(&shape, z, x, y)?
+            }
+            _ => return Err(mixed("mul_sub", dz, da)),
         }
         Ok(())
     }
 
     /// `a + b` into a new polynomial of `a`'s shape.
     pub fn add(&self, a: &Poly, b: &Poly) -> Result<Poly> {
+        if let (Storage::Cuda(x), Storage::Cuda(y)) = (&a.storage, &b.storage) {
+            self.check_binary("add", a, b)?;
+            let out = self.cuda(x)?.add_sub_new(&a.shape, x, y, false)?;
+            return Ok(Poly::cuda(out, a.shape, a.form));
+        }
         let mut out = a.try_clone()?;
         self.add_assign(&mut out, b)?;
         Ok(out)
@@ -346,6 +389,11 @@ impl RnsRing {
 
     /// `a - b` into a new polynomial of `a`'s shape.
     pub fn sub(&self, a: &Poly, b: &Poly) -> Result<Poly> {
+        if let (Storage::Cuda(x), Storage::Cuda(y)) = (&a.storage, &b.storage) {
+            self.check_binary("sub", a, b)?;
+            let out = self.cuda(x)?.add_sub_new(&a.shape, x, y, true)?;
+            return Ok(Poly::cuda(out, a.shape, a.form));
+        }
         let mut out = a.try_clone()?;
         self.sub_assign(&mut out, b)?;
         Ok(out)
@@ -353,6 +401,12 @@ impl RnsRing {
 
     /// `a · b` (NTT form) into a new polynomial of `a`'s shape.
     pub fn mul(&self, a: &Poly, b: &Poly) -> Result<Poly> {
+        if let (Storage::Cuda(x), Storage::Cuda(y)) = (&a.storage, &b.storage) {
+            self.check_binary("mul", a, b)?;
+            a.expect_form("mul", Form::Ntt)?;
+            let out = self.cuda(x)?.mul_new(&a.shape, x, y)?;
+            return Ok(Poly::cuda(out, a.shape, a.form));
+        }
         let mut out = a.try_clone()?;
         self.mul_assign(&mut out, b)?;
         Ok(out)
@@ -364,6 +418,7 @@ impl RnsRing {
         let shape = a.shape;
         match &mut a.storage {
             Storage::Cpu(x) => cpu::mul_scalar(self, &shape, x, scalars),
+            Storage::Cuda(x) => self.cuda(x)?.mul_scalar(&shape, x, scalars)?,
         }
         Ok(())
     }
@@ -372,9 +427,13 @@ impl RnsRing {
     pub fn mul_scalar_add_assign(&self, acc: &mut Poly, a: &Poly, scalars: &[u64]) -> Result<()> {
         self.check_binary("mul_scalar_add", acc, a)?;
         self.check_scalars("mul_scalar_add", acc, scalars)?;
-        let shape = acc.shape;
+        let (shape, dz, da) = (acc.shape, acc.device(), a.device());
         match (&mut acc.storage, &a.storage) {
             (Storage::Cpu(z), Storage::Cpu(x)) => cpu::mul_scalar_add(self, &shape, z, x, scalars),
+            (Storage::Cuda(z), Storage::Cuda(x)) => {
+                *z = self.cuda(z)?.mul_scalar_add(&shape, z, x, scalars)?;
+            }
+            _ => return Err(mixed("mul_scalar_add", dz, da)),
         }
         Ok(())
     }
@@ -390,6 +449,13 @@ impl RnsRing {
                 Form::Ntt => cpu::add_scalar_all(self, &shape, x, scalars),
                 Form::Coefficient => cpu::add_scalar_coeff0(self, &shape, x, scalars),
             },
+            Storage::Cuda(x) => {
+                let g = self.cuda(x)?;
+                match form {
+                    Form::Ntt => g.add_scalar_all(&shape, x, scalars)?,
+                    Form::Coefficient => g.add_scalar_coeff0(&shape, x, scalars)?,
+                }
+            }
         }
         Ok(())
     }
@@ -414,6 +480,12 @@ impl RnsRing {
             }
             (Storage::Cpu(x), Form::Coefficient) => {
                 Storage::Cpu(cpu::automorphism_coeff(self, &shape, x, g))
+            }
+            (Storage::Cuda(x), form) => {
+                Storage::Cuda(
+                    self.cuda(x)?
+                        .automorphism(&shape, x, g, form == Form::Ntt)?,
+                )
             }
         };
         Ok(Poly {
@@ -451,6 +523,10 @@ impl RnsRing {
                 v.copy_within(from.., to);
                 v.truncate(target.words());
             }
+            Storage::Cuda(b) => {
+                let shape = a.shape;
+                *b = self.cuda(b)?.truncate(&shape, b, q_limbs)?;
+            }
         }
         a.shape = target;
         Ok(())
@@ -480,6 +556,12 @@ impl RnsRing {
                     form: Form::Ntt,
                 })
                 .collect()),
+            Storage::Cuda(x) => Ok(self
+                .cuda(x)?
+                .mod_up(self, ell, x)?
+                .into_iter()
+                .map(|b| Poly::cuda(b, shape, Form::Ntt))
+                .collect()),
         }
     }
 
@@ -503,6 +585,11 @@ impl RnsRing {
                 shape: self.shape_q(ell),
                 form: Form::Ntt,
             }),
+            Storage::Cuda(x) => Ok(Poly::cuda(
+                self.cuda(x)?.mod_down(self, ell, x)?,
+                self.shape_q(ell),
+                Form::Ntt,
+            )),
         }
     }
 
@@ -518,16 +605,19 @@ impl RnsRing {
             });
         }
         let n = a.shape.n;
-        let data = match (&a.storage, a.form) {
-            (Storage::Cpu(x), Form::Ntt) => cpu::rescale_ntt(self, ell, x)?,
+        let storage = match (&a.storage, a.form) {
+            (Storage::Cpu(x), Form::Ntt) => Storage::Cpu(cpu::rescale_ntt(self, ell, x)?),
             (Storage::Cpu(x), Form::Coefficient) => {
                 let mut out = vec![0u64; (ell - 1) * n];
                 self.rescaler().apply(ell, x, &mut out, n)?;
-                out
+                Storage::Cpu(out)
+            }
+            (Storage::Cuda(x), form) => {
+                Storage::Cuda(self.cuda(x)?.rescale(self, ell, x, form == Form::Ntt)?)
             }
         };
         Ok(Poly {
-            storage: Storage::Cpu(data),
+            storage,
             shape: self.shape_q(ell - 1),
             form: a.form,
         })
@@ -573,16 +663,54 @@ impl RnsRing {
                 });
             }
         }
+        let keys = key.iter().take(digits.len());
+        if let Storage::Cuda(first_buf) = &first.storage {
+            let mut ds: Vec<&DeviceBuffer> = Vec::with_capacity(digits.len());
+            for d in digits {
+                match &d.storage {
+                    Storage::Cuda(v) => ds.push(v),
+                    Storage::Cpu(_) => {
+                        return Err(mixed(
+                            "keyswitch_inner_product",
+                            first.device(),
+                            Device::Cpu,
+                        ))
+                    }
+                }
+            }
+            let mut ks: Vec<(&DeviceBuffer, &DeviceBuffer)> = Vec::with_capacity(digits.len());
+            for [b, a] in keys {
+                match (&b.storage, &a.storage) {
+                    (Storage::Cuda(b), Storage::Cuda(a)) => ks.push((b, a)),
+                    _ => {
+                        return Err(mixed(
+                            "keyswitch_inner_product",
+                            first.device(),
+                            Device::Cpu,
+                        ))
+                    }
+                }
+            }
+            let (o0, o1) = self.cuda(first_buf)?.inner_product(self, ell, &ds, &ks)?;
+            return Ok([
+                Poly::cuda(o0, shape, Form::Ntt),
+                Poly::cuda(o1, shape, Form::Ntt),
+            ]);
+        }
         let mut ds: Vec<&[u64]> = Vec::with_capacity(digits.len());
         for d in digits {
             match &d.storage {
                 Storage::Cpu(v) => ds.push(v),
+                Storage::Cuda(_) => {
+                    return Err(mixed("keyswitch_inner_product", Device::Cpu, d.device()))
+                }
             }
         }
         let mut ks: Vec<(&[u64], &[u64])> = Vec::with_capacity(digits.len());
-        for [b, a] in key.iter().take(digits.len()) {
+        for [b, a] in keys {
             match (&b.storage, &a.storage) {
                 (Storage::Cpu(b), Storage::Cpu(a)) => ks.push((b, a)),
+                _ => return Err(mixed("keyswitch_inner_product", Device::Cpu, b.device())),
             }
         }
         let (o0, o1) = cpu::inner_product(self, ell, &ds, &ks);
@@ -606,6 +734,10 @@ impl RnsRing {
         shape: PolyShape,
     ) -> Result<Poly> {
         self.check_shape("sample_uniform", &shape)?;
+        if let Device::Cuda(i) = device {
+            let b = self.gpu_ring(i)?.uniform(&shape, seed, stream)?;
+            return Ok(Poly::cuda(b, shape, Form::Ntt));
+        }
         let data = sampler::uniform_poly_from_seed(seed, stream, &self.moduli(&shape), shape.n);
         self.upload(device, data, shape, Form::Ntt)
     }
@@ -644,12 +776,4 @@ fn check_range(op: &'static str, shape: &PolyShape, limbs: &Range<usize>) -> Res
             shape.limbs()
         )))
     }
-}
-
-/// The arm for devices that [`Device::check_supported`] has already refused.
-fn unreachable_device<T>(device: Device) -> Result<T> {
-    Err(Error::DeviceNotSupported {
-        device,
-        reason: "no backend for this device in this build".to_string(),
-    })
 }

@@ -86,9 +86,8 @@ impl fmt::Display for Form {
 pub enum Storage {
     /// Host memory, `[limb][N]`, canonical residues.
     Cpu(Vec<u64>),
-    // CUDA: `Cuda(rhea_cuda::buffer::DeviceBuffer)` goes here when the CUDA backend plugs into
-    // the seam (ARCHITECTURE.md §3). Every `match` on `Storage` in `backend/ops.rs` then gains a
-    // `Cuda` arm calling the kernel wrapper; scheme code does not change.
+    /// Memory of a CUDA GPU (pooled), `[limb][N]`, canonical residues.
+    Cuda(rhea_cuda::DeviceBuffer),
 }
 
 impl Storage {
@@ -96,12 +95,14 @@ impl Storage {
     pub fn device(&self) -> Device {
         match self {
             Storage::Cpu(_) => Device::Cpu,
+            Storage::Cuda(b) => Device::Cuda(b.device().index()),
         }
     }
 
     fn try_clone(&self) -> Result<Storage> {
         match self {
             Storage::Cpu(v) => Ok(Storage::Cpu(v.clone())),
+            Storage::Cuda(b) => Ok(Storage::Cuda(b.try_clone()?)),
         }
     }
 }
@@ -118,6 +119,15 @@ pub struct Poly {
 }
 
 impl Poly {
+    /// A polynomial on a GPU.
+    pub(crate) fn cuda(buf: rhea_cuda::DeviceBuffer, shape: PolyShape, form: Form) -> Poly {
+        Poly {
+            storage: Storage::Cuda(buf),
+            shape,
+            form,
+        }
+    }
+
     /// The ring degree `N`.
     pub fn n(&self) -> usize {
         self.shape.n
@@ -161,6 +171,11 @@ impl Poly {
     pub(crate) fn zeroize(&mut self) {
         match &mut self.storage {
             Storage::Cpu(v) => v.zeroize(),
+            // Best effort: a failed device memset leaves the words to the pool (device memory
+            // is not readable by other processes).
+            Storage::Cuda(b) => {
+                let _ = b.fill_zero();
+            }
         }
     }
 

@@ -2,13 +2,15 @@
 
 use std::fmt;
 use std::ops::Range;
+use std::sync::{Arc, Mutex};
 
 use rhea_math::basis::Basis;
 use rhea_math::bconv::{BaseConverter, ModDown, ModUp, Rescaler};
 use rhea_math::ntt::NttTable;
 use rhea_math::Modulus;
 
-use super::PolyShape;
+use super::cuda::GpuRing;
+use super::{Device, PolyShape};
 use crate::error::{Error, Result};
 
 /// The ring `Z_{Q·P}[X]/(X^N + 1)` in RNS form, with every table the primitives need:
@@ -16,8 +18,9 @@ use crate::error::{Error, Result};
 /// level), and the rescaling tables.
 ///
 /// Scheme-agnostic: CKKS and BGV parameters both hold one behind an `Arc`. The primitives are
-/// its methods (see [`crate::backend`]); when the CUDA backend arrives, the device copies of
-/// these tables hang off this struct too.
+/// its methods (see [`crate::backend`]). The device copies of these tables hang off this struct
+/// too: they are uploaded to a GPU the first time the ring is used there
+/// ([`RnsRing::prepare`]), and reused by every primitive afterwards.
 pub struct RnsRing {
     n: usize,
     log_n: u32,
@@ -35,6 +38,8 @@ pub struct RnsRing {
     rescaler: Rescaler,
     /// `[P]_{q_i}` for every Q prime (the gadget factor of key-switching keys).
     p_mod_q: Vec<u64>,
+    /// The device tables, one entry per GPU the ring has been used on.
+    gpu: Mutex<Vec<Arc<GpuRing>>>,
 }
 
 impl RnsRing {
@@ -104,7 +109,37 @@ impl RnsRing {
             mod_down_conv,
             rescaler,
             p_mod_q,
+            gpu: Mutex::new(Vec::new()),
         })
+    }
+
+    /// Makes the ring usable on `device`: on a GPU, uploads every table the primitives need
+    /// (NTT twiddles, moduli, ModUp/ModDown converters of every level, rescaling tables) unless
+    /// that was done already; nothing on the CPU. Every primitive calls it, so an explicit call
+    /// only moves the one-time upload to a chosen moment (contexts call it on creation, so that
+    /// evaluation never uploads).
+    ///
+    /// Errors: [`Error::DeviceNotSupported`] without a usable GPU; device errors.
+    pub fn prepare(&self, device: Device) -> Result<()> {
+        match device {
+            Device::Cpu => Ok(()),
+            Device::Cuda(i) => self.gpu_ring(i).map(|_| ()),
+        }
+    }
+
+    /// The device tables on GPU `index`, uploaded on first use.
+    pub(crate) fn gpu_ring(&self, index: usize) -> Result<Arc<GpuRing>> {
+        let mut cache = self
+            .gpu
+            .lock()
+            .map_err(|_| Error::Gpu("the ring's device-table cache lock is poisoned".into()))?;
+        if let Some(g) = cache.iter().find(|g| g.device().index() == index) {
+            return Ok(g.clone());
+        }
+        let dev = super::device::gpu(index)?;
+        let g = Arc::new(GpuRing::new(self, dev)?);
+        cache.push(g.clone());
+        Ok(g)
     }
 
     /// The ring degree `N`.

@@ -74,9 +74,18 @@ pub struct Ciphertext {
     pub(crate) scale: f64,
     pub(crate) slots: usize,
     pub(crate) params_id: u64,
+    /// The seed of `c_1` for a fresh secret-key encryption (`c_1` is regenerated from
+    /// `(seed, stream 0)`), so it can be serialised as `(seed, c_0)`; `None` otherwise.
+    pub(crate) seed: Option<[u8; 32]>,
 }
 
 impl Ciphertext {
+    /// The seed of the uniform component `c_1` of a fresh secret-key encryption (the
+    /// serialisation stores it instead of `c_1`); `None` for other ciphertexts.
+    pub fn seed(&self) -> Option<&[u8; 32]> {
+        self.seed.as_ref()
+    }
+
     /// The level (`Q` limbs − 1): how many rescalings are left.
     pub fn level(&self) -> usize {
         self.parts[0].q_limbs() - 1
@@ -133,6 +142,7 @@ impl Ciphertext {
             scale: self.scale,
             slots: self.slots,
             params_id: self.params_id,
+            seed: self.seed,
         })
     }
 }

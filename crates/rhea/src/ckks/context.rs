@@ -11,10 +11,10 @@ use crate::rlwe::RlweContext;
 /// ```
 /// use rhea::{ckks::CkksContext, params::CkksParametersLiteral, Device};
 /// let params = CkksParametersLiteral::n13_logqp200_levels2().build()?;
-/// let ctx = CkksContext::new(&params, Device::best())?;
-/// assert_eq!(ctx.device(), Device::Cpu);
-/// // Asking for a GPU this build cannot use is a typed error.
-/// assert!(CkksContext::new(&params, Device::Cuda(0)).is_err());
+/// let ctx = CkksContext::new(&params, Device::best())?; // the GPU if there is one
+/// assert_eq!(ctx.device(), Device::best());
+/// // Asking for a GPU that is not there is a typed error.
+/// assert!(CkksContext::new(&params, Device::Cuda(999)).is_err());
 /// # Ok::<(), rhea::Error>(())
 /// ```
 #[derive(Clone, Debug)]
@@ -24,7 +24,8 @@ pub struct CkksContext {
 }
 
 impl CkksContext {
-    /// A context for `params` on `device` (errors if the device is not usable by this build).
+    /// A context for `params` on `device` (errors if the device is not usable on this machine).
+    /// On a GPU, the ring's tables are uploaded here, once per parameter set and device.
     pub fn new(params: &CkksParameters, device: Device) -> Result<Self> {
         let rlwe = RlweContext::new(
             params.ring().clone(),

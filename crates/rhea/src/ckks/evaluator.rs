@@ -201,6 +201,7 @@ impl Evaluator {
             scale,
             slots: template.slots,
             params_id: template.params_id,
+            seed: None,
         }
     }
 

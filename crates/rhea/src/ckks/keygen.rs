@@ -138,15 +138,21 @@ impl<'k> Encryptor<'k> {
             .prng
             .lock()
             .map_err(|_| Error::InvalidInput("the encryptor's CSPRNG lock is poisoned".into()))?;
-        let parts = match self.key {
-            EncryptionKey::Public(pk) => self.ctx.rlwe().encrypt_pk(pk, &pt.poly, &mut prng)?,
-            EncryptionKey::Secret(sk) => self.ctx.rlwe().encrypt_sk(sk, &pt.poly, &mut prng)?.0,
+        let (parts, seed) = match self.key {
+            EncryptionKey::Public(pk) => {
+                (self.ctx.rlwe().encrypt_pk(pk, &pt.poly, &mut prng)?, None)
+            }
+            EncryptionKey::Secret(sk) => {
+                let (parts, seed) = self.ctx.rlwe().encrypt_sk(sk, &pt.poly, &mut prng)?;
+                (parts, Some(seed))
+            }
         };
         Ok(Ciphertext {
             parts,
             scale: pt.scale,
             slots: pt.slots,
             params_id: pt.params_id,
+            seed,
         })
     }
 }

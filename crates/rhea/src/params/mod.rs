@@ -169,7 +169,12 @@ impl CkksParametersLiteral {
 /// Generates the primes for the bit sizes of `Q` then `P`, deterministically: for each distinct
 /// bit size in order of first appearance, all primes of that size at once (closest to `2^bits`,
 /// alternately above and below), excluding primes already taken; then handed out in order.
-fn resolve_primes(n: usize, log_q: &[u32], log_p: &[u32], taken: &[u64]) -> Result<Vec<u64>> {
+pub(crate) fn resolve_primes(
+    n: usize,
+    log_q: &[u32],
+    log_p: &[u32],
+    taken: &[u64],
+) -> Result<Vec<u64>> {
     let sizes: Vec<u32> = log_q.iter().chain(log_p).copied().collect();
     let mut order: Vec<u32> = Vec::new();
     for &b in &sizes {
@@ -191,8 +196,136 @@ fn resolve_primes(n: usize, log_q: &[u32], log_p: &[u32], taken: &[u64]) -> Resu
         .collect())
 }
 
-fn log2_product(primes: &[u64]) -> f64 {
+/// `log2` of a product of primes.
+pub(crate) fn log2_product(primes: &[u64]) -> f64 {
     primes.iter().map(|&p| (p as f64).log2()).sum()
+}
+
+/// The scheme-independent fields of a parameter literal (CKKS and BGV share them).
+pub(crate) struct RlweSpec<'a> {
+    pub(crate) log_n: u32,
+    pub(crate) log_q: &'a [u32],
+    pub(crate) log_p: &'a [u32],
+    pub(crate) q: &'a [u64],
+    pub(crate) p: &'a [u64],
+    pub(crate) dnum: usize,
+    pub(crate) secret: SecretDistribution,
+    pub(crate) error_std_dev: f64,
+    pub(crate) allow_insecure: bool,
+    /// Values no generated prime may take (BGV's plaintext modulus).
+    pub(crate) exclude: &'a [u64],
+}
+
+/// The validated scheme-independent part: the primes, the ring with its tables, the security
+/// report.
+pub(crate) struct RlweCore {
+    pub(crate) q: Vec<u64>,
+    pub(crate) p: Vec<u64>,
+    pub(crate) ring: RnsRing,
+    pub(crate) security: SecurityReport,
+}
+
+/// Validates `spec` (degree, primes, `dnum`, error width, Hamming weight, `P` against the
+/// key-switching digits) and builds the ring; `scheme_check` sees the resolved `Q` primes and
+/// runs before the security check, which comes last.
+pub(crate) fn validate_rlwe(
+    spec: &RlweSpec<'_>,
+    scheme_check: impl FnOnce(&[u64], &[u64]) -> Result<()>,
+) -> Result<RlweCore> {
+    if !(2..=rhea_math::ntt::MAX_LOG_DEGREE).contains(&spec.log_n) {
+        return Err(Error::InvalidParameters(format!(
+            "log_n = {} outside 2..={}",
+            spec.log_n,
+            rhea_math::ntt::MAX_LOG_DEGREE
+        )));
+    }
+    let n = 1usize << spec.log_n;
+    let pick = |name: &str, bits: &[u32], primes: &[u64]| -> Result<bool> {
+        match (bits.is_empty(), primes.is_empty()) {
+            (false, true) => Ok(true),
+            (true, false) => Ok(false),
+            (true, true) => Err(Error::InvalidParameters(format!(
+                "give the {name} primes as bit sizes (log_{name}) or explicit primes ({name})"
+            ))),
+            (false, false) => Err(Error::InvalidParameters(format!(
+                "give the {name} primes either as bit sizes (log_{name}) or as explicit \
+                 primes ({name}), not both"
+            ))),
+        }
+    };
+    let q_from_bits = pick("q", spec.log_q, spec.q)?;
+    let p_from_bits = pick("p", spec.log_p, spec.p)?;
+    let mut explicit: Vec<u64> = spec.q.iter().chain(spec.p).copied().collect();
+    explicit.extend(spec.exclude);
+    let generated = resolve_primes(
+        n,
+        if q_from_bits { spec.log_q } else { &[] },
+        if p_from_bits { spec.log_p } else { &[] },
+        &explicit,
+    )?;
+    let (gq, gp) = generated.split_at(if q_from_bits { spec.log_q.len() } else { 0 });
+    let q: Vec<u64> = if q_from_bits {
+        gq.to_vec()
+    } else {
+        spec.q.to_vec()
+    };
+    let p: Vec<u64> = if p_from_bits {
+        gp.to_vec()
+    } else {
+        spec.p.to_vec()
+    };
+
+    if spec.dnum == 0 || spec.dnum > q.len() {
+        return Err(Error::InvalidParameters(format!(
+            "dnum = {} must be in 1..={} (the number of Q primes)",
+            spec.dnum,
+            q.len()
+        )));
+    }
+    if !(spec.error_std_dev.is_finite() && spec.error_std_dev > 0.0) {
+        return Err(Error::InvalidParameters(format!(
+            "error_std_dev = {} must be positive",
+            spec.error_std_dev
+        )));
+    }
+    if let SecretDistribution::HammingWeight(h) = spec.secret {
+        if h == 0 || h > n {
+            return Err(Error::InvalidParameters(format!(
+                "Hamming weight {h} must be in 1..={n}"
+            )));
+        }
+    }
+    let ring = RnsRing::new(n, &q, &p, spec.dnum)?;
+
+    // P must cover the largest digit, or key switching amplifies the noise by Q_j / P.
+    let log_p = log2_product(&p);
+    let (worst, worst_bits) = ring
+        .digits()
+        .iter()
+        .map(|r| (r.clone(), log2_product(&q[r.clone()])))
+        .fold((0..0, 0.0f64), |a, b| if b.1 > a.1 { b } else { a });
+    if log_p + 1.0 < worst_bits {
+        return Err(Error::InvalidParameters(format!(
+            "P ({log_p:.1} bits) is smaller than the largest key-switching digit (Q primes \
+             {worst:?}, {worst_bits:.1} bits): add P primes or raise dnum"
+        )));
+    }
+    scheme_check(&q, &p)?;
+
+    let log_qp = log2_product(&q) + log_p;
+    let sparse = matches!(spec.secret, SecretDistribution::HammingWeight(_));
+    let security = SecurityReport::check(spec.log_n, log_qp, sparse, spec.allow_insecure);
+    if !security.meets_128_bits && !spec.allow_insecure {
+        return Err(Error::InsecureParameters {
+            reason: security.reason.clone(),
+        });
+    }
+    Ok(RlweCore {
+        q,
+        p,
+        ring,
+        security,
+    })
 }
 
 /// Validated, immutable CKKS parameters with every table precomputed; cheap to clone (an `Arc`).
@@ -221,101 +354,34 @@ impl CkksParameters {
     /// bits without the opt-in.
     pub fn new(literal: &CkksParametersLiteral) -> Result<Self> {
         let lit = literal;
-        if !(2..=rhea_math::ntt::MAX_LOG_DEGREE).contains(&lit.log_n) {
-            return Err(Error::InvalidParameters(format!(
-                "log_n = {} outside 2..={}",
-                lit.log_n,
-                rhea_math::ntt::MAX_LOG_DEGREE
-            )));
-        }
-        let n = 1usize << lit.log_n;
-        let pick = |name: &str, bits: &[u32], primes: &[u64]| -> Result<bool> {
-            match (bits.is_empty(), primes.is_empty()) {
-                (false, true) => Ok(true),
-                (true, false) => Ok(false),
-                (true, true) => Err(Error::InvalidParameters(format!(
-                    "give the {name} primes as bit sizes (log_{name}) or explicit primes ({name})"
-                ))),
-                (false, false) => Err(Error::InvalidParameters(format!(
-                    "give the {name} primes either as bit sizes (log_{name}) or as explicit \
-                     primes ({name}), not both"
-                ))),
-            }
+        let spec = RlweSpec {
+            log_n: lit.log_n,
+            log_q: &lit.log_q,
+            log_p: &lit.log_p,
+            q: &lit.q,
+            p: &lit.p,
+            dnum: lit.dnum,
+            secret: lit.secret,
+            error_std_dev: lit.error_std_dev,
+            allow_insecure: lit.allow_insecure_below_128_bits,
+            exclude: &[],
         };
-        let q_from_bits = pick("q", &lit.log_q, &lit.q)?;
-        let p_from_bits = pick("p", &lit.log_p, &lit.p)?;
-        let explicit: Vec<u64> = lit.q.iter().chain(&lit.p).copied().collect();
-        let generated = resolve_primes(
-            n,
-            if q_from_bits { &lit.log_q } else { &[] },
-            if p_from_bits { &lit.log_p } else { &[] },
-            &explicit,
-        )?;
-        let (gq, gp) = generated.split_at(if q_from_bits { lit.log_q.len() } else { 0 });
-        let q: Vec<u64> = if q_from_bits {
-            gq.to_vec()
-        } else {
-            lit.q.clone()
-        };
-        let p: Vec<u64> = if p_from_bits {
-            gp.to_vec()
-        } else {
-            lit.p.clone()
-        };
-
-        if lit.dnum == 0 || lit.dnum > q.len() {
-            return Err(Error::InvalidParameters(format!(
-                "dnum = {} must be in 1..={} (the number of Q primes)",
-                lit.dnum,
-                q.len()
-            )));
-        }
-        if !(lit.error_std_dev.is_finite() && lit.error_std_dev > 0.0) {
-            return Err(Error::InvalidParameters(format!(
-                "error_std_dev = {} must be positive",
-                lit.error_std_dev
-            )));
-        }
-        if let SecretDistribution::HammingWeight(h) = lit.secret {
-            if h == 0 || h > n {
+        let RlweCore {
+            q,
+            p,
+            ring,
+            security,
+        } = validate_rlwe(&spec, |q, _| {
+            let log_q0 = (q[0] as f64).log2();
+            if lit.log_default_scale == 0 || lit.log_default_scale as f64 >= log_q0 {
                 return Err(Error::InvalidParameters(format!(
-                    "Hamming weight {h} must be in 1..={n}"
+                    "the default scale 2^{} must be at least 2 and below the first Q prime \
+                     ({log_q0:.1} bits), which is what is left at level 0",
+                    lit.log_default_scale
                 )));
             }
-        }
-        let ring = RnsRing::new(n, &q, &p, lit.dnum)?;
-
-        // P must cover the largest digit, or key switching amplifies the noise by Q_j / P.
-        let log_p = log2_product(&p);
-        let (worst, worst_bits) = ring
-            .digits()
-            .iter()
-            .map(|r| (r.clone(), log2_product(&q[r.clone()])))
-            .fold((0..0, 0.0f64), |a, b| if b.1 > a.1 { b } else { a });
-        if log_p + 1.0 < worst_bits {
-            return Err(Error::InvalidParameters(format!(
-                "P ({log_p:.1} bits) is smaller than the largest key-switching digit (Q primes \
-                 {worst:?}, {worst_bits:.1} bits): add P primes or raise dnum"
-            )));
-        }
-        let log_q0 = (q[0] as f64).log2();
-        if lit.log_default_scale == 0 || lit.log_default_scale as f64 >= log_q0 {
-            return Err(Error::InvalidParameters(format!(
-                "the default scale 2^{} must be at least 2 and below the first Q prime ({log_q0:.1} \
-                 bits), which is what is left at level 0",
-                lit.log_default_scale
-            )));
-        }
-
-        let log_qp = log2_product(&q) + log_p;
-        let sparse = matches!(lit.secret, SecretDistribution::HammingWeight(_));
-        let security =
-            SecurityReport::check(lit.log_n, log_qp, sparse, lit.allow_insecure_below_128_bits);
-        if !security.meets_128_bits && !lit.allow_insecure_below_128_bits {
-            return Err(Error::InsecureParameters {
-                reason: security.reason.clone(),
-            });
-        }
+            Ok(())
+        })?;
 
         let mut h = Sha256::new();
         h.update(b"rhea-ckks-params-v1");
@@ -443,7 +509,8 @@ impl CkksParameters {
     }
 }
 
-fn describe_bits(primes: &[u64]) -> String {
+/// `60 + 40×2`-style description of prime sizes.
+pub(crate) fn describe_bits(primes: &[u64]) -> String {
     let mut parts: Vec<(u32, usize)> = Vec::new();
     for &p in primes {
         let b = (p as f64).log2().round() as u32;

@@ -46,6 +46,8 @@ impl RlweContext {
         device: Device,
     ) -> Result<Self> {
         device.check_supported()?;
+        // Upload the ring's device tables now, so that evaluation never does.
+        ring.prepare(device)?;
         Ok(Self {
             ring,
             secret,

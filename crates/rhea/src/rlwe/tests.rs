@@ -43,12 +43,11 @@ fn log2_noise(c: &RlweContext, a: &Poly, b: &Poly) -> f64 {
 fn keyswitch_is_correct_for_every_dnum() {
     let n = 1 << 10;
     // P (5 × 61 bits) exceeds the largest digit (all of Q at dnum = 1), so the noise is the
-    // rounding floor of ModDown for every dnum. With 6 Q primes, dnum = 4 and 5 do not split Q
-    // into that many non-empty digits of ⌈6/dnum⌉ primes and are refused (see below); with 3 Q
-    // primes every dnum in 1..=3 is valid.
+    // rounding floor of ModDown for every dnum. Digits are split evenly (sizes differ by at most
+    // one prime), so every dnum from 1 to the number of Q primes is valid.
     let cases: [(&[u32], &[usize]); 2] = [
         (&[50, 40, 40], &[1, 2, 3]),
-        (&[50, 40, 40, 40, 40, 40], &[1, 2, 3, 6]),
+        (&[50, 40, 40, 40, 40, 40], &[1, 2, 3, 4, 5, 6]),
     ];
     for (q_bits, dnums) in cases {
         for &dnum in dnums {
@@ -82,11 +81,14 @@ fn keyswitch_is_correct_for_every_dnum() {
 }
 
 #[test]
-fn refused_dnum_is_a_typed_error() {
+fn dnum_outside_one_to_l_is_a_typed_error() {
     let n = 1 << 10;
     let q = generate_ntt_primes(40, n, 6, &[]).unwrap();
     let p = generate_ntt_primes(61, n, 2, &q).unwrap();
-    assert!(RnsRing::new(n, &q, &p, 4).is_err());
+    // The digits are split evenly, so every dnum in 1..=L works (4 digits of 2, 2, 1, 1 limbs).
+    for dnum in 1..=6 {
+        assert!(RnsRing::new(n, &q, &p, dnum).is_ok(), "dnum {dnum}");
+    }
     assert!(RnsRing::new(n, &q, &p, 0).is_err());
     assert!(RnsRing::new(n, &q, &p, 7).is_err());
 }

@@ -1,0 +1,313 @@
+//! The centred base conversion, centred ModUp and rounding ModDown kernels against their
+//! `rhea_math::bconv` twins (`convert_centered`, `ModUp::apply_centered`,
+//! `ModDown::apply_rounded`), word for word, on random non-zero inputs plus values next to
+//! `±Q/2` (where the `f64` correction is closest to a tie).
+//!
+//! GPU tests print "SKIPPED (no GPU)" without a device unless `RHEA_REQUIRE_GPU=1`; the NVRTC
+//! test skips without libnvrtc unless `RHEA_REQUIRE_NVRTC=1`.
+
+mod common;
+
+use common::{gpu_or_skip, primes, random_rns, rng};
+use rand::Rng;
+use rhea_cuda::bconv::{BconvTile, DeviceBaseConverter, DeviceModDown, DeviceModUp, BCONV};
+use rhea_cuda::{registry, CudaError};
+use rhea_math::basis::Basis;
+use rhea_math::bconv::{BaseConverter, ModDown, ModUp};
+use rhea_math::Modulus;
+
+const DEGREE_MAX: usize = 1 << 16;
+
+fn nvrtc_or_skip(test: &str) -> bool {
+    match registry::nvrtc_version() {
+        Ok(_) => true,
+        Err(e) if std::env::var("RHEA_REQUIRE_NVRTC").is_ok_and(|v| v == "1") => {
+            panic!("{test}: RHEA_REQUIRE_NVRTC=1 but NVRTC is missing: {e}")
+        }
+        Err(e) => {
+            println!("SKIPPED (no NVRTC): {test} ({e})");
+            false
+        }
+    }
+}
+
+#[test]
+fn centered_kernels_compile() {
+    if !nvrtc_or_skip("centered_kernels_compile") {
+        return;
+    }
+    let cubin = registry::compile(&BCONV, "sm_90").unwrap_or_else(|e| panic!("{e}"));
+    let has = |name: &str| {
+        let sym = format!("{name}\0");
+        cubin.windows(sym.len()).any(|w| w == sym.as_bytes())
+    };
+    for j in [4, 8] {
+        for c in [1, 2] {
+            for narrow in ["", "_narrow"] {
+                let f = format!("bconv_matmul_j{j}_c{c}{narrow}_centered");
+                assert!(has(&f), "{f} missing from the CUBIN");
+            }
+        }
+    }
+}
+
+/// Disjoint prime lists of the given sizes (bits per list).
+fn disjoint(lists: &[(u32, usize)]) -> Vec<Vec<Modulus>> {
+    let mut out: Vec<Vec<Modulus>> = Vec::new();
+    for &(bits, count) in lists {
+        let used: usize = out
+            .iter()
+            .flatten()
+            .filter(|m| 64 - m.value().leading_zeros() == bits)
+            .count();
+        let all = primes(bits, used + count, DEGREE_MAX);
+        out.push(all[used..].to_vec());
+    }
+    out
+}
+
+fn basis(m: &[Modulus]) -> Basis {
+    Basis::new(&m.iter().map(|q| q.value()).collect::<Vec<_>>()).unwrap()
+}
+
+/// Random non-zero residues, with the first coefficients set next to `±Q/2` over `moduli`:
+/// `(Q - 1)/2 + d ≡ (q_i - 1)/2 + d (mod q_i)` for small `d` (odd `Q`).
+fn random_with_half(rng: &mut impl Rng, moduli: &[Modulus], n: usize, polys: usize) -> Vec<u64> {
+    let mut x = random_rns(rng, moduli, n, polys);
+    let special = n.min(64);
+    for p in 0..polys {
+        for (i, m) in moduli.iter().enumerate() {
+            let q = m.value();
+            for k in 0..special {
+                let d = k as i64 - 32;
+                let v = ((q - 1) / 2) as i64 + d;
+                x[(p * moduli.len() + i) * n + k] = v.rem_euclid(q as i64) as u64;
+            }
+        }
+    }
+    x
+}
+
+fn per_poly(
+    input: &[u64],
+    in_limbs: usize,
+    out_limbs: usize,
+    n: usize,
+    mut f: impl FnMut(&[u64], &mut [u64]),
+) -> Vec<u64> {
+    let polys = input.len() / (in_limbs * n);
+    let mut out = vec![0u64; polys * out_limbs * n];
+    for p in 0..polys {
+        f(
+            &input[p * in_limbs * n..(p + 1) * in_limbs * n],
+            &mut out[p * out_limbs * n..(p + 1) * out_limbs * n],
+        );
+    }
+    out
+}
+
+#[track_caller]
+fn assert_words(got: &[u64], want: &[u64], what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}: length");
+    if let Some((i, (g, w))) = got.iter().zip(want).enumerate().find(|(_, (g, w))| g != w) {
+        panic!("{what}: first mismatch at word {i}: GPU {g}, host {w}");
+    }
+}
+
+#[test]
+fn convert_centered_matches_host() {
+    let Some(dev) = gpu_or_skip("convert_centered_matches_host") else {
+        return;
+    };
+    let mut rng = rng("convert_centered_matches_host");
+    // (log N, L, K, bits from, bits to, polys)
+    let cases = [
+        (12, 1, 3, 61, 61, 1),
+        (12, 3, 8, 30, 60, 2),
+        (12, 8, 3, 60, 30, 1),
+        (12, 70, 5, 50, 61, 1),  // L > 63: folded accumulators, long f64 sum
+        (12, 12, 70, 30, 50, 1), // K > 64: two launches
+        (16, 24, 7, 50, 60, 1),
+        (16, 8, 30, 30, 30, 2),
+    ];
+    for (log_n, l, k, bf, bt, polys) in cases {
+        let n = 1usize << log_n;
+        let lists = disjoint(&[(bf, l), (bt, k)]);
+        let (from, to) = (&lists[0], &lists[1]);
+        let conv = BaseConverter::new(&basis(from), &basis(to)).unwrap();
+        let x = random_with_half(&mut rng, from, n, polys);
+        let want = per_poly(&x, l, k, n, |i, o| conv.convert_centered(i, o, n).unwrap());
+        let d = DeviceBaseConverter::new(&dev, &conv).unwrap();
+        let dx = dev.upload(&x).unwrap();
+        let mut dy = dev.alloc(polys * k * n).unwrap();
+        let case = format!("N=2^{log_n} L={l} K={k} ({bf}->{bt} bits) polys={polys}");
+        d.convert_centered(&mut dy, &dx, n).unwrap();
+        assert_words(&dev.download(&dy).unwrap(), &want, &format!("{case} auto"));
+        for tile in BconvTile::ALL {
+            dy.fill_zero().unwrap();
+            d.convert_centered_with(&mut dy, &dx, n, false, tile)
+                .unwrap();
+            assert_words(
+                &dev.download(&dy).unwrap(),
+                &want,
+                &format!("{case} {tile:?}"),
+            );
+        }
+        // The scaled path: t_i computed first.
+        let mut dt = dev.alloc(x.len()).unwrap();
+        d.scale_by_q_hat_inv(&mut dt, &dx, n).unwrap();
+        dy.fill_zero().unwrap();
+        d.convert_centered_with(&mut dy, &dt, n, true, BconvTile::Auto)
+            .unwrap();
+        assert_words(
+            &dev.download(&dy).unwrap(),
+            &want,
+            &format!("{case} scaled"),
+        );
+        // It is not the approximate conversion (the correction is applied).
+        d.convert(&mut dy, &dx, n).unwrap();
+        assert_ne!(
+            dev.download(&dy).unwrap(),
+            want,
+            "{case}: no correction applied"
+        );
+        println!("ok: convert_centered {case}");
+    }
+}
+
+#[test]
+fn modup_centered_matches_host() {
+    let Some(dev) = gpu_or_skip("modup_centered_matches_host") else {
+        return;
+    };
+    let mut rng = rng("modup_centered_matches_host");
+    // (log N, |Q|, |P|, dnum, bits Q, bits P, polys, levels)
+    type Case = (u32, usize, usize, usize, u32, u32, usize, &'static [usize]);
+    let cases: [Case; 8] = [
+        (12, 6, 2, 1, 50, 60, 2, &[6, 3, 1]),
+        (12, 6, 2, 2, 50, 60, 1, &[6, 4]),
+        (12, 6, 2, 4, 30, 30, 1, &[6, 5, 2]), // uneven digits 2, 2, 1, 1
+        (12, 7, 3, 3, 60, 61, 1, &[7, 6]),    // digits 3, 2, 2
+        (12, 5, 2, 5, 60, 60, 1, &[5, 3]),    // dnum = L
+        (12, 66, 4, 2, 30, 30, 1, &[66]),     // more than 64 converted limbs
+        (16, 24, 7, 3, 50, 60, 1, &[24, 13]),
+        (16, 12, 4, 12, 30, 30, 2, &[12]),
+    ];
+    for (log_n, ql, pl, dnum, bq, bp, polys, levels) in cases {
+        let n = 1usize << log_n;
+        let lists = disjoint(&[(bq, ql), (bp, pl)]);
+        let (qm, pm) = (&lists[0], &lists[1]);
+        let modup = ModUp::new(&basis(qm), &basis(pm), dnum).unwrap();
+        let dmodup = DeviceModUp::new(&dev, &modup).unwrap();
+        for &level in levels {
+            let x = random_with_half(&mut rng, &qm[..level], n, polys);
+            let dx = dev.upload(&x).unwrap();
+            let width = level + pl;
+            let active = modup.active_digits(level);
+            let mut dy = dev.alloc(polys * width * n).unwrap();
+            // All digits stacked [digit][polys][width][n] through apply_centered_at.
+            let mut stacked = dev.alloc(active * polys * width * n).unwrap();
+            let mut want_all = Vec::new();
+            for digit in 0..active {
+                let r = modup.digit_limbs(digit, level).unwrap();
+                let want = per_poly(&x, level, width, n, |i, o| {
+                    modup
+                        .apply_centered(digit, level, &i[r.start * n..r.end * n], o, n)
+                        .unwrap()
+                });
+                let case = format!(
+                    "N=2^{log_n} |Q|={ql} |P|={pl} dnum={dnum} {bq}/{bp} bits level={level} \
+                     digit={digit} polys={polys}"
+                );
+                dy.fill_zero().unwrap();
+                dmodup
+                    .apply_centered(digit, level, &dx, &mut dy, n)
+                    .unwrap();
+                assert_words(&dev.download(&dy).unwrap(), &want, &case);
+                dy.fill_zero().unwrap();
+                dmodup
+                    .apply_centered_with(digit, level, &dx, &mut dy, n, BconvTile::J4C1)
+                    .unwrap();
+                assert_words(&dev.download(&dy).unwrap(), &want, &format!("{case} J4C1"));
+                dmodup
+                    .apply_centered_at(
+                        digit,
+                        level,
+                        &dx,
+                        &mut stacked,
+                        digit * polys * width * n,
+                        n,
+                    )
+                    .unwrap();
+                want_all.extend(want);
+            }
+            assert_words(
+                &dev.download(&stacked).unwrap(),
+                &want_all,
+                &format!("N=2^{log_n} dnum={dnum} level={level}: stacked digits"),
+            );
+            println!("ok: ModUp centred N=2^{log_n} |Q|={ql} |P|={pl} dnum={dnum} level={level}");
+        }
+    }
+    // The offset output must fit.
+    let lists = disjoint(&[(30, 4), (30, 1)]);
+    let modup = ModUp::new(&basis(&lists[0]), &basis(&lists[1]), 2).unwrap();
+    let dmodup = DeviceModUp::new(&dev, &modup).unwrap();
+    let n = 16;
+    let dx = dev.alloc(4 * n).unwrap();
+    let mut out = dev.alloc(2 * 5 * n).unwrap();
+    assert!(dmodup
+        .apply_centered_at(1, 4, &dx, &mut out, 5 * n, n)
+        .is_ok());
+    assert!(matches!(
+        dmodup.apply_centered_at(1, 4, &dx, &mut out, 5 * n + 1, n),
+        Err(CudaError::Shape(_))
+    ));
+    dev.synchronize().unwrap();
+}
+
+#[test]
+fn moddown_rounded_matches_host() {
+    let Some(dev) = gpu_or_skip("moddown_rounded_matches_host") else {
+        return;
+    };
+    let mut rng = rng("moddown_rounded_matches_host");
+    // (log N, |Q|, |P|, bits Q, bits P, polys, levels)
+    type Case = (u32, usize, usize, u32, u32, usize, &'static [usize]);
+    let cases: [Case; 5] = [
+        (12, 6, 1, 50, 61, 2, &[6, 1]),
+        (12, 12, 4, 30, 30, 1, &[12, 5]),
+        (12, 70, 3, 30, 60, 1, &[70]), // more than 64 output limbs
+        (16, 24, 7, 50, 60, 1, &[24, 11]),
+        (16, 8, 3, 60, 61, 2, &[8]),
+    ];
+    for (log_n, ql, pl, bq, bp, polys, levels) in cases {
+        let n = 1usize << log_n;
+        let lists = disjoint(&[(bq, ql), (bp, pl)]);
+        let (qm, pm) = (&lists[0], &lists[1]);
+        let moddown = ModDown::new(&basis(qm), &basis(pm)).unwrap();
+        let dmd = DeviceModDown::new(&dev, &moddown).unwrap();
+        for &level in levels {
+            let mut x = Vec::new();
+            for _ in 0..polys {
+                x.extend(random_rns(&mut rng, &qm[..level], n, 1));
+                // x_P next to ±P/2 in the first coefficients: the rounding decision.
+                x.extend(random_with_half(&mut rng, pm, n, 1));
+            }
+            let want = per_poly(&x, level + pl, level, n, |i, o| {
+                moddown.apply_rounded(level, i, o, n).unwrap()
+            });
+            let dx = dev.upload(&x).unwrap();
+            let mut dy = dev.alloc(polys * level * n).unwrap();
+            let case =
+                format!("N=2^{log_n} |Q|={ql} |P|={pl} {bq}/{bp} bits level={level} polys={polys}");
+            dmd.apply_rounded(level, &dx, &mut dy, n).unwrap();
+            assert_words(&dev.download(&dy).unwrap(), &want, &case);
+            dy.fill_zero().unwrap();
+            dmd.apply_rounded_with(level, &dx, &mut dy, n, BconvTile::J4C2)
+                .unwrap();
+            assert_words(&dev.download(&dy).unwrap(), &want, &format!("{case} J4C2"));
+            println!("ok: ModDown rounded {case}");
+        }
+    }
+}

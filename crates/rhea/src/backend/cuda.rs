@@ -1,0 +1,576 @@
+//! The CUDA implementation of the primitives, on `rhea_cuda::DeviceBuffer`s (`[limb][N]`).
+//!
+//! Every function here is the body of one primitive of [`super::ops`] for `Storage::Cuda`
+//! operands; shapes and forms are checked by the caller. Each one computes exactly the canonical
+//! words of its CPU twin in [`super::cpu`]:
+//!
+//! - element-wise arithmetic, NTTs, automorphisms and the key-switching inner product are exact
+//!   residue arithmetic, so any correct kernel gives the CPU's words;
+//! - ModUp and ModDown use the centred conversion with the deterministic `f64` correction
+//!   (`DeviceBaseConverter::convert_centered`, twin of `BaseConverter::convert_centered`), composed
+//!   with the NTTs exactly as on the CPU;
+//! - rescaling is `rhea-math`'s exact `round(x / q_last)` (`DeviceRescaler`) conjugated by the NTT;
+//! - uniform sampling regenerates the host's ChaCha20 stream on the device.
+//!
+//! All device tables of a ring (NTT twiddles of `Q ∪ P`, moduli tables of every shape, the ModUp
+//! and ModDown converters of every level, the rescaler) are uploaded once, when the ring is first
+//! used on the device ([`GpuRing::new`]); afterwards no primitive copies anything between host and
+//! device except [`RnsRing::upload`](super::RnsRing::upload) and
+//! [`RnsRing::download`](super::RnsRing::download). Work is queued on the device's one stream
+//! and nothing waits for it, except downloads.
+
+use std::sync::Arc;
+
+use rhea_cuda::bconv::{DeviceBaseConverter, DeviceModUp, DeviceRescaler};
+use rhea_cuda::ntt::{DeviceNttTables, NttAlgorithm, NttBatch, NttDirection};
+use rhea_cuda::{automorphism, elementwise as ew, sample};
+use rhea_cuda::{CudaError, DeviceBuffer, DeviceModuli, GpuDevice, RnsLayout};
+
+use super::{PolyShape, RnsRing};
+use crate::error::{Error, Result};
+
+impl From<CudaError> for Error {
+    fn from(e: CudaError) -> Self {
+        match e {
+            CudaError::Math(m) => Error::Math(m),
+            e => Error::Gpu(e.to_string()),
+        }
+    }
+}
+
+/// A second operand: the caller's buffer, or a device copy of its first limbs (when it is a
+/// higher-level view of the first operand's limbs).
+enum Operand<'a> {
+    Borrowed(&'a DeviceBuffer),
+    Owned(DeviceBuffer),
+}
+
+impl std::ops::Deref for Operand<'_> {
+    type Target = DeviceBuffer;
+    fn deref(&self) -> &DeviceBuffer {
+        match self {
+            Operand::Borrowed(b) => b,
+            Operand::Owned(b) => b,
+        }
+    }
+}
+
+/// The device tables of one [`RnsRing`] on one GPU.
+pub(crate) struct GpuRing {
+    dev: Arc<GpuDevice>,
+    /// `|Q|`.
+    q_len: usize,
+    /// NTT tables, `Q` primes then `P` primes.
+    ntt: DeviceNttTables,
+    /// Every modulus of `Q ∪ P` in order: limb `j` of a shape without `P`, or of the full
+    /// shape, uses modulus `j`.
+    full: Arc<DeviceModuli>,
+    /// `qp[ℓ - 1]`: the moduli of `Q_ℓ ∪ P`.
+    qp: Vec<Arc<DeviceModuli>>,
+    /// ModUp of every digit, its converters uploaded (and its kernels compiled) at creation.
+    mod_up: DeviceModUp,
+    /// `mod_down[ℓ - 1]`: the twin of `RnsRing::mod_down_converter(ℓ)`.
+    mod_down: Vec<DeviceBaseConverter>,
+    rescaler: DeviceRescaler,
+}
+
+impl std::fmt::Debug for GpuRing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GpuRing")
+            .field("device", &self.dev.index())
+            .field("q_len", &self.q_len)
+            .finish_non_exhaustive()
+    }
+}
+
+impl GpuRing {
+    /// Uploads every table of `ring` to `dev`.
+    pub(crate) fn new(ring: &RnsRing, dev: Arc<GpuDevice>) -> Result<Self> {
+        let l = ring.q_len();
+        let full_shape = ring.full_shape();
+        let tables: Vec<_> = (0..full_shape.limbs())
+            .map(|i| ring.ntt_table(&full_shape, i).clone())
+            .collect();
+        let ntt = DeviceNttTables::new(&dev, &tables)?;
+        let full = dev.moduli(&ring.moduli(&full_shape))?;
+        let qp = (1..=l)
+            .map(|ell| dev.moduli(&ring.moduli(&ring.shape_qp(ell))))
+            .collect::<rhea_cuda::Result<Vec<_>>>()?;
+        let mod_up = DeviceModUp::new(&dev, ring.mod_up_plan())?;
+        // `DeviceModUp` uploads the converter of a (digit, active length) on first use: use each
+        // once now, on scratch buffers, so that evaluation never uploads.
+        let (n, pl) = (ring.n(), ring.p_len());
+        for (d, r) in ring.digits().iter().enumerate() {
+            for ell in r.start + 1..=r.end {
+                let input = dev.alloc_zeroed(ell * n)?;
+                let mut out = dev.alloc((ell + pl) * n)?;
+                mod_up.apply_centered(d, ell, &input, &mut out, n)?;
+            }
+        }
+        let mod_down = (1..=l)
+            .map(|ell| DeviceBaseConverter::new(&dev, ring.mod_down_converter(ell)))
+            .collect::<rhea_cuda::Result<Vec<_>>>()?;
+        let rescaler = DeviceRescaler::new(&dev, ring.rescaler())?;
+        Ok(Self {
+            dev,
+            q_len: l,
+            ntt,
+            full,
+            qp,
+            mod_up,
+            mod_down,
+            rescaler,
+        })
+    }
+
+    /// The device.
+    pub(crate) fn device(&self) -> &Arc<GpuDevice> {
+        &self.dev
+    }
+
+    fn moduli(&self, shape: &PolyShape) -> &DeviceModuli {
+        if shape.p_limbs == 0 || shape.q_limbs == self.q_len {
+            &self.full
+        } else {
+            &self.qp[shape.q_limbs - 1]
+        }
+    }
+
+    fn layout(shape: &PolyShape) -> RnsLayout {
+        RnsLayout::new(shape.n, shape.limbs(), 1)
+    }
+
+    /// `b` read as a polynomial of `shape`: itself, or a copy of its first `shape.words()` words
+    /// (a higher-level Q-only polynomial viewed at a lower level).
+    fn operand<'a>(&self, b: &'a DeviceBuffer, shape: &PolyShape) -> Result<Operand<'a>> {
+        let words = shape.words();
+        if b.len() == words {
+            return Ok(Operand::Borrowed(b));
+        }
+        let mut c = self.dev.alloc(words)?;
+        DeviceBuffer::copy_region(b, 0, &mut c, 0, words)?;
+        Ok(Operand::Owned(c))
+    }
+
+    /// A new uninitialised buffer of `words` words.
+    pub(crate) fn alloc(&self, words: usize) -> Result<DeviceBuffer> {
+        Ok(self.dev.alloc(words)?)
+    }
+
+    // ------------------------------------------------------------------ element-wise
+
+    pub(crate) fn add(
+        &self,
+        shape: &PolyShape,
+        a: &mut DeviceBuffer,
+        b: &DeviceBuffer,
+    ) -> Result<()> {
+        let b = self.operand(b, shape)?;
+        Ok(ew::add_assign(
+            a,
+            &b,
+            &Self::layout(shape),
+            self.moduli(shape),
+        )?)
+    }
+
+    pub(crate) fn sub(
+        &self,
+        shape: &PolyShape,
+        a: &mut DeviceBuffer,
+        b: &DeviceBuffer,
+    ) -> Result<()> {
+        let b = self.operand(b, shape)?;
+        Ok(ew::sub_assign(
+            a,
+            &b,
+            &Self::layout(shape),
+            self.moduli(shape),
+        )?)
+    }
+
+    /// `a = b - a` (negate, then add: the same canonical residues).
+    pub(crate) fn sub_from(
+        &self,
+        shape: &PolyShape,
+        a: &mut DeviceBuffer,
+        b: &DeviceBuffer,
+    ) -> Result<()> {
+        self.neg(shape, a)?;
+        self.add(shape, a, b)
+    }
+
+    pub(crate) fn neg(&self, shape: &PolyShape, a: &mut DeviceBuffer) -> Result<()> {
+        Ok(ew::neg_assign(a, &Self::layout(shape), self.moduli(shape))?)
+    }
+
+    pub(crate) fn mul(
+        &self,
+        shape: &PolyShape,
+        a: &mut DeviceBuffer,
+        b: &DeviceBuffer,
+    ) -> Result<()> {
+        let b = self.operand(b, shape)?;
+        Ok(ew::mul_assign(
+            a,
+            &b,
+            &Self::layout(shape),
+            self.moduli(shape),
+        )?)
+    }
+
+    /// `a · b` into a new buffer of `shape` (`a`, `b` full or higher-level views).
+    pub(crate) fn mul_new(
+        &self,
+        shape: &PolyShape,
+        a: &DeviceBuffer,
+        b: &DeviceBuffer,
+    ) -> Result<DeviceBuffer> {
+        let a = self.operand(a, shape)?;
+        let b = self.operand(b, shape)?;
+        let mut out = self.alloc(shape.words())?;
+        ew::mul(&mut out, &a, &b, &Self::layout(shape), self.moduli(shape))?;
+        Ok(out)
+    }
+
+    /// `a ± b` into a new buffer of `shape`.
+    pub(crate) fn add_sub_new(
+        &self,
+        shape: &PolyShape,
+        a: &DeviceBuffer,
+        b: &DeviceBuffer,
+        sub: bool,
+    ) -> Result<DeviceBuffer> {
+        let a = self.operand(a, shape)?;
+        let b = self.operand(b, shape)?;
+        let mut out = self.alloc(shape.words())?;
+        let (layout, m) = (Self::layout(shape), self.moduli(shape));
+        if sub {
+            ew::sub(&mut out, &a, &b, &layout, m)?;
+        } else {
+            ew::add(&mut out, &a, &b, &layout, m)?;
+        }
+        Ok(out)
+    }
+
+    pub(crate) fn mul_add(
+        &self,
+        shape: &PolyShape,
+        acc: &mut DeviceBuffer,
+        a: &DeviceBuffer,
+        b: &DeviceBuffer,
+    ) -> Result<()> {
+        let a = self.operand(a, shape)?;
+        let b = self.operand(b, shape)?;
+        Ok(ew::mul_add_assign(
+            acc,
+            &a,
+            &b,
+            &Self::layout(shape),
+            self.moduli(shape),
+        )?)
+    }
+
+    /// `acc -= a · b` (the product into a scratch buffer, then a subtraction).
+    pub(crate) fn mul_sub(
+        &self,
+        shape: &PolyShape,
+        acc: &mut DeviceBuffer,
+        a: &DeviceBuffer,
+        b: &DeviceBuffer,
+    ) -> Result<()> {
+        let t = self.mul_new(shape, a, b)?;
+        Ok(ew::sub_assign(
+            acc,
+            &t,
+            &Self::layout(shape),
+            self.moduli(shape),
+        )?)
+    }
+
+    pub(crate) fn mul_scalar(
+        &self,
+        shape: &PolyShape,
+        a: &mut DeviceBuffer,
+        scalars: &[u64],
+    ) -> Result<()> {
+        Ok(ew::mul_scalar_assign(
+            a,
+            scalars,
+            &Self::layout(shape),
+            self.moduli(shape),
+        )?)
+    }
+
+    /// `acc += a · c_i`, returned as a new buffer (the kernel writes `a · c_i + acc` out of
+    /// place).
+    pub(crate) fn mul_scalar_add(
+        &self,
+        shape: &PolyShape,
+        acc: &DeviceBuffer,
+        a: &DeviceBuffer,
+        scalars: &[u64],
+    ) -> Result<DeviceBuffer> {
+        let a = self.operand(a, shape)?;
+        let mut out = self.alloc(shape.words())?;
+        ew::mul_scalar_add(
+            &mut out,
+            &a,
+            scalars,
+            acc,
+            &Self::layout(shape),
+            self.moduli(shape),
+        )?;
+        Ok(out)
+    }
+
+    /// Adds `c_i` to every word of limb `i`.
+    pub(crate) fn add_scalar_all(
+        &self,
+        shape: &PolyShape,
+        a: &mut DeviceBuffer,
+        scalars: &[u64],
+    ) -> Result<()> {
+        Ok(ew::add_scalar_assign(
+            a,
+            scalars,
+            &Self::layout(shape),
+            self.moduli(shape),
+        )?)
+    }
+
+    /// Adds `c_i` to the constant coefficient of limb `i` of a coefficient-form polynomial:
+    /// the constant `c` is `c` at every NTT evaluation, so this is the NTT-domain addition
+    /// conjugated by the NTT (exact, nothing leaves the device).
+    pub(crate) fn add_scalar_coeff0(
+        &self,
+        shape: &PolyShape,
+        a: &mut DeviceBuffer,
+        scalars: &[u64],
+    ) -> Result<()> {
+        let limbs = shape.limbs();
+        self.ntt(shape, a, 0..limbs, NttDirection::Forward)?;
+        self.add_scalar_all(shape, a, scalars)?;
+        self.ntt(shape, a, 0..limbs, NttDirection::Inverse)
+    }
+
+    // ------------------------------------------------------------------ transforms
+
+    /// NTT of the limbs `range` of a polynomial of `shape` (Q limbs use tables `0..`, P limbs
+    /// tables `|Q|..`).
+    pub(crate) fn ntt(
+        &self,
+        shape: &PolyShape,
+        a: &mut DeviceBuffer,
+        range: std::ops::Range<usize>,
+        dir: NttDirection,
+    ) -> Result<()> {
+        let limbs = shape.limbs();
+        let q_end = range.end.min(shape.q_limbs);
+        if range.start < q_end {
+            let batch = NttBatch::limb_range(1, limbs, range.start, q_end - range.start);
+            self.ntt.transform(a, &batch, dir, NttAlgorithm::Fast)?;
+        }
+        let p_start = range.start.max(shape.q_limbs);
+        if p_start < range.end {
+            let batch = NttBatch::limb_range(1, limbs, p_start, range.end - p_start)
+                .with_first_table(self.q_len - shape.q_limbs);
+            self.ntt.transform(a, &batch, dir, NttAlgorithm::Fast)?;
+        }
+        Ok(())
+    }
+
+    /// `σ_g` into a new buffer, in the NTT domain (a permutation) or the coefficient domain.
+    pub(crate) fn automorphism(
+        &self,
+        shape: &PolyShape,
+        a: &DeviceBuffer,
+        g: u64,
+        ntt_form: bool,
+    ) -> Result<DeviceBuffer> {
+        let mut out = self.alloc(shape.words())?;
+        let layout = Self::layout(shape);
+        if ntt_form {
+            automorphism::apply_ntt(&mut out, a, g, &layout)?;
+        } else {
+            automorphism::apply_coeff(&mut out, a, g, &layout, self.moduli(shape))?;
+        }
+        Ok(out)
+    }
+
+    // ------------------------------------------------------------------ basis changes
+
+    /// Keeps the first `q_limbs` Q limbs and the P limbs of a polynomial of `shape`.
+    pub(crate) fn truncate(
+        &self,
+        shape: &PolyShape,
+        a: &DeviceBuffer,
+        q_limbs: usize,
+    ) -> Result<DeviceBuffer> {
+        let n = shape.n;
+        let mut out = self.alloc((q_limbs + shape.p_limbs) * n)?;
+        DeviceBuffer::copy_region(a, 0, &mut out, 0, q_limbs * n)?;
+        DeviceBuffer::copy_region(
+            a,
+            shape.q_limbs * n,
+            &mut out,
+            q_limbs * n,
+            shape.p_limbs * n,
+        )?;
+        Ok(out)
+    }
+
+    /// ModUp of every active digit of a level-`ℓ` NTT-form polynomial (the twin of
+    /// `cpu::mod_up_digits`): one inverse NTT; per digit, the centred conversion of the digit's
+    /// limbs to the other limbs of `Q_ℓ ∪ P` with the digit's own (coefficient-form) limbs
+    /// copied beside them (`DeviceModUp::apply_centered`, one launch), and one forward NTT of
+    /// the whole (which gives back the input on the digit's limbs).
+    pub(crate) fn mod_up(
+        &self,
+        ring: &RnsRing,
+        ell: usize,
+        input: &DeviceBuffer,
+    ) -> Result<Vec<DeviceBuffer>> {
+        let n = ring.n();
+        let shape_q = ring.shape_q(ell);
+        let shape_qp = ring.shape_qp(ell);
+        let mut coeff = input.try_clone()?;
+        self.ntt(&shape_q, &mut coeff, 0..ell, NttDirection::Inverse)?;
+        (0..ring.active_digits(ell))
+            .map(|d| {
+                let mut o = self.alloc(shape_qp.words())?;
+                self.mod_up.apply_centered(d, ell, &coeff, &mut o, n)?;
+                self.ntt(
+                    &shape_qp,
+                    &mut o,
+                    0..shape_qp.limbs(),
+                    NttDirection::Forward,
+                )?;
+                Ok(o)
+            })
+            .collect()
+    }
+
+    /// ModDown of a level-`ℓ` NTT-form polynomial over `Q_ℓ ∪ P` to `Q_ℓ` (the twin of
+    /// `cpu::mod_down`): inverse NTT of the P limbs, centred conversion `P → Q_ℓ`, forward NTT,
+    /// then `(x_i - y_i) · P^{-1} mod q_i`.
+    pub(crate) fn mod_down(
+        &self,
+        ring: &RnsRing,
+        ell: usize,
+        input: &DeviceBuffer,
+    ) -> Result<DeviceBuffer> {
+        let n = ring.n();
+        let pl = ring.p_len();
+        let shape_q = ring.shape_q(ell);
+        let mut xp = self.alloc(pl * n)?;
+        DeviceBuffer::copy_region(input, ell * n, &mut xp, 0, pl * n)?;
+        let batch = NttBatch::all(1, pl).with_first_table(self.q_len);
+        self.ntt
+            .transform(&mut xp, &batch, NttDirection::Inverse, NttAlgorithm::Fast)?;
+        let mut y = self.alloc(ell * n)?;
+        self.mod_down[ell - 1].convert_centered(&mut y, &xp, n)?;
+        self.ntt(&shape_q, &mut y, 0..ell, NttDirection::Forward)?;
+        let mut out = self.alloc(ell * n)?;
+        DeviceBuffer::copy_region(input, 0, &mut out, 0, ell * n)?;
+        let layout = Self::layout(&shape_q);
+        ew::sub_assign(&mut out, &y, &layout, &self.full)?;
+        let pinv = &ring.mod_down_plan().p_inv_mod_q()[..ell];
+        ew::mul_scalar_assign(&mut out, pinv, &layout, &self.full)?;
+        Ok(out)
+    }
+
+    /// Rescaling of a level-`ℓ` polynomial by its last prime (`round(x / q_{ℓ-1})`), in either
+    /// form: the coefficient-domain kernel, conjugated by the NTT in NTT form.
+    pub(crate) fn rescale(
+        &self,
+        ring: &RnsRing,
+        ell: usize,
+        input: &DeviceBuffer,
+        ntt_form: bool,
+    ) -> Result<DeviceBuffer> {
+        let n = ring.n();
+        let mut out = self.alloc((ell - 1) * n)?;
+        if ntt_form {
+            let mut coeff = input.try_clone()?;
+            self.ntt(
+                &ring.shape_q(ell),
+                &mut coeff,
+                0..ell,
+                NttDirection::Inverse,
+            )?;
+            self.rescaler.apply(ell, &coeff, &mut out, n)?;
+            self.ntt(
+                &ring.shape_q(ell - 1),
+                &mut out,
+                0..ell - 1,
+                NttDirection::Forward,
+            )?;
+        } else {
+            self.rescaler.apply(ell, input, &mut out, n)?;
+        }
+        Ok(out)
+    }
+
+    /// The key-switching inner product over `Q_ℓ ∪ P` (the twin of `cpu::inner_product`): the
+    /// key's limbs of `Q_ℓ ∪ P` (its first `ℓ` and its last `|P|` limbs) times the digits,
+    /// accumulated.
+    pub(crate) fn inner_product(
+        &self,
+        ring: &RnsRing,
+        ell: usize,
+        digits: &[&DeviceBuffer],
+        keys: &[(&DeviceBuffer, &DeviceBuffer)],
+    ) -> Result<(DeviceBuffer, DeviceBuffer)> {
+        let shape = ring.shape_qp(ell);
+        let layout = Self::layout(&shape);
+        let m = self.moduli(&shape);
+        let mut acc0 = self.alloc(shape.words())?;
+        let mut acc1 = self.alloc(shape.words())?;
+        for (j, (d, (b, a))) in digits.iter().zip(keys).enumerate() {
+            let (b, a) = (self.key_limbs(ring, b, ell)?, self.key_limbs(ring, a, ell)?);
+            if j == 0 {
+                ew::mul(&mut acc0, d, &b, &layout, m)?;
+                ew::mul(&mut acc1, d, &a, &layout, m)?;
+            } else {
+                ew::mul_add_assign(&mut acc0, d, &b, &layout, m)?;
+                ew::mul_add_assign(&mut acc1, d, &a, &layout, m)?;
+            }
+        }
+        Ok((acc0, acc1))
+    }
+
+    /// The limbs of `Q_ℓ ∪ P` of a key polynomial stored over the full `Q ∪ P`.
+    fn key_limbs<'a>(
+        &self,
+        ring: &RnsRing,
+        k: &'a DeviceBuffer,
+        ell: usize,
+    ) -> Result<Operand<'a>> {
+        if ell == self.q_len {
+            Ok(Operand::Borrowed(k))
+        } else {
+            Ok(Operand::Owned(self.truncate(&ring.full_shape(), k, ell)?))
+        }
+    }
+
+    // ------------------------------------------------------------------ sampling
+
+    /// A uniform polynomial of `shape` from `(seed, stream)` (the host's stream, on the device).
+    pub(crate) fn uniform(
+        &self,
+        shape: &PolyShape,
+        seed: &[u8; 32],
+        stream: u64,
+    ) -> Result<DeviceBuffer> {
+        let mut out = self.alloc(shape.words())?;
+        sample::uniform_from_seed(
+            &mut out,
+            seed,
+            stream,
+            &Self::layout(shape),
+            self.moduli(shape),
+        )?;
+        Ok(out)
+    }
+}

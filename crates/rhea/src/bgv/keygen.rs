@@ -1,0 +1,283 @@
+//! Key generation, encryption and decryption for BGV, on the shared RLWE core.
+
+use std::sync::Mutex;
+
+use num_bigint::{BigInt, BigUint};
+use num_traits::ToPrimitive;
+use rhea_math::sampler::Prng;
+
+use super::{BgvContext, Ciphertext, Decrypted, Plaintext};
+use crate::error::{Error, Result};
+use crate::rlwe::{GaloisKeys, PublicKey, RelinearizationKey, SecretKey};
+
+/// Generates keys from a ChaCha20 CSPRNG (OS-seeded, or explicitly seeded for reproducible
+/// tests). The keys are the RLWE core's, identical in form to CKKS keys (see [`crate::bgv`]).
+pub struct KeyGenerator {
+    ctx: BgvContext,
+    prng: Prng,
+}
+
+impl KeyGenerator {
+    /// A generator seeded from the operating system.
+    pub fn new(ctx: &BgvContext) -> Result<Self> {
+        Ok(Self {
+            ctx: ctx.clone(),
+            prng: Prng::from_os()?,
+        })
+    }
+
+    /// A generator with an explicit seed (tests and golden digests only).
+    pub fn from_seed(ctx: &BgvContext, seed: [u8; 32]) -> Self {
+        Self {
+            ctx: ctx.clone(),
+            prng: Prng::from_seed(seed),
+        }
+    }
+
+    /// A fresh secret key.
+    pub fn secret_key(&mut self) -> Result<SecretKey> {
+        self.ctx.rlwe().gen_secret_key(&mut self.prng)
+    }
+
+    /// The public key of `sk`.
+    pub fn public_key(&mut self, sk: &SecretKey) -> Result<PublicKey> {
+        self.ctx.rlwe().gen_public_key(sk, &mut self.prng)
+    }
+
+    /// The relinearisation key of `sk`.
+    pub fn relinearization_key(&mut self, sk: &SecretKey) -> Result<RelinearizationKey> {
+        self.ctx.rlwe().gen_relinearization_key(sk, &mut self.prng)
+    }
+
+    /// Galois keys for row rotations by each of `steps` (left for positive steps; steps are
+    /// taken modulo `N/2`, and multiples of `N/2` need no key) and, if `column_swap`, for the
+    /// swap of the two rows.
+    pub fn galois_keys(
+        &mut self,
+        sk: &SecretKey,
+        steps: &[i64],
+        column_swap: bool,
+    ) -> Result<GaloisKeys> {
+        let rlwe = self.ctx.rlwe();
+        let mut keys = GaloisKeys::empty(rlwe.params_id());
+        let mut elements: Vec<u64> = steps
+            .iter()
+            .map(|&k| rlwe.galois_element_for_rotation(k))
+            .filter(|&g| g != 1)
+            .collect();
+        if column_swap {
+            elements.push(rlwe.galois_element_for_conjugation());
+        }
+        for g in elements {
+            if !keys.contains(g) {
+                let key = rlwe.gen_galois_key(sk, g, &mut self.prng)?;
+                keys.insert(g, key)?;
+            }
+        }
+        Ok(keys)
+    }
+
+    /// The Galois keys [`super::Evaluator::inner_sum`] needs: row rotations by `1, 2, 4, …, N/4`
+    /// and the column swap.
+    pub fn inner_sum_keys(&mut self, sk: &SecretKey) -> Result<GaloisKeys> {
+        let half = self.ctx.params().n() / 2;
+        let steps: Vec<i64> = (0..)
+            .map(|i| 1i64 << i)
+            .take_while(|&s| (s as usize) < half)
+            .collect();
+        self.galois_keys(sk, &steps, true)
+    }
+}
+
+enum EncryptionKey<'k> {
+    Public(&'k PublicKey),
+    Secret(&'k SecretKey),
+}
+
+/// Encrypts plaintexts under a public key or (symmetrically) a secret key. `Send + Sync`.
+pub struct Encryptor<'k> {
+    ctx: BgvContext,
+    key: EncryptionKey<'k>,
+    prng: Mutex<Prng>,
+}
+
+impl<'k> Encryptor<'k> {
+    /// A public-key encryptor (OS-seeded randomness).
+    pub fn new(ctx: &BgvContext, pk: &'k PublicKey) -> Result<Self> {
+        ctx.rlwe().check_id("Encryptor::new", pk.params_id())?;
+        Ok(Self {
+            ctx: ctx.clone(),
+            key: EncryptionKey::Public(pk),
+            prng: Mutex::new(Prng::from_os()?),
+        })
+    }
+
+    /// A secret-key encryptor (OS-seeded randomness).
+    pub fn with_secret_key(ctx: &BgvContext, sk: &'k SecretKey) -> Result<Self> {
+        ctx.rlwe()
+            .check_id("Encryptor::with_secret_key", sk.params_id())?;
+        Ok(Self {
+            ctx: ctx.clone(),
+            key: EncryptionKey::Secret(sk),
+            prng: Mutex::new(Prng::from_os()?),
+        })
+    }
+
+    /// Replaces the randomness with an explicitly seeded stream (reproducible tests only).
+    pub fn with_seed(self, seed: [u8; 32]) -> Self {
+        Self {
+            prng: Mutex::new(Prng::from_seed(seed)),
+            ..self
+        }
+    }
+
+    /// Encrypts `pt` at its level (correction factor 1): the RLWE core encrypts
+    /// `t^{-1}·m mod Q_ℓ`, whose error `e` becomes the BGV noise `t·e`.
+    pub fn encrypt(&self, pt: &Plaintext) -> Result<Ciphertext> {
+        let rlwe = self.ctx.rlwe();
+        rlwe.check_id("encrypt", pt.params_id)?;
+        let ring = self.ctx.ring();
+        let mut m = pt.poly.try_clone()?;
+        let t_inv = self.ctx.t_inv_times(1, m.q_limbs());
+        ring.mul_scalar_assign(&mut m, &t_inv)?;
+        let mut prng = self
+            .prng
+            .lock()
+            .map_err(|_| Error::InvalidInput("the encryptor's CSPRNG lock is poisoned".into()))?;
+        let noise = &self.ctx.noise;
+        let (parts, log_noise) = match self.key {
+            EncryptionKey::Public(pk) => (
+                rlwe.encrypt_pk(pk, &m, &mut prng)?,
+                noise.fresh_pk(pt.log_norm),
+            ),
+            EncryptionKey::Secret(sk) => (
+                rlwe.encrypt_sk(sk, &m, &mut prng)?.0,
+                noise.fresh_sk(pt.log_norm),
+            ),
+        };
+        Ok(Ciphertext {
+            parts,
+            factor: 1,
+            log_noise,
+            params_id: pt.params_id,
+        })
+    }
+}
+
+/// `log2 x` for a big unsigned integer (`-∞` for zero), to about 53 bits of precision.
+fn log2_big(x: &BigUint) -> f64 {
+    let bits = x.bits();
+    if bits == 0 {
+        return f64::NEG_INFINITY;
+    }
+    let shift = bits.saturating_sub(64);
+    let top = (x >> shift).to_u64().unwrap_or(u64::MAX);
+    shift as f64 + (top as f64).log2()
+}
+
+/// Decrypts ciphertexts and measures their noise budget.
+pub struct Decryptor<'k> {
+    ctx: BgvContext,
+    sk: &'k SecretKey,
+}
+
+/// The phase of a ciphertext over the integers: its coefficients centred modulo `Q_ℓ`.
+struct Phase {
+    coeffs: Vec<BigInt>,
+    budget: i64,
+    /// `log2 ‖v‖_∞`.
+    log_norm: f64,
+}
+
+impl<'k> Decryptor<'k> {
+    /// A decryptor for `sk`.
+    pub fn new(ctx: &BgvContext, sk: &'k SecretKey) -> Result<Self> {
+        ctx.rlwe().check_id("Decryptor::new", sk.params_id())?;
+        Ok(Self {
+            ctx: ctx.clone(),
+            sk,
+        })
+    }
+
+    /// `v = t · Σ ĉ_i·s^i`, centred modulo `Q_ℓ`, and `⌊log2(Q_ℓ / (2·‖v‖_∞))⌋`.
+    fn phase(&self, op: &'static str, ct: &Ciphertext) -> Result<Phase> {
+        let rlwe = self.ctx.rlwe();
+        rlwe.check_id(op, ct.params_id)?;
+        if !(2..=3).contains(&ct.parts.len()) {
+            return Err(Error::CiphertextDegree {
+                op,
+                expected: 2,
+                found: ct.parts.len(),
+                hint: "a BGV ciphertext has 2 components (3 before relinearization)",
+            });
+        }
+        let ring = self.ctx.ring();
+        let limbs = ct.parts[0].q_limbs();
+        let mut v = rlwe.decrypt(self.sk, &ct.parts)?;
+        ring.mul_scalar_assign(&mut v, &self.ctx.t_scalars(limbs))?;
+        ring.ntt_inverse(&mut v)?;
+        let words = ring.download(&v)?;
+        let basis = ring.q().prefix(limbs)?;
+        let coeffs = basis.poly_reconstruct_centered(&words, ring.n())?;
+        let max = coeffs
+            .iter()
+            .map(|c| c.magnitude())
+            .max()
+            .cloned()
+            .unwrap_or_default();
+        let log_max = log2_big(&max).max(0.0);
+        let log_q = self.ctx.noise.log_modulus(limbs - 1);
+        let budget = (log_q - 1.0 - log_max).floor() as i64;
+        Ok(Phase {
+            coeffs,
+            budget,
+            log_norm: log_max,
+        })
+    }
+
+    /// The measured noise budget of `ct` in bits, `⌊log2(Q_ℓ / (2·‖v‖_∞))⌋` (`0` when exhausted:
+    /// the decryption may be wrong).
+    pub fn noise_budget(&self, ct: &Ciphertext) -> Result<u32> {
+        Ok(self.phase("noise_budget", ct)?.budget.max(0) as u32)
+    }
+
+    /// Decrypts `ct` to `m mod t`, checking the measured noise budget.
+    ///
+    /// Errors: [`Error::NoiseBudgetExhausted`] when the budget is `0` (the phase is within a
+    /// factor 2 of `Q_ℓ / 2`, so the result cannot be trusted); the usual parameter and shape
+    /// errors.
+    pub fn decrypt(&self, ct: &Ciphertext) -> Result<Decrypted> {
+        let phase = self.phase("decrypt", ct)?;
+        if phase.budget <= 0 {
+            let level = ct.level();
+            return Err(Error::NoiseBudgetExhausted {
+                op: "decrypt",
+                level,
+                log_noise: phase.log_norm,
+                log_modulus: self.ctx.noise.log_modulus(level),
+            });
+        }
+        let t = &self.ctx.tables.t;
+        let f_inv = t.inv(ct.factor)?;
+        let tb = BigUint::from(t.value());
+        let coeffs = phase
+            .coeffs
+            .iter()
+            .map(|c| {
+                let r = (c.magnitude() % &tb).to_u64().unwrap_or(0);
+                let r = if c.sign() == num_bigint::Sign::Minus {
+                    t.neg(r)
+                } else {
+                    r
+                };
+                t.mul(r, f_inv)
+            })
+            .collect();
+        Ok(Decrypted {
+            coeffs,
+            noise_budget: phase.budget as u32,
+            level: ct.level(),
+            params_id: ct.params_id,
+        })
+    }
+}
