@@ -41,6 +41,8 @@ pub fn preset(name: &str) -> Option<CkksParametersLiteral> {
     Some(match name {
         "n16_logqp1440_levels24" => CkksParametersLiteral::n16_logqp1440_levels24(),
         "n16_logqp1426_levels20" => CkksParametersLiteral::n16_logqp1426_levels20(),
+        "n16_logqp1520_levels26" => CkksParametersLiteral::n16_logqp1520_levels26(),
+        "n14_logqp400_levels7" => CkksParametersLiteral::n14_logqp400_levels7(),
         "n15_logqp400_levels7_seed000" => CkksParametersLiteral::n15_logqp400_levels7_seed000(),
         "n13_logqp200_levels2" => CkksParametersLiteral::n13_logqp200_levels2(),
         _ => return None,
@@ -62,7 +64,7 @@ fn median_ms(reps: usize, mut f: impl FnMut() -> rhea::Result<()>) -> rhea::Resu
 /// Runs the suite: encrypt, add, mul+relin (no rescale), rescale, rotate by 1, 4 hoisted rotations.
 pub fn run(preset_name: &str, device: Device, reps: usize) -> Result<CkksBenchReport, String> {
     let literal = preset(preset_name).ok_or_else(|| {
-        format!("unknown preset `{preset_name}` (known: n16_logqp1440_levels24, n16_logqp1426_levels20, n15_logqp400_levels7_seed000, n13_logqp200_levels2)")
+        format!("unknown preset `{preset_name}` (known: n16_logqp1440_levels24, n16_logqp1426_levels20, n16_logqp1520_levels26, n14_logqp400_levels7, n15_logqp400_levels7_seed000, n13_logqp200_levels2)")
     })?;
     let inner = || -> rhea::Result<CkksBenchReport> {
         let params = literal.build()?;
@@ -86,8 +88,8 @@ pub fn run(preset_name: &str, device: Device, reps: usize) -> Result<CkksBenchRe
         let cx = encryptor.encrypt(&px)?;
         let cy = encryptor.encrypt(&encoder.encode(&y)?)?;
         let product = eval.mul(&cx, &cy)?;
-        // CPU work is synchronous; GPU timing needs a device synchronisation here.
-        let sync = || -> rhea::Result<()> { Ok(()) };
+        // GPU work is asynchronous: wait for it inside the timed region.
+        let sync = || device.synchronize();
         let mut ops = Vec::new();
         let mut time = |op: &'static str, f: &mut dyn FnMut() -> rhea::Result<()>| {
             median_ms(reps, || {
@@ -107,7 +109,7 @@ pub fn run(preset_name: &str, device: Device, reps: usize) -> Result<CkksBenchRe
         Ok(CkksBenchReport {
             preset: preset_name.to_string(),
             params: params.to_string(),
-            device: device.to_string(),
+            device: device.name(),
             reps,
             ops,
         })

@@ -146,6 +146,24 @@ impl CkksParametersLiteral {
         Self::preset(15, q, vec![60], 40, 8)
     }
 
+    /// DESILO-comparable small set: `N = 2^14`, `Q = 60 + 7×40` bits (8 primes, levels 0..=7),
+    /// one 60-bit special prime, `dnum = 8` (every Q prime its own digit), `Δ = 2^40`;
+    /// log QP ≈ 400 ≤ 438: 128-bit secure.
+    pub fn n14_logqp400_levels7() -> Self {
+        let mut q = vec![60];
+        q.extend([40; 7]);
+        Self::preset(14, q, vec![60], 40, 8)
+    }
+
+    /// DESILO-comparable deep set: `N = 2^16`, `Q = 60 + 26×40` bits (27 primes, levels
+    /// 0..=26), `P = 7×60` bits, `dnum = 3` (digits of 9 primes, the largest 380 bits < 420),
+    /// `Δ = 2^40`; log QP ≈ 1520 ≤ 1747: 128-bit secure.
+    pub fn n16_logqp1520_levels26() -> Self {
+        let mut q = vec![60];
+        q.extend([40; 26]);
+        Self::preset(16, q, vec![60; 7], 40, 3)
+    }
+
     /// Deep set: `N = 2^16`, `Q = 60 + 24×40` bits (25 primes, levels 0..=24), `P = 7×60` bits,
     /// `dnum = 3` (digits of 9, 9 and 7 primes; the largest is 380 bits < 420), `Δ = 2^40`;
     /// log QP ≈ 1440 ≤ 1747: 128-bit secure.
@@ -593,6 +611,8 @@ mod tests {
             CkksParametersLiteral::n15_logqp400_levels7_seed000(),
             CkksParametersLiteral::n16_logqp1440_levels24(),
             CkksParametersLiteral::n16_logqp1426_levels20(),
+            CkksParametersLiteral::n16_logqp1520_levels26(),
+            CkksParametersLiteral::n14_logqp400_levels7(),
         ] {
             let n = 1usize << lit.log_n;
             let primes = resolve_primes(n, &lit.log_q, &lit.log_p, &[]).unwrap();
