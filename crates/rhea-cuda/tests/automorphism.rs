@@ -4,25 +4,12 @@
 
 mod common;
 
-use common::{gpu_or_skip, primes, random_rns, rng};
+use common::{cubin_has, gpu_or_skip, nvrtc_or_skip, primes, random_rns, rng, time_us};
 use rand::Rng;
 use rhea_cuda::automorphism::{self, AUTOMORPHISM};
 use rhea_cuda::{registry, CudaError, RnsLayout};
 use rhea_math::ntt::NttTable;
 use rhea_math::Modulus;
-
-fn nvrtc_or_skip(test: &str) -> bool {
-    match registry::nvrtc_version() {
-        Ok(_) => true,
-        Err(e) if std::env::var("RHEA_REQUIRE_NVRTC").is_ok_and(|v| v == "1") => {
-            panic!("{test}: RHEA_REQUIRE_NVRTC=1 but NVRTC is missing: {e}")
-        }
-        Err(e) => {
-            println!("SKIPPED (no NVRTC): {test} ({e})");
-            false
-        }
-    }
-}
 
 #[test]
 fn automorphism_kernels_compile() {
@@ -30,13 +17,8 @@ fn automorphism_kernels_compile() {
         return;
     }
     let cubin = registry::compile(&AUTOMORPHISM, "sm_90").unwrap_or_else(|e| panic!("{e}"));
-    // Every entry point is in the CUBIN string table (NUL-terminated).
-    let has = |name: &str| {
-        let sym = format!("{name}\0");
-        cubin.windows(sym.len()).any(|w| w == sym.as_bytes())
-    };
     for f in ["automorphism_ntt", "automorphism_coeff"] {
-        assert!(has(f), "{f} missing from the CUBIN");
+        assert!(cubin_has(&cubin, f), "{f} missing from the CUBIN");
     }
 }
 
@@ -162,36 +144,6 @@ fn automorphism_errors() {
         automorphism::apply_coeff(&mut out, &a, 5, &layout, &dmod),
         Err(CudaError::Shape(_))
     ));
-}
-
-/// Time of one call of `f` in microseconds: after at least 200 ms of warm-up calls, the median
-/// over 5 repetitions of `iters` calls timed by CUDA events.
-fn time_us(dev: &rhea_cuda::GpuDevice, iters: usize, mut f: impl FnMut()) -> f64 {
-    use cudarc::driver::sys::CUevent_flags;
-    let warm = std::time::Instant::now();
-    while warm.elapsed() < std::time::Duration::from_millis(200) {
-        for _ in 0..20 {
-            f();
-        }
-        dev.synchronize().unwrap();
-    }
-    let ev = || {
-        dev.stream()
-            .record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
-            .unwrap()
-    };
-    let mut runs: Vec<f64> = (0..5)
-        .map(|_| {
-            let start = ev();
-            for _ in 0..iters {
-                f();
-            }
-            let end = ev();
-            start.elapsed_ms(&end).unwrap() as f64 * 1000.0 / iters as f64
-        })
-        .collect();
-    runs.sort_by(f64::total_cmp);
-    runs[2]
 }
 
 /// Times the NTT-domain automorphism of a ciphertext (2 × 30 limbs, N = 2^16) against a

@@ -6,29 +6,15 @@
 
 mod common;
 
-use std::sync::Arc;
-
-use common::{gpu_or_skip, primes, random_rns, rng};
+use common::{
+    assert_words, basis, cubin_has, disjoint_primes, gpu_or_skip, nvrtc_or_skip, per_poly, primes,
+    random_rns, rng, time_us,
+};
 use rhea_cuda::bconv::{
     BconvTile, DeviceBaseConverter, DeviceModDown, DeviceModUp, DeviceRescaler, BCONV,
 };
-use rhea_cuda::{registry, CudaError, GpuDevice};
-use rhea_math::basis::Basis;
+use rhea_cuda::{registry, CudaError};
 use rhea_math::bconv::{BaseConverter, ModDown, ModUp, Rescaler};
-use rhea_math::Modulus;
-
-fn nvrtc_or_skip(test: &str) -> bool {
-    match registry::nvrtc_version() {
-        Ok(_) => true,
-        Err(e) if std::env::var("RHEA_REQUIRE_NVRTC").is_ok_and(|v| v == "1") => {
-            panic!("{test}: RHEA_REQUIRE_NVRTC=1 but NVRTC is missing: {e}")
-        }
-        Err(e) => {
-            println!("SKIPPED (no NVRTC): {test} ({e})");
-            false
-        }
-    }
-}
 
 #[test]
 fn bconv_kernels_compile() {
@@ -36,11 +22,6 @@ fn bconv_kernels_compile() {
         return;
     }
     let cubin = registry::compile(&BCONV, "sm_90").unwrap_or_else(|e| panic!("{e}"));
-    // Every entry point is in the CUBIN string table (NUL-terminated).
-    let has = |name: &str| {
-        let sym = format!("{name}\0");
-        cubin.windows(sym.len()).any(|w| w == sym.as_bytes())
-    };
     for f in [
         "bconv_matmul_j4_c1",
         "bconv_matmul_j4_c2",
@@ -51,7 +32,7 @@ fn bconv_kernels_compile() {
         "bconv_scale",
         "bconv_rescale_last",
     ] {
-        assert!(has(f), "{f} missing from the CUBIN");
+        assert!(cubin_has(&cubin, f), "{f} missing from the CUBIN");
     }
 }
 
@@ -61,55 +42,6 @@ const DEGREE_MAX: usize = 1 << 17;
 type ModUpCase = (u32, usize, usize, usize, u32, usize, &'static [usize]);
 /// (log N, |Q|, |P|, bits, polys, levels)
 type ModDownCase = (u32, usize, usize, u32, usize, &'static [usize]);
-
-/// Two disjoint lists of `a` primes of `bits_a` bits and `b` primes of `bits_b` bits.
-fn two_bases(bits_a: u32, a: usize, bits_b: u32, b: usize) -> (Vec<Modulus>, Vec<Modulus>) {
-    if bits_a == bits_b {
-        let all = primes(bits_a, a + b, DEGREE_MAX);
-        (all[..a].to_vec(), all[a..].to_vec())
-    } else {
-        (primes(bits_a, a, DEGREE_MAX), primes(bits_b, b, DEGREE_MAX))
-    }
-}
-
-fn basis(m: &[Modulus]) -> Basis {
-    Basis::new(&m.iter().map(|q| q.value()).collect::<Vec<_>>()).unwrap()
-}
-
-/// The host twin applied polynomial by polynomial to a `[polys][in_limbs][n]` buffer.
-fn per_poly(
-    input: &[u64],
-    in_limbs: usize,
-    out_limbs: usize,
-    n: usize,
-    mut f: impl FnMut(&[u64], &mut [u64]),
-) -> Vec<u64> {
-    let polys = input.len() / (in_limbs * n);
-    let mut out = vec![0u64; polys * out_limbs * n];
-    for p in 0..polys {
-        f(
-            &input[p * in_limbs * n..(p + 1) * in_limbs * n],
-            &mut out[p * out_limbs * n..(p + 1) * out_limbs * n],
-        );
-    }
-    out
-}
-
-fn first_mismatch(got: &[u64], want: &[u64]) -> Option<(usize, u64, u64)> {
-    got.iter()
-        .zip(want)
-        .enumerate()
-        .find(|(_, (g, w))| g != w)
-        .map(|(i, (g, w))| (i, *g, *w))
-}
-
-#[track_caller]
-fn assert_words(got: &[u64], want: &[u64], what: &str) {
-    assert_eq!(got.len(), want.len(), "{what}: length");
-    if let Some((i, g, w)) = first_mismatch(got, want) {
-        panic!("{what}: first mismatch at word {i}: GPU {g}, host {w}");
-    }
-}
 
 #[test]
 fn convert_matches_convert_approx() {
@@ -131,7 +63,7 @@ fn convert_matches_convert_approx() {
     ];
     for (log_n, l, k, bf, bt, polys) in cases {
         let n = 1usize << log_n;
-        let (from, to) = two_bases(bf, l, bt, k);
+        let (from, to) = disjoint_primes(bf, l, bt, k, DEGREE_MAX);
         let conv = BaseConverter::new(&basis(&from), &basis(&to)).unwrap();
         let x = random_rns(&mut rng, &from, n, polys);
         let want = per_poly(&x, l, k, n, |i, o| conv.convert_approx(i, o, n).unwrap());
@@ -189,7 +121,7 @@ fn modup_matches_host() {
     ];
     for (log_n, ql, pl, dnum, bits, polys, levels) in cases {
         let n = 1usize << log_n;
-        let (qm, pm) = two_bases(bits, ql, bits, pl);
+        let (qm, pm) = disjoint_primes(bits, ql, bits, pl, DEGREE_MAX);
         let modup = ModUp::new(&basis(&qm), &basis(&pm), dnum).unwrap();
         let dmodup = DeviceModUp::new(&dev, &modup).unwrap();
         for &level in levels {
@@ -236,7 +168,7 @@ fn moddown_matches_host() {
     ];
     for (log_n, ql, pl, bits, polys, levels) in cases {
         let n = 1usize << log_n;
-        let (qm, pm) = two_bases(bits, ql, bits, pl);
+        let (qm, pm) = disjoint_primes(bits, ql, bits, pl, DEGREE_MAX);
         let moddown = ModDown::new(&basis(&qm), &basis(&pm)).unwrap();
         let dmd = DeviceModDown::new(&dev, &moddown).unwrap();
         for &level in levels {
@@ -305,7 +237,7 @@ fn bad_shapes_are_errors() {
     let Some(dev) = gpu_or_skip("bad_shapes_are_errors") else {
         return;
     };
-    let (from, to) = two_bases(30, 3, 30, 2);
+    let (from, to) = disjoint_primes(30, 3, 30, 2, DEGREE_MAX);
     let conv = BaseConverter::new(&basis(&from), &basis(&to)).unwrap();
     let d = DeviceBaseConverter::new(&dev, &conv).unwrap();
     let n = 16;
@@ -325,37 +257,6 @@ fn bad_shapes_are_errors() {
         Err(CudaError::InvalidArgument(_))
     ));
     dev.synchronize().unwrap();
-}
-
-/// Time of one call of `f` in microseconds: after at least 200 ms of warm-up calls (module
-/// load, GPU clocks up to boost), the median over 5 repetitions of `iters` calls timed by CUDA
-/// events. Inputs are not rotated, so sizes that fit in L2 (50-60 MB) measure L2 traffic.
-fn time_us(dev: &Arc<GpuDevice>, iters: usize, mut f: impl FnMut()) -> f64 {
-    use cudarc::driver::sys::CUevent_flags;
-    let warm = std::time::Instant::now();
-    while warm.elapsed() < std::time::Duration::from_millis(200) {
-        for _ in 0..20 {
-            f();
-        }
-        dev.synchronize().unwrap();
-    }
-    let ev = || {
-        dev.stream()
-            .record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
-            .unwrap()
-    };
-    let mut runs: Vec<f64> = (0..5)
-        .map(|_| {
-            let start = ev();
-            for _ in 0..iters {
-                f();
-            }
-            let end = ev();
-            start.elapsed_ms(&end).unwrap() as f64 * 1000.0 / iters as f64
-        })
-        .collect();
-    runs.sort_by(f64::total_cmp);
-    runs[2]
 }
 
 /// Times the base conversion 30 → 8 limbs at N = 2^16 against its memory floor (printed).
@@ -387,7 +288,7 @@ fn bconv_timing_n16_30_to_8() {
         bytes / 3.35e6
     );
     for bits in [30u32, 61] {
-        let (from, to) = two_bases(bits, l, bits, k);
+        let (from, to) = disjoint_primes(bits, l, bits, k, DEGREE_MAX);
         let conv = BaseConverter::new(&basis(&from), &basis(&to)).unwrap();
         let d = DeviceBaseConverter::new(&dev, &conv).unwrap();
         println!("{bits}-bit primes: narrow kernels = {}", d.is_narrow());
@@ -444,7 +345,7 @@ fn modswitch_timing_n16() {
     let (ql, pl, dnum) = (30, 8, 4);
     let iters = 100;
     for bits in [30u32, 61] {
-        let (qm, pm) = two_bases(bits, ql, bits, pl);
+        let (qm, pm) = disjoint_primes(bits, ql, bits, pl, DEGREE_MAX);
         let (qb, pb) = (basis(&qm), basis(&pm));
         let modup = DeviceModUp::new(&dev, &ModUp::new(&qb, &pb, dnum).unwrap()).unwrap();
         let moddown = DeviceModDown::new(&dev, &ModDown::new(&qb, &pb).unwrap()).unwrap();

@@ -8,28 +8,16 @@
 
 mod common;
 
-use common::{gpu_or_skip, primes, random_rns, rng};
+use common::{
+    assert_words, basis, cubin_has, gpu_or_skip, nvrtc_or_skip, per_poly, primes, random_rns, rng,
+};
 use rand::Rng;
 use rhea_cuda::bconv::{BconvTile, DeviceBaseConverter, DeviceModDown, DeviceModUp, BCONV};
 use rhea_cuda::{registry, CudaError};
-use rhea_math::basis::Basis;
 use rhea_math::bconv::{BaseConverter, ModDown, ModUp};
 use rhea_math::Modulus;
 
 const DEGREE_MAX: usize = 1 << 16;
-
-fn nvrtc_or_skip(test: &str) -> bool {
-    match registry::nvrtc_version() {
-        Ok(_) => true,
-        Err(e) if std::env::var("RHEA_REQUIRE_NVRTC").is_ok_and(|v| v == "1") => {
-            panic!("{test}: RHEA_REQUIRE_NVRTC=1 but NVRTC is missing: {e}")
-        }
-        Err(e) => {
-            println!("SKIPPED (no NVRTC): {test} ({e})");
-            false
-        }
-    }
-}
 
 #[test]
 fn centered_kernels_compile() {
@@ -37,15 +25,11 @@ fn centered_kernels_compile() {
         return;
     }
     let cubin = registry::compile(&BCONV, "sm_90").unwrap_or_else(|e| panic!("{e}"));
-    let has = |name: &str| {
-        let sym = format!("{name}\0");
-        cubin.windows(sym.len()).any(|w| w == sym.as_bytes())
-    };
     for j in [4, 8] {
         for c in [1, 2] {
             for narrow in ["", "_narrow"] {
                 let f = format!("bconv_matmul_j{j}_c{c}{narrow}_centered");
-                assert!(has(&f), "{f} missing from the CUBIN");
+                assert!(cubin_has(&cubin, &f), "{f} missing from the CUBIN");
             }
         }
     }
@@ -66,10 +50,6 @@ fn disjoint(lists: &[(u32, usize)]) -> Vec<Vec<Modulus>> {
     out
 }
 
-fn basis(m: &[Modulus]) -> Basis {
-    Basis::new(&m.iter().map(|q| q.value()).collect::<Vec<_>>()).unwrap()
-}
-
 /// Random non-zero residues, with the first coefficients set next to `±Q/2` over `moduli`:
 /// `(Q - 1)/2 + d ≡ (q_i - 1)/2 + d (mod q_i)` for small `d` (odd `Q`).
 fn random_with_half(rng: &mut impl Rng, moduli: &[Modulus], n: usize, polys: usize) -> Vec<u64> {
@@ -86,32 +66,6 @@ fn random_with_half(rng: &mut impl Rng, moduli: &[Modulus], n: usize, polys: usi
         }
     }
     x
-}
-
-fn per_poly(
-    input: &[u64],
-    in_limbs: usize,
-    out_limbs: usize,
-    n: usize,
-    mut f: impl FnMut(&[u64], &mut [u64]),
-) -> Vec<u64> {
-    let polys = input.len() / (in_limbs * n);
-    let mut out = vec![0u64; polys * out_limbs * n];
-    for p in 0..polys {
-        f(
-            &input[p * in_limbs * n..(p + 1) * in_limbs * n],
-            &mut out[p * out_limbs * n..(p + 1) * out_limbs * n],
-        );
-    }
-    out
-}
-
-#[track_caller]
-fn assert_words(got: &[u64], want: &[u64], what: &str) {
-    assert_eq!(got.len(), want.len(), "{what}: length");
-    if let Some((i, (g, w))) = got.iter().zip(want).enumerate().find(|(_, (g, w))| g != w) {
-        panic!("{what}: first mismatch at word {i}: GPU {g}, host {w}");
-    }
 }
 
 #[test]

@@ -3,21 +3,11 @@
 //! Skips with a message when libnvrtc cannot be loaded, unless `RHEA_REQUIRE_NVRTC=1`
 //! (`scripts/check-kernels.sh` sets it after installing the NVRTC wheel).
 
+mod common;
+
+use common::nvrtc_or_skip;
 use rhea_cuda::registry::{self, all_kernel_sources, compile_all, KernelSource};
 use rhea_cuda::CudaError;
-
-fn nvrtc_or_skip(test: &str) -> bool {
-    match registry::nvrtc_version() {
-        Ok(_) => true,
-        Err(e) if std::env::var("RHEA_REQUIRE_NVRTC").is_ok_and(|v| v == "1") => {
-            panic!("{test}: RHEA_REQUIRE_NVRTC=1 but NVRTC is missing: {e}")
-        }
-        Err(e) => {
-            println!("SKIPPED (no NVRTC): {test} ({e})");
-            false
-        }
-    }
-}
 
 #[test]
 fn kernels_compile() {

@@ -6,41 +6,24 @@
 
 mod common;
 
-use std::sync::Arc;
-
-use common::{gpu_or_skip, primes, random_nonzero, rng};
+use common::{
+    assert_words, cubin_has, disjoint_primes, gpu_or_skip, nvrtc_or_skip, random_nonzero, rng,
+    time_us,
+};
 use rand::Rng;
 use rhea_cuda::keyswitch::{DeviceKeySwitch, KEYSWITCH};
-use rhea_cuda::{registry, CudaError, GpuDevice};
+use rhea_cuda::{registry, CudaError};
 use rhea_math::Modulus;
 
 const DEGREE_MAX: usize = 1 << 16;
 
 #[test]
 fn keyswitch_kernel_compiles() {
-    match registry::nvrtc_version() {
-        Ok(_) => {}
-        Err(e) if std::env::var("RHEA_REQUIRE_NVRTC").is_ok_and(|v| v == "1") => {
-            panic!("RHEA_REQUIRE_NVRTC=1 but NVRTC is missing: {e}")
-        }
-        Err(e) => {
-            println!("SKIPPED (no NVRTC): keyswitch_kernel_compiles ({e})");
-            return;
-        }
+    if !nvrtc_or_skip("keyswitch_kernel_compiles") {
+        return;
     }
     let cubin = registry::compile(&KEYSWITCH, "sm_90").unwrap_or_else(|e| panic!("{e}"));
-    let sym = b"keyswitch_inner_product\0";
-    assert!(cubin.windows(sym.len()).any(|w| w == sym));
-}
-
-/// `q` (L primes of `bq` bits) and `p` (K primes of `bp` bits), disjoint.
-fn chain(bq: u32, l: usize, bp: u32, k: usize) -> (Vec<Modulus>, Vec<Modulus>) {
-    if bq == bp {
-        let all = primes(bq, l + k, DEGREE_MAX);
-        (all[..l].to_vec(), all[l..].to_vec())
-    } else {
-        (primes(bq, l, DEGREE_MAX), primes(bp, k, DEGREE_MAX))
-    }
+    assert!(cubin_has(&cubin, "keyswitch_inner_product"));
 }
 
 /// Canonical random non-zero `[limb][n]` data over `moduli`.
@@ -83,14 +66,6 @@ fn host_inner_product(
         }
     }
     out
-}
-
-#[track_caller]
-fn assert_words(got: &[u64], want: &[u64], what: &str) {
-    assert_eq!(got.len(), want.len(), "{what}: length");
-    if let Some((i, (g, w))) = got.iter().zip(want).enumerate().find(|(_, (g, w))| g != w) {
-        panic!("{what}: first mismatch at word {i}: GPU {g}, host {w}");
-    }
 }
 
 /// Random digits `[count][level + K][n]` and a full key `[parts][2][L + K][n]`.
@@ -137,7 +112,7 @@ fn inner_product_matches_host() {
     ];
     for (log_n, l, k, bq, bp, dnum, runs) in cases {
         let n = 1usize << log_n;
-        let (q, p) = chain(bq, l, bp, k);
+        let (q, p) = disjoint_primes(bq, l, bp, k, DEGREE_MAX);
         let ks = DeviceKeySwitch::new(&dev, &q, &p).unwrap();
         for &(level, count) in runs {
             let (digits, key) = operands(&mut rng, &q, &p, level, count, dnum, n);
@@ -161,7 +136,7 @@ fn inner_product_bad_shapes_are_errors() {
     let Some(dev) = gpu_or_skip("inner_product_bad_shapes_are_errors") else {
         return;
     };
-    let (q, p) = chain(30, 3, 30, 1);
+    let (q, p) = disjoint_primes(30, 3, 30, 1, DEGREE_MAX);
     let ks = DeviceKeySwitch::new(&dev, &q, &p).unwrap();
     let n = 16;
     let digits = dev.alloc(2 * 3 * n).unwrap(); // level 2: width 3, two digits
@@ -196,35 +171,6 @@ fn inner_product_bad_shapes_are_errors() {
     dev.synchronize().unwrap();
 }
 
-/// Median time of one call in µs over 5 × `iters` calls (CUDA events), after 200 ms warm-up.
-fn time_us(dev: &Arc<GpuDevice>, iters: usize, mut f: impl FnMut()) -> f64 {
-    use cudarc::driver::sys::CUevent_flags;
-    let warm = std::time::Instant::now();
-    while warm.elapsed() < std::time::Duration::from_millis(200) {
-        for _ in 0..20 {
-            f();
-        }
-        dev.synchronize().unwrap();
-    }
-    let ev = || {
-        dev.stream()
-            .record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
-            .unwrap()
-    };
-    let mut runs: Vec<f64> = (0..5)
-        .map(|_| {
-            let start = ev();
-            for _ in 0..iters {
-                f();
-            }
-            let end = ev();
-            start.elapsed_ms(&end).unwrap() as f64 * 1000.0 / iters as f64
-        })
-        .collect();
-    runs.sort_by(f64::total_cmp);
-    runs[2]
-}
-
 /// N = 2^16, L = 24, K = 7, dnum = 3, full level: the inner product against the memory floor
 /// (digits + key read once, output written once; a D2D copy moving the same bytes).
 #[test]
@@ -253,7 +199,7 @@ fn inner_product_timing_n16_24_7_dnum3() {
         bytes / 1e6
     );
     for (bq, bp) in [(50u32, 60u32), (30, 30)] {
-        let (q, p) = chain(bq, l, bp, k);
+        let (q, p) = disjoint_primes(bq, l, bp, k, DEGREE_MAX);
         let ks = DeviceKeySwitch::new(&dev, &q, &p).unwrap();
         let (digits, key) = operands(&mut rng, &q, &p, l, dnum, dnum, n);
         let dd = dev.upload(&digits).unwrap();

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{gpu_or_skip, primes, random_rns, rng};
+use common::{gpu_or_skip, nvrtc_or_skip, primes, random_rns, rng};
 use rhea_cuda::ntt::{
     splits, DeviceNttTables, NttAlgorithm, NttBatch, NttDirection, NttSplit, NTT,
 };
@@ -13,19 +13,6 @@ use rhea_cuda::registry;
 use rhea_cuda::CudaError;
 use rhea_math::ntt::NttTable;
 use rhea_math::Modulus;
-
-fn nvrtc_or_skip(test: &str) -> bool {
-    match registry::nvrtc_version() {
-        Ok(_) => true,
-        Err(e) if std::env::var("RHEA_REQUIRE_NVRTC").is_ok_and(|v| v == "1") => {
-            panic!("{test}: RHEA_REQUIRE_NVRTC=1 but NVRTC is missing: {e}")
-        }
-        Err(e) => {
-            println!("SKIPPED (no NVRTC): {test} ({e})");
-            false
-        }
-    }
-}
 
 #[test]
 fn ntt_kernels_compile_for_sm90() {

@@ -2,24 +2,11 @@
 
 mod common;
 
-use common::{gpu_or_skip, primes, rng};
+use common::{cubin_has, gpu_or_skip, nvrtc_or_skip, primes, rng, time_us};
 use rand::Rng;
 use rhea_cuda::sample::{self, SAMPLE};
 use rhea_cuda::{registry, RnsLayout};
 use rhea_math::sampler::{self as host_sampler, lift_signed, uniform_poly_from_seed, Prng};
-
-fn nvrtc_or_skip(test: &str) -> bool {
-    match registry::nvrtc_version() {
-        Ok(_) => true,
-        Err(e) if std::env::var("RHEA_REQUIRE_NVRTC").is_ok_and(|v| v == "1") => {
-            panic!("{test}: RHEA_REQUIRE_NVRTC=1 but NVRTC is missing: {e}")
-        }
-        Err(e) => {
-            println!("SKIPPED (no NVRTC): {test} ({e})");
-            false
-        }
-    }
-}
 
 #[test]
 fn sample_kernels_compile() {
@@ -27,13 +14,8 @@ fn sample_kernels_compile() {
         return;
     }
     let cubin = registry::compile(&SAMPLE, "sm_90").unwrap_or_else(|e| panic!("{e}"));
-    // Every entry point is in the CUBIN string table (NUL-terminated).
-    let has = |name: &str| {
-        let sym = format!("{name}\0");
-        cubin.windows(sym.len()).any(|w| w == sym.as_bytes())
-    };
     for f in ["sample_uniform", "sample_ternary"] {
-        assert!(has(f), "{f} missing from the CUBIN");
+        assert!(cubin_has(&cubin, f), "{f} missing from the CUBIN");
     }
 }
 
@@ -157,7 +139,6 @@ fn ternary_matches_host() {
 /// (printed, not asserted).
 #[test]
 fn sample_timing_n16() {
-    use cudarc::driver::sys::CUevent_flags;
     let Some(dev) = gpu_or_skip("sample_timing_n16") else {
         return;
     };
@@ -167,35 +148,12 @@ fn sample_timing_n16() {
     let layout = RnsLayout::new(n, limbs, 1);
     let mut out = dev.alloc(layout.words()).unwrap();
     let seed = [7u8; 32];
-    // At least 200 ms of warm-up calls, then the median of 5 repetitions of 100 calls.
-    let time = |f: &mut dyn FnMut()| {
-        let warm = std::time::Instant::now();
-        while warm.elapsed() < std::time::Duration::from_millis(200) {
-            for _ in 0..20 {
-                f();
-            }
-            dev.synchronize().unwrap();
-        }
-        let ev = || {
-            dev.stream()
-                .record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
-                .unwrap()
-        };
-        let mut runs: Vec<f64> = (0..5)
-            .map(|_| {
-                let start = ev();
-                for _ in 0..100 {
-                    f();
-                }
-                let end = ev();
-                start.elapsed_ms(&end).unwrap() as f64 * 10.0
-            })
-            .collect();
-        runs.sort_by(f64::total_cmp);
-        runs[2]
-    };
-    let uni = time(&mut || sample::uniform_from_seed(&mut out, &seed, 0, &layout, &dmod).unwrap());
-    let ter = time(&mut || sample::ternary_from_seed(&mut out, &seed, 0, &layout, &dmod).unwrap());
+    let uni = time_us(&dev, 100, || {
+        sample::uniform_from_seed(&mut out, &seed, 0, &layout, &dmod).unwrap()
+    });
+    let ter = time_us(&dev, 100, || {
+        sample::ternary_from_seed(&mut out, &seed, 0, &layout, &dmod).unwrap()
+    });
     println!(
         "sampling 30 limbs N=2^16 on {}: uniform {uni:.2} us, ternary {ter:.2} us",
         dev.name()

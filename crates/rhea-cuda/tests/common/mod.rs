@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
-use rhea_cuda::GpuDevice;
+use rhea_cuda::{registry, GpuDevice};
+use rhea_math::basis::Basis;
 use rhea_math::Modulus;
 
 /// Whether the environment demands a GPU (`RHEA_REQUIRE_GPU=1`).
@@ -24,6 +25,92 @@ pub fn gpu_or_skip(test: &str) -> Option<Arc<GpuDevice>> {
             None
         }
     }
+}
+
+/// Whether NVRTC is available, or `false` after printing "SKIPPED (no NVRTC): <test>"; panics
+/// instead when `RHEA_REQUIRE_NVRTC=1`.
+pub fn nvrtc_or_skip(test: &str) -> bool {
+    match registry::nvrtc_version() {
+        Ok(_) => true,
+        Err(e) if std::env::var("RHEA_REQUIRE_NVRTC").is_ok_and(|v| v == "1") => {
+            panic!("{test}: RHEA_REQUIRE_NVRTC=1 but NVRTC is missing: {e}")
+        }
+        Err(e) => {
+            println!("SKIPPED (no NVRTC): {test} ({e})");
+            false
+        }
+    }
+}
+
+/// Whether the entry point `name` is in the CUBIN string table (NUL-terminated).
+pub fn cubin_has(cubin: &[u8], name: &str) -> bool {
+    let sym = format!("{name}\0");
+    cubin.windows(sym.len()).any(|w| w == sym.as_bytes())
+}
+
+/// Time of one call of `f` in microseconds: after at least 200 ms of warm-up calls (module
+/// load, GPU clocks up to boost), the median over 5 repetitions of `iters` calls timed by CUDA
+/// events. Inputs are not rotated, so sizes that fit in L2 (50-60 MB) measure L2 traffic.
+pub fn time_us(dev: &GpuDevice, iters: usize, mut f: impl FnMut()) -> f64 {
+    use cudarc::driver::sys::CUevent_flags;
+    let warm = std::time::Instant::now();
+    while warm.elapsed() < std::time::Duration::from_millis(200) {
+        for _ in 0..20 {
+            f();
+        }
+        dev.synchronize().unwrap();
+    }
+    let ev = || {
+        dev.stream()
+            .record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+            .unwrap()
+    };
+    let mut runs: Vec<f64> = (0..5)
+        .map(|_| {
+            let start = ev();
+            for _ in 0..iters {
+                f();
+            }
+            let end = ev();
+            start.elapsed_ms(&end).unwrap() as f64 * 1000.0 / iters as f64
+        })
+        .collect();
+    runs.sort_by(f64::total_cmp);
+    runs[2]
+}
+
+/// Panics at the first word where the GPU result `got` differs from the host twin `want` (or
+/// when the lengths differ).
+#[track_caller]
+pub fn assert_words(got: &[u64], want: &[u64], what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}: length");
+    if let Some((i, (g, w))) = got.iter().zip(want).enumerate().find(|(_, (g, w))| g != w) {
+        panic!("{what}: first mismatch at word {i}: GPU {g}, host {w}");
+    }
+}
+
+/// The host twin applied polynomial by polynomial to a `[polys][in_limbs][n]` buffer.
+pub fn per_poly(
+    input: &[u64],
+    in_limbs: usize,
+    out_limbs: usize,
+    n: usize,
+    mut f: impl FnMut(&[u64], &mut [u64]),
+) -> Vec<u64> {
+    let polys = input.len() / (in_limbs * n);
+    let mut out = vec![0u64; polys * out_limbs * n];
+    for p in 0..polys {
+        f(
+            &input[p * in_limbs * n..(p + 1) * in_limbs * n],
+            &mut out[p * out_limbs * n..(p + 1) * out_limbs * n],
+        );
+    }
+    out
+}
+
+/// The `rhea_math` basis of `m`.
+pub fn basis(m: &[Modulus]) -> Basis {
+    Basis::new(&m.iter().map(|q| q.value()).collect::<Vec<_>>()).unwrap()
 }
 
 /// A deterministic RNG per test (seeded from the name, so failures reproduce).
@@ -64,6 +151,23 @@ pub fn primes(bits: u32, count: usize, degree: usize) -> Vec<Modulus> {
         }
     }
     out
+}
+
+/// Two disjoint lists of `a` primes of `bits_a` bits and `b` primes of `bits_b` bits, NTT-friendly
+/// for degree `degree` (see [`primes`]).
+pub fn disjoint_primes(
+    bits_a: u32,
+    a: usize,
+    bits_b: u32,
+    b: usize,
+    degree: usize,
+) -> (Vec<Modulus>, Vec<Modulus>) {
+    if bits_a == bits_b {
+        let all = primes(bits_a, a + b, degree);
+        (all[..a].to_vec(), all[a..].to_vec())
+    } else {
+        (primes(bits_a, a, degree), primes(bits_b, b, degree))
+    }
 }
 
 fn mul_mod(a: u64, b: u64, m: u64) -> u64 {
