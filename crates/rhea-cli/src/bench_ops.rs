@@ -1,4 +1,5 @@
-//! `rhea bench ckks`: times the basic CKKS operations at a named preset on a chosen device.
+//! `rhea bench ckks` / `rhea bench bgv`: time the basic operations of a scheme at a named preset on
+//! a chosen device.
 //!
 //! Each operation runs once to warm up, then `reps` times; the median is reported. The peer runs
 //! (`bench/openfhe_ckks.py` on the CPU, DESILO on the GPU) use the same operations at matched N,
@@ -7,6 +8,7 @@
 use std::time::Instant;
 
 use rand::Rng;
+use rhea::bgv::BgvParametersLiteral;
 use rhea::ckks::{CkksContext, Encoder, Encryptor, Evaluator, KeyGenerator};
 use rhea::params::CkksParametersLiteral;
 use rhea::Device;
@@ -21,9 +23,11 @@ pub struct OpTiming {
     pub median_ms: f64,
 }
 
-/// The result of one `rhea bench ckks` run.
+/// The result of one `rhea bench ckks` or `rhea bench bgv` run.
 #[derive(Debug, Serialize)]
-pub struct CkksBenchReport {
+pub struct SchemeBenchReport {
+    /// `ckks` or `bgv`.
+    pub scheme: &'static str,
     /// The preset's name.
     pub preset: String,
     /// The parameters, as displayed.
@@ -61,12 +65,17 @@ fn median_ms(reps: usize, mut f: impl FnMut() -> rhea::Result<()>) -> rhea::Resu
     Ok(samples[samples.len() / 2])
 }
 
-/// Runs the suite: encrypt, add, mul+relin (no rescale), rescale, rotate by 1, 4 hoisted rotations.
-pub fn run(preset_name: &str, device: Device, reps: usize) -> Result<CkksBenchReport, String> {
+/// Runs the CKKS suite: encrypt, add, mul+relin (no rescale), rescale, rotate by 1, 4 hoisted
+/// rotations.
+pub fn run_ckks(
+    preset_name: &str,
+    device: Device,
+    reps: usize,
+) -> Result<SchemeBenchReport, String> {
     let literal = preset(preset_name).ok_or_else(|| {
         format!("unknown preset `{preset_name}` (known: n16_logqp1440_levels24, n16_logqp1426_levels20, n16_logqp1520_levels26, n14_logqp400_levels7, n15_logqp400_levels7_seed000, n13_logqp200_levels2)")
     })?;
-    let inner = || -> rhea::Result<CkksBenchReport> {
+    let inner = || -> rhea::Result<SchemeBenchReport> {
         let params = literal.build()?;
         let ctx = CkksContext::new(&params, device)?;
         let mut keygen = KeyGenerator::new(&ctx)?;
@@ -106,7 +115,8 @@ pub fn run(preset_name: &str, device: Device, reps: usize) -> Result<CkksBenchRe
         time("hoisted4", &mut || {
             eval.rotate_hoisted(&cx, &[1, 2, 3, 4]).map(drop)
         })?;
-        Ok(CkksBenchReport {
+        Ok(SchemeBenchReport {
+            scheme: "ckks",
             preset: preset_name.to_string(),
             params: params.to_string(),
             device: device.name(),
@@ -117,16 +127,87 @@ pub fn run(preset_name: &str, device: Device, reps: usize) -> Result<CkksBenchRe
     inner().map_err(|e| e.to_string())
 }
 
-impl CkksBenchReport {
+impl SchemeBenchReport {
     /// A short table.
     pub fn table(&self) -> String {
         let mut s = format!(
-            "rhea bench ckks — {} on {}\n  {}\n",
-            self.preset, self.device, self.params
+            "rhea bench {} — {} on {}\n  {}\n",
+            self.scheme, self.preset, self.device, self.params
         );
         for op in &self.ops {
             s += &format!("  {:<12} {:>10.3} ms\n", op.op, op.median_ms);
         }
         s
     }
+}
+
+/// Looks up a BGV preset by name.
+pub fn bgv_preset(name: &str) -> Option<BgvParametersLiteral> {
+    Some(match name {
+        "he_booster_n13_logqp218" => BgvParametersLiteral::he_booster_n13_logqp218(),
+        "he_booster_n14_logqp438" => BgvParametersLiteral::he_booster_n14_logqp438(),
+        "he_booster_n15_logqp881" => BgvParametersLiteral::he_booster_n15_logqp881(),
+        "n16_logqp1717_batching" => BgvParametersLiteral::n16_logqp1717_batching(),
+        _ => return None,
+    })
+}
+
+/// Runs the BGV suite (HE-Booster's operations): encrypt, HEADD, HEMUL (with relinearisation, no
+/// modulus switch), modulus switch, HEROT (row rotation by 1).
+pub fn run_bgv(
+    preset_name: &str,
+    device: Device,
+    reps: usize,
+) -> Result<SchemeBenchReport, String> {
+    let literal = bgv_preset(preset_name).ok_or_else(|| {
+        format!("unknown BGV preset `{preset_name}` (known: he_booster_n13_logqp218, he_booster_n14_logqp438, he_booster_n15_logqp881, n16_logqp1717_batching)")
+    })?;
+    let inner = || -> rhea::Result<SchemeBenchReport> {
+        use rhea::bgv;
+        let params = literal.build()?;
+        let ctx = bgv::BgvContext::new(&params, device)?;
+        let mut keygen = bgv::KeyGenerator::new(&ctx)?;
+        let sk = keygen.secret_key()?;
+        let pk = keygen.public_key(&sk)?;
+        let rlk = keygen.relinearization_key(&sk)?;
+        let gk = keygen.galois_keys(&sk, &[1], false)?;
+        let encoder = bgv::Encoder::new(&ctx)?;
+        let encryptor = bgv::Encryptor::new(&ctx, &pk)?;
+        let eval = bgv::Evaluator::new(&ctx)
+            .with_auto_mod_switch(false)
+            .with_relinearization_key(rlk)?
+            .with_galois_keys(gk)?;
+        let t = params.t();
+        let mut rng = rand::rng();
+        let slots = encoder.slots();
+        let x: Vec<u64> = (0..slots).map(|_| rng.random_range(0..t)).collect();
+        let y: Vec<u64> = (0..slots).map(|_| rng.random_range(0..t)).collect();
+        let px = encoder.encode(&x)?;
+        let cx = encryptor.encrypt(&px)?;
+        let cy = encryptor.encrypt(&encoder.encode(&y)?)?;
+        let product = eval.mul(&cx, &cy)?;
+        let sync = || device.synchronize();
+        let mut ops = Vec::new();
+        let mut time = |op: &'static str, f: &mut dyn FnMut() -> rhea::Result<()>| {
+            median_ms(reps, || {
+                f()?;
+                sync()
+            })
+            .map(|median_ms| ops.push(OpTiming { op, median_ms }))
+        };
+        time("encrypt", &mut || encryptor.encrypt(&px).map(drop))?;
+        time("add", &mut || eval.add(&cx, &cy).map(drop))?;
+        time("mul_relin", &mut || eval.mul(&cx, &cy).map(drop))?;
+        time("mod_switch", &mut || eval.mod_switch(&product).map(drop))?;
+        time("rotate1", &mut || eval.rotate_rows(&cx, 1).map(drop))?;
+        Ok(SchemeBenchReport {
+            scheme: "bgv",
+            preset: preset_name.to_string(),
+            params: format!("{params}"),
+            device: device.name(),
+            reps,
+            ops,
+        })
+    };
+    inner().map_err(|e| e.to_string())
 }

@@ -6,6 +6,7 @@
 //! rhea bench ntt [--json out.json]  # GPU NTT: fast vs naive, limb-NTTs/s, roofline fraction
 //! rhea bench ntt-cpu                # CPU NTT (rhea-math) at N = 2^14, 2^16, 2^17
 //! rhea bench ckks --device cpu      # CKKS ops at a preset (--preset, --reps)
+//! rhea bench bgv --preset he_booster_n13_logqp218   # BGV HEADD/HEMUL/HEROT
 //! ```
 
 use std::process::ExitCode;
@@ -41,10 +42,10 @@ enum Command {
         /// Write the results as JSON to this file.
         #[arg(long)]
         json: Option<std::path::PathBuf>,
-        /// Device for the `ckks` suite: `cpu`, `cuda:N` or `best`.
+        /// Device for the `ckks` / `bgv` suites: `cpu`, `cuda:N` or `best`.
         #[arg(long, default_value = "best")]
         device: String,
-        /// Parameter preset for the `ckks` suite.
+        /// Parameter preset for the `ckks` / `bgv` suites.
         #[arg(long, default_value = "n16_logqp1440_levels24")]
         preset: String,
         /// Timed repetitions per operation (the median is reported).
@@ -150,14 +151,24 @@ fn bench(
         "ntt-cpu" => ntt_cpu(json),
         "ckks" => {
             let device = parse_device(device)?;
-            let report = bench_ops::run(preset, device, reps)?;
+            let report = bench_ops::run_ckks(preset, device, reps)?;
             println!("{}", report.table());
             if let Some(path) = json {
                 std::fs::write(path, serde_json::to_string_pretty(&report)?)?;
             }
             Ok(())
         }
-        other => Err(format!("unknown suite `{other}` (known: gpu, ntt, ntt-cpu, ckks)").into()),
+        "bgv" => {
+            let report = bench_ops::run_bgv(preset, parse_device(device)?, reps)?;
+            println!("{}", report.table());
+            if let Some(path) = json {
+                std::fs::write(path, serde_json::to_string_pretty(&report)?)?;
+            }
+            Ok(())
+        }
+        other => {
+            Err(format!("unknown suite `{other}` (known: gpu, ntt, ntt-cpu, ckks, bgv)").into())
+        }
     }
 }
 
