@@ -39,6 +39,8 @@ for line in sys.stdin:
         continue
     if kind == "example" and "example" not in t["kind"]:
         continue
+    if kind == "bin" and "bin" not in t["kind"]:
+        continue
     print("\t".join([kind, name, t["name"], m["executable"]]))
 ' "$1"
 }
@@ -49,9 +51,13 @@ cargo build --release $PKGS
 echo "== test executables"
 cargo test --release $PKGS --no-run --message-format=json | collect test > "$OUTDIR/.tests"
 
-echo "== bench examples"
+echo "== bench examples, the quick start and the rhea CLI"
 cargo build --release -p rhea-cuda --examples --message-format=json \
   | collect example > "$OUTDIR/.examples"
+cargo build --release -p rhea --example quickstart --message-format=json \
+  | collect example >> "$OUTDIR/.examples"
+cargo build --release -p rhea-cli --bin rhea --message-format=json \
+  | collect bin >> "$OUTDIR/.examples"
 
 : > "$OUTDIR/MANIFEST.tsv"
 cat "$OUTDIR/.tests" "$OUTDIR/.examples" | while IFS=$'\t' read -r kind pkg target path; do

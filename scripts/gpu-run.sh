@@ -9,6 +9,8 @@
 #   GPU_RUN_ONLY="arith runtime" bash scripts/gpu-run.sh  # only these test targets
 #   GPU_RUN_TIMEOUT=300                                  # seconds per test binary (default 600)
 #   GPU_RUN_NO_BENCH=1 bash scripts/gpu-run.sh
+#   GPU_RUN_PEERS=1 bash scripts/gpu-run.sh   # also: quick start, `rhea bench` at matched presets,
+#                                             # the GPU NTT bench, and DESILO (wheel carried in .whl)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -95,6 +97,34 @@ if [ -z "${GPU_RUN_NO_BENCH:-}" ]; then
     timeout 200 "./$BIN/$file" "$OUT/bench-n17.json" --degree 131072 --bits 30 --suite elementwise \
       2>&1 | tee -a "$OUT/bench.txt"
   done < "$BIN/MANIFEST.tsv"
+fi
+
+# ---- the quick start, scheme benchmarks and the DESILO peer, in the same run ------------------------
+if [ -n "${GPU_RUN_PEERS:-}" ]; then
+  PEERS="$OUT/peers.txt"
+  : > "$PEERS"
+  file_of() { awk -F'\t' -v t="$1" '$3 == t {print $4}' "$BIN/MANIFEST.tsv" | head -1; }
+  QS=$(file_of quickstart); RHEA=$(file_of rhea)
+  [ -n "$QS" ] && { echo "==== quickstart"; timeout 120 "./$BIN/$QS"; } 2>&1 | tee -a "$PEERS"
+  if [ -n "$RHEA" ]; then
+    for preset in n14_logqp400_levels7 n16_logqp1520_levels26 n16_logqp1440_levels24; do
+      echo "==== rhea bench ckks $preset" | tee -a "$PEERS"
+      timeout 180 "./$BIN/$RHEA" bench ckks --device cuda:0 --preset "$preset" --reps 50 2>&1 | tee -a "$PEERS"
+    done
+    for preset in he_booster_n13_logqp218 he_booster_n14_logqp438 he_booster_n15_logqp881; do
+      echo "==== rhea bench bgv $preset" | tee -a "$PEERS"
+      timeout 120 "./$BIN/$RHEA" bench bgv --device cuda:0 --preset "$preset" --reps 50 2>&1 | tee -a "$PEERS"
+    done
+    echo "==== rhea bench ntt" | tee -a "$PEERS"
+    timeout 180 "./$BIN/$RHEA" bench ntt --json "$OUT/ntt.json" 2>&1 | tee -a "$PEERS"
+  fi
+  if ls .whl/desilofhe*.whl >/dev/null 2>&1; then
+    python3 -m pip install -q --no-index --no-deps --target /tmp/desilo-site .whl/desilofhe*.whl \
+      && for mode in "" n16; do
+        echo "==== DESILO gpu $mode" | tee -a "$PEERS"
+        PYTHONPATH=/tmp/desilo-site timeout 240 python3 bench/desilo_ckks.py gpu $mode 2>&1 | tail -3 | tee -a "$PEERS"
+      done
+  fi
 fi
 
 echo
