@@ -23,6 +23,7 @@ pub mod buffer;
 pub mod device;
 pub mod elementwise;
 pub mod error;
+pub mod fused;
 pub mod keyswitch;
 pub mod ntt;
 pub mod pool;

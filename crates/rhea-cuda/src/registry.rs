@@ -75,6 +75,7 @@ pub static ALL_KERNEL_SOURCES: &[KernelSource] = &[
     crate::automorphism::AUTOMORPHISM,
     crate::sample::SAMPLE,
     crate::keyswitch::KEYSWITCH,
+    crate::fused::FUSED,
 ];
 
 /// Every kernel source of the crate.

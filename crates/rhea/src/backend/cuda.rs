@@ -9,7 +9,11 @@
 //! - ModUp and ModDown use the centred conversion with the deterministic `f64` correction
 //!   (`DeviceBaseConverter::convert_centered`, twin of `BaseConverter::convert_centered`), composed
 //!   with the NTTs exactly as on the CPU;
-//! - rescaling is `rhea-math`'s exact `round(x / q_last)` (`DeviceRescaler`) conjugated by the NTT;
+//! - rescaling is `rhea-math`'s exact `round(x / q_last)`: the `DeviceRescaler` kernel in
+//!   coefficient form; in NTT form only the last limb is inverse-transformed, and the centred
+//!   lift of it is subtracted in the NTT domain (the same integer, hence the same words);
+//! - the key-switching inner product is one fused launch reading the digits and the key's
+//!   polynomials in place (`rhea_cuda::fused`), ModDown ends in one fused subtract-multiply;
 //! - uniform sampling regenerates the host's ChaCha20 stream on the device.
 //!
 //! All device tables of a ring (NTT twiddles of `Q ∪ P`, moduli tables of every shape, the ModUp
@@ -23,7 +27,7 @@ use std::sync::Arc;
 
 use rhea_cuda::bconv::{DeviceBaseConverter, DeviceModUp, DeviceRescaler};
 use rhea_cuda::ntt::{DeviceNttTables, NttAlgorithm, NttBatch, NttDirection};
-use rhea_cuda::{automorphism, elementwise as ew, sample};
+use rhea_cuda::{automorphism, elementwise as ew, fused, sample};
 use rhea_cuda::{CudaError, DeviceBuffer, DeviceModuli, GpuDevice, RnsLayout};
 
 use super::{PolyShape, RnsRing};
@@ -72,6 +76,17 @@ pub(crate) struct GpuRing {
     /// `mod_down[ℓ - 1]`: the twin of `RnsRing::mod_down_converter(ℓ)`.
     mod_down: Vec<DeviceBaseConverter>,
     rescaler: DeviceRescaler,
+    /// `(P^{-1} mod q_i, shoup)` pairs for every Q prime (the ModDown tail).
+    mod_down_w: DeviceBuffer,
+    /// `rescale_w[ℓ - 2]`: `(q_{ℓ-1}^{-1} mod q_i, shoup)` pairs for `i < ℓ - 1`.
+    rescale_w: Vec<DeviceBuffer>,
+    /// The Q primes.
+    q_values: Vec<u64>,
+}
+
+/// `(w_i, shoup(w_i))` pairs, interleaved.
+fn shoup_pairs(w: &[u64], ws: &[u64]) -> Vec<u64> {
+    w.iter().zip(ws).flat_map(|(&a, &b)| [a, b]).collect()
 }
 
 impl std::fmt::Debug for GpuRing {
@@ -111,6 +126,16 @@ impl GpuRing {
             .map(|ell| DeviceBaseConverter::new(&dev, ring.mod_down_converter(ell)))
             .collect::<rhea_cuda::Result<Vec<_>>>()?;
         let rescaler = DeviceRescaler::new(&dev, ring.rescaler())?;
+        let md = ring.mod_down_plan();
+        let mod_down_w = dev.upload(&shoup_pairs(md.p_inv_mod_q(), md.p_inv_mod_q_shoup()))?;
+        let rs = ring.rescaler();
+        let rescale_w = (2..=l)
+            .map(|ell| {
+                let pairs = shoup_pairs(rs.q_last_inv_mod_q(ell)?, rs.q_last_inv_mod_q_shoup(ell)?);
+                Ok(dev.upload(&pairs)?)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let q_values = ring.q().values().to_vec();
         Ok(Self {
             dev,
             q_len: l,
@@ -120,6 +145,9 @@ impl GpuRing {
             mod_up,
             mod_down,
             rescaler,
+            mod_down_w,
+            rescale_w,
+            q_values,
         })
     }
 
@@ -422,9 +450,9 @@ impl GpuRing {
 
     /// ModUp of every active digit of a level-`ℓ` NTT-form polynomial (the twin of
     /// `cpu::mod_up_digits`): one inverse NTT; per digit, the centred conversion of the digit's
-    /// limbs to the other limbs of `Q_ℓ ∪ P` with the digit's own (coefficient-form) limbs
-    /// copied beside them (`DeviceModUp::apply_centered`, one launch), and one forward NTT of
-    /// the whole (which gives back the input on the digit's limbs).
+    /// limbs to the other limbs of `Q_ℓ ∪ P` (`DeviceModUp::apply_centered`, one launch), the
+    /// forward NTT of those converted limbs only, and the digit's own limbs copied from the
+    /// NTT-form input (the forward NTT of the whole would give back exactly those words).
     pub(crate) fn mod_up(
         &self,
         ring: &RnsRing,
@@ -438,14 +466,20 @@ impl GpuRing {
         self.ntt(&shape_q, &mut coeff, 0..ell, NttDirection::Inverse)?;
         (0..ring.active_digits(ell))
             .map(|d| {
+                let r = &ring.digits()[d];
+                let (s, e) = (r.start, r.end.min(ell));
                 let mut o = self.alloc(shape_qp.words())?;
                 self.mod_up.apply_centered(d, ell, &coeff, &mut o, n)?;
+                if s > 0 {
+                    self.ntt(&shape_qp, &mut o, 0..s, NttDirection::Forward)?;
+                }
                 self.ntt(
                     &shape_qp,
                     &mut o,
-                    0..shape_qp.limbs(),
+                    e..shape_qp.limbs(),
                     NttDirection::Forward,
                 )?;
+                DeviceBuffer::copy_region(input, s * n, &mut o, s * n, (e - s) * n)?;
                 Ok(o)
             })
             .collect()
@@ -453,7 +487,7 @@ impl GpuRing {
 
     /// ModDown of a level-`ℓ` NTT-form polynomial over `Q_ℓ ∪ P` to `Q_ℓ` (the twin of
     /// `cpu::mod_down`): inverse NTT of the P limbs, centred conversion `P → Q_ℓ`, forward NTT,
-    /// then `(x_i - y_i) · P^{-1} mod q_i`.
+    /// then `(x_i - y_i) · P^{-1} mod q_i` (one fused launch, in place on `y`).
     pub(crate) fn mod_down(
         &self,
         ring: &RnsRing,
@@ -471,17 +505,16 @@ impl GpuRing {
         let mut y = self.alloc(ell * n)?;
         self.mod_down[ell - 1].convert_centered(&mut y, &xp, n)?;
         self.ntt(&shape_q, &mut y, 0..ell, NttDirection::Forward)?;
-        let mut out = self.alloc(ell * n)?;
-        DeviceBuffer::copy_region(input, 0, &mut out, 0, ell * n)?;
-        let layout = Self::layout(&shape_q);
-        ew::sub_assign(&mut out, &y, &layout, &self.full)?;
-        let pinv = &ring.mod_down_plan().p_inv_mod_q()[..ell];
-        ew::mul_scalar_assign(&mut out, pinv, &layout, &self.full)?;
-        Ok(out)
+        fused::sub_mul_scalar_assign(&mut y, input, &self.mod_down_w, &self.full, 0, ell, n)?;
+        Ok(y)
     }
 
     /// Rescaling of a level-`ℓ` polynomial by its last prime (`round(x / q_{ℓ-1})`), in either
-    /// form: the coefficient-domain kernel, conjugated by the NTT in NTT form.
+    /// form. In coefficient form: the `DeviceRescaler` kernel. In NTT form, only the last limb
+    /// leaves the NTT domain: with `c` the centred lift of its coefficients (`x = q_{ℓ-1}·k + c`,
+    /// `|c| ≤ ⌊q_{ℓ-1}/2⌋`, so `k = round(x / q_{ℓ-1})`, the `Rescaler`'s integer exactly),
+    /// `NTT(k)_i = (x_i − NTT_i([c]_{q_i})) · q_{ℓ-1}^{-1}`: one one-limb inverse NTT, the lift to
+    /// the `ℓ - 1` primes, their forward NTT, one fused subtract-multiply.
     pub(crate) fn rescale(
         &self,
         ring: &RnsRing,
@@ -492,20 +525,21 @@ impl GpuRing {
         let n = ring.n();
         let mut out = self.alloc((ell - 1) * n)?;
         if ntt_form {
-            let mut coeff = input.try_clone()?;
-            self.ntt(
-                &ring.shape_q(ell),
-                &mut coeff,
-                0..ell,
-                NttDirection::Inverse,
-            )?;
-            self.rescaler.apply(ell, &coeff, &mut out, n)?;
+            let mut t = self.alloc(n)?;
+            DeviceBuffer::copy_region(input, (ell - 1) * n, &mut t, 0, n)?;
+            let batch = NttBatch::all(1, 1).with_first_table(ell - 1);
+            self.ntt
+                .transform(&mut t, &batch, NttDirection::Inverse, NttAlgorithm::Fast)?;
+            let q_last = self.q_values[ell - 1];
+            fused::rescale_lift(&mut out, &t, q_last, &self.full, ell - 1, n)?;
             self.ntt(
                 &ring.shape_q(ell - 1),
                 &mut out,
                 0..ell - 1,
                 NttDirection::Forward,
             )?;
+            let w = &self.rescale_w[ell - 2];
+            fused::sub_mul_scalar_assign(&mut out, input, w, &self.full, 0, ell - 1, n)?;
         } else {
             self.rescaler.apply(ell, input, &mut out, n)?;
         }
@@ -514,7 +548,8 @@ impl GpuRing {
 
     /// The key-switching inner product over `Q_ℓ ∪ P` (the twin of `cpu::inner_product`): the
     /// key's limbs of `Q_ℓ ∪ P` (its first `ℓ` and its last `|P|` limbs) times the digits,
-    /// accumulated.
+    /// accumulated: one fused launch reading the key in place at any level
+    /// (`fused::ks_inner_product`); element-wise per digit beyond `fused::MAX_DIGITS` digits.
     pub(crate) fn inner_product(
         &self,
         ring: &RnsRing,
@@ -523,10 +558,23 @@ impl GpuRing {
         keys: &[(&DeviceBuffer, &DeviceBuffer)],
     ) -> Result<(DeviceBuffer, DeviceBuffer)> {
         let shape = ring.shape_qp(ell);
-        let layout = Self::layout(&shape);
-        let m = self.moduli(&shape);
         let mut acc0 = self.alloc(shape.words())?;
         let mut acc1 = self.alloc(shape.words())?;
+        if digits.len() <= fused::MAX_DIGITS {
+            fused::ks_inner_product(
+                &self.full,
+                ell,
+                self.q_len,
+                digits,
+                keys,
+                &mut acc0,
+                &mut acc1,
+                ring.n(),
+            )?;
+            return Ok((acc0, acc1));
+        }
+        let layout = Self::layout(&shape);
+        let m = self.moduli(&shape);
         for (j, (d, (b, a))) in digits.iter().zip(keys).enumerate() {
             let (b, a) = (self.key_limbs(ring, b, ell)?, self.key_limbs(ring, a, ell)?);
             if j == 0 {

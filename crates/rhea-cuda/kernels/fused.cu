@@ -1,0 +1,106 @@
+// fused.cu: fused kernels of the rhea backend's key switching and rescaling, on operands given
+// as separate buffers (no stacking copies).
+//
+// fused_ks_inner_product: out_c[i] = sum_d digit_d[i] * key_{d,c}[kl(i)] mod p_i (c = 0, 1), the
+//   digits [width][n] each (width = level + K), the key polynomials [L + K][n] each (full level;
+//   kl(i) = i for Q limbs, L + (i - level) for the P limbs). Twin: keyswitch.cu (same
+//   accumulation: exact 128-bit sums folded every 63 digits, one Barrett reduction), and rhea's
+//   CPU inner_product.
+// fused_sub_mul_scalar: y[i] = (x[i] - y[i]) * w_i mod q_i (Shoup), x read on its first limbs.
+// fused_rescale_lift: out[i] = [centred(t)]_{q_i} for a canonical limb t mod q_last.
+
+#include "common.cuh"
+
+#define FUSED_MAX_DIGITS 16
+
+// Must match rhea_cuda::fused::KsPtrArgs (#[repr(C)]).
+struct KsPtrArgs {
+    u64 n;
+    u64* out0;
+    u64* out1;
+    const RheaModulus* moduli;  // full Q u P list
+    u32 count;
+    u32 level;
+    u32 q_full;
+    u32 pad;
+    const u64* digits[FUSED_MAX_DIGITS];
+    const u64* key_b[FUSED_MAX_DIGITS];
+    const u64* key_a[FUSED_MAX_DIGITS];
+};
+
+extern "C" __global__ void __launch_bounds__(256) fused_ks_inner_product(const KsPtrArgs A) {
+    const u64 k = ((u64)blockIdx.x * blockDim.x + threadIdx.x) * 2;
+    if (k >= A.n) return;
+    const u32 i = blockIdx.y;
+    const u32 kl = i < A.level ? i : A.q_full + (i - A.level);
+    const RheaModulus m = load_modulus(A.moduli, kl);
+    const u64 xo = (u64)i * A.n + k;
+    const u64 ko = (u64)kl * A.n + k;
+    U128 acc0[2] = {{0ull, 0ull}, {0ull, 0ull}};
+    U128 acc1[2] = {{0ull, 0ull}, {0ull, 0ull}};
+#pragma unroll
+    for (u32 d = 0; d < FUSED_MAX_DIGITS; ++d) {
+        if (d < A.count) {
+            const ulonglong2 xv = __ldg(reinterpret_cast<const ulonglong2*>(A.digits[d] + xo));
+            const ulonglong2 bv = __ldg(reinterpret_cast<const ulonglong2*>(A.key_b[d] + ko));
+            const ulonglong2 av = __ldg(reinterpret_cast<const ulonglong2*>(A.key_a[d] + ko));
+            acc0[0] = add_wide(acc0[0], mul_wide(xv.x, bv.x));
+            acc0[1] = add_wide(acc0[1], mul_wide(xv.y, bv.y));
+            acc1[0] = add_wide(acc1[0], mul_wide(xv.x, av.x));
+            acc1[1] = add_wide(acc1[1], mul_wide(xv.y, av.y));
+        }
+    }
+    store2(A.out0 + xo, make_ulonglong2(barrett_reduce(acc0[0], m), barrett_reduce(acc0[1], m)));
+    store2(A.out1 + xo, make_ulonglong2(barrett_reduce(acc1[0], m), barrett_reduce(acc1[1], m)));
+}
+
+// Must match rhea_cuda::fused::SubMulArgs (#[repr(C)]).
+struct SubMulArgs {
+    u64 n;
+    u64* y;
+    const u64* x;
+    const u64* w;  // [limbs][2]: (w_i, shoup(w_i))
+    const RheaModulus* moduli;
+    u32 limbs;
+    u32 mod_offset;
+};
+
+extern "C" __global__ void __launch_bounds__(256) fused_sub_mul_scalar(const SubMulArgs A) {
+    const u64 k = ((u64)blockIdx.x * blockDim.x + threadIdx.x) * 2;
+    if (k >= A.n) return;
+    const u32 i = blockIdx.y;
+    const u64 q = load_modulus(A.moduli, A.mod_offset + i).value;
+    const u64 w = __ldg(A.w + 2 * i), ws = __ldg(A.w + 2 * i + 1);
+    const u64 o = (u64)i * A.n + k;
+    const ulonglong2 xv = __ldg(reinterpret_cast<const ulonglong2*>(A.x + o));
+    const ulonglong2 yv = *reinterpret_cast<const ulonglong2*>(A.y + o);
+    store2(A.y + o, make_ulonglong2(shoup_mul(mod_sub(xv.x, yv.x, q), w, ws, q),
+                                    shoup_mul(mod_sub(xv.y, yv.y, q), w, ws, q)));
+}
+
+// Must match rhea_cuda::fused::LiftArgs (#[repr(C)]).
+struct LiftArgs {
+    u64 n;
+    u64* out;
+    const u64* t;
+    const RheaModulus* moduli;
+    u64 q_last;
+    u32 limbs;
+    u32 pad;
+};
+
+RHEA_INLINE u64 lift_centred(u64 t, u64 q_last, const RheaModulus& m) {
+    if (t <= (q_last >> 1)) return reduce_u64(t, m);
+    const u64 r = reduce_u64(q_last - t, m);
+    return r == 0 ? 0 : m.value - r;
+}
+
+extern "C" __global__ void __launch_bounds__(256) fused_rescale_lift(const LiftArgs A) {
+    const u64 k = ((u64)blockIdx.x * blockDim.x + threadIdx.x) * 2;
+    if (k >= A.n) return;
+    const u32 i = blockIdx.y;
+    const RheaModulus m = load_modulus(A.moduli, i);
+    const ulonglong2 tv = __ldg(reinterpret_cast<const ulonglong2*>(A.t + k));
+    store2(A.out + (u64)i * A.n + k,
+           make_ulonglong2(lift_centred(tv.x, A.q_last, m), lift_centred(tv.y, A.q_last, m)));
+}

@@ -1,0 +1,283 @@
+//! Fused kernels of the backend's key switching and rescaling (`kernels/fused.cu`), on
+//! operands held in separate buffers, so that nothing is stacked or copied first.
+//!
+//! - [`ks_inner_product`]: `out_c = Σ_d digit_d ⊙ key_{d,c}` (`c = 0, 1`) in one launch, the
+//!   digits and key polynomials passed as pointer lists (the twin of
+//!   [`crate::keyswitch::DeviceKeySwitch::inner_product`], whose key must be stacked).
+//! - [`sub_mul_scalar_assign`]: `y_i = (x_i − y_i) · w_i mod q_i` (the tail of ModDown and of
+//!   the NTT-domain rescale).
+//! - [`rescale_lift`]: the centred lift of one limb modulo `q_last` to each of `limbs` primes.
+//!
+//! Every result is the canonical residue of an exact expression, so it equals any other exact
+//! evaluation word for word (the host oracles are `rhea_math`'s `ModDown`/`Rescaler` and the
+//! per-term multiply-accumulate).
+
+use std::sync::Arc;
+
+use cudarc::driver::{DeviceRepr, LaunchConfig, PushKernelArg};
+
+use crate::buffer::DeviceBuffer;
+use crate::device::GpuDevice;
+use crate::elementwise::DeviceModuli;
+use crate::error::{CudaError, Result};
+use crate::registry::{KernelSource, COMMON_CUH};
+
+/// `kernels/fused.cu`.
+pub const FUSED: KernelSource = KernelSource {
+    name: "fused",
+    source: include_str!("../kernels/fused.cu"),
+    headers: &[COMMON_CUH],
+};
+
+/// The most digits [`ks_inner_product`] takes in one launch.
+pub const MAX_DIGITS: usize = 16;
+
+const THREADS: u32 = 256;
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct KsPtrArgs {
+    n: u64,
+    out0: u64,
+    out1: u64,
+    moduli: u64,
+    count: u32,
+    level: u32,
+    q_full: u32,
+    pad: u32,
+    digits: [u64; MAX_DIGITS],
+    key_b: [u64; MAX_DIGITS],
+    key_a: [u64; MAX_DIGITS],
+}
+
+// SAFETY: plain `#[repr(C)]` integers, the layout of the CUDA struct.
+unsafe impl DeviceRepr for KsPtrArgs {}
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct SubMulArgs {
+    n: u64,
+    y: u64,
+    x: u64,
+    w: u64,
+    moduli: u64,
+    limbs: u32,
+    mod_offset: u32,
+}
+
+// SAFETY: plain `#[repr(C)]` integers, the layout of the CUDA struct.
+unsafe impl DeviceRepr for SubMulArgs {}
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct LiftArgs {
+    n: u64,
+    out: u64,
+    t: u64,
+    moduli: u64,
+    q_last: u64,
+    limbs: u32,
+    pad: u32,
+}
+
+// SAFETY: plain `#[repr(C)]` integers, the layout of the CUDA struct.
+unsafe impl DeviceRepr for LiftArgs {}
+
+fn check_n(n: usize) -> Result<()> {
+    if n == 0 || n % 2 != 0 {
+        return Err(CudaError::InvalidArgument(format!(
+            "the ring degree must be even and positive, got {n}"
+        )));
+    }
+    Ok(())
+}
+
+fn check_dev(dev: &Arc<GpuDevice>, b: &DeviceBuffer) -> Result<()> {
+    if b.device().index() != dev.index() {
+        return Err(CudaError::DeviceMismatch(dev.index(), b.device().index()));
+    }
+    Ok(())
+}
+
+fn check_len(what: &str, b: &DeviceBuffer, min: usize) -> Result<()> {
+    if b.len() < min {
+        return Err(CudaError::Shape(format!(
+            "{what} has {} words, needs at least {min}",
+            b.len()
+        )));
+    }
+    Ok(())
+}
+
+fn grid(n: usize, rows: usize) -> Result<LaunchConfig> {
+    if rows == 0 || rows > 65535 {
+        return Err(CudaError::Shape(format!("{rows} limbs: not in 1..=65535")));
+    }
+    Ok(LaunchConfig {
+        grid_dim: ((n / 2).div_ceil(THREADS as usize) as u32, rows as u32, 1),
+        block_dim: (THREADS, 1, 1),
+        shared_mem_bytes: 0,
+    })
+}
+
+/// The key-switching inner product at `level` active Q limbs over `Q_level ∪ P`:
+/// `out0 = Σ_d digits[d] ⊙ keys[d].0`, `out1 = Σ_d digits[d] ⊙ keys[d].1`. Each digit is
+/// `[level + p_len][n]`, each key polynomial `[q_full + p_len][n]` (full level: its first
+/// `level` and last `p_len` limbs are read), the outputs `[level + p_len][n]`. `moduli` is the
+/// full `Q ∪ P` list (`q_full + p_len` records). Every input word must be canonical. One launch.
+///
+/// Errors: [`CudaError::InvalidArgument`] for no digits, more than [`MAX_DIGITS`], fewer keys
+/// than digits, a level outside `1..=q_full` or a bad `n`; [`CudaError::Shape`] for short
+/// buffers; [`CudaError::DeviceMismatch`].
+#[allow(clippy::too_many_arguments)]
+pub fn ks_inner_product(
+    moduli: &DeviceModuli,
+    level: usize,
+    q_full: usize,
+    digits: &[&DeviceBuffer],
+    keys: &[(&DeviceBuffer, &DeviceBuffer)],
+    out0: &mut DeviceBuffer,
+    out1: &mut DeviceBuffer,
+    n: usize,
+) -> Result<()> {
+    check_n(n)?;
+    let count = digits.len();
+    if count == 0 || count > MAX_DIGITS || keys.len() < count {
+        return Err(CudaError::InvalidArgument(format!(
+            "{count} digits and {} keys (1..={MAX_DIGITS} digits, a key per digit)",
+            keys.len()
+        )));
+    }
+    let full = moduli.len();
+    if q_full >= full || level == 0 || level > q_full {
+        return Err(CudaError::InvalidArgument(format!(
+            "level {level} with |Q| = {q_full} and {full} moduli"
+        )));
+    }
+    let width = level + full - q_full;
+    let dev = out0.device().clone();
+    let mut args = KsPtrArgs {
+        n: n as u64,
+        out0: out0.device_ptr(),
+        out1: out1.device_ptr(),
+        moduli: moduli.device_ptr(),
+        count: count as u32,
+        level: level as u32,
+        q_full: q_full as u32,
+        pad: 0,
+        digits: [0; MAX_DIGITS],
+        key_b: [0; MAX_DIGITS],
+        key_a: [0; MAX_DIGITS],
+    };
+    check_dev(&dev, out1)?;
+    check_len("out0", out0, width * n)?;
+    check_len("out1", out1, width * n)?;
+    for (d, (x, (b, a))) in digits.iter().zip(keys).enumerate() {
+        for (buf, min) in [(*x, width * n), (*b, full * n), (*a, full * n)] {
+            check_dev(&dev, buf)?;
+            check_len("a key-switching operand", buf, min)?;
+        }
+        args.digits[d] = x.device_ptr();
+        args.key_b[d] = b.device_ptr();
+        args.key_a[d] = a.device_ptr();
+    }
+    let cfg = grid(n, width)?;
+    let f = dev.function(&FUSED, "fused_ks_inner_product")?;
+    let mut lb = dev.stream().launch_builder(&f);
+    lb.arg(&args);
+    // SAFETY: `args` matches `struct KsPtrArgs`; every buffer was checked to hold the words the
+    // kernel reads or writes (`width` rows of `n`, key rows below `full`), the moduli table
+    // holds `full` records; all work is ordered on the device's one stream.
+    unsafe { lb.launch(cfg) }?;
+    Ok(())
+}
+
+/// `y_i = (x_i − y_i) · w_i mod q_i` for the first `limbs` limbs (`[limbs][n]`; `x` may be
+/// longer, only its first `limbs · n` words are read). `w` is a device table `[limbs][2]` of
+/// `(w_i, shoup(w_i))` with `w_i < q_i`; limb `i` uses modulus `mod_offset + i` of `moduli`.
+///
+/// Errors: [`CudaError::Shape`] for short buffers or tables; [`CudaError::DeviceMismatch`].
+pub fn sub_mul_scalar_assign(
+    y: &mut DeviceBuffer,
+    x: &DeviceBuffer,
+    w: &DeviceBuffer,
+    moduli: &DeviceModuli,
+    mod_offset: usize,
+    limbs: usize,
+    n: usize,
+) -> Result<()> {
+    check_n(n)?;
+    let dev = y.device().clone();
+    check_dev(&dev, x)?;
+    check_dev(&dev, w)?;
+    check_len("y", y, limbs * n)?;
+    check_len("x", x, limbs * n)?;
+    check_len("the scalar table", w, 2 * limbs)?;
+    if mod_offset + limbs > moduli.len() {
+        return Err(CudaError::Shape(format!(
+            "moduli {mod_offset}..{} of {}",
+            mod_offset + limbs,
+            moduli.len()
+        )));
+    }
+    let args = SubMulArgs {
+        n: n as u64,
+        y: y.device_ptr(),
+        x: x.device_ptr(),
+        w: w.device_ptr(),
+        moduli: moduli.device_ptr(),
+        limbs: limbs as u32,
+        mod_offset: mod_offset as u32,
+    };
+    let cfg = grid(n, limbs)?;
+    let f = dev.function(&FUSED, "fused_sub_mul_scalar")?;
+    let mut lb = dev.stream().launch_builder(&f);
+    lb.arg(&args);
+    // SAFETY: `args` matches `struct SubMulArgs`; `x`, `y` hold `limbs · n` words, `w` holds
+    // `2 · limbs`, the moduli table `mod_offset + limbs` records; one ordered stream.
+    unsafe { lb.launch(cfg) }?;
+    Ok(())
+}
+
+/// `out_i = [c]_{q_i}` for `i < limbs`, word by word, where `c ∈ [−⌊q_last/2⌋, ⌊q_last/2⌋]`
+/// is the centred representative of the word of `t` (`[n]`, canonical modulo the odd
+/// `q_last`); limb `i` uses modulus `i` of `moduli`. `out` is `[limbs][n]`.
+///
+/// Errors: [`CudaError::Shape`] for short buffers; [`CudaError::DeviceMismatch`].
+pub fn rescale_lift(
+    out: &mut DeviceBuffer,
+    t: &DeviceBuffer,
+    q_last: u64,
+    moduli: &DeviceModuli,
+    limbs: usize,
+    n: usize,
+) -> Result<()> {
+    check_n(n)?;
+    let dev = out.device().clone();
+    check_dev(&dev, t)?;
+    check_len("out", out, limbs * n)?;
+    check_len("t", t, n)?;
+    if limbs > moduli.len() {
+        return Err(CudaError::Shape(format!(
+            "{limbs} limbs but {} moduli",
+            moduli.len()
+        )));
+    }
+    let args = LiftArgs {
+        n: n as u64,
+        out: out.device_ptr(),
+        t: t.device_ptr(),
+        moduli: moduli.device_ptr(),
+        q_last,
+        limbs: limbs as u32,
+        pad: 0,
+    };
+    let cfg = grid(n, limbs)?;
+    let f = dev.function(&FUSED, "fused_rescale_lift")?;
+    let mut lb = dev.stream().launch_builder(&f);
+    lb.arg(&args);
+    // SAFETY: `args` matches `struct LiftArgs`; `out` holds `limbs · n` words, `t` holds `n`,
+    // the moduli table `limbs` records or more; one ordered stream.
+    unsafe { lb.launch(cfg) }?;
+    Ok(())
+}

@@ -1,0 +1,125 @@
+//! The backend primitives on the GPU against the CPU, word for word, on random inputs: the
+//! NTT-domain rescale (every level), ModUp, ModDown and the key-switching inner product (every
+//! level, so every digit boundary and the key read in place below the top level), at several
+//! sizes, including more digits than the fused inner product takes in one launch.
+//!
+//! Without a GPU every test prints `SKIPPED (no GPU): <test>` and passes; with
+//! `RHEA_REQUIRE_GPU=1` a missing GPU is a failure.
+
+use rhea::backend::{Form, Poly, PolyShape, RnsRing};
+use rhea::math::prime::generate_ntt_primes;
+use rhea::Device;
+
+const GPU: Device = Device::Cuda(0);
+
+fn gpu_or_skip(test: &str) -> bool {
+    match GPU.check_supported() {
+        Ok(()) => true,
+        Err(e) if std::env::var("RHEA_REQUIRE_GPU").is_ok_and(|v| v == "1") => {
+            panic!("{test}: RHEA_REQUIRE_GPU=1 but no GPU: {e}")
+        }
+        Err(e) => {
+            println!("SKIPPED (no GPU): {test} ({e})");
+            false
+        }
+    }
+}
+
+/// `lq` Q primes (the first 60 bits, then `q_bits`) and `lp` 61-bit P primes.
+fn ring(n: usize, lq: usize, lp: usize, dnum: usize, q_bits: u32) -> RnsRing {
+    let mut q = generate_ntt_primes(60, n, 1, &[]).unwrap();
+    q.extend(generate_ntt_primes(q_bits, n, lq - 1, &q).unwrap());
+    let p = generate_ntt_primes(61, n, lp, &q).unwrap();
+    RnsRing::new(n, &q, &p, dnum).unwrap()
+}
+
+/// The same random NTT-form polynomial on the CPU and on the GPU.
+fn pair(ring: &RnsRing, shape: PolyShape, stream: u64) -> (Poly, Poly) {
+    let c = ring
+        .sample_uniform_from_seed(Device::Cpu, &[stream as u8 ^ 0x5a; 32], stream, shape)
+        .unwrap();
+    let words = ring.download(&c).unwrap();
+    assert!(words.iter().any(|&w| w != 0));
+    let g = ring.upload(GPU, words, shape, Form::Ntt).unwrap();
+    (c, g)
+}
+
+fn same(ring: &RnsRing, what: &str, cpu: &Poly, gpu: &Poly) {
+    assert_eq!(cpu.shape(), gpu.shape(), "{what}: shapes");
+    let (c, g) = (ring.download(cpu).unwrap(), ring.download(gpu).unwrap());
+    let first = c.iter().zip(&g).position(|(a, b)| a != b);
+    assert!(first.is_none(), "{what}: first differing word {first:?}");
+}
+
+fn check_ring(test: &str, ring: &RnsRing) {
+    let full = ring.full_shape();
+    let mut stream = 1;
+    let mut next = || {
+        stream += 1;
+        stream
+    };
+    let key: Vec<[(Poly, Poly); 2]> = (0..ring.dnum())
+        .map(|_| [pair(ring, full, next()), pair(ring, full, next())])
+        .collect();
+    let key_cpu: Vec<[Poly; 2]> = key
+        .iter()
+        .map(|[b, a]| [b.0.try_clone().unwrap(), a.0.try_clone().unwrap()])
+        .collect();
+    let key_gpu: Vec<[Poly; 2]> = key
+        .iter()
+        .map(|[b, a]| [b.1.try_clone().unwrap(), a.1.try_clone().unwrap()])
+        .collect();
+    for ell in 1..=ring.q_len() {
+        let (xc, xg) = pair(ring, ring.shape_q(ell), next());
+        if ell >= 2 {
+            let (rc, rg) = (ring.rescale(&xc).unwrap(), ring.rescale(&xg).unwrap());
+            same(ring, &format!("{test}: rescale at {ell}"), &rc, &rg);
+        }
+        let (dc, dg) = (ring.mod_up(&xc).unwrap(), ring.mod_up(&xg).unwrap());
+        assert_eq!(dc.len(), dg.len());
+        for (j, (c, g)) in dc.iter().zip(&dg).enumerate() {
+            same(ring, &format!("{test}: mod_up digit {j} at {ell}"), c, g);
+        }
+        let ic = ring.keyswitch_inner_product(&dc, &key_cpu).unwrap();
+        let ig = ring.keyswitch_inner_product(&dg, &key_gpu).unwrap();
+        for c in 0..2 {
+            same(
+                ring,
+                &format!("{test}: inner product {c} at {ell}"),
+                &ic[c],
+                &ig[c],
+            );
+            let (mc, mg) = (
+                ring.mod_down(&ic[c]).unwrap(),
+                ring.mod_down(&ig[c]).unwrap(),
+            );
+            same(ring, &format!("{test}: mod_down {c} at {ell}"), &mc, &mg);
+        }
+    }
+}
+
+#[test]
+fn gpu_primitives_match_cpu_small_rings() {
+    if !gpu_or_skip("gpu_primitives_match_cpu_small_rings") {
+        return;
+    }
+    // (n, |Q|, |P|, dnum, Q bits)
+    for (n, lq, lp, dnum, bits) in [
+        (1024, 6, 2, 3, 50),
+        (2048, 9, 3, 3, 58),
+        (4096, 5, 2, 1, 45),
+        (1024, 18, 1, 18, 40),
+    ] {
+        let r = ring(n, lq, lp, dnum, bits);
+        check_ring(&format!("n={n} Q={lq} P={lp} dnum={dnum}"), &r);
+    }
+}
+
+#[test]
+fn gpu_primitives_match_cpu_n16() {
+    if !gpu_or_skip("gpu_primitives_match_cpu_n16") {
+        return;
+    }
+    let r = ring(1 << 16, 6, 3, 3, 55);
+    check_ring("n=2^16", &r);
+}
