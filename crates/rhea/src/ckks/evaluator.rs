@@ -389,12 +389,18 @@ impl Evaluator {
         self.check_pair("add", a, b)?;
         let (a, b) = self.align_add("add", a, b)?;
         let ring = self.ring();
-        let mut parts = Self::clone_parts(&a)?;
-        for (i, pb) in b.parts.iter().enumerate() {
-            match parts.get_mut(i) {
-                Some(pa) => ring.add_assign(pa, pb)?,
-                None => parts.push(pb.try_clone()?),
-            }
+        // One pass per part (read a, read b, write the sum), not a copy followed by an in-place add.
+        let mut parts = Vec::with_capacity(a.parts.len().max(b.parts.len()));
+        for (pa, pb) in a.parts.iter().zip(&b.parts) {
+            parts.push(ring.add(pa, pb)?);
+        }
+        let longer = if a.parts.len() >= b.parts.len() {
+            &a.parts
+        } else {
+            &b.parts
+        };
+        for p in &longer[parts.len()..] {
+            parts.push(p.try_clone()?);
         }
         Ok(self.wrap(&a, parts, a.scale))
     }
@@ -404,16 +410,19 @@ impl Evaluator {
         self.check_pair("sub", a, b)?;
         let (a, b) = self.align_add("sub", a, b)?;
         let ring = self.ring();
-        let mut parts = Self::clone_parts(&a)?;
-        for (i, pb) in b.parts.iter().enumerate() {
-            match parts.get_mut(i) {
-                Some(pa) => ring.sub_assign(pa, pb)?,
-                None => {
-                    let mut p = pb.try_clone()?;
-                    ring.neg_assign(&mut p)?;
-                    parts.push(p);
-                }
-            }
+        let mut parts = Vec::with_capacity(a.parts.len().max(b.parts.len()));
+        for (pa, pb) in a.parts.iter().zip(&b.parts) {
+            parts.push(ring.sub(pa, pb)?);
+        }
+        // At most one of the two tails is non-empty (a 3-component operand's third part).
+        let common = parts.len();
+        for pa in &a.parts[common..] {
+            parts.push(pa.try_clone()?);
+        }
+        for pb in &b.parts[common..] {
+            let mut p = pb.try_clone()?;
+            ring.neg_assign(&mut p)?;
+            parts.push(p);
         }
         Ok(self.wrap(&a, parts, a.scale))
     }
