@@ -13,6 +13,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 mod bench_ops;
+mod files;
 
 use clap::{Parser, Subcommand};
 use rhea_cuda::GpuDevice;
@@ -27,6 +28,9 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Key generation, encryption, evaluation, decryption and inspection of files.
+    #[command(flatten)]
+    Files(files::FileCommand),
     /// Lists the devices Rhea can run on.
     Info,
     /// Runs a benchmark suite and prints a table (and JSON with --json).
@@ -58,6 +62,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Info => info(),
+        Command::Files(cmd) => files::run(cmd),
         Command::Bench {
             suite,
             gpu,

@@ -18,6 +18,7 @@ pub mod ckks;
 mod error;
 pub mod params;
 pub mod rlwe;
+pub mod serial;
 
 pub use backend::Device;
 pub use error::{Error, Result};

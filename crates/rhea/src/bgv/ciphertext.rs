@@ -73,9 +73,18 @@ pub struct Ciphertext {
     pub(crate) factor: u64,
     pub(crate) log_noise: f64,
     pub(crate) params_id: u64,
+    /// The seed of `ĉ_1` for a fresh secret-key encryption (`ĉ_1` is regenerated from
+    /// `(seed, stream 0)`), so it can be serialised as `(seed, ĉ_0)`; `None` otherwise.
+    pub(crate) seed: Option<[u8; 32]>,
 }
 
 impl Ciphertext {
+    /// The seed of the uniform component `ĉ_1` of a fresh secret-key encryption (the
+    /// serialisation stores it instead of `ĉ_1`); `None` for other ciphertexts.
+    pub fn seed(&self) -> Option<&[u8; 32]> {
+        self.seed.as_ref()
+    }
+
     /// The level (`Q` limbs − 1): how many modulus switchings are left.
     pub fn level(&self) -> usize {
         self.parts[0].q_limbs() - 1
@@ -128,6 +137,7 @@ impl Ciphertext {
             factor: self.factor,
             log_noise: self.log_noise,
             params_id: self.params_id,
+            seed: self.seed,
         })
     }
 }

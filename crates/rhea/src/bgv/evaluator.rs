@@ -222,6 +222,7 @@ impl Evaluator {
             factor,
             log_noise,
             params_id: template.params_id,
+            seed: None,
         }
     }
 

@@ -145,21 +145,23 @@ impl<'k> Encryptor<'k> {
             .lock()
             .map_err(|_| Error::InvalidInput("the encryptor's CSPRNG lock is poisoned".into()))?;
         let noise = &self.ctx.noise;
-        let (parts, log_noise) = match self.key {
+        let (parts, log_noise, seed) = match self.key {
             EncryptionKey::Public(pk) => (
                 rlwe.encrypt_pk(pk, &m, &mut prng)?,
                 noise.fresh_pk(pt.log_norm),
+                None,
             ),
-            EncryptionKey::Secret(sk) => (
-                rlwe.encrypt_sk(sk, &m, &mut prng)?.0,
-                noise.fresh_sk(pt.log_norm),
-            ),
+            EncryptionKey::Secret(sk) => {
+                let (parts, seed) = rlwe.encrypt_sk(sk, &m, &mut prng)?;
+                (parts, noise.fresh_sk(pt.log_norm), Some(seed))
+            }
         };
         Ok(Ciphertext {
             parts,
             factor: 1,
             log_noise,
             params_id: pt.params_id,
+            seed,
         })
     }
 }
