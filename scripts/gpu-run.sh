@@ -103,7 +103,7 @@ fi
 if [ -n "${GPU_RUN_PEERS:-}" ]; then
   PEERS="$OUT/peers.txt"
   : > "$PEERS"
-  file_of() { awk -F'\t' -v t="$1" '$3 == t {print $4}' "$BIN/MANIFEST.tsv" | head -1; }
+  file_of() { awk -F'\t' -v t="$1" '$1 != "test" && $3 == t {print $4}' "$BIN/MANIFEST.tsv" | head -1; }
   QS=$(file_of quickstart); RHEA=$(file_of rhea)
   [ -n "$QS" ] && { echo "==== quickstart"; timeout 120 "./$BIN/$QS"; } 2>&1 | tee -a "$PEERS"
   if [ -n "$RHEA" ]; then

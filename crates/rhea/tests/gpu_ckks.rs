@@ -14,19 +14,26 @@ use rhea::ckks::{
 use rhea::params::{CkksParameters, CkksParametersLiteral};
 use rhea::rlwe::{PublicKey, SecretKey};
 use rhea::Device;
+use std::sync::{Mutex, MutexGuard};
 
 const GPU: Device = Device::Cuda(0);
 
-/// Whether GPU 0 is usable; prints the skip line otherwise (panics under `RHEA_REQUIRE_GPU=1`).
-fn gpu_or_skip(test: &str) -> bool {
+/// Serialises the tests of this binary on the GPU: the device's host↔device byte counters are
+/// per device, so a test that checks them must not see another test's uploads.
+static GPU_LOCK: Mutex<()> = Mutex::new(());
+
+/// GPU 0, held exclusively for the test while the guard lives; `None` (with the skip line) when
+/// there is no usable GPU (panics under `RHEA_REQUIRE_GPU=1`).
+fn gpu_or_skip(test: &str) -> Option<MutexGuard<'static, ()>> {
     match GPU.check_supported() {
-        Ok(()) => true,
+        // A test that panicked while holding the lock leaves nothing inconsistent behind.
+        Ok(()) => Some(GPU_LOCK.lock().unwrap_or_else(|e| e.into_inner())),
         Err(e) if std::env::var("RHEA_REQUIRE_GPU").is_ok_and(|v| v == "1") => {
             panic!("{test}: RHEA_REQUIRE_GPU=1 but no GPU: {e}")
         }
         Err(e) => {
             println!("SKIPPED (no GPU): {test} ({e})");
-            false
+            None
         }
     }
 }
@@ -240,9 +247,9 @@ fn program(k: &Keys) -> Vec<Named> {
 /// Runs [`program`] on the CPU and the GPU and compares every ciphertext word for word; checks
 /// that the GPU results decrypt to the expected values.
 fn compare(test: &str, lit: CkksParametersLiteral, tolerance: f64) {
-    if !gpu_or_skip(test) {
+    let Some(_gpu) = gpu_or_skip(test) else {
         return;
-    }
+    };
     let params = lit.build().unwrap();
     let steps = [1i64, 2, -3];
     let cpu = Keys::new(&params, Device::Cpu, &steps);
@@ -298,9 +305,9 @@ fn gpu_ckks_ops_match_cpu_n13_levels2() {
 /// The key generation itself is bit-identical: every key word agrees.
 #[test]
 fn gpu_ckks_keys_match_cpu() {
-    if !gpu_or_skip("gpu_ckks_keys_match_cpu") {
+    let Some(_gpu) = gpu_or_skip("gpu_ckks_keys_match_cpu") else {
         return;
-    }
+    };
     let params = CkksParametersLiteral::n13_logqp200_levels2()
         .build()
         .unwrap();
@@ -329,9 +336,9 @@ fn gpu_ckks_keys_match_cpu() {
 #[test]
 fn gpu_ckks_long_evaluation_moves_no_bytes() {
     let test = "gpu_ckks_long_evaluation_moves_no_bytes";
-    if !gpu_or_skip(test) {
+    let Some(_gpu) = gpu_or_skip(test) else {
         return;
-    }
+    };
     let params = CkksParametersLiteral::test_n13_levels10_insecure()
         .build()
         .unwrap();
@@ -384,9 +391,9 @@ fn gpu_ckks_long_evaluation_moves_no_bytes() {
 #[test]
 fn gpu_ckks_n16_matches_cpu() {
     let test = "gpu_ckks_n16_matches_cpu";
-    if !gpu_or_skip(test) {
+    let Some(_gpu) = gpu_or_skip(test) else {
         return;
-    }
+    };
     let params = CkksParametersLiteral::n16_logqp1440_levels24()
         .build()
         .unwrap();
@@ -435,9 +442,9 @@ fn gpu_ckks_n16_matches_cpu() {
 /// Mixing devices is a typed error, not a panic.
 #[test]
 fn gpu_ckks_mixing_devices_is_an_error() {
-    if !gpu_or_skip("gpu_ckks_mixing_devices_is_an_error") {
+    let Some(_gpu) = gpu_or_skip("gpu_ckks_mixing_devices_is_an_error") else {
         return;
-    }
+    };
     let params = CkksParametersLiteral::n13_logqp200_levels2()
         .build()
         .unwrap();
@@ -458,9 +465,9 @@ fn gpu_ckks_mixing_devices_is_an_error() {
 #[test]
 #[ignore]
 fn gpu_ckks_timings_n16() {
-    if !gpu_or_skip("gpu_ckks_timings_n16") {
+    let Some(_gpu) = gpu_or_skip("gpu_ckks_timings_n16") else {
         return;
-    }
+    };
     let params = CkksParametersLiteral::n16_logqp1440_levels24()
         .build()
         .unwrap();

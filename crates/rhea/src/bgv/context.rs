@@ -40,7 +40,7 @@ pub(crate) struct Tables {
 /// use rhea::{bgv::{BgvContext, BgvParametersLiteral}, Device};
 /// let params = BgvParametersLiteral::test_n12_levels5_insecure().build()?;
 /// let ctx = BgvContext::new(&params, Device::best())?;
-/// assert_eq!(ctx.device(), Device::Cpu);
+/// assert_eq!(ctx.device(), Device::best()); // the GPU if there is one, else the CPU
 /// assert!(BgvContext::new(&params, Device::Cuda(999)).is_err());
 /// # Ok::<(), rhea::Error>(())
 /// ```
