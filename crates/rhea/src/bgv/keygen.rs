@@ -58,23 +58,9 @@ impl KeyGenerator {
         steps: &[i64],
         column_swap: bool,
     ) -> Result<GaloisKeys> {
-        let rlwe = self.ctx.rlwe();
-        let mut keys = GaloisKeys::empty(rlwe.params_id());
-        let mut elements: Vec<u64> = steps
-            .iter()
-            .map(|&k| rlwe.galois_element_for_rotation(k))
-            .filter(|&g| g != 1)
-            .collect();
-        if column_swap {
-            elements.push(rlwe.galois_element_for_conjugation());
-        }
-        for g in elements {
-            if !keys.contains(g) {
-                let key = rlwe.gen_galois_key(sk, g, &mut self.prng)?;
-                keys.insert(g, key)?;
-            }
-        }
-        Ok(keys)
+        self.ctx
+            .rlwe()
+            .gen_galois_keys(sk, steps, column_swap, &mut self.prng)
     }
 
     /// The Galois keys [`super::Evaluator::inner_sum`] needs: row rotations by `1, 2, 4, …, N/4`

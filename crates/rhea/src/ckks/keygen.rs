@@ -57,23 +57,9 @@ impl KeyGenerator {
         steps: &[i64],
         conjugation: bool,
     ) -> Result<GaloisKeys> {
-        let rlwe = self.ctx.rlwe();
-        let mut keys = GaloisKeys::empty(rlwe.params_id());
-        let mut elements: Vec<u64> = steps
-            .iter()
-            .map(|&k| rlwe.galois_element_for_rotation(k))
-            .filter(|&g| g != 1)
-            .collect();
-        if conjugation {
-            elements.push(rlwe.galois_element_for_conjugation());
-        }
-        for g in elements {
-            if !keys.contains(g) {
-                let key = rlwe.gen_galois_key(sk, g, &mut self.prng)?;
-                keys.insert(g, key)?;
-            }
-        }
-        Ok(keys)
+        self.ctx
+            .rlwe()
+            .gen_galois_keys(sk, steps, conjugation, &mut self.prng)
     }
 
     /// The Galois key for one Galois element `g` (odd, modulo `2N`).

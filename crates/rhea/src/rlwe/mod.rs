@@ -219,6 +219,30 @@ impl RlweContext {
         key
     }
 
+    /// Galois keys for rotations by each of `steps` slots (multiples of the rotation period need
+    /// no key and are skipped) and, if `conjugation`, for the element `2N − 1` (CKKS's complex
+    /// conjugation, BGV's column swap). Each distinct element gets one key.
+    pub fn gen_galois_keys(
+        &self,
+        sk: &SecretKey,
+        steps: &[i64],
+        conjugation: bool,
+        rng: &mut Prng,
+    ) -> Result<GaloisKeys> {
+        let mut keys = GaloisKeys::empty(self.params_id());
+        let rotations = steps
+            .iter()
+            .map(|&k| self.galois_element_for_rotation(k))
+            .filter(|&g| g != 1);
+        let conjugation = conjugation.then(|| self.galois_element_for_conjugation());
+        for g in rotations.chain(conjugation) {
+            if !keys.contains(g) {
+                keys.insert(g, self.gen_galois_key(sk, g, rng)?)?;
+            }
+        }
+        Ok(keys)
+    }
+
     // ------------------------------------------------------------------ encryption
 
     /// Encrypts the NTT-form plaintext polynomial `m` (Q limbs only, any level `ℓ`) under the
