@@ -53,7 +53,8 @@ pub fn preset(name: &str) -> Option<CkksParametersLiteral> {
     })
 }
 
-fn median_ms(reps: usize, mut f: impl FnMut() -> rhea::Result<()>) -> rhea::Result<f64> {
+/// Runs `f` once to warm up, then `reps` times; returns the median wall time in milliseconds.
+pub(crate) fn median_ms(reps: usize, mut f: impl FnMut() -> rhea::Result<()>) -> rhea::Result<f64> {
     f()?;
     let mut samples = Vec::with_capacity(reps);
     for _ in 0..reps {
@@ -135,7 +136,7 @@ impl SchemeBenchReport {
             self.scheme, self.preset, self.device, self.params
         );
         for op in &self.ops {
-            s += &format!("  {:<12} {:>10.3} ms\n", op.op, op.median_ms);
+            s += &format!("  {:<18} {:>10.3} ms\n", op.op, op.median_ms);
         }
         s
     }

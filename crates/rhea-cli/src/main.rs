@@ -7,12 +7,16 @@
 //! rhea bench ntt-cpu                # CPU NTT (rhea-math) at N = 2^14, 2^16, 2^17
 //! rhea bench ckks --device cpu      # CKKS ops at a preset (--preset, --reps)
 //! rhea bench bgv --preset he_booster_n13_logqp218   # BGV HEADD/HEMUL/HEROT
+//! rhea bench seal-routines --device cpu   # seed 000: MulLin, MulLinRS, SqrLinRS, ..., Rotate
+//! rhea bench he-booster --device cuda:0   # seed 003: BGV + CKKS HEADD/HEMUL/HEROT/ReScale
+//! rhea bench matmul --shape 10x9x8        # seed 000: encrypted matrix product, end to end
 //! ```
 
 use std::process::ExitCode;
 use std::time::Instant;
 
 mod bench_ops;
+mod bench_suites;
 mod files;
 
 use clap::{Parser, Subcommand};
@@ -35,7 +39,8 @@ enum Command {
     Info,
     /// Runs a benchmark suite and prints a table (and JSON with --json).
     Bench {
-        /// The suite: `gpu` (copy roofline, element-wise), `ntt` (GPU NTT), or `ntt-cpu`.
+        /// The suite: `gpu` (copy roofline, element-wise), `ntt` (GPU NTT), `ntt-cpu`, `ckks`,
+        /// `bgv`, `seal-routines`, `he-booster` or `matmul`.
         suite: String,
         /// GPU ordinal for GPU suites.
         #[arg(long, default_value_t = 0)]
@@ -46,7 +51,8 @@ enum Command {
         /// Write the results as JSON to this file.
         #[arg(long)]
         json: Option<std::path::PathBuf>,
-        /// Device for the `ckks` / `bgv` suites: `cpu`, `cuda:N` or `best`.
+        /// Device for the `ckks`, `bgv`, `seal-routines`, `he-booster` and `matmul` suites: `cpu`,
+        /// `cuda:N` or `best`.
         #[arg(long, default_value = "best")]
         device: String,
         /// Parameter preset for the `ckks` / `bgv` suites.
@@ -55,6 +61,9 @@ enum Command {
         /// Timed repetitions per operation (the median is reported).
         #[arg(long, default_value_t = 10)]
         reps: usize,
+        /// Shapes `MxKxN` for the `matmul` suite (comma-separated).
+        #[arg(long, value_delimiter = ',', default_value = "100x100x1,10x9x8")]
+        shape: Vec<String>,
     },
 }
 
@@ -71,7 +80,13 @@ fn main() -> ExitCode {
             device,
             preset,
             reps,
-        } => bench(&suite, gpu, &only, json.as_deref(), &device, &preset, reps),
+            shape,
+        } => match suite.as_str() {
+            "seal-routines" | "he-booster" | "matmul" => {
+                bench_suite(&suite, json.as_deref(), &device, reps, &shape)
+            }
+            _ => bench(&suite, gpu, &only, json.as_deref(), &device, &preset, reps),
+        },
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -172,9 +187,44 @@ fn bench(
             Ok(())
         }
         other => {
-            Err(format!("unknown suite `{other}` (known: gpu, ntt, ntt-cpu, ckks, bgv)").into())
+            Err(format!("unknown suite `{other}` (known: gpu, ntt, ntt-cpu, ckks, bgv, seal-routines, he-booster, matmul)").into())
         }
     }
+}
+
+/// Runs one of the paper-comparison suites (`seal-routines`, `he-booster`, `matmul`).
+fn bench_suite(
+    suite: &str,
+    json: Option<&std::path::Path>,
+    device: &str,
+    reps: usize,
+    shapes: &[String],
+) -> CliResult {
+    let device = parse_device(device)?;
+    let (table, report) = match suite {
+        "seal-routines" => {
+            let r = bench_suites::run_seal_routines(device, reps)?;
+            (r.table(), serde_json::to_string_pretty(&r)?)
+        }
+        "he-booster" => {
+            let r = bench_suites::run_he_booster(device, reps)?;
+            (r.table(), serde_json::to_string_pretty(&r)?)
+        }
+        "matmul" => {
+            let shapes = shapes
+                .iter()
+                .map(|s| bench_suites::parse_shape(s))
+                .collect::<Result<Vec<_>, _>>()?;
+            let r = bench_suites::run_matmul(device, &shapes)?;
+            (r.table(), serde_json::to_string_pretty(&r)?)
+        }
+        other => return Err(format!("unknown suite `{other}`").into()),
+    };
+    println!("{table}");
+    if let Some(path) = json {
+        std::fs::write(path, report)?;
+    }
+    Ok(())
 }
 
 /// Times rhea-math's forward and inverse NTT on the CPU (single transform, one thread).
