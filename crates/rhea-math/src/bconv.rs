@@ -53,6 +53,17 @@ const BLOCK: usize = 256;
 /// Products accumulated in a `u128` between two folds (`2^61 + 63 · 2^122 < 2^128`).
 const FOLD: usize = 63;
 
+/// Which correction `v` a conversion subtracts (see [`BaseConverter::convert_exact`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Correction {
+    /// `v = 0` (the fast conversion).
+    None,
+    /// The `f64` estimate only (the centred conversion).
+    Centered,
+    /// The `f64` estimate with the exact big-integer decision near the tie.
+    Exact,
+}
+
 /// A fast base conversion from one RNS basis to another, coprime one.
 ///
 /// The tables are public, row-major, for GPU kernels:
@@ -84,6 +95,8 @@ pub struct BaseConverter {
     q_hat_mod_p_t: Vec<u64>,
     /// `[Q]_{p_j}`.
     q_mod_p: Vec<u64>,
+    /// `[-v · Q]_{p_j}` at `j * (L + 1) + v` for `v = 0..=L` (every correction `v` is at most `L`).
+    neg_v_q_mod_p: Vec<u64>,
     /// `1 / q_i` in `f64`.
     q_inv_f64: Vec<f64>,
     /// Half-width of the window around `1/2` where the exact fallback decides.
@@ -124,7 +137,13 @@ impl BaseConverter {
                 q_hat_mod_p_t[j * l + i] = c;
             }
         }
-        let q_mod_p = to.moduli().iter().map(|p| from.product_mod(p)).collect();
+        let q_mod_p: Vec<u64> = to.moduli().iter().map(|p| from.product_mod(p)).collect();
+        let neg_v_q_mod_p = to
+            .moduli()
+            .iter()
+            .zip(&q_mod_p)
+            .flat_map(|(p, &qm)| (0..=l as u64).map(move |v| p.neg(p.mul(v, qm))))
+            .collect();
         let lf = l as f64;
         Ok(Self {
             from: from.clone(),
@@ -132,6 +151,7 @@ impl BaseConverter {
             q_hat_mod_p,
             q_hat_mod_p_t,
             q_mod_p,
+            neg_v_q_mod_p,
             q_inv_f64: from.inv_f64(),
             window: (lf * (lf + 4.0) + 1.0) * f64::EPSILON,
         })
@@ -183,72 +203,133 @@ impl BaseConverter {
         check_poly("base conversion output", output_len, self.to.len(), n)
     }
 
-    /// `t_i = [x_i · q̂_i^{-1}]_{q_i}`, `[L][n]`, canonical.
-    fn compute_t(&self, input: &[u64], n: usize) -> Vec<u64> {
-        let mut t = vec![0u64; input.len()];
-        let inv = self.from.q_hat_inv_mod_q();
-        let inv_shoup = self.from.q_hat_inv_mod_q_shoup();
-        t.par_chunks_mut(n)
-            .zip(input.par_chunks(n))
-            .enumerate()
-            .for_each(|(i, (t_row, x_row))| {
-                let q = self.from.modulus(i);
-                for (t, &x) in t_row.iter_mut().zip(x_row) {
-                    *t = q.mul_shoup(x, inv[i], inv_shoup[i]);
-                }
-            });
-        t
-    }
-
-    /// Writes `(Σ_i t_i [q̂_i]_{p_j} - v · [Q]_{p_j}) mod p_j` into each selected output row
-    /// (`v = 0` when `v` is `None`). `targets` pairs a target index `j` with its `n`-word row.
-    fn accumulate(
+    /// The whole conversion, one block of [`BLOCK`] coefficients at a time (block-major, so a
+    /// block's `t` stays in L1 while every target row is produced from it):
+    /// `t_i = [x_i · q̂_i^{-1}]_{q_i}` (canonical), then, with `mode` deciding the correction
+    /// `v` (none, `f64` only, or `f64` with the exact fallback), writes
+    /// `(Σ_i t_i [q̂_i]_{p_j} - v · [Q]_{p_j}) mod p_j` into each selected output row.
+    /// `targets` pairs a target index `j` with its `n`-word row.
+    fn convert_blocks(
         &self,
-        t: &[u64],
+        input: &[u64],
         n: usize,
         targets: Vec<(usize, &mut [u64])>,
-        v: Option<&[u64]>,
+        mode: Correction,
     ) {
+        if targets.is_empty() {
+            return;
+        }
         let l = self.from.len();
-        let blocks: Vec<(usize, usize, &mut [u64])> = targets
-            .into_iter()
-            .flat_map(|(j, row)| {
-                row.chunks_mut(BLOCK)
-                    .enumerate()
-                    .map(move |(b, out)| (j, b * BLOCK, out))
-            })
+        let width = targets.len();
+        let mut blocks: Vec<Vec<(usize, &mut [u64])>> = (0..n.div_ceil(BLOCK))
+            .map(|_| Vec::with_capacity(width))
             .collect();
-        blocks.into_par_iter().for_each(|(j, off, out)| {
-            let p = self.to.modulus(j);
-            let coeffs = &self.q_hat_mod_p_t[j * l..(j + 1) * l];
-            let len = out.len();
-            let mut acc = [0u128; BLOCK];
-            let acc = &mut acc[..len];
-            for (i, &c) in coeffs.iter().enumerate() {
-                let row = &t[i * n + off..i * n + off + len];
-                for (a, &x) in acc.iter_mut().zip(row) {
-                    *a += x as u128 * c as u128;
-                }
-                if (i + 1) % FOLD == 0 && i + 1 < l {
-                    for a in acc.iter_mut() {
-                        *a = p.reduce_u128(*a) as u128;
-                    }
-                }
+        for (j, row) in targets {
+            for (b, out) in row.chunks_mut(BLOCK).enumerate() {
+                blocks[b].push((j, out));
             }
-            match v {
-                None => {
-                    for (o, &a) in out.iter_mut().zip(acc.iter()) {
-                        *o = p.reduce_u128(a);
+        }
+        let inv = self.from.q_hat_inv_mod_q();
+        let inv_shoup = self.from.q_hat_inv_mod_q_shoup();
+        blocks.into_par_iter().enumerate().for_each_init(
+            || (vec![0u64; BLOCK * l], [0u64; BLOCK]),
+            |(t, v), (b, outs)| {
+                let off = b * BLOCK;
+                let len = BLOCK.min(n - off);
+                // t, transposed: t[k * l + i] for coefficient k of the block.
+                let t = &mut t[..len * l];
+                for i in 0..l {
+                    let q = self.from.modulus(i);
+                    let (w, ws) = (inv[i], inv_shoup[i]);
+                    let x = &input[i * n + off..i * n + off + len];
+                    for (k, &x) in x.iter().enumerate() {
+                        t[k * l + i] = q.mul_shoup(x, w, ws);
                     }
                 }
-                Some(v) => {
-                    let q_mod_p = self.q_mod_p[j];
-                    for ((o, &a), &vk) in out.iter_mut().zip(acc.iter()).zip(&v[off..off + len]) {
-                        *o = p.sub(p.reduce_u128(a), p.mul(vk, q_mod_p));
+                let v = &mut v[..len];
+                if mode != Correction::None {
+                    for (vk, tk) in v.iter_mut().zip(t.chunks_exact(l)) {
+                        let mut s = 0f64;
+                        for (&x, &qi) in tk.iter().zip(&self.q_inv_f64) {
+                            s += x as f64 * qi;
+                        }
+                        let floor = s.floor();
+                        let d = s - floor - 0.5;
+                        *vk = if mode == Correction::Exact && d.abs() <= self.window {
+                            self.exact_correction(tk)
+                        } else {
+                            floor as u64 + u64::from(d > 0.0)
+                        };
                     }
                 }
-            }
-        });
+                for (j, out) in outs {
+                    let p = self.to.modulus(j);
+                    let coeffs = &self.q_hat_mod_p_t[j * l..(j + 1) * l];
+                    // [-v · Q]_{p_j} for v = 0..=L.
+                    let neg_vq = &self.neg_v_q_mod_p[j * (l + 1)..(j + 1) * (l + 1)];
+                    // (acc - v_k · Q) mod p_j; acc < 2^61 + 63 · 2^122, so adding a word is exact.
+                    let finish = |k: usize, acc: u128| -> u64 {
+                        let corr = if mode == Correction::None {
+                            0
+                        } else {
+                            let vk = v[k];
+                            match neg_vq.get(vk as usize) {
+                                Some(&c) => c,
+                                None => p.neg(p.mul(vk, self.q_mod_p[j])),
+                            }
+                        };
+                        p.reduce_u128(acc + corr as u128)
+                    };
+                    if l <= FOLD {
+                        // Four coefficients at a time: four independent carry chains.
+                        let mut quads = out.chunks_exact_mut(4);
+                        for (k, (o, tk)) in (&mut quads).zip(t.chunks_exact(4 * l)).enumerate() {
+                            let (t01, t23) = tk.split_at(2 * l);
+                            let ((t0, t1), (t2, t3)) = (t01.split_at(l), t23.split_at(l));
+                            let mut a = [0u128; 4];
+                            for ((((&x0, &x1), &x2), &x3), &w) in
+                                t0.iter().zip(t1).zip(t2).zip(t3).zip(coeffs)
+                            {
+                                let w = w as u128;
+                                a[0] += x0 as u128 * w;
+                                a[1] += x1 as u128 * w;
+                                a[2] += x2 as u128 * w;
+                                a[3] += x3 as u128 * w;
+                            }
+                            for (r, (o, &a)) in o.iter_mut().zip(&a).enumerate() {
+                                *o = finish(4 * k + r, a);
+                            }
+                        }
+                        let rem = quads.into_remainder();
+                        let k0 = len - rem.len();
+                        for (r, o) in rem.iter_mut().enumerate() {
+                            let k = k0 + r;
+                            let acc = t[k * l..(k + 1) * l]
+                                .iter()
+                                .zip(coeffs)
+                                .map(|(&x, &w)| x as u128 * w as u128)
+                                .sum();
+                            *o = finish(k, acc);
+                        }
+                    } else {
+                        for (k, (o, tk)) in out.iter_mut().zip(t.chunks_exact(l)).enumerate() {
+                            let mut acc = 0u128;
+                            for (c, (tc, wc)) in
+                                tk.chunks(FOLD).zip(coeffs.chunks(FOLD)).enumerate()
+                            {
+                                if c > 0 {
+                                    acc = p.reduce_u128(acc) as u128;
+                                }
+                                for (&x, &w) in tc.iter().zip(wc) {
+                                    acc += x as u128 * w as u128;
+                                }
+                            }
+                            *o = finish(k, acc);
+                        }
+                    }
+                }
+            },
+        );
     }
 
     /// Fast conversion into the selected target rows only (used by [`ModUp`] and [`ModDown`]).
@@ -258,11 +339,7 @@ impl BaseConverter {
         n: usize,
         targets: Vec<(usize, &mut [u64])>,
     ) {
-        if targets.is_empty() {
-            return;
-        }
-        let t = self.compute_t(input, n);
-        self.accumulate(&t, n, targets, None);
+        self.convert_blocks(input, n, targets, Correction::None);
     }
 
     /// The fast (HPS, "approximate") base conversion of a `[from.len()][n]` polynomial into a
@@ -299,10 +376,8 @@ impl BaseConverter {
     /// Errors as [`BaseConverter::convert_approx`].
     pub fn convert_exact(&self, input: &[u64], output: &mut [u64], n: usize) -> Result<()> {
         self.check_shapes(input, output.len(), n)?;
-        let t = self.compute_t(input, n);
-        let v = self.corrections(&t, n, true);
         let targets = output.chunks_mut(n).enumerate().collect();
-        self.accumulate(&t, n, targets, Some(&v));
+        self.convert_blocks(input, n, targets, Correction::Exact);
         Ok(())
     }
 
@@ -329,6 +404,34 @@ impl BaseConverter {
         Ok(())
     }
 
+    /// [`BaseConverter::convert_centered`] into caller-chosen rows: `rows` pairs a target index
+    /// `j` (into `to`) with an `n`-word output row, which receives exactly what row `j` of
+    /// [`BaseConverter::convert_centered`] would hold. Any subset of the targets, in any order,
+    /// so a caller can convert straight into the rows of a larger buffer (skipping a copy).
+    ///
+    /// Errors: [`MathError::ShapeMismatch`] for an input that is not `[from.len()][n]` or a row
+    /// that is not `n` words; [`MathError::InvalidArgument`] for `n = 0` or a target index
+    /// outside `0..to.len()`.
+    pub fn convert_centered_rows(
+        &self,
+        input: &[u64],
+        n: usize,
+        rows: Vec<(usize, &mut [u64])>,
+    ) -> Result<()> {
+        check_poly("base conversion input", input.len(), self.from.len(), n)?;
+        for (j, row) in &rows {
+            if *j >= self.to.len() {
+                return Err(MathError::InvalidArgument(format!(
+                    "target index {j} outside 0..{}",
+                    self.to.len()
+                )));
+            }
+            check_poly("base conversion output row", row.len(), 1, n)?;
+        }
+        self.convert_centered_into(input, n, rows);
+        Ok(())
+    }
+
     /// [`BaseConverter::convert_centered`] into the selected target rows only.
     pub(crate) fn convert_centered_into(
         &self,
@@ -336,47 +439,15 @@ impl BaseConverter {
         n: usize,
         targets: Vec<(usize, &mut [u64])>,
     ) {
-        if targets.is_empty() {
-            return;
-        }
-        let t = self.compute_t(input, n);
-        let v = self.corrections(&t, n, false);
-        self.accumulate(&t, n, targets, Some(&v));
-    }
-
-    /// `v_k = round(Σ_i t_ik / q_i)` (halves down) for every coefficient `k`: the `f64` sum in
-    /// index order, with the exact big-integer decision inside the window around `1/2` when
-    /// `fallback` is set.
-    fn corrections(&self, t: &[u64], n: usize, fallback: bool) -> Vec<u64> {
-        let mut v = vec![0u64; n];
-        v.par_chunks_mut(BLOCK).enumerate().for_each(|(b, v)| {
-            let off = b * BLOCK;
-            let len = v.len();
-            let mut sum = [0f64; BLOCK];
-            let sum = &mut sum[..len];
-            for (i, &inv) in self.q_inv_f64.iter().enumerate() {
-                for (s, &x) in sum.iter_mut().zip(&t[i * n + off..i * n + off + len]) {
-                    *s += x as f64 * inv;
-                }
-            }
-            for (k, (vk, &s)) in v.iter_mut().zip(sum.iter()).enumerate() {
-                let floor = s.floor();
-                let d = s - floor - 0.5;
-                *vk = if fallback && d.abs() <= self.window {
-                    self.exact_correction(t, n, off + k)
-                } else {
-                    floor as u64 + u64::from(d > 0.0)
-                };
-            }
-        });
-        v
+        self.convert_blocks(input, n, targets, Correction::Centered);
     }
 
     /// The exact `round(Σ_i t_ik · q̂_i / Q)` (halves down) with big integers.
-    fn exact_correction(&self, t: &[u64], n: usize, k: usize) -> u64 {
+    /// `tk[i]` is `t_i` of the coefficient.
+    fn exact_correction(&self, tk: &[u64]) -> u64 {
         let mut s = BigUint::zero();
-        for (i, q_hat) in self.from.q_hat().iter().enumerate() {
-            s += q_hat * t[i * n + k];
+        for (q_hat, &ti) in self.from.q_hat().iter().zip(tk) {
+            s += q_hat * ti;
         }
         let q = self.from.product();
         let v = &s / q;
@@ -914,4 +985,67 @@ pub fn rescale_by_last(
     n: usize,
 ) -> Result<()> {
     RescaleLevel::new(basis, level)?.apply(level, input, output, n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::prime::generate_ntt_primes;
+
+    fn xorshift(seed: &mut u64) -> u64 {
+        *seed ^= *seed << 13;
+        *seed ^= *seed >> 7;
+        *seed ^= *seed << 17;
+        *seed
+    }
+
+    /// `convert_centered_rows` writes exactly the rows of `convert_centered`, for any subset
+    /// of targets in any order, at sizes that do and do not fill whole blocks (and odd `n`).
+    #[test]
+    fn centered_rows_match_the_full_conversion() {
+        let primes = generate_ntt_primes(50, 1 << 10, 9, &[]).unwrap();
+        let (from, to) = (
+            Basis::new(&primes[..4]).unwrap(),
+            Basis::new(&primes[4..]).unwrap(),
+        );
+        let conv = BaseConverter::new(&from, &to).unwrap();
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        for n in [1usize, 7, 256, 1000] {
+            let input: Vec<u64> = (0..from.len() * n)
+                .map(|w| xorshift(&mut seed) % from.modulus(w / n).value())
+                .collect();
+            assert!(input.iter().any(|&x| x != 0));
+            let mut full = vec![0u64; to.len() * n];
+            conv.convert_centered(&input, &mut full, n).unwrap();
+            let order = [3usize, 0, 4];
+            let mut rows = vec![vec![u64::MAX; n]; order.len()];
+            let targets = order
+                .iter()
+                .copied()
+                .zip(rows.iter_mut().map(|r| &mut r[..]));
+            conv.convert_centered_rows(&input, n, targets.collect())
+                .unwrap();
+            for (&j, row) in order.iter().zip(&rows) {
+                assert_eq!(row[..], full[j * n..(j + 1) * n], "n = {n}, row {j}");
+            }
+        }
+    }
+
+    #[test]
+    fn centered_rows_errors_are_typed() {
+        let primes = generate_ntt_primes(40, 16, 3, &[]).unwrap();
+        let conv = BaseConverter::new(
+            &Basis::new(&primes[..1]).unwrap(),
+            &Basis::new(&primes[1..]).unwrap(),
+        )
+        .unwrap();
+        let input = [1u64; 4];
+        let mut row = [0u64; 4];
+        let bad_index = conv.convert_centered_rows(&input, 4, vec![(2, &mut row[..])]);
+        assert!(matches!(bad_index, Err(MathError::InvalidArgument(_))));
+        let bad_row = conv.convert_centered_rows(&input, 4, vec![(0, &mut row[..3])]);
+        assert!(matches!(bad_row, Err(MathError::ShapeMismatch(_))));
+        let bad_input = conv.convert_centered_rows(&input[..3], 4, vec![(0, &mut row[..])]);
+        assert!(matches!(bad_input, Err(MathError::ShapeMismatch(_))));
+    }
 }

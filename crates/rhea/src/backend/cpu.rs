@@ -246,17 +246,22 @@ pub(crate) fn mod_up_digits(ring: &RnsRing, ell: usize, input: &[u64]) -> Result
             let r = plan.digit_limbs(d, ell)?;
             let c = r.len();
             let conv = ring.mod_up_converter(d, ell);
-            let mut converted = vec![0u64; (ell - c + ring.p_len()) * n];
-            conv.convert_centered(&coeff[r.start * n..r.end * n], &mut converted, n)?;
+            // Convert straight into the other limbs of the output (converter row `i` for
+            // `i < start`, `i - c` past the digit), then NTT them; the own limbs are copied.
             let mut out = vec![0u64; shape_qp.words()];
+            let targets = out
+                .chunks_mut(n)
+                .enumerate()
+                .filter(|(i, _)| !r.contains(i))
+                .map(|(i, limb)| (if i < r.start { i } else { i - c }, limb))
+                .collect();
+            conv.convert_centered_rows(&coeff[r.start * n..r.end * n], n, targets)?;
             out.par_chunks_mut(n).enumerate().try_for_each(
                 |(i, limb)| -> rhea_math::Result<()> {
                     if r.contains(&i) {
                         limb.copy_from_slice(&input[i * n..(i + 1) * n]);
                         return Ok(());
                     }
-                    let row = if i < r.start { i } else { i - c };
-                    limb.copy_from_slice(&converted[row * n..(row + 1) * n]);
                     ring.ntt_table(&shape_qp, i).forward(limb)
                 },
             )?;
