@@ -19,8 +19,15 @@ use serde::Serialize;
 pub struct OpTiming {
     /// The operation.
     pub op: &'static str,
-    /// Median wall time in milliseconds.
+    /// The ciphertext level the operation ran at (`None`: the preset's top level).
+    pub level: Option<usize>,
+    /// Median wall time in milliseconds of one call, the device synchronised inside the timed
+    /// region (the latency of one operation, host work included).
     pub median_ms: f64,
+    /// Mean time in milliseconds of one call among `reps` calls issued back to back and
+    /// synchronised once at the end (the throughput figure; on the GPU the host enqueues the
+    /// next call while the device runs the previous one, as DESILO's benchmark measures).
+    pub stream_ms: f64,
 }
 
 /// The result of one `rhea bench ckks` or `rhea bench bgv` run.
@@ -53,6 +60,28 @@ pub fn preset(name: &str) -> Option<CkksParametersLiteral> {
     })
 }
 
+/// Runs `f` once to warm up, then `reps` times back to back followed by `sync` once; returns the
+/// mean wall time per call in milliseconds.
+pub(crate) fn stream_ms(
+    reps: usize,
+    mut f: impl FnMut() -> rhea::Result<()>,
+    sync: impl Fn() -> rhea::Result<()>,
+) -> rhea::Result<f64> {
+    f()?;
+    sync()?;
+    let start = Instant::now();
+    for _ in 0..reps.max(1) {
+        f()?;
+    }
+    sync()?;
+    Ok(start.elapsed().as_secs_f64() * 1e3 / reps.max(1) as f64)
+}
+
+/// Whether `op` is selected by `only` (empty: everything).
+fn selected(only: &[String], op: &str) -> bool {
+    only.is_empty() || only.iter().any(|o| o == op)
+}
+
 /// Runs `f` once to warm up, then `reps` times; returns the median wall time in milliseconds.
 pub(crate) fn median_ms(reps: usize, mut f: impl FnMut() -> rhea::Result<()>) -> rhea::Result<f64> {
     f()?;
@@ -66,12 +95,23 @@ pub(crate) fn median_ms(reps: usize, mut f: impl FnMut() -> rhea::Result<()>) ->
     Ok(samples[samples.len() / 2])
 }
 
-/// Runs the CKKS suite: encrypt, add, mul+relin (no rescale), rescale, rotate by 1, 4 hoisted
-/// rotations.
+/// Which operations and levels a scheme suite runs.
+#[derive(Debug, Clone, Default)]
+pub struct SuiteSelection {
+    /// Only these operations (empty: all).
+    pub only: Vec<String>,
+    /// The levels to run at (empty: the preset's top level only).
+    pub levels: Vec<usize>,
+}
+
+/// Runs the CKKS suite: encrypt, add, mul+relin (no rescale), mul+relin+rescale, square,
+/// rescale, key switch, rotate by 1, 4 hoisted rotations — at the top level and at every level in
+/// `sel.levels`.
 pub fn run_ckks(
     preset_name: &str,
     device: Device,
     reps: usize,
+    sel: &SuiteSelection,
 ) -> Result<SchemeBenchReport, String> {
     let literal = preset(preset_name).ok_or_else(|| {
         format!("unknown preset `{preset_name}` (known: n16_logqp1440_levels24, n16_logqp1426_levels20, n16_logqp1520_levels26, n14_logqp400_levels7, n15_logqp400_levels7_seed000, n13_logqp200_levels2)")
@@ -95,27 +135,57 @@ pub fn run_ckks(
         let x: Vec<f64> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
         let y: Vec<f64> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
         let px = encoder.encode(&x)?;
-        let cx = encryptor.encrypt(&px)?;
-        let cy = encryptor.encrypt(&encoder.encode(&y)?)?;
-        let product = eval.mul(&cx, &cy)?;
+        let top_x = encryptor.encrypt(&px)?;
+        let top_y = encryptor.encrypt(&encoder.encode(&y)?)?;
         // GPU work is asynchronous: wait for it inside the timed region.
         let sync = || device.synchronize();
         let mut ops = Vec::new();
-        let mut time = |op: &'static str, f: &mut dyn FnMut() -> rhea::Result<()>| {
-            median_ms(reps, || {
-                f()?;
-                sync()
-            })
-            .map(|median_ms| ops.push(OpTiming { op, median_ms }))
-        };
-        time("encrypt", &mut || encryptor.encrypt(&px).map(drop))?;
-        time("add", &mut || eval.add(&cx, &cy).map(drop))?;
-        time("mul_relin", &mut || eval.mul(&cx, &cy).map(drop))?;
-        time("rescale", &mut || eval.rescale(&product).map(drop))?;
-        time("rotate1", &mut || eval.rotate(&cx, 1).map(drop))?;
-        time("hoisted4", &mut || {
-            eval.rotate_hoisted(&cx, &[1, 2, 3, 4]).map(drop)
-        })?;
+        let mut time =
+            |op: &'static str, level: Option<usize>, f: &mut dyn FnMut() -> rhea::Result<()>| {
+                if !selected(&sel.only, op) {
+                    return Ok(());
+                }
+                let median = median_ms(reps, || {
+                    f()?;
+                    sync()
+                })?;
+                let stream = stream_ms(reps, &mut *f, sync)?;
+                ops.push(OpTiming {
+                    op,
+                    level,
+                    median_ms: median,
+                    stream_ms: stream,
+                });
+                rhea::Result::Ok(())
+            };
+        time("encrypt", None, &mut || encryptor.encrypt(&px).map(drop))?;
+        let mut levels: Vec<Option<usize>> = vec![None];
+        levels.extend(sel.levels.iter().map(|&l| Some(l)));
+        for level in levels {
+            let (cx, cy) = match level {
+                None => (top_x.try_clone()?, top_y.try_clone()?),
+                Some(l) => (
+                    eval.drop_to_level(&top_x, l)?,
+                    eval.drop_to_level(&top_y, l)?,
+                ),
+            };
+            let product = eval.mul(&cx, &cy)?;
+            let c2 = eval.mul_no_relin(&cx, &cy)?;
+            time("add", level, &mut || eval.add(&cx, &cy).map(drop))?;
+            time("mul_relin", level, &mut || eval.mul(&cx, &cy).map(drop))?;
+            time("mul_relin_rescale", level, &mut || {
+                eval.mul_lin_rs(&cx, &cy).map(drop)
+            })?;
+            time("square", level, &mut || eval.square(&cx).map(drop))?;
+            time("relinearize", level, &mut || {
+                eval.relinearize(&c2).map(drop)
+            })?;
+            time("rescale", level, &mut || eval.rescale(&product).map(drop))?;
+            time("rotate1", level, &mut || eval.rotate(&cx, 1).map(drop))?;
+            time("hoisted4", level, &mut || {
+                eval.rotate_hoisted(&cx, &[1, 2, 3, 4]).map(drop)
+            })?;
+        }
         Ok(SchemeBenchReport {
             scheme: "ckks",
             preset: preset_name.to_string(),
@@ -135,8 +205,16 @@ impl SchemeBenchReport {
             "rhea bench {} — {} on {}\n  {}\n",
             self.scheme, self.preset, self.device, self.params
         );
+        s += &format!(
+            "  {:<18} {:>6} {:>12} {:>12}\n",
+            "op", "level", "latency ms", "stream ms"
+        );
         for op in &self.ops {
-            s += &format!("  {:<18} {:>10.3} ms\n", op.op, op.median_ms);
+            let level = op.level.map_or("top".to_string(), |l| l.to_string());
+            s += &format!(
+                "  {:<18} {:>6} {:>12.3} {:>12.3}\n",
+                op.op, level, op.median_ms, op.stream_ms
+            );
         }
         s
     }
@@ -159,6 +237,7 @@ pub fn run_bgv(
     preset_name: &str,
     device: Device,
     reps: usize,
+    sel: &SuiteSelection,
 ) -> Result<SchemeBenchReport, String> {
     let literal = bgv_preset(preset_name).ok_or_else(|| {
         format!("unknown BGV preset `{preset_name}` (known: he_booster_n13_logqp218, he_booster_n14_logqp438, he_booster_n15_logqp881, n16_logqp1717_batching)")
@@ -190,11 +269,21 @@ pub fn run_bgv(
         let sync = || device.synchronize();
         let mut ops = Vec::new();
         let mut time = |op: &'static str, f: &mut dyn FnMut() -> rhea::Result<()>| {
-            median_ms(reps, || {
+            if !selected(&sel.only, op) {
+                return Ok(());
+            }
+            let median = median_ms(reps, || {
                 f()?;
                 sync()
-            })
-            .map(|median_ms| ops.push(OpTiming { op, median_ms }))
+            })?;
+            let stream = stream_ms(reps, &mut *f, sync)?;
+            ops.push(OpTiming {
+                op,
+                level: None,
+                median_ms: median,
+                stream_ms: stream,
+            });
+            rhea::Result::Ok(())
         };
         time("encrypt", &mut || encryptor.encrypt(&px).map(drop))?;
         time("add", &mut || eval.add(&cx, &cy).map(drop))?;

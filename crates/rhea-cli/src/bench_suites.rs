@@ -20,9 +20,10 @@ use rhea::params::CkksParametersLiteral;
 use rhea::Device;
 use serde::Serialize;
 
-use crate::bench_ops::{median_ms, OpTiming, SchemeBenchReport};
+use crate::bench_ops::{median_ms, stream_ms, OpTiming, SchemeBenchReport};
 
-/// Times `f` (followed by a device synchronisation) and appends the median to `ops`.
+/// Times `f` (followed by a device synchronisation) and appends the median latency and the
+/// back-to-back mean to `ops`.
 fn time_op(
     ops: &mut Vec<OpTiming>,
     device: Device,
@@ -34,7 +35,13 @@ fn time_op(
         f()?;
         device.synchronize()
     })?;
-    ops.push(OpTiming { op, median_ms });
+    let stream_ms = stream_ms(reps, &mut f, || device.synchronize())?;
+    ops.push(OpTiming {
+        op,
+        level: None,
+        median_ms,
+        stream_ms,
+    });
     Ok(())
 }
 

@@ -45,9 +45,14 @@ enum Command {
         /// GPU ordinal for GPU suites.
         #[arg(long, default_value_t = 0)]
         gpu: usize,
-        /// Only these GPU sub-suites (comma-separated; default all).
+        /// Only these GPU sub-suites, or only these operations of `ckks` / `bgv`
+        /// (comma-separated; default all).
         #[arg(long, value_delimiter = ',')]
         only: Vec<String>,
+        /// Extra ciphertext levels for the `ckks` suite (comma-separated; the top level always
+        /// runs).
+        #[arg(long, value_delimiter = ',')]
+        level: Vec<usize>,
         /// Write the results as JSON to this file.
         #[arg(long)]
         json: Option<std::path::PathBuf>,
@@ -76,6 +81,7 @@ fn main() -> ExitCode {
             suite,
             gpu,
             only,
+            level,
             json,
             device,
             preset,
@@ -85,7 +91,13 @@ fn main() -> ExitCode {
             "seal-routines" | "he-booster" | "matmul" => {
                 bench_suite(&suite, json.as_deref(), &device, reps, &shape)
             }
-            _ => bench(&suite, gpu, &only, json.as_deref(), &device, &preset, reps),
+            _ => {
+                let sel = bench_ops::SuiteSelection {
+                    only,
+                    levels: level,
+                };
+                bench(&suite, gpu, &sel, json.as_deref(), &device, &preset, reps)
+            }
         },
     };
     match result {
@@ -140,7 +152,7 @@ fn parse_device(name: &str) -> Result<rhea::Device, String> {
 fn bench(
     suite: &str,
     gpu: usize,
-    only: &[String],
+    sel: &bench_ops::SuiteSelection,
     json: Option<&std::path::Path>,
     device: &str,
     preset: &str,
@@ -150,7 +162,7 @@ fn bench(
         "gpu" => {
             let dev = GpuDevice::new(gpu)?;
             let cfg = rhea_cuda::bench::BenchConfig::default();
-            let only: Vec<&str> = only.iter().map(String::as_str).collect();
+            let only: Vec<&str> = sel.only.iter().map(String::as_str).collect();
             let report = rhea_cuda::bench::run_all(&dev, &cfg, &only)?;
             println!("{}", report.table());
             if let Some(path) = json {
@@ -171,7 +183,7 @@ fn bench(
         "ntt-cpu" => ntt_cpu(json),
         "ckks" => {
             let device = parse_device(device)?;
-            let report = bench_ops::run_ckks(preset, device, reps)?;
+            let report = bench_ops::run_ckks(preset, device, reps, sel)?;
             println!("{}", report.table());
             if let Some(path) = json {
                 std::fs::write(path, serde_json::to_string_pretty(&report)?)?;
@@ -179,7 +191,7 @@ fn bench(
             Ok(())
         }
         "bgv" => {
-            let report = bench_ops::run_bgv(preset, parse_device(device)?, reps)?;
+            let report = bench_ops::run_bgv(preset, parse_device(device)?, reps, sel)?;
             println!("{}", report.table());
             if let Some(path) = json {
                 std::fs::write(path, serde_json::to_string_pretty(&report)?)?;

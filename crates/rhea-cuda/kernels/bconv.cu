@@ -293,6 +293,7 @@ RHEA_INLINE void bconv_matmul_body(const BconvArgs& A) {
         bconv_matmul_body<J, C, true, true>(A);                                            \
     }
 
+BCONV_INSTANCE(2, 1)
 BCONV_INSTANCE(4, 1)
 BCONV_INSTANCE(4, 2)
 BCONV_INSTANCE(8, 1)

@@ -8,6 +8,8 @@
 //   CPU inner_product.
 // fused_sub_mul_scalar: y[i] = (x[i] - y[i]) * w_i mod q_i (Shoup), x read on its first limbs.
 // fused_rescale_lift: out[i] = [centred(t)]_{q_i} for a canonical limb t mod q_last.
+// fused_tensor: (d0, d1, d2) = (a0 b0, a0 b1 + a1 b0, a1 b1) mod q_i, the ciphertext product
+//   before relinearisation, one pass over the four inputs (twin: mul, mul, mul_add, mul).
 
 #include "common.cuh"
 
@@ -103,4 +105,35 @@ extern "C" __global__ void __launch_bounds__(256) fused_rescale_lift(const LiftA
     const ulonglong2 tv = __ldg(reinterpret_cast<const ulonglong2*>(A.t + k));
     store2(A.out + (u64)i * A.n + k,
            make_ulonglong2(lift_centred(tv.x, A.q_last, m), lift_centred(tv.y, A.q_last, m)));
+}
+
+// Must match rhea_cuda::fused::TensorArgs (#[repr(C)]).
+struct TensorArgs {
+    u64 n;
+    const u64* a0;
+    const u64* a1;
+    const u64* b0;
+    const u64* b1;
+    u64* d0;
+    u64* d1;
+    u64* d2;
+    const RheaModulus* moduli;
+};
+
+extern "C" __global__ void __launch_bounds__(256) fused_tensor(const TensorArgs A) {
+    const u64 k = ((u64)blockIdx.x * blockDim.x + threadIdx.x) * 2;
+    if (k >= A.n) return;
+    const u32 i = blockIdx.y;
+    const RheaModulus m = load_modulus(A.moduli, i);
+    const u64 o = (u64)i * A.n + k;
+    const ulonglong2 a0 = __ldg(reinterpret_cast<const ulonglong2*>(A.a0 + o));
+    const ulonglong2 a1 = __ldg(reinterpret_cast<const ulonglong2*>(A.a1 + o));
+    const ulonglong2 b0 = __ldg(reinterpret_cast<const ulonglong2*>(A.b0 + o));
+    const ulonglong2 b1 = __ldg(reinterpret_cast<const ulonglong2*>(A.b1 + o));
+    store2(A.d0 + o, make_ulonglong2(mod_mul(a0.x, b0.x, m), mod_mul(a0.y, b0.y, m)));
+    // a0 b1 + a1 b0 < 2 q^2 < 2^122: one exact 128-bit sum, one reduction.
+    const U128 cx = add_wide(mul_wide(a0.x, b1.x), mul_wide(a1.x, b0.x));
+    const U128 cy = add_wide(mul_wide(a0.y, b1.y), mul_wide(a1.y, b0.y));
+    store2(A.d1 + o, make_ulonglong2(barrett_reduce(cx, m), barrett_reduce(cy, m)));
+    store2(A.d2 + o, make_ulonglong2(mod_mul(a1.x, b1.x, m), mod_mul(a1.y, b1.y, m)));
 }

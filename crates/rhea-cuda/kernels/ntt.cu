@@ -44,7 +44,14 @@
         ntt_inv_rows##SUFFIX##_##LOGN##_##LOG1(NTT_ARGS) {                                  \
         ntt_rows<LOGN, LOGN - LOG1, false, D>(data, tw, tw3, primes, a);                    \
     }
-#define NTT_ROWS(LOGN, LOG1) NTT_ROWS_V(LOGN, LOG1, false, ) NTT_ROWS_V(LOGN, LOG1, true, d)
+// ntt_fwd_rowsde_<LOGN>_<LOG1>: derived twiddles and the fused epilogue (grouped launches).
+#define NTT_ROWS_EPI(LOGN, LOG1)                                                            \
+    extern "C" __global__ void NTT_BOUNDS(RowsShape<LOGN - LOG1>::THREADS)                  \
+        ntt_fwd_rowsde_##LOGN##_##LOG1(NTT_ARGS) {                                          \
+        ntt_rows<LOGN, LOGN - LOG1, true, true, true>(data, tw, tw3, primes, a);            \
+    }
+#define NTT_ROWS(LOGN, LOG1)                                                                \
+    NTT_ROWS_V(LOGN, LOG1, false, ) NTT_ROWS_V(LOGN, LOG1, true, d) NTT_ROWS_EPI(LOGN, LOG1)
 
 // The instantiated shapes; keep in sync with rhea_cuda::ntt::SHAPES (the first shape listed
 // there for each N is the default).
@@ -77,23 +84,23 @@ extern "C" __global__ void ntt_naive_fwd_stage(NTT_ARGS, const u32 log_n, const 
     const u64 total = (u64)a.rows << (log_n - 1);
     const u64 stride = (u64)gridDim.x * blockDim.x;
     for (u64 id = (u64)blockIdx.x * blockDim.x + threadIdx.x; id < total; id += stride) {
-        u64 off;
-        u32 table;
-        ntt_row(a, (u32)(id >> (log_n - 1)), log_n, off, table);
+        const NttRow nr = ntt_row(data, a, (u32)(id >> (log_n - 1)), (int)log_n);
+        const u32 table = nr.table;
+        u64* const row = nr.base;
         const u64 bf = id & (half - 1);
         const u64 i = bf >> log_t;
         const u64 x = (i << (log_t + 1)) + (bf & ((1ull << log_t) - 1));
         const u64 y = x + (1ull << log_t);
         const NttPrime pr = load_ntt_prime(primes, table);
         const ulonglong2 w = ldtw(tw + ((u64)table << log_n) + (1ull << log_m) + i);
-        u64 vx = data[off + x], vy = data[off + y];
+        u64 vx = row[x], vy = row[y];
         if (log_t == 0) {
             fwd_bf_last(vx, vy, w, pr.q, pr.two_q);
         } else {
             fwd_bf(vx, vy, w, pr.q, pr.two_q);
         }
-        data[off + x] = vx;
-        data[off + y] = vy;
+        row[x] = vx;
+        row[y] = vy;
     }
 }
 
@@ -104,22 +111,22 @@ extern "C" __global__ void ntt_naive_inv_stage(NTT_ARGS, const u32 log_n, const 
     const u64 total = (u64)a.rows << (log_n - 1);
     const u64 stride = (u64)gridDim.x * blockDim.x;
     for (u64 id = (u64)blockIdx.x * blockDim.x + threadIdx.x; id < total; id += stride) {
-        u64 off;
-        u32 table;
-        ntt_row(a, (u32)(id >> (log_n - 1)), log_n, off, table);
+        const NttRow nr = ntt_row(data, a, (u32)(id >> (log_n - 1)), (int)log_n);
+        const u32 table = nr.table;
+        u64* const row = nr.base;
         const u64 bf = id & (half - 1);
         const u64 i = bf >> log_t;
         const u64 x = (i << (log_t + 1)) + (bf & ((1ull << log_t) - 1));
         const u64 y = x + (1ull << log_t);
         const NttPrime pr = load_ntt_prime(primes, table);
-        u64 vx = data[off + x], vy = data[off + y];
+        u64 vx = row[x], vy = row[y];
         if (log_m == 0) {
             inv_bf_last(vx, vy, pr);
         } else {
             const ulonglong2 w = ldtw(tw + ((u64)table << log_n) + (1ull << log_m) + i);
             inv_bf(vx, vy, w, pr.q, pr.two_q);
         }
-        data[off + x] = vx;
-        data[off + y] = vy;
+        row[x] = vx;
+        row[y] = vy;
     }
 }

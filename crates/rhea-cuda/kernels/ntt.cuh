@@ -40,13 +40,34 @@ struct NttPrime {
 // Which limbs of a [poly][limb][N] buffer a launch transforms (must match rhea_cuda::ntt::NttArgs,
 // #[repr(C)]). Row r of the launch is polynomial r / count, buffer limb start + r % count, which
 // uses table first_table + start + r % count.
+//
+// Grouped launches (groups > 0) instead transform runs of limbs anywhere in device memory: group
+// g is `row_start[g+1] - row_start[g]` consecutive limbs from address ptr[g], its row j using
+// table table[g] + j (`data` is then unused). Up to NTT_MAX_GROUPS runs in one launch: the digits
+// of a ModUp with their own limbs skipped, or both halves of a ciphertext.
+//
+// Epilogue (forward row kernels `ntt_fwd_rowsde_*` only, for grouped launches): instead of
+// writing the transform v back in place, row j of group g writes
+//   out = (x - v) * w            (epi_c[g] == 0)
+//   out = c + (x - v) * w        (otherwise)
+// mod q at epi_out[g] + j*N, with x at epi_x[g] + j*N, c at epi_c[g] + j*N and (w, shoup(w)) =
+// epi_w[table] (ModDown's P^-1 or rescale's q_last^-1, relinearisation's add fused).
+#define NTT_MAX_GROUPS 12
 struct NttArgs {
     u32 limbs;        // limbs per polynomial in the buffer
     u32 start;        // first limb transformed
     u32 count;        // limbs transformed per polynomial
     u32 first_table;  // table of buffer limb 0
-    u32 rows;         // polys * count
-    u32 reserved;
+    u32 rows;         // polys * count (grouped: row_start[groups])
+    u32 groups;       // 0: the strided form above; else the number of groups
+    u32 row_start[NTT_MAX_GROUPS + 1];
+    u32 table[NTT_MAX_GROUPS];
+    u32 pad;
+    u64 ptr[NTT_MAX_GROUPS];
+    u64 epi_out[NTT_MAX_GROUPS];
+    u64 epi_x[NTT_MAX_GROUPS];
+    u64 epi_c[NTT_MAX_GROUPS];
+    u64 epi_w;        // const ulonglong2* [table]
 };
 
 // ---- butterflies ---------------------------------------------------------------------------------
@@ -374,13 +395,69 @@ RHEA_INLINE void rows_global_store(u64* __restrict__ base, u32 tau, const u64 (&
 
 // ---- the kernels -----------------------------------------------------------------------------------
 
-// Row r of a launch -> (buffer offset of its limb, table index).
-RHEA_INLINE void ntt_row(const NttArgs& a, u32 row, int logn, u64& offset, u32& table) {
-    const u32 poly = row / a.count;
-    const u32 j = row - poly * a.count;
-    const u32 limb = a.start + j;
-    offset = ((u64)poly * a.limbs + limb) << logn;
-    table = a.first_table + limb;
+// Row r of a launch -> (address of its limb, table index, group, row within the group).
+struct NttRow {
+    u64* base;
+    u32 table;
+    u32 group;
+    u32 j;
+};
+
+RHEA_INLINE NttRow ntt_row(u64* data, const NttArgs& a, u32 row, int logn) {
+    NttRow r;
+    if (a.groups == 0) {
+        const u32 poly = row / a.count;
+        const u32 j = row - poly * a.count;
+        const u32 limb = a.start + j;
+        r.base = data + (((u64)poly * a.limbs + limb) << logn);
+        r.table = a.first_table + limb;
+        r.group = 0;
+        r.j = j;
+    } else {
+        u32 g = 0;
+#pragma unroll 1
+        while (g + 1 < a.groups && row >= a.row_start[g + 1]) ++g;
+        const u32 j = row - a.row_start[g];
+        r.base = reinterpret_cast<u64*>(a.ptr[g]) + ((u64)j << logn);
+        r.table = a.table[g] + j;
+        r.group = g;
+        r.j = j;
+    }
+    return r;
+}
+
+// The forward epilogue of a grouped launch (see NttArgs): out = [c +] (x - v) * w mod q for the
+// canonical transform values v of this thread's entries (the direct pass: 8 contiguous words).
+template <int LOGS, int I>
+RHEA_INLINE void rows_epilogue_store(const NttArgs& a, const NttRow& nr, u64 chunk_off, int logn,
+                                     u32 tau, const u64 (&v)[8], u64 q) {
+    using PS = NttPasses<LOGS>;
+    static_assert(PS::p(I) == 3 && PS::j0(I) + PS::p(I) == LOGS, "the last pass is direct");
+    const u64 off = ((u64)nr.j << logn) + chunk_off + 8 * tau;
+    const ulonglong2 w = __ldg(reinterpret_cast<const ulonglong2*>(a.epi_w) + nr.table);
+    const ulonglong2* xp = reinterpret_cast<const ulonglong2*>(
+        reinterpret_cast<const u64*>(a.epi_x[nr.group]) + off);
+    const u64 cptr = a.epi_c[nr.group];
+    ulonglong2* op = reinterpret_cast<ulonglong2*>(reinterpret_cast<u64*>(a.epi_out[nr.group]) + off);
+    u64 r[8];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        const ulonglong2 x = __ldg(xp + i);
+        r[2 * i] = shoup_mul(mod_sub(x.x, v[2 * i], q), w.x, w.y, q);
+        r[2 * i + 1] = shoup_mul(mod_sub(x.y, v[2 * i + 1], q), w.x, w.y, q);
+    }
+    if (cptr != 0) {
+        const ulonglong2* cp =
+            reinterpret_cast<const ulonglong2*>(reinterpret_cast<const u64*>(cptr) + off);
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+            const ulonglong2 c = __ldg(cp + i);
+            r[2 * i] = mod_add(c.x, r[2 * i], q);
+            r[2 * i + 1] = mod_add(c.y, r[2 * i + 1], q);
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < 4; ++i) op[i] = make_ulonglong2(r[2 * i], r[2 * i + 1]);
 }
 
 // Column kernel: LOGS = LOG1 stages on C columns per block, T = 2^LOGS / 8 threads per column.
@@ -397,10 +474,9 @@ RHEA_INLINE void ntt_cols(u64* __restrict__ data, const ulonglong2* __restrict__
 
     const u32 row = blockIdx.x / BPR;
     const u32 col0 = (blockIdx.x % BPR) * C;
-    u64 off;
-    u32 table;
-    ntt_row(a, row, LOGN, off, table);
-    u64* base = data + off + col0;
+    const NttRow nr = ntt_row(data, a, row, LOGN);
+    const u32 table = nr.table;
+    u64* base = nr.base + col0;
     TwCtx tc;
     tc.tw = tw_all + ((u64)table << LOGN);
     tc.tw3 = nullptr;
@@ -434,7 +510,7 @@ struct RowsShape {
 // Forward: the last LOGS stages, with the final reduction. Inverse: the first LOGS stages.
 // DERIVED: the direct pass reads 3 twiddles per thread from the compact table tw3_all
 // ([table][N/8][3], see TwCtx) instead of 7 from the full table.
-template <int LOGN, int LOGS, bool FWD, bool DERIVED>
+template <int LOGN, int LOGS, bool FWD, bool DERIVED, bool EPI = false>
 RHEA_INLINE void ntt_rows(u64* __restrict__ data, const ulonglong2* __restrict__ tw_all,
                           const ulonglong2* __restrict__ tw3_all,
                           const NttPrime* __restrict__ primes, const NttArgs& a) {
@@ -450,10 +526,9 @@ RHEA_INLINE void ntt_rows(u64* __restrict__ data, const ulonglong2* __restrict__
     const u32 b = threadIdx.x / RS::T;
     const u32 tau = threadIdx.x % RS::T;
     const u32 chunk = (blockIdx.x % BPR) * RS::CH + b;
-    u64 off;
-    u32 table;
-    ntt_row(a, row, LOGN, off, table);
-    u64* base = data + off + (u64)chunk * S;
+    const NttRow nr = ntt_row(data, a, row, LOGN);
+    const u32 table = nr.table;
+    u64* base = nr.base + (u64)chunk * S;
     TwCtx tc;
     tc.tw = tw_all + ((u64)table << LOGN);
     tc.tw3 = tw3_all + 3 * (((u64)table << (LOGN - 3)) + chunk * RS::T + tau);
@@ -472,7 +547,11 @@ RHEA_INLINE void ntt_rows(u64* __restrict__ data, const ulonglong2* __restrict__
     if constexpr (FWD) {
         rows_global_load<LOGS, 0>(base, tau, v);
         fwd_passes<LOGS, 0, true, WARP, DERIVED>(v, sm, at, tau, R, tc, pr.q, pr.two_q);
-        rows_global_store<LOGS, PS::COUNT - 1>(base, tau, v);
+        if constexpr (EPI) {
+            rows_epilogue_store<LOGS, PS::COUNT - 1>(a, nr, (u64)chunk * S, LOGN, tau, v, pr.q);
+        } else {
+            rows_global_store<LOGS, PS::COUNT - 1>(base, tau, v);
+        }
     } else {
         rows_global_load<LOGS, PS::COUNT - 1>(base, tau, v);
         inv_passes<LOGS, PS::COUNT - 1, false, WARP, DERIVED>(v, sm, at, tau, R, tc, pr);

@@ -13,6 +13,10 @@
 //   draw r (block i/8, words 2(i%8), 2(i%8)+1, low word first) and is floor(3r / 2^64) - 1 in
 //   {-1, 0, 1} (rhea_math::sampler::ternary on a fresh Prng::from_seed(key) for stream 0),
 //   lifted to every limb as in rhea_math::sampler::lift_signed (-1 -> q - 1).
+// sample_gaussian: polynomial p uses stream `stream + p`; coefficient i takes the i-th 64-bit
+//   draw r (as sample_ternary) and is x = #{t : r >= T_t} - B, the constant-time CDT sample of
+//   rhea_math::sampler::gaussian_from_seed (T = gaussian_cdt(sigma, bound), 2B entries, passed
+//   in the launch arguments), lifted to every limb as in rhea_math::sampler::lift_signed.
 
 #include "common.cuh"
 
@@ -138,6 +142,82 @@ extern "C" __global__ void sample_ternary(const __grid_constant__ SampleArgs A) 
                 const u64 d = (u64)digit[s] - 1ull;
                 const u64 neg_mask = 0ull - (u64)(digit[s] == 0);
                 row[k0 + s] = d + (q & neg_mask);
+            }
+        }
+    }
+}
+
+// ---- discrete Gaussian ----------------------------------------------------------------------
+
+// Must match rhea_cuda::sample::{MAX_GAUSSIAN_TABLE, GAUSSIAN_THREADS, GAUSSIAN_LIMBS_PER_BLOCK}.
+#define GAUSSIAN_MAX_TABLE 256
+#define GAUSSIAN_THREADS 128
+#define GAUSSIAN_LIMBS_PER_BLOCK 8
+
+// Must match rhea_cuda::sample::GaussianArgs (#[repr(C)]).
+struct GaussianArgs {
+    SampleArgs s;
+    u32 entries;                   // 2B, the table entries in use (<= GAUSSIAN_MAX_TABLE)
+    u32 bound;                     // B
+    u64 table[GAUSSIAN_MAX_TABLE]; // the CDT (rhea_math::sampler::gaussian_cdt), then unused
+};
+
+// Thread t of block (x, p, z) computes ChaCha block 128x + t of stream `stream + p`, i.e. the 8
+// samples of coefficients 8(128x + t) .. +8, into shared memory; then the block writes its 1024
+// coefficients, lifted, into limbs 8z .. 8z + 7 (coalesced: consecutive threads, consecutive
+// words). Every sample scans the whole table with branch-free comparisons (the table lives in
+// the constant bank of the launch arguments and is indexed by the loop counter only), and the
+// lift is branch-free in the sign, so nothing depends on the secret but the stored values.
+extern "C" __global__ void __launch_bounds__(GAUSSIAN_THREADS)
+    sample_gaussian(const __grid_constant__ GaussianArgs G) {
+    __shared__ int xs[8 * GAUSSIAN_THREADS];
+    const SampleArgs& A = G.s;
+    const u64 blocks = (A.n + 7) >> 3;
+    const u64 b = (u64)blockIdx.x * GAUSSIAN_THREADS + threadIdx.x;
+    const u32 p = blockIdx.y;
+    if (b < blocks) {
+        u32 w[16];
+        chacha20_block(A.key, A.stream + p, b, w);
+        u64 r[8];
+        u32 count[8];
+#pragma unroll
+        for (int s = 0; s < 8; ++s) {
+            r[s] = (u64)w[2 * s] | ((u64)w[2 * s + 1] << 32);
+            count[s] = 0;
+        }
+        // One table entry at a time against all 8 draws (one constant-bank load per entry).
+        for (u32 t = 0; t < G.entries; ++t) {
+            const u64 e = G.table[t];
+#pragma unroll
+            for (int s = 0; s < 8; ++s) count[s] += (u32)(r[s] >= e);
+        }
+#pragma unroll
+        for (int s = 0; s < 8; ++s) xs[8 * threadIdx.x + s] = (int)count[s] - (int)G.bound;
+    }
+    __syncthreads();
+    const u64 base = (u64)blockIdx.x * (8 * GAUSSIAN_THREADS);
+    const u32 l0 = blockIdx.z * GAUSSIAN_LIMBS_PER_BLOCK;
+    const u32 l1 = min(A.limbs, l0 + GAUSSIAN_LIMBS_PER_BLOCK);
+    u64* out = A.out + (u64)p * A.limbs * A.n;
+    for (u32 l = l0; l < l1; ++l) {
+        const RheaModulus m = load_modulus(A.moduli, A.mod_offset + l);
+        const u64 q = m.value;
+        u64* row = out + (u64)l * A.n;
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+            const u32 local = j * GAUSSIAN_THREADS + threadIdx.x;
+            const u64 k = base + local;
+            if (k < A.n) {
+                // rhea_math::sampler::lift_one, branch-free in the sign.
+                const int x = xs[local];
+                const int sm = x >> 31;                        // -1 when x < 0
+                const u64 mag = barrett_reduce(0ull, (u64)(u32)((x ^ sm) - sm), m);
+                const u64 neg_mask = (u64)(i64)sm;             // all ones when x < 0
+                const u64 negated = q - mag;                   // in (0, q]
+                u64 v = mag ^ ((mag ^ negated) & neg_mask);
+                const u64 is_q = ((v ^ q) - 1ull) >> 63;       // 1 iff v == q
+                v -= q & (0ull - is_q);
+                row[k] = v;
             }
         }
     }

@@ -87,6 +87,8 @@ pub enum BconvTile {
     /// Chosen from the problem size (see [`BconvTile::choose`]).
     #[default]
     Auto,
+    /// 2 outputs × 1 coefficient (the most threads: few input limbs, many outputs).
+    J2C1,
     /// 4 outputs × 1 coefficient.
     J4C1,
     /// 4 outputs × 2 coefficients (16-byte loads).
@@ -99,7 +101,8 @@ pub enum BconvTile {
 
 impl BconvTile {
     /// Every concrete tile (for benchmarks and tests).
-    pub const ALL: [BconvTile; 4] = [
+    pub const ALL: [BconvTile; 5] = [
+        BconvTile::J2C1,
         BconvTile::J4C1,
         BconvTile::J4C2,
         BconvTile::J8C1,
@@ -110,6 +113,7 @@ impl BconvTile {
     pub fn shape(self) -> Option<(u32, u32)> {
         match self {
             BconvTile::Auto => None,
+            BconvTile::J2C1 => Some((2, 1)),
             BconvTile::J4C1 => Some((4, 1)),
             BconvTile::J4C2 => Some((4, 2)),
             BconvTile::J8C1 => Some((8, 1)),
@@ -119,9 +123,11 @@ impl BconvTile {
 
     /// The concrete tile for `polys` polynomials of degree `n`, `outputs` output columns, on a
     /// device with `sms` multiprocessors: the widest tile ([`BconvTile::J8C2`], the most reuse
-    /// of each loaded word; the fastest at N = 2^16 on an H200) unless that leaves fewer than
-    /// 128 threads per multiprocessor, then the first of `J8C1`, `J4C1` that does not (else
-    /// `J4C1`).
+    /// of each loaded word) unless that leaves fewer than 128 threads per multiprocessor, then
+    /// the first of `J8C1`, `J4C1` that does not (else `J4C1`). Measured on an H200 at N = 2^16
+    /// (BENCHMARKS.md §8, `rhea bench gpu --only bconv`): `J8C2` is the fastest at every
+    /// key-switching shape (9 → 23: 32.4 µs, against 37.2 / 43.7 / 61.0 µs for `J8C1`, `J4C1`,
+    /// `J2C1`), although it leaves only 2 warps per scheduler.
     pub fn choose(n: usize, polys: usize, outputs: usize, sms: u32) -> BconvTile {
         let target = sms.max(1) as usize * 128;
         for tile in [BconvTile::J8C2, BconvTile::J8C1, BconvTile::J4C1] {
@@ -492,6 +498,48 @@ impl DeviceBaseConverter {
         tile: BconvTile,
     ) -> Result<()> {
         self.convert_impl(out, input, n, scaled, false, tile)
+    }
+
+    /// [`DeviceBaseConverter::convert_centered`] of `polys` polynomials read in place from a
+    /// larger buffer: polynomial `p`'s `L` input limbs start at word `in_offset + p · in_stride`
+    /// of `input` (the `P` limbs of a `[2][Q_ℓ ∪ P][n]` key-switching accumulator); the output is
+    /// `[polys][K][n]`.
+    ///
+    /// Errors: [`CudaError::Shape`] when the rows leave `input` or `out` is short; device
+    /// mismatch and launch errors.
+    pub fn convert_centered_strided(
+        &self,
+        out: &mut DeviceBuffer,
+        input: &DeviceBuffer,
+        in_offset: usize,
+        in_stride: usize,
+        polys: usize,
+        n: usize,
+    ) -> Result<()> {
+        check_degree(n)?;
+        check_device(&self.device, &[out, input])?;
+        let last = polys
+            .checked_sub(1)
+            .map(|p| in_offset + p * in_stride + self.l * n);
+        if polys == 0 || !last.is_some_and(|end| end <= input.len()) || in_stride < self.l * n {
+            return Err(CudaError::Shape(format!(
+                "{polys} polynomials of {} limbs from word {in_offset} (stride {in_stride}) of a \
+                 {}-word buffer",
+                self.l,
+                input.len()
+            )));
+        }
+        check_len("conversion output", out.len(), polys * self.k * n)?;
+        let plan: Vec<(u32, u32)> = (0..self.k as u32).map(|j| (j, j)).collect();
+        let io = Io {
+            n,
+            polys,
+            input: input.device_ptr() + (in_offset * 8) as u64,
+            in_stride,
+            out: out.device_ptr(),
+            out_stride: self.k * n,
+        };
+        self.launch_plan(&io, &plan, 0, 0, None, true, BconvTile::Auto)
     }
 
     fn convert_impl(

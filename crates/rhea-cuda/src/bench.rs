@@ -381,7 +381,61 @@ pub fn elementwise_suite(dev: &Arc<GpuDevice>, cfg: &BenchConfig) -> Result<Vec<
 pub type SuiteFn = fn(&Arc<GpuDevice>, &BenchConfig) -> Result<Vec<BenchRow>>;
 
 /// Every suite [`run_all`] runs, in order (the roofline first; add yours here).
-pub static SUITES: &[(&str, SuiteFn)] = &[("copy", copy_suite), ("elementwise", elementwise_suite)];
+pub static SUITES: &[(&str, SuiteFn)] = &[
+    ("copy", copy_suite),
+    ("elementwise", elementwise_suite),
+    ("bconv", bconv_suite),
+];
+
+/// Centred base conversion at the shapes of hybrid key switching at N = 2^16 (ModUp of one digit
+/// of 9 limbs to the other 23, ModDown of 7 P limbs to 25 Q limbs for 1 and 2 polynomials, and a
+/// 30 → 8 conversion), with every register tile, on 60-bit primes. Bytes = input + output.
+pub fn bconv_suite(dev: &Arc<GpuDevice>, cfg: &BenchConfig) -> Result<Vec<BenchRow>> {
+    use crate::bconv::{BconvTile, DeviceBaseConverter};
+    use rhea_math::basis::Basis;
+    use rhea_math::bconv::BaseConverter;
+    let n = cfg.degree;
+    let all = ntt_primes(60, 40, n)?;
+    let mut rows = Vec::new();
+    for (from, to, polys) in [
+        (9usize, 23usize, 1usize),
+        (7, 25, 1),
+        (7, 25, 2),
+        (30, 8, 1),
+    ] {
+        let vals: Vec<u64> = all.iter().map(|m| m.value()).collect();
+        let src =
+            Basis::new(&vals[..from]).map_err(|e| CudaError::InvalidArgument(e.to_string()))?;
+        let dst = Basis::new(&vals[from..from + to])
+            .map_err(|e| CudaError::InvalidArgument(e.to_string()))?;
+        let conv = BaseConverter::new(&src, &dst)
+            .map_err(|e| CudaError::InvalidArgument(e.to_string()))?;
+        let dconv = DeviceBaseConverter::new(dev, &conv)?;
+        let mut input = Vec::with_capacity(polys * from * n);
+        for _ in 0..polys {
+            for (i, m) in all[..from].iter().enumerate() {
+                input.extend(fill(m.value(), n, 77 + i as u64));
+            }
+        }
+        let x = dev.upload(&input)?;
+        let mut out = dev.alloc(polys * to * n)?;
+        let bytes = ((from + to) * polys * n * 8) as u64;
+        let shape = format!("N={n} {from}->{to} P={polys}");
+        for (label, tile) in [
+            ("centered_j8c2", BconvTile::J8C2),
+            ("centered_j8c1", BconvTile::J8C1),
+            ("centered_j4c1", BconvTile::J4C1),
+            ("centered_j2c1", BconvTile::J2C1),
+            ("centered_auto", BconvTile::Auto),
+        ] {
+            let t = time_op(dev, cfg, |_| {
+                dconv.convert_centered_with(&mut out, &x, n, false, tile)
+            })?;
+            rows.push(BenchRow::new("bconv", label, &shape, bytes, t));
+        }
+    }
+    Ok(rows)
+}
 
 /// Runs the suites whose names are in `only` (all when empty) and fills in the roofline
 /// fractions against the large device-to-device copy.

@@ -7,6 +7,10 @@
 //! - [`sub_mul_scalar_assign`]: `y_i = (x_i − y_i) · w_i mod q_i` (the tail of ModDown and of
 //!   the NTT-domain rescale).
 //! - [`rescale_lift`]: the centred lift of one limb modulo `q_last` to each of `limbs` primes.
+//! - [`tensor`]: the product of two 2-component ciphertexts before relinearisation
+//!   `(a0 b0, a0 b1 + a1 b0, a1 b1)`, one pass.
+//! - [`ks_inner_product_pair`]: [`ks_inner_product`] into one `[2][width][n]` buffer (what the
+//!   fused ModDown of both halves reads).
 //!
 //! Every result is the canonical residue of an exact expression, so it equals any other exact
 //! evaluation word for word (the host oracles are `rhea_math`'s `ModDown`/`Rescaler` and the
@@ -140,6 +144,68 @@ pub fn ks_inner_product(
     out1: &mut DeviceBuffer,
     n: usize,
 ) -> Result<()> {
+    let width = ks_width(moduli, level, q_full)?;
+    check_dev(out0.device(), out1)?;
+    check_len("out0", out0, width * n)?;
+    check_len("out1", out1, width * n)?;
+    let (p0, p1) = (out0.device_ptr(), out1.device_ptr());
+    ks_launch(
+        moduli,
+        level,
+        q_full,
+        digits,
+        keys,
+        out0.device(),
+        p0,
+        p1,
+        n,
+    )
+}
+
+/// [`ks_inner_product`] into one buffer `out` of `[2][width][n]` words (`width = level + p_len`):
+/// `out_0` first, then `out_1`.
+///
+/// Errors: those of [`ks_inner_product`].
+pub fn ks_inner_product_pair(
+    moduli: &DeviceModuli,
+    level: usize,
+    q_full: usize,
+    digits: &[&DeviceBuffer],
+    keys: &[(&DeviceBuffer, &DeviceBuffer)],
+    out: &mut DeviceBuffer,
+    n: usize,
+) -> Result<()> {
+    let width = ks_width(moduli, level, q_full)?;
+    check_len("out", out, 2 * width * n)?;
+    let p0 = out.device_ptr();
+    let p1 = p0 + (width * n * 8) as u64;
+    ks_launch(moduli, level, q_full, digits, keys, out.device(), p0, p1, n)
+}
+
+/// `level + p_len` after checking the level against the moduli.
+fn ks_width(moduli: &DeviceModuli, level: usize, q_full: usize) -> Result<usize> {
+    let full = moduli.len();
+    if q_full >= full || level == 0 || level > q_full {
+        return Err(CudaError::InvalidArgument(format!(
+            "level {level} with |Q| = {q_full} and {full} moduli"
+        )));
+    }
+    Ok(level + full - q_full)
+}
+
+/// The launch of [`ks_inner_product`] on checked outputs at `out0`, `out1`.
+#[allow(clippy::too_many_arguments)]
+fn ks_launch(
+    moduli: &DeviceModuli,
+    level: usize,
+    q_full: usize,
+    digits: &[&DeviceBuffer],
+    keys: &[(&DeviceBuffer, &DeviceBuffer)],
+    dev: &Arc<GpuDevice>,
+    out0: u64,
+    out1: u64,
+    n: usize,
+) -> Result<()> {
     check_n(n)?;
     let count = digits.len();
     if count == 0 || count > MAX_DIGITS || keys.len() < count {
@@ -155,11 +221,11 @@ pub fn ks_inner_product(
         )));
     }
     let width = level + full - q_full;
-    let dev = out0.device().clone();
+    let dev = dev.clone();
     let mut args = KsPtrArgs {
         n: n as u64,
-        out0: out0.device_ptr(),
-        out1: out1.device_ptr(),
+        out0,
+        out1,
         moduli: moduli.device_ptr(),
         count: count as u32,
         level: level as u32,
@@ -169,9 +235,6 @@ pub fn ks_inner_product(
         key_b: [0; MAX_DIGITS],
         key_a: [0; MAX_DIGITS],
     };
-    check_dev(&dev, out1)?;
-    check_len("out0", out0, width * n)?;
-    check_len("out1", out1, width * n)?;
     for (d, (x, (b, a))) in digits.iter().zip(keys).enumerate() {
         for (buf, min) in [(*x, width * n), (*b, full * n), (*a, full * n)] {
             check_dev(&dev, buf)?;
@@ -278,6 +341,78 @@ pub fn rescale_lift(
     lb.arg(&args);
     // SAFETY: `args` matches `struct LiftArgs`; `out` holds `limbs · n` words, `t` holds `n`,
     // the moduli table `limbs` records or more; one ordered stream.
+    unsafe { lb.launch(cfg) }?;
+    Ok(())
+}
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct TensorArgs {
+    n: u64,
+    a0: u64,
+    a1: u64,
+    b0: u64,
+    b1: u64,
+    d0: u64,
+    d1: u64,
+    d2: u64,
+    moduli: u64,
+}
+
+// SAFETY: plain `#[repr(C)]` integers, the layout of the CUDA struct.
+unsafe impl DeviceRepr for TensorArgs {}
+
+/// The tensor product of two 2-component ciphertexts over `limbs` limbs (`[limbs][n]` each,
+/// limb `i` modulo `moduli[i]`): `d0 = a0·b0`, `d1 = a0·b1 + a1·b0`, `d2 = a1·b1` (element-wise,
+/// canonical), one pass. `a` and `b` may be the same ciphertext (squaring).
+///
+/// Errors: [`CudaError::Shape`] for short buffers or too few moduli;
+/// [`CudaError::DeviceMismatch`]; [`CudaError::InvalidArgument`] for a bad `n`.
+#[allow(clippy::too_many_arguments)]
+pub fn tensor(
+    a: [&DeviceBuffer; 2],
+    b: [&DeviceBuffer; 2],
+    d: [&mut DeviceBuffer; 3],
+    moduli: &DeviceModuli,
+    limbs: usize,
+    n: usize,
+) -> Result<()> {
+    check_n(n)?;
+    let [d0, d1, d2] = d;
+    let dev = d0.device().clone();
+    for x in a.iter().chain(b.iter()) {
+        check_dev(&dev, x)?;
+        check_len("a tensor input", x, limbs * n)?;
+    }
+    for x in [&*d0, &*d1, &*d2] {
+        check_dev(&dev, x)?;
+        check_len("a tensor output", x, limbs * n)?;
+    }
+    if limbs > moduli.len() {
+        return Err(CudaError::Shape(format!(
+            "{limbs} limbs with {} moduli",
+            moduli.len()
+        )));
+    }
+    let args = TensorArgs {
+        n: n as u64,
+        a0: a[0].device_ptr(),
+        a1: a[1].device_ptr(),
+        b0: b[0].device_ptr(),
+        b1: b[1].device_ptr(),
+        d0: d0.device_ptr(),
+        d1: d1.device_ptr(),
+        d2: d2.device_ptr(),
+        moduli: moduli.device_ptr(),
+    };
+    let cfg = grid(n, limbs)?;
+    let f = dev.function(&FUSED, "fused_tensor")?;
+    let mut lb = dev.stream().launch_builder(&f);
+    lb.arg(&args);
+    // SAFETY: `args` matches `struct TensorArgs`; the four inputs and three outputs hold
+    // `limbs · n` words each (checked; outputs are distinct `&mut` buffers, so they do not alias
+    // each other or the inputs), the moduli table holds `limbs` records; all work is ordered on
+    // the device's one stream.
     unsafe { lb.launch(cfg) }?;
     Ok(())
 }

@@ -262,6 +262,9 @@ enum Phase {
     Rows,
 }
 
+/// The most runs one grouped transform takes (`NTT_MAX_GROUPS` in `ntt.cuh`).
+pub const MAX_RUNS: usize = 12;
+
 /// Launch arguments, passed by value (`struct NttArgs` in `ntt.cuh`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
@@ -271,7 +274,15 @@ struct NttArgs {
     count: u32,
     first_table: u32,
     rows: u32,
-    reserved: u32,
+    groups: u32,
+    row_start: [u32; MAX_RUNS + 1],
+    table: [u32; MAX_RUNS],
+    pad: u32,
+    ptr: [u64; MAX_RUNS],
+    epi_out: [u64; MAX_RUNS],
+    epi_x: [u64; MAX_RUNS],
+    epi_c: [u64; MAX_RUNS],
+    epi_w: u64,
 }
 
 // SAFETY: plain `#[repr(C)]` integers, the layout of the CUDA struct.
@@ -286,9 +297,41 @@ impl NttArgs {
             count: batch.count as u32,
             first_table: batch.first_table as u32,
             rows: batch.rows() as u32,
-            reserved: 0,
+            ..Self::default()
         }
     }
+}
+
+/// One run of a grouped transform ([`DeviceNttTables::transform_runs`]): limbs
+/// `first_limb .. first_limb + limbs` of buffer `buf` (an index into the buffer list), its limb
+/// `first_limb + j` using table `table + j`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NttRun {
+    /// Index of the buffer in the list passed with the runs.
+    pub buf: usize,
+    /// The first limb of the run in that buffer.
+    pub first_limb: usize,
+    /// Consecutive limbs in the run.
+    pub limbs: usize,
+    /// The table of the run's first limb.
+    pub table: usize,
+}
+
+/// Where the fused epilogue of [`DeviceNttTables::forward_runs_epilogue`] writes one run:
+/// `out = [c +] (x − NTT(run)) · w[table] mod q`, limb `j` of the run at limb `out_limb + j` of
+/// output buffer `out`, reading limb `x_limb + j` of `x` and limb `c_limb + j` of `c`.
+#[derive(Clone, Copy, Debug)]
+pub struct EpilogueRun<'a> {
+    /// Index of the output buffer in the list passed with the runs.
+    pub out: usize,
+    /// The output limb of the run's first limb.
+    pub out_limb: usize,
+    /// The minuend `x` (canonical).
+    pub x: &'a DeviceBuffer,
+    /// Its limb of the run's first limb.
+    pub x_limb: usize,
+    /// The optional addend `c` (canonical) and its limb of the run's first limb.
+    pub c: Option<(&'a DeviceBuffer, usize)>,
 }
 
 /// The twiddle tables of a list of primes for one degree, resident on a device.
@@ -592,6 +635,194 @@ impl DeviceNttTables {
         }
     }
 
+    /// Transforms, in place and in one launch per phase, up to [`MAX_RUNS`] runs of limbs in
+    /// `bufs` (a ModUp's digits with their own limbs skipped, both halves of a ciphertext).
+    ///
+    /// Errors: [`CudaError::Shape`] for an empty or too long list, a run outside its buffer or
+    /// beyond the tables, or two runs that overlap; [`CudaError::DeviceMismatch`]; device errors.
+    pub fn transform_runs(
+        &self,
+        bufs: &mut [&mut DeviceBuffer],
+        runs: &[NttRun],
+        dir: NttDirection,
+    ) -> Result<()> {
+        let ptrs: Vec<u64> = bufs.iter().map(|b| b.device_ptr()).collect();
+        let lens: Vec<usize> = bufs.iter().map(|b| b.len()).collect();
+        for b in bufs.iter() {
+            self.check_device(b)?;
+        }
+        let args = self.runs_args(&ptrs, &lens, runs)?;
+        match default_split(self.log_degree, 2) {
+            Some(s) => self.launch_fast_raw(&args, dir, s),
+            None => self.launch_naive_raw(&args, dir),
+        }
+    }
+
+    /// Whether the fast kernels serve this degree (`N = 2^12 … 2^17`), which
+    /// [`DeviceNttTables::forward_runs_epilogue`] needs.
+    pub fn has_fast_kernels(&self) -> bool {
+        default_split(self.log_degree, 2).is_some()
+    }
+
+    /// The forward transform of `runs` of `srcs` (in place: `srcs` are scratch) with the fused
+    /// epilogue: run `r`'s transform `v` becomes `[c +] (x − v) · w mod q` in `outs` as `epi[r]`
+    /// says, `w` being `(w, shoup(w))` pairs by table index in `w_pairs` (ModDown's `P^{-1}`,
+    /// rescale's `q_last^{-1}`), one launch per phase.
+    ///
+    /// Errors: as [`DeviceNttTables::transform_runs`], plus [`CudaError::Shape`] when `epi`
+    /// does not match `runs` or an epilogue operand is too short.
+    pub fn forward_runs_epilogue(
+        &self,
+        srcs: &mut [&mut DeviceBuffer],
+        runs: &[NttRun],
+        outs: &mut [&mut DeviceBuffer],
+        epi: &[EpilogueRun<'_>],
+        w_pairs: &DeviceBuffer,
+    ) -> Result<()> {
+        let ptrs: Vec<u64> = srcs.iter().map(|b| b.device_ptr()).collect();
+        let lens: Vec<usize> = srcs.iter().map(|b| b.len()).collect();
+        for b in srcs.iter().chain(outs.iter()) {
+            self.check_device(b)?;
+        }
+        self.check_device(w_pairs)?;
+        let mut args = self.runs_args(&ptrs, &lens, runs)?;
+        if epi.len() != runs.len() {
+            return Err(CudaError::Shape(format!(
+                "{} epilogue runs for {} transform runs",
+                epi.len(),
+                runs.len()
+            )));
+        }
+        let tables_used = runs.iter().map(|r| r.table + r.limbs).max().unwrap_or(0);
+        if w_pairs.len() < 2 * tables_used {
+            return Err(CudaError::Shape(format!(
+                "epilogue factors: {} words for {tables_used} tables",
+                w_pairs.len()
+            )));
+        }
+        let n = self.degree;
+        let fits = |len: usize, limb: usize, count: usize| (limb + count) * n <= len;
+        for (g, (r, e)) in runs.iter().zip(epi).enumerate() {
+            let out = outs.get(e.out).ok_or_else(|| {
+                CudaError::Shape(format!("epilogue output {} of {}", e.out, outs.len()))
+            })?;
+            self.check_device(e.x)?;
+            let c_ok = e.c.map_or(true, |(c, l)| fits(c.len(), l, r.limbs));
+            if !fits(out.len(), e.out_limb, r.limbs) || !fits(e.x.len(), e.x_limb, r.limbs) || !c_ok
+            {
+                return Err(CudaError::Shape(format!(
+                    "epilogue run {g}: {} limbs do not fit its output or operands",
+                    r.limbs
+                )));
+            }
+            args.epi_out[g] = out.device_ptr() + (e.out_limb * n * 8) as u64;
+            args.epi_x[g] = e.x.device_ptr() + (e.x_limb * n * 8) as u64;
+            args.epi_c[g] = match e.c {
+                Some((c, l)) => {
+                    self.check_device(c)?;
+                    c.device_ptr() + (l * n * 8) as u64
+                }
+                None => 0,
+            };
+        }
+        // The outputs must not alias the sources or operands (the row kernel reads them
+        // through the read-only cache while it writes the outputs).
+        for o in outs.iter() {
+            let (o0, o1) = (o.device_ptr(), o.device_ptr() + o.size_bytes() as u64);
+            let overlaps = |p: u64, len: usize| p < o1 && o0 < p + (len * 8) as u64;
+            let src_overlap = ptrs.iter().zip(&lens).any(|(&p, &l)| overlaps(p, l));
+            let opnd_overlap = epi.iter().any(|e| {
+                overlaps(e.x.device_ptr(), e.x.len())
+                    || e.c.is_some_and(|(c, _)| overlaps(c.device_ptr(), c.len()))
+            });
+            if src_overlap || opnd_overlap {
+                return Err(CudaError::Shape(
+                    "an epilogue output overlaps a source or an operand".into(),
+                ));
+            }
+        }
+        args.epi_w = w_pairs.device_ptr();
+        let s = default_split(self.log_degree, 2).ok_or_else(|| {
+            CudaError::InvalidArgument(format!(
+                "grouped NTT needs the fast kernels (N = 2^{})",
+                self.log_degree
+            ))
+        })?;
+        let s = s.with_derived_twiddles(true);
+        self.launch_phase_raw(&args, NttDirection::Forward, s, Phase::Cols, false)?;
+        self.launch_phase_raw(&args, NttDirection::Forward, s, Phase::Rows, true)
+    }
+
+    fn check_device(&self, b: &DeviceBuffer) -> Result<()> {
+        if Arc::ptr_eq(b.device(), &self.device) {
+            Ok(())
+        } else {
+            Err(CudaError::DeviceMismatch(
+                b.device().index(),
+                self.device.index(),
+            ))
+        }
+    }
+
+    /// The grouped launch arguments of `runs` over buffers at `ptrs` of `lens` words.
+    fn runs_args(&self, ptrs: &[u64], lens: &[usize], runs: &[NttRun]) -> Result<NttArgs> {
+        if runs.is_empty() || runs.len() > MAX_RUNS {
+            return Err(CudaError::Shape(format!(
+                "a grouped NTT takes 1 to {MAX_RUNS} runs, not {}",
+                runs.len()
+            )));
+        }
+        let n = self.degree;
+        let mut args = NttArgs {
+            groups: runs.len() as u32,
+            ..NttArgs::default()
+        };
+        let mut rows = 0usize;
+        for (g, r) in runs.iter().enumerate() {
+            let len = *lens.get(r.buf).ok_or_else(|| {
+                CudaError::Shape(format!("run {g} names buffer {} of {}", r.buf, lens.len()))
+            })?;
+            if r.limbs == 0 || (r.first_limb + r.limbs) * n > len || r.table + r.limbs > self.len()
+            {
+                return Err(CudaError::Shape(format!(
+                    "run {g}: limbs {}..{} (tables {}..) of a {len}-word buffer with {} tables",
+                    r.first_limb,
+                    r.first_limb + r.limbs,
+                    r.table,
+                    self.len()
+                )));
+            }
+            for (h, o) in runs[..g].iter().enumerate() {
+                let disjoint = o.buf != r.buf
+                    || o.first_limb + o.limbs <= r.first_limb
+                    || r.first_limb + r.limbs <= o.first_limb;
+                if !disjoint {
+                    return Err(CudaError::Shape(format!("runs {h} and {g} overlap")));
+                }
+            }
+            args.row_start[g] = rows as u32;
+            args.table[g] = r.table as u32;
+            args.ptr[g] = ptrs[r.buf] + (r.first_limb * n * 8) as u64;
+            rows += r.limbs;
+        }
+        args.row_start[runs.len()] = rows as u32;
+        args.rows = rows as u32;
+        Ok(args)
+    }
+
+    fn launch_fast_raw(&self, args: &NttArgs, dir: NttDirection, s: NttSplit) -> Result<()> {
+        match dir {
+            NttDirection::Forward => {
+                self.launch_phase_raw(args, dir, s, Phase::Cols, false)?;
+                self.launch_phase_raw(args, dir, s, Phase::Rows, false)
+            }
+            NttDirection::Inverse => {
+                self.launch_phase_raw(args, dir, s, Phase::Rows, false)?;
+                self.launch_phase_raw(args, dir, s, Phase::Cols, false)
+            }
+        }
+    }
+
     fn launch(
         &self,
         name: &str,
@@ -651,14 +882,39 @@ impl DeviceNttTables {
         s: NttSplit,
         phase: Phase,
     ) -> Result<()> {
+        let (name, cfg) = self.phase_config(args.rows, dir, s, phase, false);
+        self.launch(&name, cfg, buf.device_ptr(), args, dir, None)
+    }
+
+    /// A phase of a grouped launch (`args.groups > 0`: the kernel ignores `data`).
+    fn launch_phase_raw(
+        &self,
+        args: &NttArgs,
+        dir: NttDirection,
+        s: NttSplit,
+        phase: Phase,
+        epilogue: bool,
+    ) -> Result<()> {
+        let (name, cfg) = self.phase_config(args.rows, dir, s, phase, epilogue);
+        self.launch(&name, cfg, 0, args, dir, None)
+    }
+
+    /// The kernel name and launch shape of one phase over `rows` limb-transforms.
+    fn phase_config(
+        &self,
+        rows: u32,
+        dir: NttDirection,
+        s: NttSplit,
+        phase: Phase,
+        epilogue: bool,
+    ) -> (String, LaunchConfig) {
         let log_n = self.log_degree;
         let log_n2 = log_n - s.log_n1;
-        let rows = args.rows;
         let d = match dir {
             NttDirection::Forward => "fwd",
             NttDirection::Inverse => "inv",
         };
-        let (name, cfg) = match phase {
+        match phase {
             // Column kernel: 2^log_n1 / 8 threads per column, cols_per_block columns per block.
             Phase::Cols => (
                 s.cols_name(d, log_n),
@@ -673,8 +929,13 @@ impl DeviceNttTables {
             Phase::Rows => {
                 let t = (1u32 << log_n2) / 8;
                 let chunks = if t >= 128 { 1 } else { 128 / t };
+                let name = if epilogue {
+                    format!("ntt_fwd_rowsde_{log_n}_{}", s.log_n1)
+                } else {
+                    s.rows_name(d, log_n)
+                };
                 (
-                    s.rows_name(d, log_n),
+                    name,
                     LaunchConfig {
                         grid_dim: (rows * ((1u32 << log_n) / ((1u32 << log_n2) * chunks)), 1, 1),
                         block_dim: (t * chunks, 1, 1),
@@ -682,8 +943,7 @@ impl DeviceNttTables {
                     },
                 )
             }
-        };
-        self.launch(&name, cfg, buf.device_ptr(), args, dir, None)
+        }
     }
 
     fn launch_naive(
@@ -692,11 +952,19 @@ impl DeviceNttTables {
         args: &NttArgs,
         dir: NttDirection,
     ) -> Result<()> {
+        self.launch_naive_at(buf.device_ptr(), args, dir)
+    }
+
+    /// The naive stages of a grouped launch (`data` unused).
+    fn launch_naive_raw(&self, args: &NttArgs, dir: NttDirection) -> Result<()> {
+        self.launch_naive_at(0, args, dir)
+    }
+
+    fn launch_naive_at(&self, data: u64, args: &NttArgs, dir: NttDirection) -> Result<()> {
         let log_n = self.log_degree;
         let cfg = self
             .device
             .grid_stride_config((args.rows as usize) << (log_n - 1), 256);
-        let data = buf.device_ptr();
         let stages: Vec<u32> = match dir {
             NttDirection::Forward => (0..log_n).collect(),
             NttDirection::Inverse => (0..log_n).rev().collect(),

@@ -8,11 +8,16 @@
 //! | wrapper | twin |
 //! |---|---|
 //! | [`uniform_from_seed`] (polynomial `p` on stream `stream + p`) | [`rhea_math::sampler::uniform_poly_from_seed`]`(seed, stream + p, moduli, n)` |
-//! | [`ternary_from_seed`] (polynomial `p` on stream `stream + p`) | [`host::ternary_from_seed`] lifted by [`rhea_math::sampler::lift_signed`]; for stream 0 that is [`rhea_math::sampler::ternary`] on a fresh `Prng::from_seed(seed)` |
+//! | [`ternary_from_seed`] (polynomial `p` on stream `stream + p`) | [`rhea_math::sampler::ternary_from_seed`]`(seed, stream + p, n)` lifted by [`rhea_math::sampler::lift_signed`]; for stream 0 that is [`rhea_math::sampler::ternary`] on a fresh `Prng::from_seed(seed)` |
+//! | [`gaussian_from_seed`] (polynomial `p` on stream `stream + p`) | [`rhea_math::sampler::gaussian_from_seed`]`(seed, stream + p, n, sigma, bound)` lifted by [`rhea_math::sampler::lift_signed`] |
 //!
-//! Ternary: coefficient `i` takes the `i`-th 64-bit draw `r` of the stream (block `i/8`, words
-//! `2(i%8)`, `2(i%8)+1`, low word first) and is `⌊3r / 2^64⌋ − 1 ∈ {−1, 0, 1}`, written to every
-//! limb as a canonical residue (`−1 ↦ q − 1`).
+//! Ternary and Gaussian: coefficient `i` takes the `i`-th 64-bit draw `r` of the stream (block
+//! `i/8`, words `2(i%8)`, `2(i%8)+1`, low word first) and is `⌊3r / 2^64⌋ − 1 ∈ {−1, 0, 1}`,
+//! respectively the constant-time CDT sample `#{t : r ≥ T_t} − ⌊bound⌋` of
+//! [`rhea_math::sampler::gaussian_cdt`]; either is written to every limb as a canonical residue
+//! (`x < 0 ↦ q + x`). The Gaussian kernel receives the CDT in its launch arguments, so it takes
+//! tables of at most [`MAX_GAUSSIAN_TABLE`] entries (`bound < 129`: `σ < 21.5` at the usual
+//! `6σ` cut).
 
 use std::sync::Arc;
 
@@ -24,7 +29,7 @@ use crate::elementwise::{DeviceModuli, RnsLayout};
 use crate::error::{CudaError, Result};
 use crate::registry::{KernelSource, COMMON_CUH};
 
-/// `kernels/sample.cu`: ChaCha20 uniform and ternary sampling.
+/// `kernels/sample.cu`: ChaCha20 uniform, ternary and discrete Gaussian sampling.
 pub const SAMPLE: KernelSource = KernelSource {
     name: "sample",
     source: include_str!("../kernels/sample.cu"),
@@ -101,6 +106,68 @@ fn check(
     Ok(out.device().clone())
 }
 
+/// The grid's x dimension for `threads_total` threads per polynomial in blocks of `block`.
+fn grid_x(layout: &RnsLayout, threads_total: usize, block: u32) -> Result<u32> {
+    let grid_x = threads_total.div_ceil(block as usize);
+    if grid_x > i32::MAX as usize {
+        return Err(CudaError::Shape(format!(
+            "{layout:?} is too large for one launch"
+        )));
+    }
+    Ok(grid_x as u32)
+}
+
+/// The common launch arguments (the caller wipes `key` after the launch).
+fn sample_args(
+    out: &mut DeviceBuffer,
+    seed: &[u8; 32],
+    stream: u64,
+    layout: &RnsLayout,
+    moduli: &DeviceModuli,
+) -> SampleArgs {
+    SampleArgs {
+        key: key_words(seed),
+        stream,
+        n: layout.degree as u64,
+        out: out.device_ptr(),
+        moduli: moduli.device_ptr(),
+        limbs: layout.limbs as u32,
+        polys: layout.polys as u32,
+        mod_offset: layout.first_modulus as u32,
+        pad: 0,
+    }
+}
+
+/// Launches `kernel` of [`SAMPLE`] with the one argument block `args`, then wipes (best effort)
+/// the copy of the key in it, `key(args)`, on the host stack.
+///
+/// # Safety
+///
+/// `args` must be the kernel's argument struct, built from [`sample_args`] for a buffer and
+/// moduli table that [`check`] accepted, and the kernel must guard every thread of `cfg` past
+/// the layout.
+unsafe fn run<A: DeviceRepr>(
+    dev: &GpuDevice,
+    kernel: &str,
+    args: &mut A,
+    key: fn(&mut A) -> &mut [u32; 8],
+    cfg: LaunchConfig,
+) -> Result<()> {
+    let result = dev.function(&SAMPLE, kernel).and_then(|f| {
+        let mut b = dev.stream().launch_builder(&f);
+        b.arg(&*args);
+        // SAFETY (the caller's contract): `args` matches the kernel's argument struct; the
+        // output holds `polys · limbs · N` words and the moduli table covers the limbs;
+        // cuLaunchKernel copies the argument block before it returns; all work is ordered on
+        // the device's one stream.
+        unsafe { b.launch(cfg) }?;
+        Ok(())
+    });
+    // SAFETY: `key(args)` is a valid, aligned, exclusively borrowed array.
+    unsafe { std::ptr::write_volatile(key(args), [0u32; 8]) };
+    result
+}
+
 fn launch(
     kernel: &str,
     out: &mut DeviceBuffer,
@@ -111,42 +178,19 @@ fn launch(
     blocks_per_poly: usize,
 ) -> Result<()> {
     let dev = check(out, stream, layout, moduli)?;
-    let grid_x = blocks_per_poly.div_ceil(THREADS as usize);
-    if grid_x > i32::MAX as usize {
-        return Err(CudaError::Shape(format!(
-            "{layout:?} is too large for one launch"
-        )));
-    }
-    let mut args = SampleArgs {
-        key: key_words(seed),
-        stream,
-        n: layout.degree as u64,
-        out: out.device_ptr(),
-        moduli: moduli.device_ptr(),
-        limbs: layout.limbs as u32,
-        polys: layout.polys as u32,
-        mod_offset: layout.first_modulus as u32,
-        pad: 0,
-    };
     let cfg = LaunchConfig {
-        grid_dim: (grid_x as u32, layout.polys as u32, 1),
+        grid_dim: (
+            grid_x(layout, blocks_per_poly, THREADS)?,
+            layout.polys as u32,
+            1,
+        ),
         block_dim: (THREADS, 1, 1),
         shared_mem_bytes: 0,
     };
-    let f = dev.function(&SAMPLE, kernel)?;
-    let result = {
-        let mut b = dev.stream().launch_builder(&f);
-        b.arg(&args);
-        // SAFETY: `args` matches `struct SampleArgs`; `out` holds `polys · limbs · N` words and
-        // the moduli table covers the limbs (checked above); cuLaunchKernel copies the argument
-        // block before it returns; all work is ordered on the device's one stream.
-        unsafe { b.launch(cfg) }
-    };
-    // Best-effort wipe of the key copy on the host stack (the driver has copied it).
-    // SAFETY: `args.key` is a valid, aligned, exclusively borrowed array.
-    unsafe { std::ptr::write_volatile(&mut args.key, [0u32; 8]) };
-    result?;
-    Ok(())
+    let mut args = sample_args(out, seed, stream, layout, moduli);
+    // SAFETY: `args` is `struct SampleArgs`, for the buffer and table `check` accepted; the
+    // kernels return early for every thread past `blocks_per_poly`.
+    unsafe { run(&dev, kernel, &mut args, |a| &mut a.key, cfg) }
 }
 
 /// Fills `out` (`[polys][limbs][N]` of `layout`) with uniform residues regenerated from `seed`:
@@ -167,7 +211,7 @@ pub fn uniform_from_seed(
 }
 
 /// Fills `out` (`[polys][limbs][N]` of `layout`) with a ternary polynomial per `p` drawn from
-/// `(seed, stream + p)` ([`host::ternary_from_seed`]), lifted to every limb as canonical
+/// `(seed, stream + p)` ([`rhea_math::sampler::ternary_from_seed`]), lifted to every limb as canonical
 /// residues (`−1 ↦ q − 1`).
 ///
 /// Errors as [`uniform_from_seed`].
@@ -182,28 +226,93 @@ pub fn ternary_from_seed(
     launch("sample_ternary", out, seed, stream, layout, moduli, blocks)
 }
 
-/// Host references of the counter-based samplers.
-pub mod host {
-    use rhea_math::sampler::chacha20_block;
+/// The most CDT entries the Gaussian kernel takes (`2·⌊bound⌋ ≤ 256`, i.e. `bound < 129`):
+/// the table travels in the launch arguments (2 KiB of the 4 KiB parameter space).
+pub const MAX_GAUSSIAN_TABLE: usize = 256;
 
-    /// `n` ternary coefficients from `(seed, stream)`: coefficient `i` is `⌊3r / 2^64⌋ − 1` with
-    /// `r` the `i`-th 64-bit word of the keystream (block `i/8`, words `2(i%8)`, `2(i%8)+1`, low
-    /// word first). For stream 0 this equals `rhea_math::sampler::ternary` on a fresh
-    /// `Prng::from_seed(seed)`.
-    pub fn ternary_from_seed(seed: &[u8; 32], stream: u64, n: usize) -> Vec<i64> {
-        let mut out = Vec::with_capacity(n);
-        let mut block = 0u64;
-        while out.len() < n {
-            let w = chacha20_block(seed, stream, block);
-            for s in 0..8 {
-                if out.len() == n {
-                    break;
-                }
-                let r = w[2 * s] as u64 | (w[2 * s + 1] as u64) << 32;
-                out.push(((r as u128 * 3) >> 64) as i64 - 1);
-            }
-            block += 1;
-        }
-        out
+/// Threads per block of `sample_gaussian` (`GAUSSIAN_THREADS` in `sample.cu`).
+const GAUSSIAN_THREADS: u32 = 128;
+
+/// Limbs written per block of `sample_gaussian` (`GAUSSIAN_LIMBS_PER_BLOCK` in `sample.cu`): the
+/// grid's z dimension splits the limbs into groups this size, each group recomputing its
+/// samples (cheap) so that small rings still fill the device.
+const GAUSSIAN_LIMBS_PER_BLOCK: usize = 8;
+
+/// Launch arguments of `sample_gaussian` (`struct GaussianArgs` in `sample.cu`).
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct GaussianArgs {
+    base: SampleArgs,
+    entries: u32,
+    bound: u32,
+    table: [u64; MAX_GAUSSIAN_TABLE],
+}
+
+// SAFETY: plain `#[repr(C)]` integers, the layout of the CUDA struct (`SampleArgs` is 80 bytes,
+// so `table` starts at byte 88 on both sides, 8-aligned).
+unsafe impl DeviceRepr for GaussianArgs {}
+
+/// Whether the Gaussian kernel takes the table of `bound` (`2·⌊bound⌋ ≤`
+/// [`MAX_GAUSSIAN_TABLE`]); a bound it refuses has to be sampled on the host
+/// ([`rhea_math::sampler::gaussian_from_seed`], the same words).
+pub fn gaussian_fits(bound: f64) -> bool {
+    bound.is_finite() && bound >= 0.0 && 2.0 * bound.floor() <= MAX_GAUSSIAN_TABLE as f64
+}
+
+/// Fills `out` (`[polys][limbs][N]` of `layout`) with a discrete Gaussian polynomial per `p`
+/// drawn from `(seed, stream + p)`: polynomial `p` equals
+/// [`rhea_math::sampler::gaussian_from_seed`]`(seed, stream + p, N, sigma, bound)` lifted by
+/// [`rhea_math::sampler::lift_signed`] to the moduli of `layout`'s limbs, word for word. The CDT
+/// is computed on the host ([`rhea_math::sampler::gaussian_cdt`]) and passed in the launch
+/// arguments; the kernel is constant-time in the samples (whole-table scans, branch-free lift).
+///
+/// Errors: [`CudaError::Math`] for a `sigma` or `bound` that `gaussian_cdt` refuses;
+/// [`CudaError::InvalidArgument`] for a table of more than [`MAX_GAUSSIAN_TABLE`] entries (see
+/// [`gaussian_fits`]); otherwise as [`uniform_from_seed`].
+pub fn gaussian_from_seed(
+    out: &mut DeviceBuffer,
+    seed: &[u8; 32],
+    stream: u64,
+    layout: &RnsLayout,
+    moduli: &DeviceModuli,
+    sigma: f64,
+    bound: f64,
+) -> Result<()> {
+    let dev = check(out, stream, layout, moduli)?;
+    let cdt = rhea_math::sampler::gaussian_cdt(sigma, bound)?;
+    if cdt.len() > MAX_GAUSSIAN_TABLE {
+        return Err(CudaError::InvalidArgument(format!(
+            "a Gaussian tail cut of {bound} needs a table of {} entries; the kernel takes at most \
+             {MAX_GAUSSIAN_TABLE}",
+            cdt.len()
+        )));
     }
+    let limb_groups = layout.limbs.div_ceil(GAUSSIAN_LIMBS_PER_BLOCK);
+    if limb_groups > 65535 {
+        return Err(CudaError::Shape(format!(
+            "{} limbs exceed one launch",
+            layout.limbs
+        )));
+    }
+    let mut table = [0u64; MAX_GAUSSIAN_TABLE];
+    table[..cdt.len()].copy_from_slice(&cdt);
+    let mut args = GaussianArgs {
+        base: sample_args(out, seed, stream, layout, moduli),
+        entries: cdt.len() as u32,
+        bound: (cdt.len() / 2) as u32,
+        table,
+    };
+    let cfg = LaunchConfig {
+        grid_dim: (
+            grid_x(layout, layout.degree.div_ceil(8), GAUSSIAN_THREADS)?,
+            layout.polys as u32,
+            limb_groups as u32,
+        ),
+        block_dim: (GAUSSIAN_THREADS, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    // SAFETY: `args` is `struct GaussianArgs` around `sample_args` for the buffer and table
+    // `check` accepted, with `entries ≤ GAUSSIAN_MAX_TABLE`; the kernel guards every coefficient
+    // past N and every limb past `limbs`, and keeps all threads for its `__syncthreads`.
+    unsafe { run(&dev, "sample_gaussian", &mut args, |a| &mut a.base.key, cfg) }
 }

@@ -37,6 +37,7 @@ fn ntt_kernels_compile_for_sm90() {
                 ));
                 names.push(format!("ntt_{d}_rows{dd}_{log_n}_{}", s.log_n1));
             }
+            names.push(format!("ntt_fwd_rowsde_{log_n}_{}", s.log_n1));
         }
     }
     for f in names {
@@ -317,4 +318,269 @@ fn bad_batches_are_errors() {
     ));
     // Nothing was written by the refused calls.
     assert!(dev.download(&buf).unwrap().iter().all(|&x| x == 0));
+}
+
+/// The CPU transform of `count` limbs of `data` (a `[limb][N]` buffer) from limb `first`, limb
+/// `first + j` with `tables[table + j]`.
+fn cpu_run(
+    tables: &[NttTable],
+    data: &mut [u64],
+    first: usize,
+    count: usize,
+    table: usize,
+    dir: NttDirection,
+) {
+    let n = tables[0].degree();
+    for j in 0..count {
+        let limb = &mut data[(first + j) * n..(first + j + 1) * n];
+        match dir {
+            NttDirection::Forward => tables[table + j].forward(limb).unwrap(),
+            NttDirection::Inverse => tables[table + j].inverse(limb).unwrap(),
+        }
+    }
+}
+
+/// Grouped transforms: several runs with holes over several buffers, tables not equal to the
+/// limb index (the ModUp and ModDown shapes), both directions, bit for bit against the CPU; the
+/// limbs outside the runs are untouched.
+#[test]
+fn grouped_runs_match_the_cpu() {
+    use rhea_cuda::ntt::NttRun;
+    for (log_n, bits) in [
+        (12u32, vec![30u32, 50, 60, 61, 40, 60]),
+        (16, vec![60, 40, 40, 40, 40, 60, 60]),
+        (17, vec![50, 61, 30, 60]),
+    ] {
+        let test = format!("grouped runs 2^{log_n}");
+        let Some(dev) = gpu_or_skip(&test) else {
+            return;
+        };
+        let degree = 1usize << log_n;
+        let moduli = moduli_for(&bits, degree);
+        let tables = host_tables(&moduli, degree);
+        let gpu = DeviceNttTables::new(&dev, &tables).unwrap();
+        let l = bits.len();
+        let mut r = rng(&test);
+        // Buffer 0: l limbs, runs [0, 1) and [3, l) (a hole at 1..3); buffer 1: 3 limbs whose
+        // limb j uses table l - 3 + j; buffer 2: one limb with table 2.
+        let runs = [
+            NttRun {
+                buf: 0,
+                first_limb: 0,
+                limbs: 1,
+                table: 0,
+            },
+            NttRun {
+                buf: 0,
+                first_limb: 3,
+                limbs: l - 3,
+                table: 3,
+            },
+            NttRun {
+                buf: 1,
+                first_limb: 0,
+                limbs: 3,
+                table: l - 3,
+            },
+            NttRun {
+                buf: 2,
+                first_limb: 0,
+                limbs: 1,
+                table: 2,
+            },
+        ];
+        for dir in [NttDirection::Forward, NttDirection::Inverse] {
+            let host: Vec<Vec<u64>> = [l, 3, 1]
+                .iter()
+                .map(|&k| random_rns(&mut r, &moduli[..k], degree, 1))
+                .collect();
+            // Inputs must be canonical for their table: regenerate buffer 1 and 2 per table.
+            let mut host = host;
+            host[1] = random_rns(&mut r, &moduli[l - 3..], degree, 1);
+            host[2] = random_rns(&mut r, &moduli[2..3], degree, 1);
+            let mut want = host.clone();
+            for run in &runs {
+                cpu_run(
+                    &tables,
+                    &mut want[run.buf],
+                    run.first_limb,
+                    run.limbs,
+                    run.table,
+                    dir,
+                );
+            }
+            let mut b0 = dev.upload(&host[0]).unwrap();
+            let mut b1 = dev.upload(&host[1]).unwrap();
+            let mut b2 = dev.upload(&host[2]).unwrap();
+            gpu.transform_runs(&mut [&mut b0, &mut b1, &mut b2], &runs, dir)
+                .unwrap();
+            for (k, b) in [&b0, &b1, &b2].iter().enumerate() {
+                assert_same(
+                    &dev.download(b).unwrap(),
+                    &want[k],
+                    &format!("{test} {dir:?} buffer {k}"),
+                );
+            }
+        }
+        // Overlapping runs and runs outside their buffer are typed errors.
+        let mut b0 = dev.upload(&random_rns(&mut r, &moduli, degree, 1)).unwrap();
+        let overlap = [
+            NttRun {
+                buf: 0,
+                first_limb: 0,
+                limbs: 2,
+                table: 0,
+            },
+            NttRun {
+                buf: 0,
+                first_limb: 1,
+                limbs: 1,
+                table: 1,
+            },
+        ];
+        assert!(matches!(
+            gpu.transform_runs(&mut [&mut b0], &overlap, NttDirection::Forward),
+            Err(CudaError::Shape(_))
+        ));
+        let outside = [NttRun {
+            buf: 0,
+            first_limb: l - 1,
+            limbs: 2,
+            table: 0,
+        }];
+        assert!(matches!(
+            gpu.transform_runs(&mut [&mut b0], &outside, NttDirection::Forward),
+            Err(CudaError::Shape(_))
+        ));
+    }
+}
+
+/// The fused forward epilogue `[c +] (x − NTT(run)) · w`, with and without `c`, against the CPU
+/// composition, at N = 2^13, 2^16 and 2^17.
+#[test]
+fn forward_epilogue_matches_the_cpu() {
+    use rhea_cuda::ntt::{EpilogueRun, NttRun};
+    for (log_n, bits) in [
+        (13u32, vec![60u32, 40, 50, 61, 30]),
+        (16, vec![60, 40, 40, 60, 60]),
+        (17, vec![61, 50, 30, 60, 40]),
+    ] {
+        let test = format!("ntt epilogue 2^{log_n}");
+        let Some(dev) = gpu_or_skip(&test) else {
+            return;
+        };
+        let degree = 1usize << log_n;
+        let n = degree;
+        let moduli = moduli_for(&bits, degree);
+        let tables = host_tables(&moduli, degree);
+        let gpu = DeviceNttTables::new(&dev, &tables).unwrap();
+        let l = bits.len();
+        let mut r = rng(&test);
+        // Two sources of 2 limbs each: source 0 limbs use tables 0..2, source 1 tables 2..4.
+        let src_host = [
+            random_rns(&mut r, &moduli[0..2], degree, 1),
+            random_rns(&mut r, &moduli[2..4], degree, 1),
+        ];
+        // x and c over all l limbs (operand limb t uses modulus t); w random per table.
+        let x_host = random_rns(&mut r, &moduli, degree, 1);
+        let c_host = random_rns(&mut r, &moduli, degree, 1);
+        let w: Vec<u64> = moduli
+            .iter()
+            .map(|m| 1 + (x_host[7] % (m.value() - 1)))
+            .collect();
+        let mut pairs = Vec::new();
+        for (m, &wi) in moduli.iter().zip(&w) {
+            pairs.push(wi);
+            pairs.push(m.shoup(wi));
+        }
+        let runs = [
+            NttRun {
+                buf: 0,
+                first_limb: 0,
+                limbs: 2,
+                table: 0,
+            },
+            NttRun {
+                buf: 1,
+                first_limb: 0,
+                limbs: 2,
+                table: 2,
+            },
+        ];
+        let mut s0 = dev.upload(&src_host[0]).unwrap();
+        let mut s1 = dev.upload(&src_host[1]).unwrap();
+        let x = dev.upload(&x_host).unwrap();
+        let c = dev.upload(&c_host).unwrap();
+        let wd = dev.upload(&pairs).unwrap();
+        let mut out0 = dev.alloc(2 * n).unwrap();
+        let mut out1 = dev.alloc(3 * n).unwrap();
+        let epi = [
+            EpilogueRun {
+                out: 0,
+                out_limb: 0,
+                x: &x,
+                x_limb: 0,
+                c: None,
+            },
+            EpilogueRun {
+                out: 1,
+                out_limb: 1,
+                x: &x,
+                x_limb: 2,
+                c: Some((&c, 2)),
+            },
+        ];
+        out1.copy_from_host(&vec![7u64; 3 * n]).unwrap();
+        gpu.forward_runs_epilogue(
+            &mut [&mut s0, &mut s1],
+            &runs,
+            &mut [&mut out0, &mut out1],
+            &epi,
+            &wd,
+        )
+        .unwrap();
+        // The CPU composition.
+        let mut want0 = vec![0u64; 2 * n];
+        let mut want1 = vec![7u64; 3 * n];
+        for (run, src) in runs.iter().zip(&src_host) {
+            let mut v = src.clone();
+            cpu_run(
+                &tables,
+                &mut v,
+                0,
+                run.limbs,
+                run.table,
+                NttDirection::Forward,
+            );
+            for j in 0..run.limbs {
+                let t = run.table + j;
+                let m = &moduli[t];
+                for k in 0..n {
+                    let d = m.mul(m.sub(x_host[t * n + k], v[j * n + k]), w[t]);
+                    if run.buf == 0 {
+                        want0[j * n + k] = d;
+                    } else {
+                        want1[(1 + j) * n + k] = m.add(c_host[t * n + k], d);
+                    }
+                }
+            }
+        }
+        assert_same(
+            &dev.download(&out0).unwrap(),
+            &want0,
+            &format!("{test} no add"),
+        );
+        assert_same(
+            &dev.download(&out1).unwrap(),
+            &want1,
+            &format!("{test} with add"),
+        );
+        assert!(l >= 4);
+        // A mismatched epilogue list is a typed error.
+        let mut s0 = dev.upload(&src_host[0]).unwrap();
+        assert!(matches!(
+            gpu.forward_runs_epilogue(&mut [&mut s0], &runs[..1], &mut [&mut out0], &[], &wd),
+            Err(CudaError::Shape(_))
+        ));
+    }
 }

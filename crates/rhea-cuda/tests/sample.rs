@@ -5,8 +5,12 @@ mod common;
 use common::{cubin_has, gpu_or_skip, nvrtc_or_skip, primes, rng, time_us};
 use rand::Rng;
 use rhea_cuda::sample::{self, SAMPLE};
+use rhea_cuda::CudaError;
 use rhea_cuda::{registry, RnsLayout};
-use rhea_math::sampler::{self as host_sampler, lift_signed, uniform_poly_from_seed, Prng};
+use rhea_math::sampler::{
+    self as host_sampler, gaussian_from_seed, lift_signed, ternary_from_seed,
+    uniform_poly_from_seed, Prng, DEFAULT_BOUND, DEFAULT_SIGMA,
+};
 
 #[test]
 fn sample_kernels_compile() {
@@ -14,30 +18,27 @@ fn sample_kernels_compile() {
         return;
     }
     let cubin = registry::compile(&SAMPLE, "sm_90").unwrap_or_else(|e| panic!("{e}"));
-    for f in ["sample_uniform", "sample_ternary"] {
+    for f in ["sample_uniform", "sample_ternary", "sample_gaussian"] {
         assert!(cubin_has(&cubin, f), "{f} missing from the CUBIN");
     }
 }
 
-/// The counter-based ternary reference equals the stream-based `rhea_math::sampler::ternary`
-/// on a fresh generator (stream 0), and differs between streams.
+/// The counter-based ternary reference (`rhea_math::sampler::ternary_from_seed`, the twin of the
+/// kernel) equals the stream-based `rhea_math::sampler::ternary` on a fresh generator (stream 0),
+/// and differs between streams.
 #[test]
 fn host_ternary_is_the_stream_sampler() {
     let mut r = rng("host_ternary_is_the_stream_sampler");
     for n in [1usize, 7, 8, 9, 1000, 4096] {
         let seed: [u8; 32] = r.random();
         let want = host_sampler::ternary(&mut Prng::from_seed(seed), n);
-        assert_eq!(
-            sample::host::ternary_from_seed(&seed, 0, n),
-            want,
-            "n = {n}"
-        );
+        assert_eq!(ternary_from_seed(&seed, 0, n), want, "n = {n}");
         assert!(want.iter().all(|c| (-1..=1).contains(c)));
     }
     let seed: [u8; 32] = r.random();
     assert_ne!(
-        sample::host::ternary_from_seed(&seed, 0, 256),
-        sample::host::ternary_from_seed(&seed, 1, 256)
+        ternary_from_seed(&seed, 0, 256),
+        ternary_from_seed(&seed, 1, 256)
     );
 }
 
@@ -120,7 +121,7 @@ fn ternary_matches_host() {
             let coeffs = if s == 0 {
                 host_sampler::ternary(&mut Prng::from_seed(seed), n)
             } else {
-                sample::host::ternary_from_seed(&seed, s, n)
+                ternary_from_seed(&seed, s, n)
             };
             want.extend(lift_signed(&coeffs, &moduli));
         }
@@ -135,7 +136,90 @@ fn ternary_matches_host() {
     }
 }
 
-/// Times the regeneration of a 30-limb uniform polynomial and a ternary one at N = 2^16
+#[test]
+fn gaussian_matches_host() {
+    let Some(dev) = gpu_or_skip("gaussian_matches_host") else {
+        return;
+    };
+    let mut r = rng("gaussian_matches_host");
+    // (N, limbs, bits, polys, stream, first modulus, sigma, bound)
+    let cases = [
+        (
+            1usize << 12,
+            1usize,
+            61u32,
+            1usize,
+            0u64,
+            0usize,
+            DEFAULT_SIGMA,
+            DEFAULT_BOUND,
+        ),
+        (1 << 12, 33, 30, 2, 0, 0, DEFAULT_SIGMA, DEFAULT_BOUND),
+        (1 << 16, 32, 50, 1, 0, 0, DEFAULT_SIGMA, DEFAULT_BOUND),
+        (1 << 16, 3, 30, 3, 99, 1, 10.0, 60.0),
+        (1 << 17, 9, 61, 1, 1 << 40, 0, 1.0, 6.0),
+        (1 << 12, 2, 40, 1, 7, 0, 21.0, 128.9), // the largest table the kernel takes
+        (1001, 2, 30, 2, 5, 2, 3.2, 4.0),       // N not a multiple of 8, a tight cut
+        (1000, 17, 30, 1, 3, 0, DEFAULT_SIGMA, DEFAULT_BOUND), // a limb group of one
+    ];
+    for (n, limbs, bits, polys, stream, first, sigma, bound) in cases {
+        let all = primes(bits, first + limbs, 1 << 12);
+        let dmod = dev.moduli(&all).unwrap();
+        let moduli = &all[first..];
+        let seed: [u8; 32] = r.random();
+        let layout = RnsLayout::new(n, limbs, polys).with_first_modulus(first);
+        let mut out = dev.alloc(layout.words()).unwrap();
+        assert!(sample::gaussian_fits(bound));
+        sample::gaussian_from_seed(&mut out, &seed, stream, &layout, &dmod, sigma, bound).unwrap();
+        let got = dev.download(&out).unwrap();
+        let mut want = Vec::with_capacity(got.len());
+        for p in 0..polys {
+            let coeffs = gaussian_from_seed(&seed, stream + p as u64, n, sigma, bound).unwrap();
+            want.extend(lift_signed(&coeffs, moduli));
+        }
+        let case = format!(
+            "N={n} limbs={limbs} {bits} bits polys={polys} stream={stream} first={first} \
+             sigma={sigma} bound={bound}"
+        );
+        assert_eq!(got.len(), want.len());
+        if let Some(i) = got.iter().zip(&want).position(|(g, w)| g != w) {
+            panic!(
+                "{case}: first mismatch at word {i}: GPU {}, host {}",
+                got[i], want[i]
+            );
+        }
+        // Both signs and zero occur in the first limb.
+        let q0 = moduli[0].value();
+        assert!(got[..n].contains(&0), "{case}: 0 never drawn");
+        assert!(got[..n].iter().any(|&v| (1..q0 / 2).contains(&v)), "{case}");
+        assert!(got[..n].iter().any(|&v| v > q0 / 2), "{case}");
+        println!("ok: gaussian {case}");
+    }
+    // Refused: a table the kernel cannot take, parameters the CDT refuses, a bad shape.
+    let moduli = primes(40, 2, 1 << 12);
+    let dmod = dev.moduli(&moduli).unwrap();
+    let layout = RnsLayout::new(1 << 12, 2, 1);
+    let mut out = dev.alloc(layout.words()).unwrap();
+    let seed: [u8; 32] = r.random();
+    assert!(!sample::gaussian_fits(129.0));
+    assert!(matches!(
+        sample::gaussian_from_seed(&mut out, &seed, 0, &layout, &dmod, 21.5, 129.0),
+        Err(CudaError::InvalidArgument(_))
+    ));
+    for (sigma, bound) in [(0.0, 6.0), (f64::NAN, 6.0), (3.2, 2.0)] {
+        assert!(matches!(
+            sample::gaussian_from_seed(&mut out, &seed, 0, &layout, &dmod, sigma, bound),
+            Err(CudaError::Math(_))
+        ));
+    }
+    let wrong = RnsLayout::new(1 << 12, 3, 1);
+    assert!(matches!(
+        sample::gaussian_from_seed(&mut out, &seed, 0, &wrong, &dmod, 3.2, 19.2),
+        Err(CudaError::Shape(_))
+    ));
+}
+
+/// Times the regeneration of a 30-limb uniform polynomial, a ternary and a Gaussian one at N = 2^16
 /// (printed, not asserted).
 #[test]
 fn sample_timing_n16() {
@@ -154,8 +238,21 @@ fn sample_timing_n16() {
     let ter = time_us(&dev, 100, || {
         sample::ternary_from_seed(&mut out, &seed, 0, &layout, &dmod).unwrap()
     });
+    let gau = time_us(&dev, 100, || {
+        sample::gaussian_from_seed(
+            &mut out,
+            &seed,
+            0,
+            &layout,
+            &dmod,
+            DEFAULT_SIGMA,
+            DEFAULT_BOUND,
+        )
+        .unwrap()
+    });
     println!(
-        "sampling 30 limbs N=2^16 on {}: uniform {uni:.2} us, ternary {ter:.2} us",
+        "sampling 30 limbs N=2^16 on {}: uniform {uni:.2} us, ternary {ter:.2} us, \
+         gaussian {gau:.2} us",
         dev.name()
     );
 }

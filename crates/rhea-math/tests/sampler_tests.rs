@@ -5,8 +5,9 @@
 use rand_chacha::ChaCha20Rng;
 use rand_core::{RngCore, SeedableRng};
 use rhea_math::sampler::{
-    chacha20_block, gaussian, gaussian_cdt, lift_signed, ternary, ternary_hamming, uniform_poly,
-    uniform_poly_from_seed, Prng, DEFAULT_BOUND, DEFAULT_SIGMA, MAX_GAUSSIAN_BOUND,
+    chacha20_block, gaussian, gaussian_cdt, gaussian_from_seed, lift_signed, ternary,
+    ternary_from_seed, ternary_hamming, uniform_poly, uniform_poly_from_seed, Prng, DEFAULT_BOUND,
+    DEFAULT_SIGMA, MAX_GAUSSIAN_BOUND,
 };
 use rhea_math::{MathError, Modulus};
 
@@ -417,4 +418,172 @@ fn lift_signed_matches_reduce_i64() {
     }
     assert!(lift_signed(&[], &ms).is_empty());
     assert!(lift_signed(&[1, 2], &[]).is_empty());
+}
+
+/// The `i`-th 64-bit word of the keystream `(seed, stream)`, straight from the block function.
+fn word_at(seed: &[u8; 32], stream: u64, i: usize) -> u64 {
+    let w = chacha20_block(seed, stream, (i / 8) as u64);
+    let s = i % 8;
+    w[2 * s] as u64 | (w[2 * s + 1] as u64) << 32
+}
+
+/// Lengths that straddle ChaCha blocks (8 words) and the parallel chunks (4096 coefficients).
+const COUNTER_LENGTHS: [usize; 9] = [0, 1, 7, 8, 9, 4095, 4096, 4097, 12_345];
+
+#[test]
+fn counter_samplers_equal_the_stream_samplers_on_stream_0() {
+    let mut seeds = Prng::from_seed(seed(20));
+    for n in COUNTER_LENGTHS {
+        let s = seeds.fresh_seed();
+        assert_eq!(
+            ternary_from_seed(&s, 0, n),
+            ternary(&mut Prng::from_seed(s), n),
+            "ternary n = {n}"
+        );
+        for (sigma, bound) in [(DEFAULT_SIGMA, DEFAULT_BOUND), (1.0, 6.0), (10.0, 60.0)] {
+            assert_eq!(
+                gaussian_from_seed(&s, 0, n, sigma, bound).unwrap(),
+                gaussian(&mut Prng::from_seed(s), n, sigma, bound).unwrap(),
+                "gaussian n = {n} sigma = {sigma}"
+            );
+        }
+    }
+}
+
+/// Coefficient `i` is a function of `(seed, stream, i)` alone: recomputed from the block
+/// function and an independent (binary-search) reading of the CDT, on streams other than 0.
+#[test]
+fn counter_samplers_are_position_based() {
+    let mut seeds = Prng::from_seed(seed(21));
+    let table = gaussian_cdt(DEFAULT_SIGMA, DEFAULT_BOUND).unwrap();
+    let b = DEFAULT_BOUND.floor() as i64;
+    for (n, stream) in [
+        (9usize, 1u64),
+        (4097, 5),
+        (9000, u64::MAX),
+        (20_000, 1 << 40),
+    ] {
+        let s = seeds.fresh_seed();
+        let t = ternary_from_seed(&s, stream, n);
+        let g = gaussian_from_seed(&s, stream, n, DEFAULT_SIGMA, DEFAULT_BOUND).unwrap();
+        assert_eq!((t.len(), g.len()), (n, n));
+        for i in 0..n {
+            let r = word_at(&s, stream, i);
+            assert_eq!(t[i], ((r as u128 * 3) >> 64) as i64 - 1, "ternary {i}");
+            let want = table.partition_point(|&e| e <= r) as i64 - b;
+            assert_eq!(g[i], want, "gaussian {i} of stream {stream}");
+        }
+        // A prefix is the same sampler on fewer coefficients.
+        assert_eq!(ternary_from_seed(&s, stream, n / 2), t[..n / 2]);
+        assert_eq!(
+            gaussian_from_seed(&s, stream, n / 3, DEFAULT_SIGMA, DEFAULT_BOUND).unwrap(),
+            g[..n / 3]
+        );
+        // Other streams and seeds give other samples.
+        assert_ne!(ternary_from_seed(&s, stream ^ 1, n), t);
+        assert_ne!(
+            gaussian_from_seed(&s, stream ^ 1, n, DEFAULT_SIGMA, DEFAULT_BOUND).unwrap(),
+            g
+        );
+        let other = seeds.fresh_seed();
+        assert_ne!(
+            gaussian_from_seed(&other, stream, n, DEFAULT_SIGMA, DEFAULT_BOUND).unwrap(),
+            g
+        );
+    }
+}
+
+#[test]
+fn gaussian_from_seed_statistics() {
+    let mut seeds = Prng::from_seed(seed(22));
+    let n = 1 << 16;
+    // Default parameters on a few random seeds and streams.
+    for stream in [0u64, 3, u64::MAX] {
+        let s = seeds.fresh_seed();
+        let v = gaussian_from_seed(&s, stream, n, DEFAULT_SIGMA, DEFAULT_BOUND).unwrap();
+        let (mean, var) = mean_var(&v);
+        // std of the mean ≈ 0.0125; relative std of the variance ≈ 0.55%.
+        assert!(mean.abs() < 0.07, "stream {stream}: mean {mean}");
+        let s2 = DEFAULT_SIGMA * DEFAULT_SIGMA;
+        assert!(
+            (var / s2 - 1.0).abs() < 0.03,
+            "stream {stream}: variance {var} vs {s2}"
+        );
+        assert!(v.iter().all(|x| x.abs() <= 19));
+        let zeros = v.iter().filter(|&&x| x == 0).count() as f64 / n as f64;
+        assert!((zeros - 0.124_67).abs() < 0.007, "P(0) = {zeros}");
+        let pos = v.iter().filter(|&&x| x > 0).count() as f64;
+        let neg = v.iter().filter(|&&x| x < 0).count() as f64;
+        assert!(
+            (pos - neg).abs() < 6.0 * (pos + neg).sqrt(),
+            "{pos} vs {neg}"
+        );
+    }
+    // Other parameters, against the exact variance of the truncated distribution.
+    for (sigma, bound) in [(10.0, 60.0), (1.0, 6.0), (3.2, 4.0), (2.5, 7.9)] {
+        let s = seeds.fresh_seed();
+        let v = gaussian_from_seed(&s, 9, 1 << 14, sigma, bound).unwrap();
+        let (mean, var) = mean_var(&v);
+        let b = bound.floor() as i64;
+        assert!(v.iter().all(|x| x.abs() <= b), "sigma {sigma}: tail cut");
+        assert!(
+            mean.abs() < 6.0 * sigma / 128.0,
+            "sigma {sigma}: mean {mean}"
+        );
+        let w: Vec<f64> = (-b..=b)
+            .map(|x| (-(x * x) as f64 / (2.0 * sigma * sigma)).exp())
+            .collect();
+        let total: f64 = w.iter().sum();
+        let exact: f64 = (-b..=b)
+            .zip(&w)
+            .map(|(x, p)| (x * x) as f64 * p / total)
+            .sum();
+        assert!(
+            (var / exact - 1.0).abs() < 0.06,
+            "sigma {sigma}: {var} vs {exact}"
+        );
+    }
+    // A tight cut is reached on both sides.
+    let v = gaussian_from_seed(&seeds.fresh_seed(), 1, 1 << 12, 3.2, 4.0).unwrap();
+    assert!(v.contains(&4) && v.contains(&-4));
+}
+
+#[test]
+fn ternary_from_seed_distribution() {
+    let mut seeds = Prng::from_seed(seed(23));
+    let n = 60_000;
+    for stream in [1u64, 1 << 63] {
+        let v = ternary_from_seed(&seeds.fresh_seed(), stream, n);
+        let mut counts = [0usize; 3];
+        for &x in &v {
+            assert!((-1..=1).contains(&x));
+            counts[(x + 1) as usize] += 1;
+        }
+        for &c in &counts {
+            let f = c as f64 / n as f64;
+            assert!((f - 1.0 / 3.0).abs() < 0.012, "frequencies {counts:?}");
+        }
+    }
+}
+
+#[test]
+fn gaussian_from_seed_errors() {
+    let s = seed(24);
+    for (sigma, bound) in [
+        (0.0, 6.0),
+        (-1.0, 6.0),
+        (f64::NAN, 6.0),
+        (3.2, f64::NAN),
+        (3.2, 2.0),
+        (3.2, MAX_GAUSSIAN_BOUND + 1.0),
+        (3.2, f64::INFINITY),
+    ] {
+        assert!(
+            matches!(
+                gaussian_from_seed(&s, 0, 8, sigma, bound),
+                Err(MathError::InvalidArgument(_))
+            ),
+            "sigma {sigma}, bound {bound} must be refused"
+        );
+    }
 }

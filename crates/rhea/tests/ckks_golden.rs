@@ -8,7 +8,7 @@ use rhea::params::CkksParametersLiteral;
 use rhea::Device;
 use sha2::{Digest, Sha256};
 
-const GOLDEN: &str = "d7afc25110300bc5b681b9314e861d7e958eafa966cac3cce30a84a55119f4cf";
+const GOLDEN: &str = "022cb300ba889edb269e00aafaf936cfc919750bb6e3ff0e0e4f09e83dda46bc";
 
 fn digest(ctx: &CkksContext, ct: &Ciphertext) -> String {
     let mut h = Sha256::new();

@@ -347,26 +347,26 @@ fn golden_test_vectors() {
         (
             f.codec.to_bytes(&f.pk, Compression::SEEDED_PACKED).unwrap(),
             206968,
-            "dd3bff96d994648e18ba1c9882fc1bdc91bf5569ce2f67010be0b6b18e683bb8",
+            "28fae1aa751e12b3df4a5233d606a43653df798b46e350dde57b3a4209b7a476",
         ),
         (
             f.codec
                 .to_bytes(&f.rlk, Compression::SEEDED_PACKED)
                 .unwrap(),
             620666,
-            "c6b994272f5ca4d66df95794ca81a6e69533b16d127243d16a6a8d9ce7e2564d",
+            "8ac8dde99e31665867c4cb61cf4124de0b452789d3edd1409e980b481c9b3ada",
         ),
         (
             f.codec
                 .to_bytes(&f.ct_sk, Compression::SEEDED_PACKED)
                 .unwrap(),
             144520,
-            "da0316aa2ff2574a0b3b978dbcea20c3a235a39df3d689fcf60a81c23da2f20f",
+            "fa0d02e130c14bf1e59d96c56d47ed8cbe6159543f645d2b98443db6f8a2d687",
         ),
         (
             f.codec.to_bytes(&f.ct_sk, Compression::NONE).unwrap(),
             393352,
-            "bd1b02c2b080486f1f48191b48b6d6a60bb04188473cee0579a71044f41f461a",
+            "db01e41de05252de20974b0fbd0a8378573a196208c02f6f041f488e151fad6e",
         ),
     ] {
         assert_eq!(bytes.len(), len);

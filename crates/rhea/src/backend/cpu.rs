@@ -30,6 +30,60 @@ fn zip_limbs(
         .for_each(|(i, (x, y))| f(ring.modulus(shape, i), x, y));
 }
 
+/// Polynomials of at most this many words are combined on the calling thread by
+/// [`zip_limbs_new`]: a single core already runs such a pass at memory speed, and rayon's
+/// hand-off costs more than the second core saves.
+const SERIAL_WORDS: usize = 1 << 20;
+
+/// `f(q_i, a[i][k], b[i][k])` into a new `[limb][N]` buffer of `a`'s length; `b` may have more
+/// limbs (a view). One pass that reads `a` and `b` and writes each output word once: the result
+/// is collected straight from the iterator, with neither a zero fill nor a copy of `a` first
+/// (allocating, zeroing and faulting in the result used to cost more than the arithmetic).
+fn zip_limbs_new(
+    ring: &RnsRing,
+    shape: &PolyShape,
+    a: &[u64],
+    b: &[u64],
+    f: impl Fn(&rhea_math::Modulus, u64, u64) -> u64 + Sync + Send,
+) -> Vec<u64> {
+    let (n, b) = (shape.n, &b[..a.len()]);
+    if a.len() <= SERIAL_WORDS {
+        let mut out = Vec::with_capacity(a.len());
+        for (i, (x, y)) in a.chunks(n).zip(b.chunks(n)).enumerate() {
+            let q = ring.modulus(shape, i);
+            out.extend(x.iter().zip(y).map(|(&x, &y)| f(q, x, y)));
+        }
+        out
+    } else {
+        // Limb `k >> log N` of word `k`; leaves of at least one limb keep the look-up cheap.
+        let (moduli, log_n) = (ring.moduli(shape), n.trailing_zeros());
+        a.par_iter()
+            .zip(b.par_iter())
+            .enumerate()
+            .with_min_len(n)
+            .map(|(k, (&x, &y))| f(&moduli[k >> log_n], x, y))
+            .collect()
+    }
+}
+
+/// `a + b` into a new buffer.
+pub(crate) fn add_new(ring: &RnsRing, shape: &PolyShape, a: &[u64], b: &[u64]) -> Vec<u64> {
+    zip_limbs_new(ring, shape, a, b, |q, x, y| reduce_once(x + y, q.value()))
+}
+
+/// `a - b` into a new buffer.
+pub(crate) fn sub_new(ring: &RnsRing, shape: &PolyShape, a: &[u64], b: &[u64]) -> Vec<u64> {
+    zip_limbs_new(ring, shape, a, b, |q, x, y| {
+        let d = x.wrapping_sub(y);
+        d.min(d.wrapping_add(q.value()))
+    })
+}
+
+/// `a · b` (pointwise) into a new buffer.
+pub(crate) fn mul_new(ring: &RnsRing, shape: &PolyShape, a: &[u64], b: &[u64]) -> Vec<u64> {
+    zip_limbs_new(ring, shape, a, b, |q, x, y| q.mul(x, y))
+}
+
 /// `a += b`.
 pub(crate) fn add(ring: &RnsRing, shape: &PolyShape, a: &mut [u64], b: &[u64]) {
     zip_limbs(ring, shape, a, b, |q, x, y| {
@@ -304,37 +358,64 @@ pub(crate) fn mod_down(ring: &RnsRing, ell: usize, input: &[u64]) -> Result<Vec<
     Ok(out)
 }
 
+/// `x mod q` for `x < 2q`, without a branch (`x - q` wraps above `x` when `x < q`).
+#[inline(always)]
+fn reduce_once(x: u64, q: u64) -> u64 {
+    x.min(x.wrapping_sub(q))
+}
+
 /// Rescaling of a level-`ℓ` NTT-domain polynomial by its last prime, exactly
 /// `round(x / q_{ℓ-1})` (`rhea_math`'s [`Rescaler`](rhea_math::bconv::Rescaler) conjugated by
 /// the NTT): with `r = [INTT(x_last) + h]_{q_last}` and `t_i = [r]_{q_i} - [h]_{q_i}`,
 /// `out_i = (x_i - NTT(t_i)) · q_last^{-1} mod q_i`.
+///
+/// Every element-wise step is branch-free (the comparisons of a modular reduction are
+/// data-dependent, so branches mispredict half the time; they used to cost as much as the forward
+/// NTTs): `t_i` is handed to the forward NTT as the representative `r + (q_i - [h]_{q_i})` in
+/// `[0, 4q_i)` whenever `q_last ≤ 3q_i` (the NTT accepts `[0, 4q)` and returns the canonical
+/// words), and `x_i - NTT(t_i)` enters the Shoup product as `x_i + q_i - NTT(t_i) < 2q_i`.
 pub(crate) fn rescale_ntt(ring: &RnsRing, ell: usize, input: &[u64]) -> Result<Vec<u64>> {
     let n = ring.n();
     let shape = ring.shape_q(ell);
     let table_last = ring.ntt_table(&shape, ell - 1);
     let q_last = *table_last.modulus();
-    let mut r = input[(ell - 1) * n..ell * n].to_vec();
-    table_last.inverse(&mut r)?;
-    let h = q_last.value() >> 1;
-    r.iter_mut().for_each(|x| *x = q_last.add(*x, h));
+    let (ql, h) = (q_last.value(), q_last.value() >> 1);
     let resc = ring.rescaler();
     let inv = resc.q_last_inv_mod_q(ell)?;
     let inv_s = resc.q_last_inv_mod_q_shoup(ell)?;
     let half = resc.half_mod_q(ell)?;
-    let mut out = vec![0u64; (ell - 1) * n];
+    // The inverse NTT of the last limb is serial: zero-fill the output on the other core meanwhile.
+    let (r, mut out) = rayon::join(
+        || -> rhea_math::Result<Vec<u64>> {
+            let mut r = input[(ell - 1) * n..ell * n].to_vec();
+            table_last.inverse(&mut r)?;
+            r.iter_mut().for_each(|x| *x = reduce_once(*x + h, ql));
+            Ok(r)
+        },
+        || vec![0u64; (ell - 1) * n],
+    );
+    let r = r?;
     out.par_chunks_mut(n)
         .zip(input.par_chunks(n))
         .enumerate()
         .try_for_each(|(i, (t, x))| -> rhea_math::Result<()> {
             let table = ring.ntt_table(&shape, i);
             let q = table.modulus();
-            for (t, &rk) in t.iter_mut().zip(&r) {
-                *t = q.sub(q.reduce(rk), half[i]);
+            let qv = q.value();
+            if ql <= 3 * qv {
+                // r < q_last ≤ 3q and q - [h]_q ≤ q: a representative in [0, 4q).
+                let c = qv - half[i];
+                t.iter_mut().zip(&r).for_each(|(t, &rk)| *t = rk + c);
+            } else {
+                t.iter_mut()
+                    .zip(&r)
+                    .for_each(|(t, &rk)| *t = q.sub(q.reduce(rk), half[i]));
             }
             table.forward(t)?;
-            for (t, &x) in t.iter_mut().zip(x) {
-                *t = q.mul_shoup(q.sub(x, *t), inv[i], inv_s[i]);
-            }
+            let (w, ws) = (inv[i], inv_s[i]);
+            t.iter_mut()
+                .zip(x)
+                .for_each(|(t, &x)| *t = reduce_once(q.mul_shoup_lazy(x + qv - *t, w, ws), qv));
             Ok(())
         })?;
     Ok(out)

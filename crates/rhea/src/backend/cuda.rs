@@ -26,7 +26,9 @@
 use std::sync::Arc;
 
 use rhea_cuda::bconv::{DeviceBaseConverter, DeviceModUp, DeviceRescaler};
-use rhea_cuda::ntt::{DeviceNttTables, NttAlgorithm, NttBatch, NttDirection};
+use rhea_cuda::ntt::{
+    DeviceNttTables, EpilogueRun, NttAlgorithm, NttBatch, NttDirection, NttRun, MAX_RUNS,
+};
 use rhea_cuda::{automorphism, elementwise as ew, fused, sample};
 use rhea_cuda::{CudaError, DeviceBuffer, DeviceModuli, GpuDevice, RnsLayout};
 
@@ -464,25 +466,215 @@ impl GpuRing {
         let shape_qp = ring.shape_qp(ell);
         let mut coeff = input.try_clone()?;
         self.ntt(&shape_q, &mut coeff, 0..ell, NttDirection::Inverse)?;
-        (0..ring.active_digits(ell))
-            .map(|d| {
-                let r = &ring.digits()[d];
-                let (s, e) = (r.start, r.end.min(ell));
-                let mut o = self.alloc(shape_qp.words())?;
-                self.mod_up.apply_centered(d, ell, &coeff, &mut o, n)?;
-                if s > 0 {
-                    self.ntt(&shape_qp, &mut o, 0..s, NttDirection::Forward)?;
+        let pl = shape_qp.p_limbs;
+        let mut outs = Vec::with_capacity(ring.active_digits(ell));
+        // Runs of converted limbs to transform, per digit: the Q limbs before and after its own
+        // (tables = limb index) and the P limbs (tables from |Q|).
+        let mut runs = Vec::new();
+        for d in 0..ring.active_digits(ell) {
+            let r = &ring.digits()[d];
+            let (s, e) = (r.start, r.end.min(ell));
+            let mut o = self.alloc(shape_qp.words())?;
+            self.mod_up.apply_centered(d, ell, &coeff, &mut o, n)?;
+            DeviceBuffer::copy_region(input, s * n, &mut o, s * n, (e - s) * n)?;
+            for (first, limbs, table) in [(0, s, 0), (e, ell - e, e), (ell, pl, self.q_len)] {
+                if limbs > 0 {
+                    runs.push(NttRun {
+                        buf: d,
+                        first_limb: first,
+                        limbs,
+                        table,
+                    });
                 }
-                self.ntt(
-                    &shape_qp,
-                    &mut o,
-                    e..shape_qp.limbs(),
-                    NttDirection::Forward,
-                )?;
-                DeviceBuffer::copy_region(input, s * n, &mut o, s * n, (e - s) * n)?;
-                Ok(o)
+            }
+            outs.push(o);
+        }
+        // One grouped forward transform (per MAX_RUNS runs) over every digit.
+        for chunk in runs.chunks(MAX_RUNS) {
+            let mut bufs: Vec<&mut DeviceBuffer> = outs.iter_mut().collect();
+            self.ntt
+                .transform_runs(&mut bufs, chunk, NttDirection::Forward)?;
+        }
+        Ok(outs)
+    }
+
+    /// The end of a key switching, fused (the twin of `cpu::inner_product`, `cpu::mod_down` of
+    /// both halves, then the optional additions): the inner product of the ModUp `digits` with
+    /// the key into one `[2][Q_ℓ ∪ P][N]` accumulator; the inverse NTT of both halves' P limbs
+    /// (one launch per phase); the centred conversion `P → Q_ℓ` of both (one launch); and one
+    /// forward NTT of both whose epilogue writes `[add_c +] (x_c − y_c) · P^{-1}` into the two
+    /// results.
+    pub(crate) fn keyswitch_moddown(
+        &self,
+        ring: &RnsRing,
+        ell: usize,
+        digits: &[&DeviceBuffer],
+        keys: &[(&DeviceBuffer, &DeviceBuffer)],
+        adds: [Option<&DeviceBuffer>; 2],
+    ) -> Result<[DeviceBuffer; 2]> {
+        let n = ring.n();
+        if !self.ntt.has_fast_kernels() {
+            // Small rings (N < 2^12): the composition.
+            let (a0, a1) = self.inner_product(ring, ell, digits, keys)?;
+            let shape_q = ring.shape_q(ell);
+            let mut outs = [self.mod_down(ring, ell, &a0)?, self.mod_down(ring, ell, &a1)?];
+            for (o, c) in outs.iter_mut().zip(adds) {
+                if let Some(c) = c {
+                    self.add(&shape_q, o, c)?;
+                }
+            }
+            return Ok(outs);
+        }
+        let pl = ring.p_len();
+        let width = ell + pl;
+        let mut acc = self.alloc(2 * width * n)?;
+        if digits.len() <= fused::MAX_DIGITS {
+            fused::ks_inner_product_pair(&self.full, ell, self.q_len, digits, keys, &mut acc, n)?;
+        } else {
+            let (a0, a1) = self.inner_product(ring, ell, digits, keys)?;
+            DeviceBuffer::copy_region(&a0, 0, &mut acc, 0, width * n)?;
+            DeviceBuffer::copy_region(&a1, 0, &mut acc, width * n, width * n)?;
+        }
+        let batch = NttBatch::limb_range(2, width, ell, pl).with_first_table(self.q_len - ell);
+        self.ntt
+            .transform(&mut acc, &batch, NttDirection::Inverse, NttAlgorithm::Fast)?;
+        let mut y = self.alloc(2 * ell * n)?;
+        self.mod_down[ell - 1].convert_centered_strided(&mut y, &acc, ell * n, width * n, 2, n)?;
+        let mut o0 = self.alloc(ell * n)?;
+        let mut o1 = self.alloc(ell * n)?;
+        let runs = [
+            NttRun {
+                buf: 0,
+                first_limb: 0,
+                limbs: ell,
+                table: 0,
+            },
+            NttRun {
+                buf: 0,
+                first_limb: ell,
+                limbs: ell,
+                table: 0,
+            },
+        ];
+        let epi = [
+            EpilogueRun {
+                out: 0,
+                out_limb: 0,
+                x: &acc,
+                x_limb: 0,
+                c: adds[0].map(|c| (c, 0)),
+            },
+            EpilogueRun {
+                out: 1,
+                out_limb: 0,
+                x: &acc,
+                x_limb: width,
+                c: adds[1].map(|c| (c, 0)),
+            },
+        ];
+        self.ntt.forward_runs_epilogue(
+            &mut [&mut y],
+            &runs,
+            &mut [&mut o0, &mut o1],
+            &epi,
+            &self.mod_down_w,
+        )?;
+        Ok([o0, o1])
+    }
+
+    /// Rescaling of several NTT-form polynomials of level `ℓ` at once (a ciphertext's parts):
+    /// the inverse NTT of every last limb in one launch per phase, the centred lifts, and one
+    /// forward NTT whose epilogue writes `(x_i − NTT_i(lift)) · q_{ℓ-1}^{-1}` (the twin of
+    /// [`GpuRing::rescale`] on each part).
+    pub(crate) fn rescale_ntt_many(
+        &self,
+        ring: &RnsRing,
+        ell: usize,
+        inputs: &[&DeviceBuffer],
+    ) -> Result<Vec<DeviceBuffer>> {
+        let n = ring.n();
+        let k = inputs.len();
+        if !self.ntt.has_fast_kernels() {
+            return inputs
+                .iter()
+                .map(|x| self.rescale(ring, ell, x, true))
+                .collect();
+        }
+        if k == 0 || k > MAX_RUNS {
+            return Err(Error::InvalidInput(format!(
+                "rescale of {k} polynomials at once (1..={MAX_RUNS})"
+            )));
+        }
+        let mut t = self.alloc(k * n)?;
+        for (i, x) in inputs.iter().enumerate() {
+            DeviceBuffer::copy_region(x, (ell - 1) * n, &mut t, i * n, n)?;
+        }
+        let batch = NttBatch::all(k, 1).with_first_table(ell - 1);
+        self.ntt
+            .transform(&mut t, &batch, NttDirection::Inverse, NttAlgorithm::Fast)?;
+        let q_last = self.q_values[ell - 1];
+        let mut lifted = Vec::with_capacity(k);
+        for i in 0..k {
+            let mut ti = self.alloc(n)?;
+            DeviceBuffer::copy_region(&t, i * n, &mut ti, 0, n)?;
+            let mut l = self.alloc((ell - 1) * n)?;
+            fused::rescale_lift(&mut l, &ti, q_last, &self.full, ell - 1, n)?;
+            lifted.push(l);
+        }
+        let mut outs = (0..k)
+            .map(|_| self.alloc((ell - 1) * n))
+            .collect::<Result<Vec<_>>>()?;
+        let runs: Vec<NttRun> = (0..k)
+            .map(|i| NttRun {
+                buf: i,
+                first_limb: 0,
+                limbs: ell - 1,
+                table: 0,
             })
-            .collect()
+            .collect();
+        let epi: Vec<EpilogueRun<'_>> = inputs
+            .iter()
+            .enumerate()
+            .map(|(i, x)| EpilogueRun {
+                out: i,
+                out_limb: 0,
+                x,
+                x_limb: 0,
+                c: None,
+            })
+            .collect();
+        let mut srcs: Vec<&mut DeviceBuffer> = lifted.iter_mut().collect();
+        let mut dsts: Vec<&mut DeviceBuffer> = outs.iter_mut().collect();
+        self.ntt.forward_runs_epilogue(
+            &mut srcs,
+            &runs,
+            &mut dsts,
+            &epi,
+            &self.rescale_w[ell - 2],
+        )?;
+        Ok(outs)
+    }
+
+    /// The tensor product of two 2-component ciphertexts of `shape`, one fused pass.
+    pub(crate) fn tensor(
+        &self,
+        shape: &PolyShape,
+        a: [&DeviceBuffer; 2],
+        b: [&DeviceBuffer; 2],
+    ) -> Result<[DeviceBuffer; 3]> {
+        let words = shape.words();
+        let mut d0 = self.alloc(words)?;
+        let mut d1 = self.alloc(words)?;
+        let mut d2 = self.alloc(words)?;
+        fused::tensor(
+            a,
+            b,
+            [&mut d0, &mut d1, &mut d2],
+            self.moduli(shape),
+            shape.limbs(),
+            shape.n,
+        )?;
+        Ok([d0, d1, d2])
     }
 
     /// ModDown of a level-`ℓ` NTT-form polynomial over `Q_ℓ ∪ P` to `Q_ℓ` (the twin of
@@ -618,6 +810,37 @@ impl GpuRing {
             stream,
             &Self::layout(shape),
             self.moduli(shape),
+        )?;
+        Ok(out)
+    }
+
+    /// A ternary polynomial of `shape` (coefficient form) from `(seed, 0)`: the words of
+    /// `rhea_math::sampler::ternary_from_seed(seed, 0, N)` lifted to every limb, on the device.
+    pub(crate) fn ternary(&self, shape: &PolyShape, seed: &[u8; 32]) -> Result<DeviceBuffer> {
+        let mut out = self.alloc(shape.words())?;
+        sample::ternary_from_seed(&mut out, seed, 0, &Self::layout(shape), self.moduli(shape))?;
+        Ok(out)
+    }
+
+    /// A discrete Gaussian polynomial of `shape` (coefficient form) from `(seed, 0)`: the words
+    /// of `rhea_math::sampler::gaussian_from_seed(seed, 0, N, sigma, bound)` lifted to every
+    /// limb, on the device (`bound` must satisfy `sample::gaussian_fits`).
+    pub(crate) fn gaussian(
+        &self,
+        shape: &PolyShape,
+        seed: &[u8; 32],
+        sigma: f64,
+        bound: f64,
+    ) -> Result<DeviceBuffer> {
+        let mut out = self.alloc(shape.words())?;
+        sample::gaussian_from_seed(
+            &mut out,
+            seed,
+            0,
+            &Self::layout(shape),
+            self.moduli(shape),
+            sigma,
+            bound,
         )?;
         Ok(out)
     }

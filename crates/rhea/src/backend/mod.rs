@@ -24,6 +24,7 @@
 mod cpu;
 mod cuda;
 mod device;
+mod fused_ops;
 mod ops;
 mod poly;
 mod ring;

@@ -382,6 +382,15 @@ impl RnsRing {
             let out = self.cuda(x)?.add_sub_new(&a.shape, x, y, false)?;
             return Ok(Poly::cuda(out, a.shape, a.form));
         }
+        if let (Storage::Cpu(x), Storage::Cpu(y)) = (&a.storage, &b.storage) {
+            self.check_binary("add", a, b)?;
+            let out = cpu::add_new(self, &a.shape, x, y);
+            return Ok(Poly {
+                storage: Storage::Cpu(out),
+                shape: a.shape,
+                form: a.form,
+            });
+        }
         let mut out = a.try_clone()?;
         self.add_assign(&mut out, b)?;
         Ok(out)
@@ -393,6 +402,15 @@ impl RnsRing {
             self.check_binary("sub", a, b)?;
             let out = self.cuda(x)?.add_sub_new(&a.shape, x, y, true)?;
             return Ok(Poly::cuda(out, a.shape, a.form));
+        }
+        if let (Storage::Cpu(x), Storage::Cpu(y)) = (&a.storage, &b.storage) {
+            self.check_binary("sub", a, b)?;
+            let out = cpu::sub_new(self, &a.shape, x, y);
+            return Ok(Poly {
+                storage: Storage::Cpu(out),
+                shape: a.shape,
+                form: a.form,
+            });
         }
         let mut out = a.try_clone()?;
         self.sub_assign(&mut out, b)?;
@@ -406,6 +424,16 @@ impl RnsRing {
             a.expect_form("mul", Form::Ntt)?;
             let out = self.cuda(x)?.mul_new(&a.shape, x, y)?;
             return Ok(Poly::cuda(out, a.shape, a.form));
+        }
+        if let (Storage::Cpu(x), Storage::Cpu(y)) = (&a.storage, &b.storage) {
+            self.check_binary("mul", a, b)?;
+            a.expect_form("mul", Form::Ntt)?;
+            let out = cpu::mul_new(self, &a.shape, x, y);
+            return Ok(Poly {
+                storage: Storage::Cpu(out),
+                shape: a.shape,
+                form: a.form,
+            });
         }
         let mut out = a.try_clone()?;
         self.mul_assign(&mut out, b)?;
@@ -623,11 +651,13 @@ impl RnsRing {
         })
     }
 
-    /// The key-switching inner product over `Q_ℓ ∪ P`: `(Σ_j d_j · b_j, Σ_j d_j · a_j)` for the
-    /// ModUp digits `d_j` (from [`RnsRing::mod_up`]) and a key's digit pairs `[b_j, a_j]` stored
-    /// over the full `Q ∪ P` (only the limbs of `Q_ℓ ∪ P` are read). Uses the first
-    /// `digits.len()` key digits.
-    pub fn keyswitch_inner_product(&self, digits: &[Poly], key: &[[Poly; 2]]) -> Result<[Poly; 2]> {
+    /// The argument checks of [`RnsRing::keyswitch_inner_product`] (digits on one device, in NTT
+    /// form, over `Q_ℓ ∪ P`; a full-level key with at least as many digits).
+    pub(super) fn keyswitch_inner_product_checks(
+        &self,
+        digits: &[Poly],
+        key: &[[Poly; 2]],
+    ) -> Result<()> {
         let first = digits
             .first()
             .ok_or_else(|| Error::InvalidInput("keyswitch_inner_product: no digits".to_string()))?;
@@ -663,6 +693,18 @@ impl RnsRing {
                 });
             }
         }
+        Ok(())
+    }
+
+    /// The key-switching inner product over `Q_ℓ ∪ P`: `(Σ_j d_j · b_j, Σ_j d_j · a_j)` for the
+    /// ModUp digits `d_j` (from [`RnsRing::mod_up`]) and a key's digit pairs `[b_j, a_j]` stored
+    /// over the full `Q ∪ P` (only the limbs of `Q_ℓ ∪ P` are read). Uses the first
+    /// `digits.len()` key digits.
+    pub fn keyswitch_inner_product(&self, digits: &[Poly], key: &[[Poly; 2]]) -> Result<[Poly; 2]> {
+        self.keyswitch_inner_product_checks(digits, key)?;
+        let first = &digits[0];
+        let ell = first.shape.q_limbs;
+        let shape = self.shape_qp(ell);
         let keys = key.iter().take(digits.len());
         if let Storage::Cuda(first_buf) = &first.storage {
             let mut ds: Vec<&DeviceBuffer> = Vec::with_capacity(digits.len());
@@ -742,7 +784,13 @@ impl RnsRing {
         self.upload(device, data, shape, Form::Ntt)
     }
 
-    /// A discrete Gaussian error polynomial (`σ = sigma`, tail cut `6σ`) in NTT form.
+    /// A discrete Gaussian error polynomial (`σ = sigma`, tail cut `6σ`) in NTT form, sampled on
+    /// `device`: one fresh 32-byte seed is drawn from `rng`, and the polynomial is
+    /// [`sampler::gaussian_from_seed`]`(seed, 0, N, σ, 6σ)` lifted to every limb, so the CPU and
+    /// a GPU give the same words. On a GPU the samples are drawn, lifted and transformed on the
+    /// device (nothing crosses the bus), except for tail cuts too wide for the kernel's table
+    /// (`6σ ≥ 129`, see `rhea_cuda::sample::gaussian_fits`), which are sampled on the host and
+    /// uploaded.
     pub fn sample_gaussian(
         &self,
         device: Device,
@@ -750,18 +798,41 @@ impl RnsRing {
         sigma: f64,
         shape: PolyShape,
     ) -> Result<Poly> {
-        let coeffs = sampler::gaussian(rng, shape.n, sigma, 6.0 * sigma)?;
-        let mut p = self.from_signed(device, &coeffs, shape)?;
+        self.check_shape("sample_gaussian", &shape)?;
+        let seed = zeroize::Zeroizing::new(rng.fresh_seed());
+        let bound = 6.0 * sigma;
+        let mut p = match device {
+            Device::Cuda(i) if rhea_cuda::sample::gaussian_fits(bound) => {
+                let b = self.gpu_ring(i)?.gaussian(&shape, &seed, sigma, bound)?;
+                Poly::cuda(b, shape, Form::Coefficient)
+            }
+            _ => {
+                let mut coeffs = sampler::gaussian_from_seed(&seed, 0, shape.n, sigma, bound)?;
+                let p = self.from_signed(device, &coeffs, shape);
+                zeroize::Zeroize::zeroize(&mut coeffs);
+                p?
+            }
+        };
         self.ntt_forward(&mut p)?;
         Ok(p)
     }
 
-    /// A uniform ternary polynomial (`{-1, 0, 1}`) in NTT form.
+    /// A uniform ternary polynomial (`{-1, 0, 1}`) in NTT form, sampled on `device`: one fresh
+    /// 32-byte seed is drawn from `rng`, and the polynomial is
+    /// [`sampler::ternary_from_seed`]`(seed, 0, N)` lifted to every limb (on a GPU, drawn,
+    /// lifted and transformed on the device; the CPU gives the same words).
     pub fn sample_ternary(&self, device: Device, rng: &mut Prng, shape: PolyShape) -> Result<Poly> {
-        let mut coeffs = sampler::ternary(rng, shape.n);
-        let p = self.from_signed(device, &coeffs, shape);
-        zeroize::Zeroize::zeroize(&mut coeffs);
-        let mut p = p?;
+        self.check_shape("sample_ternary", &shape)?;
+        let seed = zeroize::Zeroizing::new(rng.fresh_seed());
+        let mut p = if let Device::Cuda(i) = device {
+            let b = self.gpu_ring(i)?.ternary(&shape, &seed)?;
+            Poly::cuda(b, shape, Form::Coefficient)
+        } else {
+            let mut coeffs = sampler::ternary_from_seed(&seed, 0, shape.n);
+            let p = self.from_signed(device, &coeffs, shape);
+            zeroize::Zeroize::zeroize(&mut coeffs);
+            p?
+        };
         self.ntt_forward(&mut p)?;
         Ok(p)
     }

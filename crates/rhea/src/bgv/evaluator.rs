@@ -256,11 +256,7 @@ impl Evaluator {
 
     fn mod_switch_unchecked(&self, ct: &Ciphertext) -> Result<Ciphertext> {
         let level = ct.level();
-        let parts = ct
-            .parts
-            .iter()
-            .map(|p| self.ring().rescale(p))
-            .collect::<Result<Vec<_>>>()?;
+        let parts = self.ring().rescale_many(&ct.parts)?;
         let t = &self.ctx.tables.t;
         let factor = t.mul(ct.factor, self.ctx.tables.q_inv_mod_t[level]);
         let log_noise = self
@@ -422,16 +418,44 @@ impl Evaluator {
         let log_noise = log_add(a.log_noise + log_abs(ra), b.log_noise + log_abs(rb));
         self.check_bound(op, log_noise, a.level())?;
         let ring = self.ring();
-        let mut parts = Self::clone_parts(&a)?;
-        self.scale_parts(&mut parts, ra)?;
-        let mut pb = Self::clone_parts(&b)?;
-        self.scale_parts(&mut pb, sign * rb)?;
-        for (i, q) in pb.into_iter().enumerate() {
-            match parts.get_mut(i) {
-                Some(p) => ring.add_assign(p, &q)?,
-                None => parts.push(q),
+        let parts = if (ra, rb) == (1, 1) {
+            // Equal factors: one pass per common part (read a, read b, write the result), not
+            // two copies followed by an in-place add.
+            let mut parts = Vec::with_capacity(a.parts.len().max(b.parts.len()));
+            for (pa, pb) in a.parts.iter().zip(&b.parts) {
+                parts.push(if sign < 0 {
+                    ring.sub(pa, pb)?
+                } else {
+                    ring.add(pa, pb)?
+                });
             }
-        }
+            // At most one of the two tails is non-empty (a 3-component operand's third part).
+            let common = parts.len();
+            for pa in &a.parts[common..] {
+                parts.push(pa.try_clone()?);
+            }
+            let mut tail: Vec<Poly> = b.parts[common..]
+                .iter()
+                .map(Poly::try_clone)
+                .collect::<Result<_>>()?;
+            if !tail.is_empty() {
+                self.scale_parts(&mut tail, sign)?;
+            }
+            parts.extend(tail);
+            parts
+        } else {
+            let mut parts = Self::clone_parts(&a)?;
+            self.scale_parts(&mut parts, ra)?;
+            let mut pb = Self::clone_parts(&b)?;
+            self.scale_parts(&mut pb, sign * rb)?;
+            for (i, q) in pb.into_iter().enumerate() {
+                match parts.get_mut(i) {
+                    Some(p) => ring.add_assign(p, &q)?,
+                    None => parts.push(q),
+                }
+            }
+            parts
+        };
         let factor = t.mul(a.factor, t.reduce_i64(ra));
         Ok(self.wrap(&a, parts, factor, log_noise))
     }
@@ -558,10 +582,7 @@ impl Evaluator {
         for p in &mut ta {
             ring.mul_scalar_assign(p, &ts)?;
         }
-        let d0 = ring.mul(&ta[0], &b.parts[0])?;
-        let mut d1 = ring.mul(&ta[0], &b.parts[1])?;
-        ring.mul_add_assign(&mut d1, &ta[1], &b.parts[0])?;
-        let d2 = ring.mul(&ta[1], &b.parts[1])?;
+        let [d0, d1, d2] = ring.tensor([&ta[0], &ta[1]], [&b.parts[0], &b.parts[1]])?;
         let t = &self.ctx.tables.t;
         Ok(self.wrap(&a, vec![d0, d1, d2], t.mul(a.factor, b.factor), log_noise))
     }

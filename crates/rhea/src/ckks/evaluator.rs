@@ -242,11 +242,7 @@ impl Evaluator {
         self.check("rescale", ct)?;
         Self::underflow("rescale", ct, 1)?;
         let q_last = self.ctx.params().q_primes()[ct.level()] as f64;
-        let parts = ct
-            .parts
-            .iter()
-            .map(|p| self.ring().rescale(p))
-            .collect::<Result<Vec<_>>>()?;
+        let parts = self.ring().rescale_many(&ct.parts)?;
         Ok(self.wrap(ct, parts, ct.scale / q_last))
     }
 
@@ -621,11 +617,7 @@ impl Evaluator {
         let scale = a.scale * b.scale;
         self.check_fits(op, scale, a.level())?;
         let ring = self.ring();
-        let (a0, a1, b0, b1) = (&a.parts[0], &a.parts[1], &b.parts[0], &b.parts[1]);
-        let d0 = ring.mul(a0, b0)?;
-        let mut d1 = ring.mul(a0, b1)?;
-        ring.mul_add_assign(&mut d1, a1, b0)?;
-        let d2 = ring.mul(a1, b1)?;
+        let [d0, d1, d2] = ring.tensor([&a.parts[0], &a.parts[1]], [&b.parts[0], &b.parts[1]])?;
         Ok(self.wrap(&a, vec![d0, d1, d2], scale))
     }
 
@@ -644,12 +636,8 @@ impl Evaluator {
         let scale = a.scale * a.scale;
         self.check_fits(op, scale, a.level())?;
         let ring = self.ring();
-        let (a0, a1) = (&a.parts[0], &a.parts[1]);
-        let d0 = ring.mul(a0, a0)?;
-        let mut d1 = ring.mul(a0, a1)?;
-        let d1c = d1.try_clone()?;
-        ring.add_assign(&mut d1, &d1c)?;
-        let d2 = ring.mul(a1, a1)?;
+        let parts = [&a.parts[0], &a.parts[1]];
+        let [d0, d1, d2] = ring.tensor(parts, parts)?;
         Ok(self.wrap(a, vec![d0, d1, d2], scale))
     }
 

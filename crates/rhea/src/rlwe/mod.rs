@@ -316,8 +316,8 @@ impl RlweContext {
     /// over `d`'s Q limbs with `u_0 + u_1·s ≈ d·s'`.
     pub fn keyswitch_digits(&self, digits: &[Poly], key: &KeySwitchKey) -> Result<[Poly; 2]> {
         self.check_id("key switch", key.params_id)?;
-        let [acc0, acc1] = self.ring.keyswitch_inner_product(digits, &key.parts)?;
-        Ok([self.ring.mod_down(&acc0)?, self.ring.mod_down(&acc1)?])
+        self.ring
+            .keyswitch_moddown(digits, &key.parts, [None, None])
     }
 
     /// Key switching of one polynomial: [`RlweContext::decompose`] then
@@ -338,11 +338,11 @@ impl RlweContext {
                 hint: "only a product of two 2-component ciphertexts needs relinearization",
             });
         }
-        let [u0, u1] = self.keyswitch(&cs[2], &rlk.0)?;
-        let mut c0 = cs[0].try_clone()?;
-        let mut c1 = cs[1].try_clone()?;
-        self.ring.add_assign(&mut c0, &u0)?;
-        self.ring.add_assign(&mut c1, &u1)?;
+        self.check_id("key switch", rlk.0.params_id)?;
+        let digits = self.decompose(&cs[2])?;
+        let [c0, c1] =
+            self.ring
+                .keyswitch_moddown(&digits, &rlk.0.parts, [Some(&cs[0]), Some(&cs[1])])?;
         Ok(vec![c0, c1])
     }
 
@@ -355,8 +355,10 @@ impl RlweContext {
         g: u64,
         key: &KeySwitchKey,
     ) -> Result<Vec<Poly>> {
-        let [mut u0, u1] = self.keyswitch_digits(digits, key)?;
-        self.ring.add_assign(&mut u0, c0)?;
+        self.check_id("key switch", key.params_id)?;
+        let [u0, u1] = self
+            .ring
+            .keyswitch_moddown(digits, &key.parts, [Some(c0), None])?;
         Ok(vec![
             self.ring.automorphism(&u0, g)?,
             self.ring.automorphism(&u1, g)?,

@@ -1,0 +1,124 @@
+//! The fused kernels of `rhea_cuda::fused` against host arithmetic, word for word, on random
+//! non-zero inputs: the tensor product (distinct operands and squaring) and the key-switching
+//! inner product into one `[2][width][n]` buffer (against the two-buffer launch).
+//!
+//! GPU tests print "SKIPPED (no GPU)" without a device unless `RHEA_REQUIRE_GPU=1`.
+
+mod common;
+
+use common::{assert_words, gpu_or_skip, primes, random_rns, rng};
+use rhea_cuda::{fused, CudaError};
+
+fn mul(a: u64, b: u64, q: u64) -> u64 {
+    ((a as u128 * b as u128) % q as u128) as u64
+}
+
+#[test]
+fn tensor_matches_host() {
+    for (log_n, bits, limbs) in [(12u32, 61u32, 3usize), (16, 60, 5), (13, 30, 2)] {
+        let test = format!("fused tensor 2^{log_n} {bits}-bit x{limbs}");
+        let Some(dev) = gpu_or_skip(&test) else {
+            return;
+        };
+        let n = 1usize << log_n;
+        let moduli = primes(bits, limbs, n);
+        let table = dev.moduli(&moduli).unwrap();
+        let mut r = rng(&test);
+        let host: Vec<Vec<u64>> = (0..4).map(|_| random_rns(&mut r, &moduli, n, 1)).collect();
+        let bufs: Vec<_> = host.iter().map(|h| dev.upload(h).unwrap()).collect();
+        for square in [false, true] {
+            let (b0, b1) = if square { (0, 1) } else { (2, 3) };
+            let mut d: Vec<_> = (0..3).map(|_| dev.alloc(limbs * n).unwrap()).collect();
+            let [d0, d1, d2] = &mut d[..] else {
+                unreachable!()
+            };
+            fused::tensor(
+                [&bufs[0], &bufs[1]],
+                [&bufs[b0], &bufs[b1]],
+                [d0, d1, d2],
+                &table,
+                limbs,
+                n,
+            )
+            .unwrap();
+            let mut want = [
+                vec![0u64; limbs * n],
+                vec![0u64; limbs * n],
+                vec![0u64; limbs * n],
+            ];
+            for (i, m) in moduli.iter().enumerate() {
+                let q = m.value();
+                for k in i * n..(i + 1) * n {
+                    let (a0, a1, x0, x1) = (host[0][k], host[1][k], host[b0][k], host[b1][k]);
+                    want[0][k] = mul(a0, x0, q);
+                    want[1][k] = (mul(a0, x1, q) + mul(a1, x0, q)) % q;
+                    want[2][k] = mul(a1, x1, q);
+                }
+            }
+            for c in 0..3 {
+                assert_words(
+                    &dev.download(&d[c]).unwrap(),
+                    &want[c],
+                    &format!("{test} square={square} d{c}"),
+                );
+            }
+        }
+        // A short output is a typed error.
+        let mut short = dev.alloc(n).unwrap();
+        let mut o1 = dev.alloc(limbs * n).unwrap();
+        let mut o2 = dev.alloc(limbs * n).unwrap();
+        let res = fused::tensor(
+            [&bufs[0], &bufs[1]],
+            [&bufs[2], &bufs[3]],
+            [&mut short, &mut o1, &mut o2],
+            &table,
+            limbs,
+            n,
+        );
+        assert!(matches!(res, Err(CudaError::Shape(_))), "{test}: {res:?}");
+    }
+}
+
+#[test]
+fn ks_inner_product_pair_matches_two_buffers() {
+    let test = "ks inner product pair";
+    let Some(dev) = gpu_or_skip(test) else {
+        return;
+    };
+    let n = 1usize << 13;
+    // |Q| = 6 (level 4 active), |P| = 2, 3 digits.
+    let moduli = primes(60, 8, n);
+    let (q_full, level, pl) = (6usize, 4usize, 2usize);
+    let table = dev.moduli(&moduli).unwrap();
+    let width = level + pl;
+    let mut r = rng(test);
+    let active: Vec<_> = moduli[..level]
+        .iter()
+        .chain(&moduli[q_full..])
+        .copied()
+        .collect();
+    let digits: Vec<_> = (0..3)
+        .map(|_| dev.upload(&random_rns(&mut r, &active, n, 1)).unwrap())
+        .collect();
+    let keys: Vec<_> = (0..3)
+        .map(|_| {
+            (
+                dev.upload(&random_rns(&mut r, &moduli, n, 1)).unwrap(),
+                dev.upload(&random_rns(&mut r, &moduli, n, 1)).unwrap(),
+            )
+        })
+        .collect();
+    let ds: Vec<_> = digits.iter().collect();
+    let ks: Vec<_> = keys.iter().map(|(b, a)| (b, a)).collect();
+    let mut o0 = dev.alloc(width * n).unwrap();
+    let mut o1 = dev.alloc(width * n).unwrap();
+    fused::ks_inner_product(&table, level, q_full, &ds, &ks, &mut o0, &mut o1, n).unwrap();
+    let mut pair = dev.alloc(2 * width * n).unwrap();
+    fused::ks_inner_product_pair(&table, level, q_full, &ds, &ks, &mut pair, n).unwrap();
+    let mut want = dev.download(&o0).unwrap();
+    assert!(want.iter().any(|&w| w != 0));
+    want.extend(dev.download(&o1).unwrap());
+    assert_words(&dev.download(&pair).unwrap(), &want, test);
+    let mut short = dev.alloc(width * n).unwrap();
+    assert!(fused::ks_inner_product_pair(&table, level, q_full, &ds, &ks, &mut short, n).is_err());
+}

@@ -1,0 +1,159 @@
+//! Fused primitives: compositions of [`super::ops`] primitives that the CUDA backend runs in fewer
+//! passes over device memory (the CPU backend composes the plain primitives). Each one is
+//! bit-identical to its composition on either device; `tests.rs` checks that on the CPU and the
+//! GPU test suites check GPU against CPU.
+//!
+//! - [`RnsRing::tensor`]: the product of two 2-component ciphertexts before relinearisation.
+//! - [`RnsRing::keyswitch_moddown`]: the key-switching inner product, ModDown of both halves and
+//!   the additions that follow (relinearisation adds `c_0, c_1`; a rotation adds `c_0`).
+//! - [`RnsRing::rescale_many`]: the rescale of all parts of a ciphertext.
+
+use std::sync::Arc;
+
+use super::cuda::GpuRing;
+use super::poly::{Form, Poly, Storage};
+use super::RnsRing;
+use crate::error::{Error, Result};
+
+impl RnsRing {
+    /// The device tables of the GPU holding `buf`.
+    fn cuda_ring(&self, buf: &rhea_cuda::DeviceBuffer) -> Result<Arc<GpuRing>> {
+        self.gpu_ring(buf.device().index())
+    }
+
+    /// `(a_0 b_0, a_0 b_1 + a_1 b_0, a_1 b_1)` (NTT form): the tensor product of two
+    /// 2-component ciphertexts of one shape, `a` and `b` possibly the same (squaring). One pass
+    /// over the inputs on the GPU; on the CPU (or for operands of different shapes, which are
+    /// read as views like [`RnsRing::mul`]) `mul`, `mul`, `mul_add`, `mul`.
+    pub fn tensor(&self, a: [&Poly; 2], b: [&Poly; 2]) -> Result<[Poly; 3]> {
+        let shape = a[0].shape;
+        let same = a.iter().chain(b.iter()).all(|p| p.shape == shape);
+        if same {
+            if let (Storage::Cuda(a0), Storage::Cuda(a1), Storage::Cuda(b0), Storage::Cuda(b1)) =
+                (&a[0].storage, &a[1].storage, &b[0].storage, &b[1].storage)
+            {
+                self.check_shape("tensor", &shape)?;
+                for p in a.iter().chain(b.iter()) {
+                    p.expect_form("tensor", Form::Ntt)?;
+                }
+                let devs = [a1, b0, b1]
+                    .iter()
+                    .all(|x| x.device().index() == a0.device().index());
+                if devs {
+                    let [d0, d1, d2] = self.cuda_ring(a0)?.tensor(&shape, [a0, a1], [b0, b1])?;
+                    return Ok([
+                        Poly::cuda(d0, shape, Form::Ntt),
+                        Poly::cuda(d1, shape, Form::Ntt),
+                        Poly::cuda(d2, shape, Form::Ntt),
+                    ]);
+                }
+            }
+        }
+        let d0 = self.mul(a[0], b[0])?;
+        let mut d1 = self.mul(a[0], b[1])?;
+        self.mul_add_assign(&mut d1, a[1], b[0])?;
+        let d2 = self.mul(a[1], b[1])?;
+        Ok([d0, d1, d2])
+    }
+
+    /// Key switching from ModUp digits, to the end: `(add_0 + u_0, add_1 + u_1)` with
+    /// `u_c = ModDown(Σ_j d_j · key_{j,c})` over `d`'s Q limbs (a missing addend counts as 0).
+    /// The composition of [`RnsRing::keyswitch_inner_product`], [`RnsRing::mod_down`] of both
+    /// halves and [`RnsRing::add_assign`]; on the GPU one inner-product launch, one inverse NTT
+    /// of both halves' `P` limbs, one conversion and one forward NTT with the subtraction, the
+    /// `P^{-1}` factor and the addition fused into its epilogue.
+    pub fn keyswitch_moddown(
+        &self,
+        digits: &[Poly],
+        key: &[[Poly; 2]],
+        adds: [Option<&Poly>; 2],
+    ) -> Result<[Poly; 2]> {
+        let first = digits
+            .first()
+            .ok_or_else(|| Error::InvalidInput("keyswitch_moddown: no digits".to_string()))?;
+        let ell = first.shape.q_limbs;
+        let out_shape = self.shape_q(ell);
+        let gpu_adds = adds.iter().flatten().all(|c| {
+            c.shape == out_shape && c.form == Form::Ntt && matches!(c.storage, Storage::Cuda(_))
+        });
+        if let (Storage::Cuda(fb), true) = (&first.storage, gpu_adds) {
+            // The checks of the composed path (shapes, forms, devices, key length).
+            self.keyswitch_inner_product_checks(digits, key)?;
+            let mut ds = Vec::with_capacity(digits.len());
+            for d in digits {
+                if let Storage::Cuda(x) = &d.storage {
+                    ds.push(x);
+                }
+            }
+            let mut ks = Vec::with_capacity(digits.len());
+            for [b, a] in key.iter().take(digits.len()) {
+                if let (Storage::Cuda(b), Storage::Cuda(a)) = (&b.storage, &a.storage) {
+                    ks.push((b, a));
+                }
+            }
+            let add_bufs = adds.map(|c| match c.map(|c| &c.storage) {
+                Some(Storage::Cuda(x)) => Some(x),
+                _ => None,
+            });
+            let same_dev = add_bufs
+                .iter()
+                .flatten()
+                .all(|x| x.device().index() == fb.device().index());
+            if ds.len() == digits.len() && ks.len() == digits.len() && same_dev {
+                let [o0, o1] = self
+                    .cuda_ring(fb)?
+                    .keyswitch_moddown(self, ell, &ds, &ks, add_bufs)?;
+                return Ok([
+                    Poly::cuda(o0, out_shape, Form::Ntt),
+                    Poly::cuda(o1, out_shape, Form::Ntt),
+                ]);
+            }
+        }
+        let [acc0, acc1] = self.keyswitch_inner_product(digits, key)?;
+        let mut u0 = self.mod_down(&acc0)?;
+        let mut u1 = self.mod_down(&acc1)?;
+        if let Some(c) = adds[0] {
+            self.add_assign(&mut u0, c)?;
+        }
+        if let Some(c) = adds[1] {
+            self.add_assign(&mut u1, c)?;
+        }
+        Ok([u0, u1])
+    }
+
+    /// [`RnsRing::rescale`] of every polynomial of `parts` (one level, one form, one device):
+    /// on the GPU in NTT form, the parts share each launch (one inverse NTT of all last limbs,
+    /// one forward NTT with the subtract-multiply in its epilogue).
+    pub fn rescale_many(&self, parts: &[Poly]) -> Result<Vec<Poly>> {
+        let Some(first) = parts.first() else {
+            return Ok(Vec::new());
+        };
+        let shape = first.shape;
+        let batched = parts.len() <= rhea_cuda::ntt::MAX_RUNS
+            && shape.p_limbs == 0
+            && shape.q_limbs >= 2
+            && parts
+                .iter()
+                .all(|p| p.shape == shape && p.form == Form::Ntt);
+        if let (Storage::Cuda(fb), true) = (&first.storage, batched) {
+            self.check_shape("rescale", &shape)?;
+            let bufs: Vec<_> = parts
+                .iter()
+                .filter_map(|p| match &p.storage {
+                    Storage::Cuda(x) if x.device().index() == fb.device().index() => Some(x),
+                    _ => None,
+                })
+                .collect();
+            if bufs.len() == parts.len() {
+                let ell = shape.q_limbs;
+                let outs = self.cuda_ring(fb)?.rescale_ntt_many(self, ell, &bufs)?;
+                let out_shape = self.shape_q(ell - 1);
+                return Ok(outs
+                    .into_iter()
+                    .map(|b| Poly::cuda(b, out_shape, Form::Ntt))
+                    .collect());
+            }
+        }
+        parts.iter().map(|p| self.rescale(p)).collect()
+    }
+}
