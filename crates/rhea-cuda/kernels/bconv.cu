@@ -20,9 +20,10 @@
 // blockIdx.y is the polynomial, blockIdx.z a group of J output columns. The block stages in
 // shared memory the J columns of the [qhat_i]_{p_j} table it needs, the per-input-limb
 // constants (q_i, qhat_i^{-1}, Shoup companion) and the J output moduli. Each thread keeps
-// J x C 128-bit accumulators in registers: products t_i * c < 2^122, so 63 of them plus a
-// folded value < 2^61 fit in 128 bits; after every 63 input limbs the accumulators are folded
-// (Barrett) and at the end each is reduced once (Barrett). Any exact accumulation gives the
+// J x C 128-bit accumulators in registers: products t_i * c < 2^122, so 48 of them plus a
+// folded value < 2^61 plus the centred correction fit in 128 bits; after every 48 input limbs
+// (6 chunks of 8) the accumulators are folded (Barrett) and at the end each is reduced once
+// (Barrett), the centred correction -v [Q]_p added as v (p - [Q]_p) before that reduction. Any exact accumulation gives the
 // same canonical residue, hence the bit-for-bit agreement with the host.
 //
 // Which output columns a launch computes, and which output limb each goes to, is the launch's
@@ -32,7 +33,8 @@
 #include "common.cuh"
 
 #define BCONV_MAX_PLAN 64
-#define BCONV_U 8  // input limbs per load chunk
+#define BCONV_U 8     // input limbs per load chunk
+#define BCONV_FOLD 6  // chunks between folds of the 128-bit accumulators (48 products)
 
 #define BCONV_FLAG_SCALED 1u   // the input already holds t_i (first step done elsewhere)
 #define BCONV_FLAG_MODDOWN 2u  // epilogue: out = (reduce(aux row) - y) * w[out_limb]
@@ -143,6 +145,20 @@ RHEA_INLINE void bconv_matmul_body(const BconvArgs& A) {
     const bool scaled = (A.flags & BCONV_FLAG_SCALED) != 0;
     const bool copy = (A.flags & BCONV_FLAG_COPY) != 0 && blockIdx.z == 0;
 
+    // ModUp's copy of the digit's own limbs (reduced), in a loop of its own (it is off the hot
+    // path and would otherwise be unrolled into every step of the product).
+    if (copy) {
+#pragma unroll 1
+        for (u32 i = 0; i < L; ++i) {
+            const RheaModulus m = load_modulus(A.from_mod, i);
+            const Words<C> w = load_words<C>(x + (u64)i * A.n);
+            Words<C> r;
+#pragma unroll
+            for (int c = 0; c < C; ++c) r.v[c] = reduce_u64(w.v[c], m);
+            store_words<C>(A.out + (u64)p * A.out_stride + (u64)(A.copy_first + i) * A.n + n0, r);
+        }
+    }
+
     U128 acc[J][C];
 #pragma unroll
     for (int j = 0; j < J; ++j)
@@ -154,11 +170,18 @@ RHEA_INLINE void bconv_matmul_body(const BconvArgs& A) {
 
     // The input limbs are read in chunks of BCONV_U, double-buffered: the loads of the next
     // chunk are issued before the products of the current one, so that 2 * BCONV_U loads per
-    // thread can be in flight (the kernel is otherwise bound by the load latency).
+    // thread can be in flight (the kernel is otherwise bound by the load latency). The
+    // accumulators are folded (Barrett) after every BCONV_FOLD chunks, outside the unrolled
+    // chunk body: BCONV_FOLD * BCONV_U = 48 products < 2^122, a folded value < 2^61 and the
+    // centred correction v * (p - [Q]_p) < 2^68 (added before the one final reduction) stay
+    // below 2^128. (A fold test inside the unrolled body multiplied the code size by ~3 and the
+    // kernel stalled on instruction fetch.)
     Words<C> cur[BCONV_U], nxt[BCONV_U];
 #pragma unroll
     for (int u = 0; u < BCONV_U; ++u)
         if ((u32)u < L) cur[u] = load_words<C>(x + (u64)u * A.n);
+    u32 chunks = 0;
+#pragma unroll 1
     for (u32 i0 = 0; i0 < L; i0 += BCONV_U) {
 #pragma unroll
         for (int u = 0; u < BCONV_U; ++u)
@@ -181,14 +204,6 @@ RHEA_INLINE void bconv_matmul_body(const BconvArgs& A) {
                 for (int c = 0; c < C; ++c)
                     fsum[c] = __dadd_rn(fsum[c], __dmul_rn(__ull2double_rn(t.v[c]), inv));
             }
-            if (copy) {
-                const RheaModulus m = load_modulus(A.from_mod, i);
-                Words<C> r;
-#pragma unroll
-                for (int c = 0; c < C; ++c) r.v[c] = reduce_u64(cur[u].v[c], m);
-                store_words<C>(
-                    A.out + (u64)p * A.out_stride + (u64)(A.copy_first + i) * A.n + n0, r);
-            }
             const u64* row = tab + i * J;
 #pragma unroll
             for (int j = 0; j < J; ++j) {
@@ -201,17 +216,17 @@ RHEA_INLINE void bconv_matmul_body(const BconvArgs& A) {
                         acc[j][c] = add_wide(acc[j][c], mul_wide(t.v[c], cf));
                 }
             }
-            if ((i + 1) % 63u == 0 && i + 1 < L) {
+        }
+        if (++chunks == BCONV_FOLD && i0 + BCONV_U < L) {
+            chunks = 0;
 #pragma unroll
-                for (int j = 0; j < J; ++j) {
-                    if ((u32)j < cnt) {
-                        const RheaModulus m = {tmod[4 * j], tmod[4 * j + 1], tmod[4 * j + 2],
-                                               0ull};
+            for (int j = 0; j < J; ++j) {
+                if ((u32)j < cnt) {
+                    const RheaModulus m = {tmod[4 * j], tmod[4 * j + 1], tmod[4 * j + 2], 0ull};
 #pragma unroll
-                        for (int c = 0; c < C; ++c) {
-                            acc[j][c].lo = barrett_reduce(acc[j][c], m);
-                            acc[j][c].hi = 0ull;
-                        }
+                    for (int c = 0; c < C; ++c) {
+                        acc[j][c].lo = barrett_reduce(acc[j][c], m);
+                        acc[j][c].hi = 0ull;
                     }
                 }
             }
@@ -249,8 +264,9 @@ RHEA_INLINE void bconv_matmul_body(const BconvArgs& A) {
                 Words<C> y;
 #pragma unroll
                 for (int c = 0; c < C; ++c) {
-                    u64 v = barrett_reduce(acc[j][c], m);
-                    if (CENTERED) v = mod_sub(v, mod_mul(vcor[c], tmod[4 * j + 3], m), m.value);
+                    U128 z = acc[j][c];
+                    if (CENTERED) z = add_wide(z, mul_wide(vcor[c], m.value - tmod[4 * j + 3]));
+                    const u64 v = barrett_reduce(z, m);
                     y.v[c] = shoup_mul(mod_sub(reduce_u64(xq[j].v[c], m), v, m.value), w, ws,
                                        m.value);
                 }
@@ -265,9 +281,9 @@ RHEA_INLINE void bconv_matmul_body(const BconvArgs& A) {
                 Words<C> y;
 #pragma unroll
                 for (int c = 0; c < C; ++c) {
-                    y.v[c] = barrett_reduce(acc[j][c], m);
-                    if (CENTERED)
-                        y.v[c] = mod_sub(y.v[c], mod_mul(vcor[c], tmod[4 * j + 3], m), m.value);
+                    U128 z = acc[j][c];
+                    if (CENTERED) z = add_wide(z, mul_wide(vcor[c], m.value - tmod[4 * j + 3]));
+                    y.v[c] = barrett_reduce(z, m);
                 }
                 store_words<C>(out + (u64)A.out_limb[g0 + j] * A.n, y);
             }

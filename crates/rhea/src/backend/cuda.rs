@@ -517,7 +517,10 @@ impl GpuRing {
             // Small rings (N < 2^12): the composition.
             let (a0, a1) = self.inner_product(ring, ell, digits, keys)?;
             let shape_q = ring.shape_q(ell);
-            let mut outs = [self.mod_down(ring, ell, &a0)?, self.mod_down(ring, ell, &a1)?];
+            let mut outs = [
+                self.mod_down(ring, ell, &a0)?,
+                self.mod_down(ring, ell, &a1)?,
+            ];
             for (o, c) in outs.iter_mut().zip(adds) {
                 if let Some(c) = c {
                     self.add(&shape_q, o, c)?;
