@@ -9,8 +9,12 @@
 #   GPU_RUN_ONLY="arith runtime" bash scripts/gpu-run.sh  # only these test targets
 #   GPU_RUN_TIMEOUT=300                                  # seconds per test binary (default 600)
 #   GPU_RUN_NO_BENCH=1 bash scripts/gpu-run.sh
+# Carry: here `scripts/gpu-build.sh && scripts/gpu-pack.sh`, then on the device (carry
+# [".gpu-carry"]): `tar xzf .gpu-carry/bin.tgz && bash scripts/gpu-run.sh`.
+#
 #   GPU_RUN_PEERS=1 bash scripts/gpu-run.sh   # also: quick start, `rhea bench` at matched presets,
 #                                             # the GPU NTT bench, and DESILO (wheel carried in .whl)
+#   GPU_RUN_SUITES=1 (with PEERS)             # also seal-routines, he-booster and matmul
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,7 +27,7 @@ SUMMARY="$OUT/summary.txt"
 : > "$SUMMARY"
 
 if [ ! -f "$BIN/MANIFEST.tsv" ]; then
-  echo "no $BIN/MANIFEST.tsv: run scripts/gpu-build.sh first (and carry .gpu-bin)" >&2
+  echo "no $BIN/MANIFEST.tsv: run scripts/gpu-build.sh and scripts/gpu-pack.sh first, carry .gpu-carry and untar it" >&2
   exit 2
 fi
 
@@ -91,6 +95,14 @@ if [ -n "${GPU_RUN_PEERS:-}" ]; then
     done
     echo "==== rhea bench ntt" | tee -a "$PEERS"
     timeout 180 "./$BIN/$RHEA" bench ntt --json "$OUT/ntt.json" 2>&1 | tee -a "$PEERS"
+    echo "==== rhea bench gpu --only bconv" | tee -a "$PEERS"
+    timeout 120 "./$BIN/$RHEA" bench gpu --only bconv 2>&1 | tee -a "$PEERS"
+    if [ -n "${GPU_RUN_SUITES:-}" ]; then
+      for suite in seal-routines he-booster matmul; do
+        echo "==== rhea bench $suite" | tee -a "$PEERS"
+        timeout 200 "./$BIN/$RHEA" bench "$suite" --device cuda:0 --reps 20 2>&1 | tee -a "$PEERS"
+      done
+    fi
   fi
   if ls .whl/desilofhe*.whl >/dev/null 2>&1; then
     python3 -m pip install -q --no-index --no-deps --target /tmp/desilo-site .whl/desilofhe*.whl \
