@@ -77,6 +77,35 @@ pub(crate) fn stream_ms(
     Ok(start.elapsed().as_secs_f64() * 1e3 / reps.max(1) as f64)
 }
 
+/// Times `f` twice over if `sel` selects `op` — the median latency (device synchronised inside
+/// each call) and the back-to-back mean — and appends the row to `ops`.
+fn time_selected(
+    ops: &mut Vec<OpTiming>,
+    sel: &SuiteSelection,
+    device: Device,
+    reps: usize,
+    op: &'static str,
+    level: Option<usize>,
+    f: &mut dyn FnMut() -> rhea::Result<()>,
+) -> rhea::Result<()> {
+    if !selected(&sel.only, op) {
+        return Ok(());
+    }
+    let sync = || device.synchronize();
+    let median_ms = median_ms(reps, || {
+        f()?;
+        sync()
+    })?;
+    let stream_ms = stream_ms(reps, &mut *f, sync)?;
+    ops.push(OpTiming {
+        op,
+        level,
+        median_ms,
+        stream_ms,
+    });
+    Ok(())
+}
+
 /// Whether `op` is selected by `only` (empty: everything).
 fn selected(only: &[String], op: &str) -> bool {
     only.is_empty() || only.iter().any(|o| o == op)
@@ -138,25 +167,10 @@ pub fn run_ckks(
         let top_x = encryptor.encrypt(&px)?;
         let top_y = encryptor.encrypt(&encoder.encode(&y)?)?;
         // GPU work is asynchronous: wait for it inside the timed region.
-        let sync = || device.synchronize();
         let mut ops = Vec::new();
         let mut time =
             |op: &'static str, level: Option<usize>, f: &mut dyn FnMut() -> rhea::Result<()>| {
-                if !selected(&sel.only, op) {
-                    return Ok(());
-                }
-                let median = median_ms(reps, || {
-                    f()?;
-                    sync()
-                })?;
-                let stream = stream_ms(reps, &mut *f, sync)?;
-                ops.push(OpTiming {
-                    op,
-                    level,
-                    median_ms: median,
-                    stream_ms: stream,
-                });
-                rhea::Result::Ok(())
+                time_selected(&mut ops, sel, device, reps, op, level, f)
             };
         time("encrypt", None, &mut || encryptor.encrypt(&px).map(drop))?;
         let mut levels: Vec<Option<usize>> = vec![None];
@@ -266,24 +280,9 @@ pub fn run_bgv(
         let cx = encryptor.encrypt(&px)?;
         let cy = encryptor.encrypt(&encoder.encode(&y)?)?;
         let product = eval.mul(&cx, &cy)?;
-        let sync = || device.synchronize();
         let mut ops = Vec::new();
         let mut time = |op: &'static str, f: &mut dyn FnMut() -> rhea::Result<()>| {
-            if !selected(&sel.only, op) {
-                return Ok(());
-            }
-            let median = median_ms(reps, || {
-                f()?;
-                sync()
-            })?;
-            let stream = stream_ms(reps, &mut *f, sync)?;
-            ops.push(OpTiming {
-                op,
-                level: None,
-                median_ms: median,
-                stream_ms: stream,
-            });
-            rhea::Result::Ok(())
+            time_selected(&mut ops, sel, device, reps, op, None, f)
         };
         time("encrypt", &mut || encryptor.encrypt(&px).map(drop))?;
         time("add", &mut || eval.add(&cx, &cy).map(drop))?;
