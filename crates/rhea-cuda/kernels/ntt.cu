@@ -23,8 +23,13 @@
 // without spilling, whereas a hint of 1 block lets it take ~100 and halves the occupancy.
 #define NTT_BOUNDS(THREADS) __launch_bounds__(THREADS)
 
-// Column kernels: ntt_{fwd,inv}_cols_<LOGN>_<LOG1>_<C>.
+// Column kernels: ntt_{fwd,inv}_cols_<LOGN>_<LOG1>_<C>, and ntt_fwd_colsl_<LOGN>_<LOG1>_<C> with
+// the centred-lift prologue (grouped launches, see NttArgs).
 #define NTT_COLS(LOGN, LOG1, C)                                                             \
+    extern "C" __global__ void NTT_BOUNDS(((1 << LOG1) / 8) * C)                            \
+        ntt_fwd_colsl_##LOGN##_##LOG1##_##C(NTT_ARGS) {                                     \
+        ntt_cols<LOGN, LOG1, C, true, true>(data, tw, primes, a);                           \
+    }                                                                                       \
     extern "C" __global__ void NTT_BOUNDS(((1 << LOG1) / 8) * C)                            \
         ntt_fwd_cols_##LOGN##_##LOG1##_##C(NTT_ARGS) {                                      \
         ntt_cols<LOGN, LOG1, C, true>(data, tw, primes, a);                                 \

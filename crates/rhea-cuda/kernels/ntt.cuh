@@ -52,6 +52,15 @@ struct NttPrime {
 //   out = c + (x - v) * w        (otherwise)
 // mod q at epi_out[g] + j*N, with x at epi_x[g] + j*N, c at epi_c[g] + j*N and (w, shoup(w)) =
 // epi_w[table] (ModDown's P^-1 or rescale's q_last^-1, relinearisation's add fused).
+//
+// Prologue (forward column kernels `ntt_fwd_colsl_*` only, for grouped launches): row j of group
+// g does not read its input from its run but lifts the single limb at pro_src[g] (N words,
+// canonical modulo the odd pro_q = q_last) centred to its prime q = the table's:
+//   x = t              (t <= q_last / 2)
+//   x = t - q_last     (otherwise)            mod q,
+// lazily in [0, 3q) (see lift_lazy), then transforms as usual, writing the column-phase output
+// to the run. pro_moduli: the RheaModulus table (rhea_cuda DeviceModuli) indexed by table; only
+// its Barrett word ratio_hi = floor(2^64 / q) is used. Rescaling by q_last in the NTT domain.
 #define NTT_MAX_GROUPS 12
 struct NttArgs {
     u32 limbs;        // limbs per polynomial in the buffer
@@ -68,17 +77,53 @@ struct NttArgs {
     u64 epi_x[NTT_MAX_GROUPS];
     u64 epi_c[NTT_MAX_GROUPS];
     u64 epi_w;        // const ulonglong2* [table]
+    u64 pro_src[NTT_MAX_GROUPS];
+    u64 pro_moduli;   // const RheaModulus* [table]
+    u64 pro_q;        // q_last
 };
 
 // ---- butterflies ---------------------------------------------------------------------------------
 
-// a mod q for a < 2q... in general: a - q if a >= q.
-RHEA_INLINE u64 ntt_csub(u64 a, u64 q) { return a >= q ? a - q : a; }
+// a - q if a >= q, else a; for a, q < 2^63 (every value here is below 4q < 2^63), where the sign
+// of a - q decides (one subtraction, one test of the high word, two selects).
+RHEA_INLINE u64 ntt_csub(u64 a, u64 q) {
+    const u64 d = a - q;
+    return (i64)d < 0 ? a : d;
+}
+
+// shoup_mul_lazy (common.cuh), the same word: a * w - hi * q mod 2^64, written as
+// a * w + hi * (2^64 - q) over 32-bit halves, so that the two low products share one chain of
+// multiply-adds (two wide products for the low word, four 32-bit ones for the high word) instead
+// of two separate 64-bit products and a negation.
+RHEA_INLINE u64 ntt_shoup_lazy(u64 a, u64 w, u64 w_shoup, u64 q) {
+    const u64 h = __umul64hi(a, w_shoup);
+    const u64 nq = 0ull - q;
+    u64 r;
+    asm("{\n\t"
+        ".reg .u32 al, ah, wl, wh, hl, hh, nl, nh, tl, th;\n\t"
+        ".reg .u64 t;\n\t"
+        "mov.b64 {al, ah}, %1;\n\t"
+        "mov.b64 {wl, wh}, %2;\n\t"
+        "mov.b64 {hl, hh}, %3;\n\t"
+        "mov.b64 {nl, nh}, %4;\n\t"
+        "mul.wide.u32 t, hl, nl;\n\t"
+        "mad.wide.u32 t, al, wl, t;\n\t"
+        "mov.b64 {tl, th}, t;\n\t"
+        "mad.lo.u32 th, al, wh, th;\n\t"
+        "mad.lo.u32 th, ah, wl, th;\n\t"
+        "mad.lo.u32 th, hl, nh, th;\n\t"
+        "mad.lo.u32 th, hh, nl, th;\n\t"
+        "mov.b64 %0, {tl, th};\n\t"
+        "}"
+        : "=l"(r)
+        : "l"(a), "l"(w), "l"(h), "l"(nq));
+    return r;
+}
 
 // Forward (Cooley-Tukey) lazy butterfly: x, y in [0, 4q) -> x + wy, x - wy in [0, 4q).
 RHEA_INLINE void fwd_bf(u64& x, u64& y, ulonglong2 w, u64 q, u64 two_q) {
     const u64 u = ntt_csub(x, two_q);
-    const u64 v = shoup_mul_lazy(y, w.x, w.y, q);
+    const u64 v = ntt_shoup_lazy(y, w.x, w.y, q);
     x = u + v;
     y = u + two_q - v;
 }
@@ -87,7 +132,7 @@ RHEA_INLINE void fwd_bf(u64& x, u64& y, ulonglong2 w, u64 q, u64 two_q) {
 RHEA_INLINE void fwd_bf_last(u64& x, u64& y, ulonglong2 w, u64 q, u64 two_q) {
     u64 u = ntt_csub(x, two_q);
     u = ntt_csub(u, q);
-    u64 v = shoup_mul_lazy(y, w.x, w.y, q);
+    u64 v = ntt_shoup_lazy(y, w.x, w.y, q);
     v = ntt_csub(v, q);
     x = ntt_csub(u + v, q);
     y = ntt_csub(u + q - v, q);
@@ -97,21 +142,21 @@ RHEA_INLINE void fwd_bf_last(u64& x, u64& y, ulonglong2 w, u64 q, u64 two_q) {
 RHEA_INLINE void inv_bf(u64& x, u64& y, ulonglong2 w, u64 q, u64 two_q) {
     const u64 a = x, b = y;
     x = ntt_csub(a + b, two_q);
-    y = shoup_mul_lazy(a + two_q - b, w.x, w.y, q);
+    y = ntt_shoup_lazy(a + two_q - b, w.x, w.y, q);
 }
 
 // The inverse butterfly with the twiddle w * c given as two factors (two lazy Shoup products).
 RHEA_INLINE void inv_bf2(u64& x, u64& y, ulonglong2 w, ulonglong2 c, u64 q, u64 two_q) {
     const u64 a = x, b = y;
     x = ntt_csub(a + b, two_q);
-    y = shoup_mul_lazy(shoup_mul_lazy(a + two_q - b, w.x, w.y, q), c.x, c.y, q);
+    y = ntt_shoup_lazy(ntt_shoup_lazy(a + two_q - b, w.x, w.y, q), c.x, c.y, q);
 }
 
 // The inverse butterfly of the last stage (m = 1) with N^-1 folded in, results in [0, q).
 RHEA_INLINE void inv_bf_last(u64& x, u64& y, const NttPrime& p) {
     const u64 a = x, b = y;
-    x = ntt_csub(shoup_mul_lazy(a + b, p.ninv, p.ninv_shoup, p.q), p.q);
-    y = ntt_csub(shoup_mul_lazy(a + p.two_q - b, p.last_w, p.last_w_shoup, p.q), p.q);
+    x = ntt_csub(ntt_shoup_lazy(a + b, p.ninv, p.ninv_shoup, p.q), p.q);
+    y = ntt_csub(ntt_shoup_lazy(a + p.two_q - b, p.last_w, p.last_w_shoup, p.q), p.q);
 }
 
 RHEA_INLINE NttPrime load_ntt_prime(const NttPrime* primes, u32 i) {
@@ -153,19 +198,37 @@ struct NttPasses {
     static constexpr int p(int i) { return i == 0 ? P0 : 3; }
 };
 
-// The local index of register `idx` (0..7) of thread `tau` in pass (J0, P).
+// The local index of register `idx` (0..7) of thread `tau` in pass (J0, P), for tau < T:
+//   k = (g << (LTL + P)) + h + (r << LTL),  u = idx >> P, r = idx % G, tau + u*T = g * 2^LTL + h,
+// split as k = a(tau) | b(idx), two parts with disjoint bits: a per thread (computed once per
+// pass), b a compile-time constant (so that global and shared-memory accesses are a per-thread
+// base plus an immediate, and the swizzle, linear over GF(2), is one XOR per access). With
+// T >= 2^LTL, T is a multiple of 2^LTL; otherwise 2^LTL is a multiple of T and, as tau < T,
+// tau + (u*T mod 2^LTL) < 2^LTL. The group index g is likewise ga(tau) + gb(u).
 template <int LOGS, int J0, int P>
-RHEA_INLINE u32 pass_elem(u32 tau, int idx) {
-    constexpr int G = 1 << P;
-    constexpr u32 T = (1u << LOGS) >> 3;
-    constexpr int LTL = LOGS - J0 - P;
-    const u32 u = (u32)idx >> P;
-    const u32 r = (u32)idx & (G - 1);
-    const u32 gam = tau + u * T;
-    const u32 g = gam >> LTL;
-    const u32 h = gam & ((1u << LTL) - 1u);
-    return (g << (LTL + P)) + h + (r << LTL);
-}
+struct PassIdx {
+    static constexpr int G = 1 << P;
+    static constexpr u32 T = (1u << LOGS) >> 3;
+    static constexpr int LTL = LOGS - J0 - P;
+    static constexpr u32 MASK = (1u << LTL) - 1u;
+    static constexpr bool WIDE = T > MASK;  // T >= 2^LTL
+    RHEA_INLINE static u32 a(u32 tau) {
+        if constexpr (WIDE) {
+            return ((tau >> LTL) << (LTL + P)) | (tau & MASK);
+        } else {
+            return tau;
+        }
+    }
+    RHEA_INLINE static constexpr u32 b(int idx) {
+        const u32 ut = ((u32)idx >> P) * T;
+        return ((ut >> LTL) << (LTL + P)) + (ut & MASK) + (((u32)idx & (G - 1)) << LTL);
+    }
+    RHEA_INLINE static u32 ga(u32 tau) { return WIDE ? tau >> LTL : 0u; }
+    RHEA_INLINE static constexpr u32 gb(int u) { return ((u32)u * T) >> LTL; }
+};
+
+template <int LOGS, int I>
+using PassIdxOf = PassIdx<LOGS, NttPasses<LOGS>::j0(I), NttPasses<LOGS>::p(I)>;
 
 // Where a pass finds its twiddles.
 //
@@ -182,13 +245,23 @@ struct TwCtx {
     ulonglong2 cst[3];
 };
 
+// The twiddle at tws[off] (tws: the thread's base of stage s, off a compile-time constant), or
+// the compact table's entry s.
 template <bool DIRECT, bool DERIVED>
-RHEA_INLINE ulonglong2 pass_tw(const TwCtx& t, u32 idx, int s) {
+RHEA_INLINE ulonglong2 pass_tw(const TwCtx& t, const ulonglong2* tws, u32 off, int s) {
     if constexpr (DIRECT && DERIVED) {
         return ldtw(t.tw3 + s);
     } else {
-        return ldtw(t.tw + idx);
+        return ldtw(tws + off);
     }
+}
+
+// The thread's twiddle base of local stage s of pass (J0, P): table[(R << (J0 + s)) + (g << s)]
+// for g = ga + gb(u) is tws[s][gb(u) << s].
+template <int J0, int P>
+RHEA_INLINE void pass_tw_bases(const TwCtx& t, u32 R, u32 ga, const ulonglong2* (&tws)[P]) {
+#pragma unroll
+    for (int s = 0; s < P; ++s) tws[s] = t.tw + ((R << (J0 + s)) + (ga << s));
 }
 
 // Forward pass: local stages J0 .. J0+P-1 on the 8 registers; LAST fuses the final reduction
@@ -196,18 +269,19 @@ RHEA_INLINE ulonglong2 pass_tw(const TwCtx& t, u32 idx, int s) {
 template <int LOGS, int J0, int P, bool LAST, bool DERIVED>
 RHEA_INLINE void fwd_pass(u64 (&v)[8], u32 tau, u32 R, const TwCtx& t, u64 q, u64 two_q) {
     constexpr int G = 1 << P;
-    constexpr u32 T = (1u << LOGS) >> 3;
     constexpr int LTL = LOGS - J0 - P;
     constexpr bool DIRECT = LTL == 0 && P == 3;
     constexpr bool D = DERIVED && DIRECT;
+    const ulonglong2* tws[P];
+    pass_tw_bases<J0, P>(t, R, PassIdx<LOGS, J0, P>::ga(tau), tws);
 #pragma unroll
     for (int u = 0; u < 8 / G; ++u) {
-        const u32 g = (tau + u * T) >> LTL;
+        const u32 gb = PassIdx<LOGS, J0, P>::gb(u);
 #pragma unroll
         for (int s = 0; s < P; ++s) {
             const int d = G >> (s + 1);
-            const u32 wbase = (R << (J0 + s)) + (g << s);
-            const ulonglong2 w0 = pass_tw<DIRECT, DERIVED>(t, wbase, s);
+            const u32 wo = gb << s;
+            const ulonglong2 w0 = pass_tw<DIRECT, DERIVED>(t, tws[s], wo, s);
 #pragma unroll
             for (int r = 0; r < G; ++r) {
                 if (r & d) continue;
@@ -216,10 +290,10 @@ RHEA_INLINE void fwd_pass(u64 (&v)[8], u32 tau, u32 R, const TwCtx& t, u64 q, u6
                 u64& y = v[u * G + r + d];
                 ulonglong2 w;
                 if (D && k > 0) {
-                    y = shoup_mul_lazy(y, w0.x, w0.y, q);
+                    y = ntt_shoup_lazy(y, w0.x, w0.y, q);
                     w = t.cst[k - 1];
                 } else {
-                    w = k == 0 ? w0 : pass_tw<DIRECT, false>(t, wbase + k, s);
+                    w = k == 0 ? w0 : pass_tw<DIRECT, false>(t, tws[s], wo + k, s);
                 }
                 if (LAST && s == P - 1) {
                     fwd_bf_last(x, y, w, q, two_q);
@@ -236,20 +310,21 @@ RHEA_INLINE void fwd_pass(u64 (&v)[8], u32 tau, u32 R, const TwCtx& t, u64 q, u6
 template <int LOGS, int J0, int P, bool LAST, bool DERIVED>
 RHEA_INLINE void inv_pass(u64 (&v)[8], u32 tau, u32 R, const TwCtx& t, const NttPrime& pr) {
     constexpr int G = 1 << P;
-    constexpr u32 T = (1u << LOGS) >> 3;
     constexpr int LTL = LOGS - J0 - P;
     constexpr bool DIRECT = LTL == 0 && P == 3;
     constexpr bool D = DERIVED && DIRECT;
     static_assert(!LAST || J0 == 0, "the fused last inverse stage is local stage 0");
+    const ulonglong2* tws[P];
+    pass_tw_bases<J0, P>(t, R, PassIdx<LOGS, J0, P>::ga(tau), tws);
 #pragma unroll
     for (int u = 0; u < 8 / G; ++u) {
-        const u32 g = (tau + u * T) >> LTL;
+        const u32 gb = PassIdx<LOGS, J0, P>::gb(u);
 #pragma unroll
         for (int s = P - 1; s >= 0; --s) {
             const int d = G >> (s + 1);
-            const u32 wbase = (R << (J0 + s)) + (g << s);
+            const u32 wo = gb << s;
             ulonglong2 w0 = make_ulonglong2(0, 0);
-            if (!(LAST && s == 0)) w0 = pass_tw<DIRECT, DERIVED>(t, wbase, s);
+            if (!(LAST && s == 0)) w0 = pass_tw<DIRECT, DERIVED>(t, tws[s], wo, s);
 #pragma unroll
             for (int r = 0; r < G; ++r) {
                 if (r & d) continue;
@@ -262,7 +337,7 @@ RHEA_INLINE void inv_pass(u64 (&v)[8], u32 tau, u32 R, const TwCtx& t, const Ntt
                     inv_bf2(x, y, w0, t.cst[k - 1], pr.q, pr.two_q);
                 } else {
                     const ulonglong2 w =
-                        k == 0 ? w0 : pass_tw<DIRECT, false>(t, wbase + k, s);
+                        k == 0 ? w0 : pass_tw<DIRECT, false>(t, tws[s], wo + k, s);
                     inv_bf(x, y, w, pr.q, pr.two_q);
                 }
             }
@@ -271,19 +346,29 @@ RHEA_INLINE void inv_pass(u64 (&v)[8], u32 tau, u32 R, const TwCtx& t, const Ntt
 }
 
 // Shared-memory swizzle (word address): XORs bits 3..6 into bits 0..3, a bijection that keeps
-// every pass of every supported shape free of bank conflicts (64-bit accesses).
-RHEA_INLINE u32 ntt_swizzle(u32 a) { return (a & ~15u) | ((a ^ (a >> 3)) & 15u); }
+// every pass of every supported shape free of bank conflicts (64-bit accesses). It is linear over
+// GF(2): ntt_swizzle(x | y) = ntt_swizzle(x) ^ ntt_swizzle(y) for x, y with disjoint bits.
+RHEA_INLINE constexpr u32 ntt_swizzle(u32 a) { return (a & ~15u) | ((a ^ (a >> 3)) & 15u); }
 
-// Shared-memory word address of local entry k of this thread's sub-transform.
+// Shared-memory word address of local entry k = a | b (PassIdx) of this thread's sub-transform,
+// as x(a) | y(b) (disjoint bits), so that the address is ntt_swizzle(x(a)) ^ ntt_swizzle(y(b)).
+template <int C>
 struct ColsSmem {  // column kernel: entries of C columns interleaved, [k][c]
     u32 c;
-    u32 cols;
-    RHEA_INLINE u32 operator()(u32 k) const { return ntt_swizzle(k * cols + c); }
+    RHEA_INLINE u32 x(u32 a) const { return a * C + c; }
+    RHEA_INLINE static constexpr u32 y(u32 b) { return b * C; }
 };
 struct RowsSmem {  // row kernel: chunks one after the other, [b][k]
     u32 base;
-    RHEA_INLINE u32 operator()(u32 k) const { return ntt_swizzle(base + k); }
+    RHEA_INLINE u32 x(u32 a) const { return base + a; }
+    RHEA_INLINE static constexpr u32 y(u32 b) { return b; }
 };
+
+// The byte offset in shared memory of register idx of pass I, from the thread's swizzled part.
+template <int LOGS, int I, typename Smem>
+RHEA_INLINE u32 smem_off(u32 xb, int idx) {
+    return xb ^ (ntt_swizzle(Smem::y(PassIdxOf<LOGS, I>::b(idx))) << 3);
+}
 
 template <bool WARP>
 RHEA_INLINE void ntt_sync() {
@@ -296,16 +381,22 @@ RHEA_INLINE void ntt_sync() {
 
 template <int LOGS, int I, typename Smem>
 RHEA_INLINE void smem_store(u64* sm, const Smem& at, u32 tau, const u64 (&v)[8]) {
-    using PS = NttPasses<LOGS>;
+    const u32 xb = ntt_swizzle(at.x(PassIdxOf<LOGS, I>::a(tau))) << 3;
+    char* p = reinterpret_cast<char*>(sm);
 #pragma unroll
-    for (int idx = 0; idx < 8; ++idx) sm[at(pass_elem<LOGS, PS::j0(I), PS::p(I)>(tau, idx))] = v[idx];
+    for (int idx = 0; idx < 8; ++idx) {
+        *reinterpret_cast<u64*>(p + smem_off<LOGS, I, Smem>(xb, idx)) = v[idx];
+    }
 }
 
 template <int LOGS, int I, typename Smem>
 RHEA_INLINE void smem_load(const u64* sm, const Smem& at, u32 tau, u64 (&v)[8]) {
-    using PS = NttPasses<LOGS>;
+    const u32 xb = ntt_swizzle(at.x(PassIdxOf<LOGS, I>::a(tau))) << 3;
+    const char* p = reinterpret_cast<const char*>(sm);
 #pragma unroll
-    for (int idx = 0; idx < 8; ++idx) v[idx] = sm[at(pass_elem<LOGS, PS::j0(I), PS::p(I)>(tau, idx))];
+    for (int idx = 0; idx < 8; ++idx) {
+        v[idx] = *reinterpret_cast<const u64*>(p + smem_off<LOGS, I, Smem>(xb, idx));
+    }
 }
 
 // Forward passes I .. COUNT-1; pass I's entries are in registers on entry, the last pass's on
@@ -344,20 +435,18 @@ RHEA_INLINE void inv_passes(u64 (&v)[8], u64* sm, const Smem& at, u32 tau, u32 R
 // Column kernel: entry k of column c at base[k * N2 + c].
 template <int LOGS, int I, int LOGN2>
 RHEA_INLINE void cols_global_load(const u64* __restrict__ base, u32 tau, u64 (&v)[8]) {
-    using PS = NttPasses<LOGS>;
+    using PI = PassIdxOf<LOGS, I>;
+    const u64* p = base + (PI::a(tau) << LOGN2);
 #pragma unroll
-    for (int idx = 0; idx < 8; ++idx) {
-        v[idx] = base[(u64)pass_elem<LOGS, PS::j0(I), PS::p(I)>(tau, idx) << LOGN2];
-    }
+    for (int idx = 0; idx < 8; ++idx) v[idx] = p[PI::b(idx) << LOGN2];
 }
 
 template <int LOGS, int I, int LOGN2>
 RHEA_INLINE void cols_global_store(u64* __restrict__ base, u32 tau, const u64 (&v)[8]) {
-    using PS = NttPasses<LOGS>;
+    using PI = PassIdxOf<LOGS, I>;
+    u64* p = base + (PI::a(tau) << LOGN2);
 #pragma unroll
-    for (int idx = 0; idx < 8; ++idx) {
-        base[(u64)pass_elem<LOGS, PS::j0(I), PS::p(I)>(tau, idx) << LOGN2] = v[idx];
-    }
+    for (int idx = 0; idx < 8; ++idx) p[PI::b(idx) << LOGN2] = v[idx];
 }
 
 // Row kernel: entry k of the chunk at base[k]; 16-byte accesses in the direct pass.
@@ -374,8 +463,10 @@ RHEA_INLINE void rows_global_load(const u64* __restrict__ base, u32 tau, u64 (&v
             v[2 * i + 1] = x.y;
         }
     } else {
+        using PI = PassIdx<LOGS, J0, P>;
+        const u64* p = base + PI::a(tau);
 #pragma unroll
-        for (int idx = 0; idx < 8; ++idx) v[idx] = base[pass_elem<LOGS, J0, P>(tau, idx)];
+        for (int idx = 0; idx < 8; ++idx) v[idx] = p[PI::b(idx)];
     }
 }
 
@@ -388,8 +479,10 @@ RHEA_INLINE void rows_global_store(u64* __restrict__ base, u32 tau, const u64 (&
 #pragma unroll
         for (int i = 0; i < 4; ++i) p[i] = make_ulonglong2(v[2 * i], v[2 * i + 1]);
     } else {
+        using PI = PassIdx<LOGS, J0, P>;
+        u64* p = base + PI::a(tau);
 #pragma unroll
-        for (int idx = 0; idx < 8; ++idx) base[pass_elem<LOGS, J0, P>(tau, idx)] = v[idx];
+        for (int idx = 0; idx < 8; ++idx) p[PI::b(idx)] = v[idx];
     }
 }
 
@@ -460,10 +553,21 @@ RHEA_INLINE void rows_epilogue_store(const NttArgs& a, const NttRow& nr, u64 chu
     for (int i = 0; i < 4; ++i) op[i] = make_ulonglong2(r[2 * i], r[2 * i + 1]);
 }
 
+// The centred lift of the prologue (see NttArgs) as a lazy forward input: for t < q_last < 2^61,
+// [t]_{q} lazily reduced by a Shoup product by 1 (s1 = floor(2^64 / q), result in [0, 2q)), plus
+// neg = q - (q_last mod q) in (0, q] when t is above q_last / 2: in [0, 3q), congruent to the
+// centred representative of t modulo q. The forward butterflies take inputs in [0, 4q) and the
+// transform's output is canonical, so the result is the transform of the canonical lift, bit
+// for bit.
+RHEA_INLINE u64 lift_lazy(u64 t, u64 half, u64 neg, u64 s1, u64 q) {
+    return shoup_mul_lazy(t, 1ull, s1, q) + (t > half ? neg : 0ull);
+}
+
 // Column kernel: LOGS = LOG1 stages on C columns per block, T = 2^LOGS / 8 threads per column.
 // Forward: the first LOG1 stages. Inverse: the last LOG1 stages, with N^-1 fused. One block per
-// tile of C columns of one row: blockIdx.x = row * N2 / C + tile.
-template <int LOGN, int LOGS, int C, bool FWD>
+// tile of C columns of one row: blockIdx.x = row * N2 / C + tile. LIFT (forward, grouped
+// launches): the prologue of NttArgs.
+template <int LOGN, int LOGS, int C, bool FWD, bool LIFT = false>
 RHEA_INLINE void ntt_cols(u64* __restrict__ data, const ulonglong2* __restrict__ tw_all,
                           const NttPrime* __restrict__ primes, const NttArgs& a) {
     constexpr int LOGN2 = LOGN - LOGS;
@@ -484,11 +588,22 @@ RHEA_INLINE void ntt_cols(u64* __restrict__ data, const ulonglong2* __restrict__
     const NttPrime pr = load_ntt_prime(primes, table);
 
     const u32 c = threadIdx.x % C;
-    const u32 tau = threadIdx.x / C;
-    const ColsSmem at{c, (u32)C};
+    const u32 tau = threadIdx.x / C;  // < T: blockDim = T * C (PassIdx relies on it)
+    const ColsSmem<C> at{c};
     u64 v[8];
+    static_assert(FWD || !LIFT, "the lifting prologue is forward only");
     if constexpr (FWD) {
-        cols_global_load<LOGS, 0, LOGN2>(base + c, tau, v);
+        if constexpr (LIFT) {
+            const u64 s1 = __ldg(reinterpret_cast<const u64*>(a.pro_moduli) + 4ull * table + 1);
+            const u64 ql = a.pro_q;
+            const u64 neg = pr.q - ntt_csub(shoup_mul_lazy(ql, 1ull, s1, pr.q), pr.q);
+            const u64* src = reinterpret_cast<const u64*>(a.pro_src[nr.group]) + col0 + c;
+            cols_global_load<LOGS, 0, LOGN2>(src, tau, v);
+#pragma unroll
+            for (int i = 0; i < 8; ++i) v[i] = lift_lazy(v[i], ql >> 1, neg, s1, pr.q);
+        } else {
+            cols_global_load<LOGS, 0, LOGN2>(base + c, tau, v);
+        }
         fwd_passes<LOGS, 0, false, false, false>(v, sm, at, tau, 1u, tc, pr.q, pr.two_q);
         cols_global_store<LOGS, PS::COUNT - 1, LOGN2>(base + c, tau, v);
     } else {
@@ -524,7 +639,7 @@ RHEA_INLINE void ntt_rows(u64* __restrict__ data, const ulonglong2* __restrict__
 
     const u32 row = blockIdx.x / BPR;
     const u32 b = threadIdx.x / RS::T;
-    const u32 tau = threadIdx.x % RS::T;
+    const u32 tau = threadIdx.x % RS::T;  // < T (PassIdx relies on it)
     const u32 chunk = (blockIdx.x % BPR) * RS::CH + b;
     const NttRow nr = ntt_row(data, a, row, LOGN);
     const u32 table = nr.table;

@@ -23,7 +23,11 @@
 //!
 //! A transform covers a [`NttBatch`]: `polys` polynomials of `limbs` limbs each, of which the
 //! limbs `start .. start + count` are transformed (key switching transforms the `P` limbs on
-//! their own), limb `j` using table `first_table + j`.
+//! their own), limb `j` using table `first_table + j`. Grouped transforms cover up to
+//! [`MAX_RUNS`] runs of limbs anywhere ([`DeviceNttTables::transform_runs`]); the forward one
+//! can end in a fused epilogue ([`DeviceNttTables::forward_runs_epilogue`]: ModDown, rescaling)
+//! and start from a centred lift of one limb to every prime of the run
+//! ([`DeviceNttTables::forward_runs_lifted_epilogue`]: rescaling in the NTT domain).
 //!
 //! [`bench_ntt`] measures both algorithms against the device-to-device copy bandwidth (see
 //! `examples/ntt_bench.rs`).
@@ -38,9 +42,13 @@
 //! (Percentages: bytes of a two-pass transform, data read and written twice plus one read of
 //! each prime's 16-byte twiddle table, over the copy bandwidth.) Both kernels are bound by the
 //! 64-bit integer multiplier, not by memory: Nsight Compute shows IPC ≈ 2.3 with "math pipe
-//! throttle" the first stall reason, and DRAM at 20–55 %. A Shoup butterfly costs ~28 SASS
-//! instructions (a 64×64 high product is four `IMAD.WIDE`); with addressing and shared-memory
-//! exchanges a butterfly costs ~38. Tried and measured: 4 or 8 columns per block and the
+//! throttle" the first stall reason, and DRAM at 20–55 %. (Those timings predate the following
+//! SASS reductions.) A lazy butterfly costs 22 SASS instructions: the 64×64 high product (7), the
+//! two low products folded into one multiply-add chain (6, `ntt_shoup_lazy`), a conditional
+//! subtraction decided by the sign (5) and two additions; with the data movement,
+//! `ntt_fwd_cols_16_7_8` is ~31 instructions per butterfly and `ntt_fwd_rows_16_7` ~32 (from ~43
+//! and ~41: shared-memory and global addresses are now a per-thread base plus a constant, the
+//! swizzle one XOR). Tried and measured: 4 or 8 columns per block and the
 //! 7×9 / 8×8 / 9×7 splits (within 5 %); a persistent grid prefetching the next tile with
 //! `cp.async` (25–40 % slower: fewer resident warps, imbalanced tiles); derived twiddles (faster
 //! only for the inverse of few polynomials, where twiddle loads sit on the critical path).
@@ -57,6 +65,7 @@ use rhea_math::Modulus;
 
 use crate::buffer::DeviceBuffer;
 use crate::device::GpuDevice;
+use crate::elementwise::DeviceModuli;
 use crate::error::{CudaError, Result};
 use crate::registry::{Header, KernelSource, COMMON_CUH};
 
@@ -283,6 +292,9 @@ struct NttArgs {
     epi_x: [u64; MAX_RUNS],
     epi_c: [u64; MAX_RUNS],
     epi_w: u64,
+    pro_src: [u64; MAX_RUNS],
+    pro_moduli: u64,
+    pro_q: u64,
 }
 
 // SAFETY: plain `#[repr(C)]` integers, the layout of the CUDA struct.
@@ -332,6 +344,17 @@ pub struct EpilogueRun<'a> {
     pub x_limb: usize,
     /// The optional addend `c` (canonical) and its limb of the run's first limb.
     pub c: Option<(&'a DeviceBuffer, usize)>,
+}
+
+/// The input of one run of [`DeviceNttTables::forward_runs_lifted_epilogue`]: limb `limb` of
+/// `src` (`N` words, canonical modulo the `q_last` of the call), lifted centred to every prime
+/// of the run.
+#[derive(Clone, Copy, Debug)]
+pub struct LiftRun<'a> {
+    /// The buffer holding the limb.
+    pub src: &'a DeviceBuffer,
+    /// Which limb of `src`.
+    pub limb: usize,
 }
 
 /// The twiddle tables of a list of primes for one degree, resident on a device.
@@ -681,11 +704,132 @@ impl DeviceNttTables {
     ) -> Result<()> {
         let ptrs: Vec<u64> = srcs.iter().map(|b| b.device_ptr()).collect();
         let lens: Vec<usize> = srcs.iter().map(|b| b.len()).collect();
-        for b in srcs.iter().chain(outs.iter()) {
+        for b in srcs.iter() {
+            self.check_device(b)?;
+        }
+        let args = self.epilogue_args(&ptrs, &lens, runs, outs, epi, w_pairs)?;
+        let s = self.grouped_split()?;
+        self.launch_phase_raw(&args, NttDirection::Forward, s, Phase::Cols, false)?;
+        self.launch_phase_raw(&args, NttDirection::Forward, s, Phase::Rows, true)
+    }
+
+    /// [`DeviceNttTables::forward_runs_epilogue`] whose input is lifted on the fly (rescaling
+    /// in the NTT domain): run `r`'s limb `j` (table `t = runs[r].table + j`, prime `q_t`) is the
+    /// forward transform of `[c]_{q_t}`, `c` the centred representative
+    /// (`|c| ≤ ⌊q_last/2⌋`) of the words of the single limb `lift[r]` (canonical modulo the odd
+    /// `q_last`), then the epilogue `[c' +] (x − v) · w` as in `forward_runs_epilogue`. The
+    /// column kernel reads the lifted limb instead of the run, and writes its (intermediate)
+    /// output to the run in `scratch`: the runs' previous contents are ignored and clobbered.
+    /// `moduli` is the moduli table indexed by table (its entry `t` must be table `t`'s prime).
+    /// One launch per phase; no separate lift.
+    ///
+    /// Errors: as [`DeviceNttTables::forward_runs_epilogue`], plus [`CudaError::Shape`] when
+    /// `lift` does not match `runs`, a lifted limb is outside its buffer or overlaps a scratch
+    /// buffer, or `moduli` does not list the runs' primes; [`CudaError::InvalidArgument`] for
+    /// an even `q_last`, or a degree without the fast kernels.
+    #[allow(clippy::too_many_arguments)]
+    pub fn forward_runs_lifted_epilogue(
+        &self,
+        lift: &[LiftRun<'_>],
+        q_last: Modulus,
+        moduli: &DeviceModuli,
+        scratch: &mut [&mut DeviceBuffer],
+        runs: &[NttRun],
+        outs: &mut [&mut DeviceBuffer],
+        epi: &[EpilogueRun<'_>],
+        w_pairs: &DeviceBuffer,
+    ) -> Result<()> {
+        let ptrs: Vec<u64> = scratch.iter().map(|b| b.device_ptr()).collect();
+        let lens: Vec<usize> = scratch.iter().map(|b| b.len()).collect();
+        for b in scratch.iter() {
+            self.check_device(b)?;
+        }
+        self.check_device(moduli.buffer())?;
+        let mut args = self.epilogue_args(&ptrs, &lens, runs, outs, epi, w_pairs)?;
+        if lift.len() != runs.len() {
+            return Err(CudaError::Shape(format!(
+                "{} lifted sources for {} transform runs",
+                lift.len(),
+                runs.len()
+            )));
+        }
+        if q_last.value() % 2 == 0 {
+            return Err(CudaError::InvalidArgument(format!(
+                "the centred lift needs an odd modulus, not {}",
+                q_last.value()
+            )));
+        }
+        for r in runs {
+            for t in r.table..r.table + r.limbs {
+                let listed = moduli.moduli().get(t).map(|m| m.value());
+                if listed != Some(self.moduli[t].value()) {
+                    return Err(CudaError::Shape(format!(
+                        "moduli table entry {t} is {listed:?}, the NTT table's prime is {}",
+                        self.moduli[t].value()
+                    )));
+                }
+            }
+        }
+        let n = self.degree;
+        for (g, l) in lift.iter().enumerate() {
+            self.check_device(l.src)?;
+            if (l.limb + 1) * n > l.src.len() {
+                return Err(CudaError::Shape(format!(
+                    "lifted source {g}: limb {} of a {}-word buffer",
+                    l.limb,
+                    l.src.len()
+                )));
+            }
+            let p = l.src.device_ptr() + (l.limb * n * 8) as u64;
+            // The column kernel reads the lifted limbs while it writes the scratch runs.
+            let overlaps = ptrs
+                .iter()
+                .zip(&lens)
+                .any(|(&b, &len)| p < b + (len * 8) as u64 && b < p + (n * 8) as u64);
+            if overlaps {
+                return Err(CudaError::Shape(format!(
+                    "lifted source {g} overlaps a scratch buffer"
+                )));
+            }
+            args.pro_src[g] = p;
+        }
+        args.pro_moduli = moduli.device_ptr();
+        args.pro_q = q_last.value();
+        let s = self.grouped_split()?;
+        let log_n = self.log_degree;
+        let (_, cfg) = self.phase_config(args.rows, NttDirection::Forward, s, Phase::Cols, false);
+        let name = format!("ntt_fwd_colsl_{log_n}_{}_{}", s.log_n1, s.cols_per_block);
+        self.launch(&name, cfg, 0, &args, NttDirection::Forward, None)?;
+        self.launch_phase_raw(&args, NttDirection::Forward, s, Phase::Rows, true)
+    }
+
+    /// The split of the epilogue launches (the default shape with derived twiddles).
+    fn grouped_split(&self) -> Result<NttSplit> {
+        let s = default_split(self.log_degree, 2).ok_or_else(|| {
+            CudaError::InvalidArgument(format!(
+                "grouped NTT needs the fast kernels (N = 2^{})",
+                self.log_degree
+            ))
+        })?;
+        Ok(s.with_derived_twiddles(true))
+    }
+
+    /// The checked grouped arguments of a forward transform of `runs` (over buffers at `ptrs`
+    /// of `lens` words) with the fused epilogue `epi` into `outs`.
+    fn epilogue_args(
+        &self,
+        ptrs: &[u64],
+        lens: &[usize],
+        runs: &[NttRun],
+        outs: &[&mut DeviceBuffer],
+        epi: &[EpilogueRun<'_>],
+        w_pairs: &DeviceBuffer,
+    ) -> Result<NttArgs> {
+        for b in outs.iter() {
             self.check_device(b)?;
         }
         self.check_device(w_pairs)?;
-        let mut args = self.runs_args(&ptrs, &lens, runs)?;
+        let mut args = self.runs_args(ptrs, lens, runs)?;
         if epi.len() != runs.len() {
             return Err(CudaError::Shape(format!(
                 "{} epilogue runs for {} transform runs",
@@ -730,7 +874,7 @@ impl DeviceNttTables {
         for o in outs.iter() {
             let (o0, o1) = (o.device_ptr(), o.device_ptr() + o.size_bytes() as u64);
             let overlaps = |p: u64, len: usize| p < o1 && o0 < p + (len * 8) as u64;
-            let src_overlap = ptrs.iter().zip(&lens).any(|(&p, &l)| overlaps(p, l));
+            let src_overlap = ptrs.iter().zip(lens).any(|(&p, &l)| overlaps(p, l));
             let opnd_overlap = epi.iter().any(|e| {
                 overlaps(e.x.device_ptr(), e.x.len())
                     || e.c.is_some_and(|(c, _)| overlaps(c.device_ptr(), c.len()))
@@ -742,15 +886,7 @@ impl DeviceNttTables {
             }
         }
         args.epi_w = w_pairs.device_ptr();
-        let s = default_split(self.log_degree, 2).ok_or_else(|| {
-            CudaError::InvalidArgument(format!(
-                "grouped NTT needs the fast kernels (N = 2^{})",
-                self.log_degree
-            ))
-        })?;
-        let s = s.with_derived_twiddles(true);
-        self.launch_phase_raw(&args, NttDirection::Forward, s, Phase::Cols, false)?;
-        self.launch_phase_raw(&args, NttDirection::Forward, s, Phase::Rows, true)
+        Ok(args)
     }
 
     fn check_device(&self, b: &DeviceBuffer) -> Result<()> {
@@ -1469,6 +1605,60 @@ mod tests {
             assert!(splits(log_n).contains(&one) && splits(log_n).contains(&many));
         }
         assert_eq!(default_split(11, 1), None);
+    }
+
+    /// The host twin of the prologue's `lift_lazy` (ntt.cuh), with `s1` the moduli table's
+    /// `ratio_hi`.
+    fn lift_lazy(t: u64, q_last: u64, m: &Modulus) -> u64 {
+        let (q, s1) = (m.value(), m.barrett_ratio().0);
+        let r = m.mul_shoup_lazy(q_last, 1, s1);
+        let neg = q - if r >= q { r - q } else { r };
+        m.mul_shoup_lazy(t, 1, s1) + if t > q_last >> 1 { neg } else { 0 }
+    }
+
+    #[test]
+    fn lazy_lift_is_the_centred_lift_below_three_q() {
+        // ratio_hi is the Shoup companion of 1.
+        for bits in [20, 30, 40, 50, 60, 61] {
+            for m in bench_primes(bits, 1 << 12, 3).unwrap() {
+                assert_eq!(m.barrett_ratio().0, m.shoup(1), "q = {}", m.value());
+            }
+        }
+        let mut seed = 0x11F7u64;
+        for (qb, lb) in [
+            (30, 61),
+            (61, 30),
+            (50, 50),
+            (60, 61),
+            (61, 60),
+            (40, 20),
+            (20, 61),
+        ] {
+            let q = bench_primes(qb, 1 << 12, 1).unwrap()[0];
+            let ql = bench_primes(lb, 1 << 12, 2).unwrap()[1].value();
+            let half = ql / 2;
+            let edges = [0, 1, half - 1, half, half + 1, ql - 2, ql - 1];
+            let randoms = (0..20_000).map(|_| splitmix(&mut seed) % ql);
+            for t in edges.into_iter().chain(randoms) {
+                let want = if t <= half {
+                    q.reduce(t)
+                } else {
+                    q.reduce_i128(t as i128 - ql as i128)
+                };
+                let got = lift_lazy(t, ql, &q);
+                assert!(
+                    got < 3 * q.value(),
+                    "t = {t}, q = {}, q_last = {ql}",
+                    q.value()
+                );
+                assert_eq!(
+                    got % q.value(),
+                    want,
+                    "t = {t}, q = {}, q_last = {ql}",
+                    q.value()
+                );
+            }
+        }
     }
 
     #[test]

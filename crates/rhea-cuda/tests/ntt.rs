@@ -1,7 +1,8 @@
 //! The GPU NTT against its twin `rhea_math::ntt::NttTable`, bit for bit, on random non-zero
 //! inputs: fast (every compiled split) and naive, forward, inverse, round trip, limb ranges,
-//! N = 2^12 … 2^17, 1 to 9 limbs, 1 to 3 polynomials, 30- to 61-bit primes. Also compiles the
-//! kernels with NVRTC (no GPU needed).
+//! N = 2^12 … 2^17, 1 to 9 limbs, 1 to 3 polynomials, 30- to 61-bit primes; grouped runs, the
+//! fused epilogue and the centred-lift prologue (rescaling). Also compiles the kernels with NVRTC
+//! (no GPU needed).
 
 mod common;
 
@@ -38,6 +39,10 @@ fn ntt_kernels_compile_for_sm90() {
                 names.push(format!("ntt_{d}_rows{dd}_{log_n}_{}", s.log_n1));
             }
             names.push(format!("ntt_fwd_rowsde_{log_n}_{}", s.log_n1));
+            names.push(format!(
+                "ntt_fwd_colsl_{log_n}_{}_{}",
+                s.log_n1, s.cols_per_block
+            ));
         }
     }
     for f in names {
@@ -581,6 +586,212 @@ fn forward_epilogue_matches_the_cpu() {
         assert!(matches!(
             gpu.forward_runs_epilogue(&mut [&mut s0], &runs[..1], &mut [&mut out0], &[], &wd),
             Err(CudaError::Shape(_))
+        ));
+    }
+}
+
+/// The centred lift of `t` (canonical modulo the odd `q_last`) to `m`, with rhea_math's
+/// semantics: `t` if `t ≤ ⌊q_last/2⌋`, else `t − q_last`, reduced modulo `m`.
+fn lift_centred(t: u64, q_last: u64, m: &Modulus) -> u64 {
+    if t <= q_last / 2 {
+        m.reduce(t)
+    } else {
+        m.reduce_i128(t as i128 - q_last as i128)
+    }
+}
+
+/// The forward transform with the centred-lift prologue and the fused epilogue (rescaling in the
+/// NTT domain) against the CPU composition (lift, `NttTable::forward`, `[c +] (x − v) · w`), at
+/// every N = 2^12 … 2^17 (each default shape's `ntt_fwd_colsl_*`), with `q_last` above, below and
+/// between the other primes; the lifted limbs include the boundary words around `q_last / 2`.
+#[test]
+fn lifted_epilogue_matches_the_cpu() {
+    use rand::Rng;
+    use rhea_cuda::ntt::{EpilogueRun, LiftRun, NttRun};
+    use rhea_cuda::DeviceModuli;
+    // The last prime of each list is q_last.
+    for (log_n, bits) in [
+        (12u32, vec![30u32, 50, 60, 40, 61]),
+        (13, vec![61, 60, 50, 30]),
+        (14, vec![40, 61, 30, 50]),
+        (15, vec![61, 50, 30, 60, 45]),
+        (16, vec![60, 40, 61, 30, 50, 60]),
+        (17, vec![61, 50, 60, 40, 30]),
+    ] {
+        let test = format!("ntt lifted epilogue 2^{log_n}");
+        let Some(dev) = gpu_or_skip(&test) else {
+            return;
+        };
+        let n = 1usize << log_n;
+        let moduli = moduli_for(&bits, n);
+        let tables = host_tables(&moduli, n);
+        let gpu = DeviceNttTables::new(&dev, &tables).unwrap();
+        let dm = DeviceModuli::new(&dev, &moduli).unwrap();
+        let l = bits.len();
+        let q_last = moduli[l - 1];
+        let ql = q_last.value();
+        let mut r = rng(&test);
+        // Two lifted limbs (canonical mod q_last), with the lift's boundary words.
+        let mut t_host = random_rns(&mut r, &[q_last, q_last], n, 1);
+        for (i, w) in [ql / 2, ql / 2 + 1, ql - 1, 1, ql / 2 - 1]
+            .into_iter()
+            .enumerate()
+        {
+            t_host[3 * i + 5] = w;
+            t_host[n + 7 * i + 2] = w;
+        }
+        // x and c over the l - 1 primes below q_last; w random per table.
+        let x_host = random_rns(&mut r, &moduli[..l - 1], n, 1);
+        let c_host = random_rns(&mut r, &moduli[..l - 1], n, 1);
+        let w: Vec<u64> = moduli
+            .iter()
+            .map(|m| r.random_range(1..m.value()))
+            .collect();
+        let mut pairs = Vec::new();
+        for (m, &wi) in moduli.iter().zip(&w) {
+            pairs.push(wi);
+            pairs.push(m.shoup(wi));
+        }
+        // Run 0: the rescale shape, l - 1 limbs of scratch 0 (tables 0..l-1) from lifted limb
+        // 1. Run 1: limbs 1..3 of scratch 1 (tables 1..3), from lifted limb 0, with the add.
+        let runs = [
+            NttRun {
+                buf: 0,
+                first_limb: 0,
+                limbs: l - 1,
+                table: 0,
+            },
+            NttRun {
+                buf: 1,
+                first_limb: 1,
+                limbs: 2,
+                table: 1,
+            },
+        ];
+        let t = dev.upload(&t_host).unwrap();
+        let lift = [LiftRun { src: &t, limb: 1 }, LiftRun { src: &t, limb: 0 }];
+        let x = dev.upload(&x_host).unwrap();
+        let c = dev.upload(&c_host).unwrap();
+        let wd = dev.upload(&pairs).unwrap();
+        // Scratch starts as garbage: the prologue must not read it.
+        let mut s0 = dev
+            .upload(&random_rns(&mut r, &moduli[..l - 1], n, 1))
+            .unwrap();
+        let mut s1 = dev.upload(&random_rns(&mut r, &moduli[..3], n, 1)).unwrap();
+        let mut out0 = dev.alloc((l - 1) * n).unwrap();
+        let mut out1 = dev.alloc(3 * n).unwrap();
+        out1.copy_from_host(&vec![7u64; 3 * n]).unwrap();
+        let epi = [
+            EpilogueRun {
+                out: 0,
+                out_limb: 0,
+                x: &x,
+                x_limb: 0,
+                c: None,
+            },
+            EpilogueRun {
+                out: 1,
+                out_limb: 0,
+                x: &x,
+                x_limb: 1,
+                c: Some((&c, 1)),
+            },
+        ];
+        gpu.forward_runs_lifted_epilogue(
+            &lift,
+            q_last,
+            &dm,
+            &mut [&mut s0, &mut s1],
+            &runs,
+            &mut [&mut out0, &mut out1],
+            &epi,
+            &wd,
+        )
+        .unwrap();
+        // The CPU composition.
+        let mut want0 = vec![0u64; (l - 1) * n];
+        let mut want1 = vec![7u64; 3 * n];
+        for (g, run) in runs.iter().enumerate() {
+            let src = &t_host[lift[g].limb * n..(lift[g].limb + 1) * n];
+            for j in 0..run.limbs {
+                let tb = run.table + j;
+                let m = &moduli[tb];
+                let mut v: Vec<u64> = src.iter().map(|&tk| lift_centred(tk, ql, m)).collect();
+                tables[tb].forward(&mut v).unwrap();
+                for k in 0..n {
+                    let d = m.mul(m.sub(x_host[tb * n + k], v[k]), w[tb]);
+                    if g == 0 {
+                        want0[j * n + k] = d;
+                    } else {
+                        want1[j * n + k] = m.add(c_host[tb * n + k], d);
+                    }
+                }
+            }
+        }
+        assert_same(
+            &dev.download(&out0).unwrap(),
+            &want0,
+            &format!("{test} rescale run"),
+        );
+        assert_same(
+            &dev.download(&out1).unwrap(),
+            &want1,
+            &format!("{test} run with add"),
+        );
+
+        // Typed errors, nothing launched.
+        let shape = |res: rhea_cuda::Result<()>| matches!(res, Err(CudaError::Shape(_)));
+        let one = &runs[..1];
+        let e1 = &epi[..1];
+        let mut o = dev.alloc((l - 1) * n).unwrap();
+        // No lifted source for the run.
+        assert!(shape(gpu.forward_runs_lifted_epilogue(
+            &[],
+            q_last,
+            &dm,
+            &mut [&mut s0],
+            one,
+            &mut [&mut o],
+            e1,
+            &wd
+        )));
+        // A lifted limb outside its buffer.
+        assert!(shape(gpu.forward_runs_lifted_epilogue(
+            &[LiftRun { src: &t, limb: 2 }],
+            q_last,
+            &dm,
+            &mut [&mut s0],
+            one,
+            &mut [&mut o],
+            e1,
+            &wd
+        )));
+        // A moduli table that does not list the runs' primes.
+        let wrong = DeviceModuli::new(&dev, &moduli[1..]).unwrap();
+        assert!(shape(gpu.forward_runs_lifted_epilogue(
+            &lift[..1],
+            q_last,
+            &wrong,
+            &mut [&mut s0],
+            one,
+            &mut [&mut o],
+            e1,
+            &wd
+        )));
+        // An even q_last.
+        let even = Modulus::new(ql - 1).unwrap();
+        assert!(matches!(
+            gpu.forward_runs_lifted_epilogue(
+                &lift[..1],
+                even,
+                &dm,
+                &mut [&mut s0],
+                one,
+                &mut [&mut o],
+                e1,
+                &wd
+            ),
+            Err(CudaError::InvalidArgument(_))
         ));
     }
 }

@@ -27,7 +27,7 @@ use std::sync::Arc;
 
 use rhea_cuda::bconv::{DeviceBaseConverter, DeviceModUp, DeviceRescaler};
 use rhea_cuda::ntt::{
-    DeviceNttTables, EpilogueRun, NttAlgorithm, NttBatch, NttDirection, NttRun, MAX_RUNS,
+    DeviceNttTables, EpilogueRun, LiftRun, NttAlgorithm, NttBatch, NttDirection, NttRun, MAX_RUNS,
 };
 use rhea_cuda::{automorphism, elementwise as ew, fused, sample};
 use rhea_cuda::{CudaError, DeviceBuffer, DeviceModuli, GpuDevice, RnsLayout};
@@ -586,8 +586,9 @@ impl GpuRing {
     }
 
     /// Rescaling of several NTT-form polynomials of level `ℓ` at once (a ciphertext's parts):
-    /// the inverse NTT of every last limb in one launch per phase, the centred lifts, and one
-    /// forward NTT whose epilogue writes `(x_i − NTT_i(lift)) · q_{ℓ-1}^{-1}` (the twin of
+    /// the inverse NTT of every last limb in one launch per phase, then one forward NTT whose
+    /// column kernel lifts those limbs centred to the `ℓ - 1` primes as it reads them and whose
+    /// row kernel's epilogue writes `(x_i − NTT_i(lift)) · q_{ℓ-1}^{-1}` (the twin of
     /// [`GpuRing::rescale`] on each part).
     pub(crate) fn rescale_ntt_many(
         &self,
@@ -615,15 +616,13 @@ impl GpuRing {
         let batch = NttBatch::all(k, 1).with_first_table(ell - 1);
         self.ntt
             .transform(&mut t, &batch, NttDirection::Inverse, NttAlgorithm::Fast)?;
-        let q_last = self.q_values[ell - 1];
-        let mut lifted = Vec::with_capacity(k);
-        for i in 0..k {
-            let mut ti = self.alloc(n)?;
-            DeviceBuffer::copy_region(&t, i * n, &mut ti, 0, n)?;
-            let mut l = self.alloc((ell - 1) * n)?;
-            fused::rescale_lift(&mut l, &ti, q_last, &self.full, ell - 1, n)?;
-            lifted.push(l);
-        }
+        // The centred lift of each INTT'd last limb to the ell - 1 primes is fused into the
+        // forward column kernel, which writes its output to `scratch`.
+        let q_last = self.ntt.moduli()[ell - 1];
+        let lift: Vec<LiftRun<'_>> = (0..k).map(|i| LiftRun { src: &t, limb: i }).collect();
+        let mut scratch = (0..k)
+            .map(|_| self.alloc((ell - 1) * n))
+            .collect::<Result<Vec<_>>>()?;
         let mut outs = (0..k)
             .map(|_| self.alloc((ell - 1) * n))
             .collect::<Result<Vec<_>>>()?;
@@ -646,9 +645,12 @@ impl GpuRing {
                 c: None,
             })
             .collect();
-        let mut srcs: Vec<&mut DeviceBuffer> = lifted.iter_mut().collect();
+        let mut srcs: Vec<&mut DeviceBuffer> = scratch.iter_mut().collect();
         let mut dsts: Vec<&mut DeviceBuffer> = outs.iter_mut().collect();
-        self.ntt.forward_runs_epilogue(
+        self.ntt.forward_runs_lifted_epilogue(
+            &lift,
+            q_last,
+            &self.full,
             &mut srcs,
             &runs,
             &mut dsts,
