@@ -33,8 +33,7 @@
 #include "common.cuh"
 
 #define BCONV_MAX_PLAN 64
-#define BCONV_U 8     // input limbs per load chunk
-#define BCONV_FOLD 6  // chunks between folds of the 128-bit accumulators (48 products)
+#define BCONV_U 4     // input limbs per load chunk
 
 #define BCONV_FLAG_SCALED 1u   // the input already holds t_i (first step done elsewhere)
 #define BCONV_FLAG_MODDOWN 2u  // epilogue: out = (reduce(aux row) - y) * w[out_limb]
@@ -102,7 +101,7 @@ RHEA_INLINE void store_words(u64* p, const Words<C>& w) {
 // NARROW: every input and output modulus is below 2^32, so t_i and the table entries fit in
 // 32 bits and each product is one 32 x 32 -> 64-bit multiply (IMAD.WIDE.U32) instead of a full
 // 64 x 64 -> 128-bit one; the accumulation stays 128-bit.
-template <int J, int C, bool NARROW, bool CENTERED>
+template <int J, int C, bool NARROW, bool CENTERED, int U = BCONV_U>
 RHEA_INLINE void bconv_matmul_body(const BconvArgs& A) {
     extern __shared__ u64 smem[];
     const u32 L = A.from_count;
@@ -168,26 +167,26 @@ RHEA_INLINE void bconv_matmul_body(const BconvArgs& A) {
 #pragma unroll
     for (int c = 0; c < C; ++c) fsum[c] = 0.0;
 
-    // The input limbs are read in chunks of BCONV_U, double-buffered: the loads of the next
-    // chunk are issued before the products of the current one, so that 2 * BCONV_U loads per
+    // The input limbs are read in chunks of U, double-buffered: the loads of the next
+    // chunk are issued before the products of the current one, so that 2 * U loads per
     // thread can be in flight (the kernel is otherwise bound by the load latency). The
-    // accumulators are folded (Barrett) after every BCONV_FOLD chunks, outside the unrolled
-    // chunk body: BCONV_FOLD * BCONV_U = 48 products < 2^122, a folded value < 2^61 and the
+    // accumulators are folded (Barrett) after every (48 / U) chunks, outside the unrolled
+    // chunk body: (48 / U) * U = 48 products < 2^122, a folded value < 2^61 and the
     // centred correction v * (p - [Q]_p) < 2^68 (added before the one final reduction) stay
     // below 2^128. (A fold test inside the unrolled body multiplied the code size by ~3 and the
     // kernel stalled on instruction fetch.)
-    Words<C> cur[BCONV_U], nxt[BCONV_U];
+    Words<C> cur[U], nxt[U];
 #pragma unroll
-    for (int u = 0; u < BCONV_U; ++u)
+    for (int u = 0; u < U; ++u)
         if ((u32)u < L) cur[u] = load_words<C>(x + (u64)u * A.n);
     u32 chunks = 0;
 #pragma unroll 1
-    for (u32 i0 = 0; i0 < L; i0 += BCONV_U) {
+    for (u32 i0 = 0; i0 < L; i0 += U) {
 #pragma unroll
-        for (int u = 0; u < BCONV_U; ++u)
-            if (i0 + BCONV_U + u < L) nxt[u] = load_words<C>(x + (u64)(i0 + BCONV_U + u) * A.n);
+        for (int u = 0; u < U; ++u)
+            if (i0 + U + u < L) nxt[u] = load_words<C>(x + (u64)(i0 + U + u) * A.n);
 #pragma unroll
-        for (int u = 0; u < BCONV_U; ++u) {
+        for (int u = 0; u < U; ++u) {
             const u32 i = i0 + u;
             if (i >= L) continue;
             Words<C> t;
@@ -217,7 +216,7 @@ RHEA_INLINE void bconv_matmul_body(const BconvArgs& A) {
                 }
             }
         }
-        if (++chunks == BCONV_FOLD && i0 + BCONV_U < L) {
+        if (++chunks == (48 / U) && i0 + U < L) {
             chunks = 0;
 #pragma unroll
             for (int j = 0; j < J; ++j) {
@@ -232,7 +231,7 @@ RHEA_INLINE void bconv_matmul_body(const BconvArgs& A) {
             }
         }
 #pragma unroll
-        for (int u = 0; u < BCONV_U; ++u) cur[u] = nxt[u];
+        for (int u = 0; u < U; ++u) cur[u] = nxt[u];
     }
 
     // CENTERED: v = floor(s) + (s - floor(s) > 1/2) (round half down; both subtractions exact).
@@ -291,25 +290,50 @@ RHEA_INLINE void bconv_matmul_body(const BconvArgs& A) {
     }
 }
 
+// Resident blocks per SM asked of ptxas: 4 for the widest tile (at most 128 registers, against 152
+// unconstrained: 3 blocks), else no constraint.
+#define BCONV_MIN_BLOCKS(J, C) ((J) * (C) >= 16 ? 4 : 1)
+
 #define BCONV_INSTANCE(J, C)                                                               \
-    extern "C" __global__ void __launch_bounds__(128)                                      \
+    extern "C" __global__ void __launch_bounds__(128, BCONV_MIN_BLOCKS(J, C))            \
         bconv_matmul_j##J##_c##C(const __grid_constant__ BconvArgs A) {                    \
         bconv_matmul_body<J, C, false, false>(A);                                          \
     }                                                                                      \
-    extern "C" __global__ void __launch_bounds__(128)                                      \
+    extern "C" __global__ void __launch_bounds__(128, BCONV_MIN_BLOCKS(J, C))            \
         bconv_matmul_j##J##_c##C##_narrow(const __grid_constant__ BconvArgs A) {           \
         bconv_matmul_body<J, C, true, false>(A);                                           \
     }                                                                                      \
-    extern "C" __global__ void __launch_bounds__(128)                                      \
+    extern "C" __global__ void __launch_bounds__(128, BCONV_MIN_BLOCKS(J, C))            \
         bconv_matmul_j##J##_c##C##_centered(const __grid_constant__ BconvArgs A) {         \
         bconv_matmul_body<J, C, false, true>(A);                                           \
     }                                                                                      \
-    extern "C" __global__ void __launch_bounds__(128)                                      \
+    extern "C" __global__ void __launch_bounds__(128, BCONV_MIN_BLOCKS(J, C))            \
         bconv_matmul_j##J##_c##C##_narrow_centered(const __grid_constant__ BconvArgs A) {  \
         bconv_matmul_body<J, C, true, true>(A);                                            \
     }
 
+// The same tile with 8-limb load chunks and no register cap (the previous default; kept for
+// the benchmark's comparison): 152-164 registers, 3 blocks per SM.
+#define BCONV_INSTANCE_U8(J, C)                                                            \
+    extern "C" __global__ void __launch_bounds__(128)                                      \
+        bconv_matmul_j##J##_c##C##_u8(const __grid_constant__ BconvArgs A) {               \
+        bconv_matmul_body<J, C, false, false, 8>(A);                                       \
+    }                                                                                      \
+    extern "C" __global__ void __launch_bounds__(128)                                      \
+        bconv_matmul_j##J##_c##C##_u8_narrow(const __grid_constant__ BconvArgs A) {        \
+        bconv_matmul_body<J, C, true, false, 8>(A);                                        \
+    }                                                                                      \
+    extern "C" __global__ void __launch_bounds__(128)                                      \
+        bconv_matmul_j##J##_c##C##_u8_centered(const __grid_constant__ BconvArgs A) {      \
+        bconv_matmul_body<J, C, false, true, 8>(A);                                        \
+    }                                                                                      \
+    extern "C" __global__ void __launch_bounds__(128)                                      \
+        bconv_matmul_j##J##_c##C##_u8_narrow_centered(const __grid_constant__ BconvArgs A) { \
+        bconv_matmul_body<J, C, true, true, 8>(A);                                         \
+    }
+
 BCONV_INSTANCE(2, 1)
+BCONV_INSTANCE_U8(8, 2)
 BCONV_INSTANCE(4, 1)
 BCONV_INSTANCE(4, 2)
 BCONV_INSTANCE(8, 1)

@@ -95,13 +95,18 @@ pub enum BconvTile {
     J4C2,
     /// 8 outputs × 1 coefficient.
     J8C1,
-    /// 8 outputs × 2 coefficients (16-byte loads).
+    /// 8 outputs × 2 coefficients (16-byte loads), 4-limb load chunks, at most 128 registers
+    /// (4 blocks per SM).
     J8C2,
+    /// [`BconvTile::J8C2`] with 8-limb load chunks and no register cap (3 blocks per SM): the
+    /// faster one for many input limbs (chosen automatically above 16).
+    J8C2U8,
 }
 
 impl BconvTile {
     /// Every concrete tile (for benchmarks and tests).
-    pub const ALL: [BconvTile; 5] = [
+    pub const ALL: [BconvTile; 6] = [
+        BconvTile::J8C2U8,
         BconvTile::J2C1,
         BconvTile::J4C1,
         BconvTile::J4C2,
@@ -117,7 +122,7 @@ impl BconvTile {
             BconvTile::J4C1 => Some((4, 1)),
             BconvTile::J4C2 => Some((4, 2)),
             BconvTile::J8C1 => Some((8, 1)),
-            BconvTile::J8C2 => Some((8, 2)),
+            BconvTile::J8C2 | BconvTile::J8C2U8 => Some((8, 2)),
         }
     }
 
@@ -143,7 +148,8 @@ impl BconvTile {
     fn kernel(self, narrow: bool, centered: bool) -> String {
         let (j, c) = self.shape().unwrap_or((8, 2));
         format!(
-            "bconv_matmul_j{j}_c{c}{}{}",
+            "bconv_matmul_j{j}_c{c}{}{}{}",
+            if self == BconvTile::J8C2U8 { "_u8" } else { "" },
             if narrow { "_narrow" } else { "" },
             if centered { "_centered" } else { "" }
         )
@@ -583,12 +589,22 @@ impl DeviceBaseConverter {
         tile: BconvTile,
     ) -> Result<()> {
         let tile = match tile {
-            BconvTile::Auto => BconvTile::choose(
-                io.n,
-                io.polys,
-                plan.len(),
-                self.device.multiprocessor_count(),
-            ),
+            BconvTile::Auto => {
+                let t = BconvTile::choose(
+                    io.n,
+                    io.polys,
+                    plan.len(),
+                    self.device.multiprocessor_count(),
+                );
+                // Many input limbs: the 8-limb load chunks of the uncapped variant win (H200,
+                // 30 -> 8 limbs: 24.6 against 27.4 us); key switching's 7-9 limbs prefer the
+                // 4-block variant (26.96 against 27.18 us).
+                if t == BconvTile::J8C2 && self.l > 16 {
+                    BconvTile::J8C2U8
+                } else {
+                    t
+                }
+            }
             t => t,
         };
         let (j, c) = tile.shape().unwrap_or((8, 2));
