@@ -4,6 +4,7 @@ use std::fmt;
 
 use crate::backend::{Device, Poly};
 use crate::error::Result;
+use crate::rlwe::{ciphertext_component_accessors, clone_polys};
 
 /// An encoded message `m ∈ R_t`, ready for encryption and for plaintext operations: the centred
 /// coefficients of `m` lifted to the Q limbs of its level, in NTT form, with a bound on its norm.
@@ -101,39 +102,17 @@ impl Ciphertext {
         self.log_noise
     }
 
-    /// The number of components (2, or 3 after a multiplication without relinearisation).
-    pub fn len(&self) -> usize {
-        self.parts.len()
-    }
-
-    /// Always false: a ciphertext has at least two components.
-    pub fn is_empty(&self) -> bool {
-        self.parts.is_empty()
-    }
-
     /// The components `ĉ_i = t^{-1}·c_i mod Q_ℓ` (NTT form).
     pub fn parts(&self) -> &[Poly] {
         &self.parts
     }
 
-    /// The id of the parameters.
-    pub fn params_id(&self) -> u64 {
-        self.params_id
-    }
-
-    /// The device holding the components.
-    pub fn device(&self) -> Device {
-        self.parts[0].device()
-    }
+    ciphertext_component_accessors!();
 
     /// A copy on the same device.
     pub fn try_clone(&self) -> Result<Self> {
         Ok(Self {
-            parts: self
-                .parts
-                .iter()
-                .map(Poly::try_clone)
-                .collect::<Result<_>>()?,
+            parts: clone_polys(&self.parts)?,
             factor: self.factor,
             log_noise: self.log_noise,
             params_id: self.params_id,

@@ -55,13 +55,7 @@ pub struct BgvContext {
 impl BgvContext {
     /// A context for `params` on `device` (errors if the device is not usable by this build).
     pub fn new(params: &BgvParameters, device: Device) -> Result<Self> {
-        let rlwe = RlweContext::new(
-            params.ring().clone(),
-            params.secret(),
-            params.error_std_dev(),
-            params.id(),
-            device,
-        )?;
+        let rlwe = RlweContext::for_params(params.core(), device)?;
         let t = Modulus::new(params.t())?;
         let q_moduli = params
             .q_primes()

@@ -1,29 +1,17 @@
 //! The BGV evaluator: exact arithmetic on encrypted integers modulo `t`.
 
-use std::ops::Deref;
 use std::sync::Arc;
 
 use super::noise::{log_abs, log_add};
 use super::{BgvContext, Ciphertext, Plaintext};
 use crate::backend::{Poly, RnsRing};
 use crate::error::{Error, Result};
-use crate::rlwe::{GaloisKeys, KeySwitchKey, RelinearizationKey};
+use crate::rlwe::{
+    check_degree, check_two_components, clone_polys, EvaluationKeys, GaloisKeys, RelinearizationKey,
+};
 
-/// A ciphertext that is either the caller's or a lowered copy.
-enum Aligned<'a> {
-    Borrowed(&'a Ciphertext),
-    Owned(Ciphertext),
-}
-
-impl Deref for Aligned<'_> {
-    type Target = Ciphertext;
-    fn deref(&self) -> &Ciphertext {
-        match self {
-            Aligned::Borrowed(c) => c,
-            Aligned::Owned(c) => c,
-        }
-    }
-}
+/// A ciphertext that is either the caller's or an aligned (lowered) copy.
+type Aligned<'a> = crate::rlwe::Aligned<'a, Ciphertext>;
 
 /// `gcd(a, b)` for non-negative `a`, `b`.
 fn gcd(mut a: u128, mut b: u128) -> u128 {
@@ -93,8 +81,7 @@ pub(crate) fn balance(t: u64, x: u64, log_a: f64, log_b: f64) -> (i64, i64) {
 /// ([`rotate_columns`](Evaluator::rotate_columns)) and [`inner_sum`](Evaluator::inner_sum).
 pub struct Evaluator {
     ctx: BgvContext,
-    rlk: Option<Arc<RelinearizationKey>>,
-    galois: Option<Arc<GaloisKeys>>,
+    keys: EvaluationKeys,
     auto_mod_switch: bool,
     check_noise: bool,
 }
@@ -104,8 +91,7 @@ impl Evaluator {
     pub fn new(ctx: &BgvContext) -> Self {
         Self {
             ctx: ctx.clone(),
-            rlk: None,
-            galois: None,
+            keys: EvaluationKeys::default(),
             auto_mod_switch: true,
             check_noise: true,
         }
@@ -116,21 +102,14 @@ impl Evaluator {
         mut self,
         rlk: impl Into<Arc<RelinearizationKey>>,
     ) -> Result<Self> {
-        let rlk = rlk.into();
-        self.ctx
-            .rlwe()
-            .check_id("with_relinearization_key", rlk.key().params_id())?;
-        self.rlk = Some(rlk);
+        self.keys
+            .set_relinearization_key(self.ctx.rlwe(), rlk.into())?;
         Ok(self)
     }
 
     /// Adds Galois keys (needed by rotations, the column swap and the inner sum).
     pub fn with_galois_keys(mut self, keys: impl Into<Arc<GaloisKeys>>) -> Result<Self> {
-        let keys = keys.into();
-        self.ctx
-            .rlwe()
-            .check_id("with_galois_keys", keys.params_id())?;
-        self.galois = Some(keys);
+        self.keys.set_galois_keys(self.ctx.rlwe(), keys.into())?;
         Ok(self)
     }
 
@@ -171,27 +150,11 @@ impl Evaluator {
 
     fn check(&self, op: &'static str, ct: &Ciphertext) -> Result<()> {
         self.ctx.rlwe().check_id(op, ct.params_id)?;
-        if !(2..=3).contains(&ct.parts.len()) {
-            return Err(Error::CiphertextDegree {
-                op,
-                expected: 2,
-                found: ct.parts.len(),
-                hint: "a BGV ciphertext has 2 components (3 before relinearization)",
-            });
-        }
-        Ok(())
-    }
-
-    fn check_two_parts(op: &'static str, ct: &Ciphertext) -> Result<()> {
-        if ct.parts.len() != 2 {
-            return Err(Error::CiphertextDegree {
-                op,
-                expected: 2,
-                found: ct.parts.len(),
-                hint: "relinearize it first (Evaluator::relinearize)",
-            });
-        }
-        Ok(())
+        check_degree(
+            op,
+            ct.parts.len(),
+            "a BGV ciphertext has 2 components (3 before relinearization)",
+        )
     }
 
     /// Fails (when checks are on) unless a phase of bound `2^log_b` fits below `Q_level / 2`.
@@ -224,10 +187,6 @@ impl Evaluator {
             params_id: template.params_id,
             seed: None,
         }
-    }
-
-    fn clone_parts(ct: &Ciphertext) -> Result<Vec<Poly>> {
-        ct.parts.iter().map(Poly::try_clone).collect()
     }
 
     /// `k mod q_i` for every limb of a level-`level` polynomial.
@@ -444,9 +403,9 @@ impl Evaluator {
             parts.extend(tail);
             parts
         } else {
-            let mut parts = Self::clone_parts(&a)?;
+            let mut parts = clone_polys(&a.parts)?;
             self.scale_parts(&mut parts, ra)?;
-            let mut pb = Self::clone_parts(&b)?;
+            let mut pb = clone_polys(&b.parts)?;
             self.scale_parts(&mut pb, sign * rb)?;
             for (i, q) in pb.into_iter().enumerate() {
                 match parts.get_mut(i) {
@@ -463,7 +422,7 @@ impl Evaluator {
     /// `-a`.
     pub fn neg(&self, a: &Ciphertext) -> Result<Ciphertext> {
         self.check("neg", a)?;
-        let mut parts = Self::clone_parts(a)?;
+        let mut parts = clone_polys(&a.parts)?;
         for p in &mut parts {
             self.ring().neg_assign(p)?;
         }
@@ -498,7 +457,7 @@ impl Evaluator {
         };
         let log_noise = log_add(ct.log_noise + log_abs(rc), pt.log_norm + log_abs(rp));
         self.check_bound(op, log_noise, ct.level())?;
-        let mut parts = Self::clone_parts(&ct)?;
+        let mut parts = clone_polys(&ct.parts)?;
         self.scale_parts(&mut parts, rc)?;
         let limbs = parts[0].q_limbs();
         let scalars = self.ctx.t_inv_times(sign * rp, limbs);
@@ -528,7 +487,7 @@ impl Evaluator {
         let fc = t.center(t.mul(ct.factor, t.reduce_i64(c)));
         let log_noise = log_add(ct.log_noise, log_abs(fc));
         self.check_bound(op, log_noise, ct.level())?;
-        let mut parts = Self::clone_parts(ct)?;
+        let mut parts = clone_polys(&ct.parts)?;
         let limbs = parts[0].q_limbs();
         self.ring()
             .add_scalar_assign(&mut parts[0], &self.ctx.t_inv_times(fc, limbs))?;
@@ -544,7 +503,7 @@ impl Evaluator {
         let c = self.centred(c);
         let log_noise = ct.log_noise + log_abs(c).max(0.0);
         self.check_bound("mul_const", log_noise, ct.level())?;
-        let mut parts = Self::clone_parts(ct)?;
+        let mut parts = clone_polys(&ct.parts)?;
         if c != 1 {
             let scalars = self.int_scalars(c, parts[0].q_limbs());
             for p in &mut parts {
@@ -560,7 +519,7 @@ impl Evaluator {
         let ct = self.align_plain(ct, pt)?;
         let log_noise = ct.log_noise + pt.log_norm;
         self.check_bound("mul_plain", log_noise, ct.level())?;
-        let mut parts = Self::clone_parts(&ct)?;
+        let mut parts = clone_polys(&ct.parts)?;
         for p in &mut parts {
             self.ring().mul_assign(p, &pt.poly)?;
         }
@@ -571,13 +530,13 @@ impl Evaluator {
     /// The tensor product `t·(â ⊗ b̂)` of two 2-component ciphertexts at one level (3
     /// components); the factor `t` keeps the `t^{-1}` representation.
     fn tensor(&self, a: &Ciphertext, b: &Ciphertext, op: &'static str) -> Result<Ciphertext> {
-        Self::check_two_parts(op, a)?;
-        Self::check_two_parts(op, b)?;
+        check_two_components(op, a.parts.len())?;
+        check_two_components(op, b.parts.len())?;
         let (a, b) = self.align(a, b)?;
         let log_noise = a.log_noise + b.log_noise;
         self.check_bound(op, log_noise, a.level())?;
         let ring = self.ring();
-        let mut ta = Self::clone_parts(&a)?;
+        let mut ta = clone_polys(&a.parts)?;
         let ts = self.ctx.t_scalars(ta[0].q_limbs());
         for p in &mut ta {
             ring.mul_scalar_assign(p, &ts)?;
@@ -603,10 +562,7 @@ impl Evaluator {
         if ct.parts.len() == 2 {
             return ct.try_clone();
         }
-        let rlk = self
-            .rlk
-            .as_ref()
-            .ok_or(Error::MissingRelinearizationKey { op: "relinearize" })?;
+        let rlk = self.keys.rlk("relinearize")?;
         let log_noise = log_add(ct.log_noise, self.ctx.noise.key_switch(ct.level()));
         self.check_bound("relinearize", log_noise, ct.level())?;
         let parts = self.ctx.rlwe().relinearize(&ct.parts, rlk)?;
@@ -621,9 +577,7 @@ impl Evaluator {
     pub fn mul(&self, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext> {
         self.check("mul", a)?;
         self.check("mul", b)?;
-        if self.rlk.is_none() {
-            return Err(Error::MissingRelinearizationKey { op: "mul" });
-        }
+        self.keys.rlk("mul")?;
         let prod = self.tensor(a, b, "mul")?;
         let out = self.relinearize(&prod)?;
         self.maybe_switch(out)
@@ -636,20 +590,6 @@ impl Evaluator {
 
     // ------------------------------------------------------------------ rotations
 
-    fn galois_key(&self, g: u64, step: Option<i64>) -> Result<&KeySwitchKey> {
-        let missing = || match step {
-            Some(step) => Error::MissingRotationKey {
-                step,
-                galois_element: g,
-            },
-            None => Error::MissingConjugationKey { galois_element: g },
-        };
-        self.galois
-            .as_ref()
-            .and_then(|k| k.get(g))
-            .ok_or_else(missing)
-    }
-
     fn automorphism(
         &self,
         op: &'static str,
@@ -658,11 +598,11 @@ impl Evaluator {
         step: Option<i64>,
     ) -> Result<Ciphertext> {
         self.check(op, ct)?;
-        Self::check_two_parts(op, ct)?;
+        check_two_components(op, ct.parts.len())?;
         if g == 1 {
             return ct.try_clone();
         }
-        let key = self.galois_key(g, step)?;
+        let key = self.keys.galois_key(g, step)?;
         let log_noise = log_add(ct.log_noise, self.ctx.noise.key_switch(ct.level()));
         self.check_bound(op, log_noise, ct.level())?;
         let parts = self.ctx.rlwe().automorphism(&ct.parts, g, key)?;
@@ -692,7 +632,7 @@ impl Evaluator {
     pub fn rotate_rows_hoisted(&self, ct: &Ciphertext, steps: &[i64]) -> Result<Vec<Ciphertext>> {
         const OP: &str = "rotate_rows_hoisted";
         self.check(OP, ct)?;
-        Self::check_two_parts(OP, ct)?;
+        check_two_components(OP, ct.parts.len())?;
         let rlwe = self.ctx.rlwe();
         let log_noise = log_add(ct.log_noise, self.ctx.noise.key_switch(ct.level()));
         let mut digits = None;
@@ -703,7 +643,7 @@ impl Evaluator {
                 out.push(ct.try_clone()?);
                 continue;
             }
-            let key = self.galois_key(g, Some(step))?;
+            let key = self.keys.galois_key(g, Some(step))?;
             self.check_bound(OP, log_noise, ct.level())?;
             if digits.is_none() {
                 digits = Some(rlwe.decompose(&ct.parts[1])?);

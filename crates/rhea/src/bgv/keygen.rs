@@ -1,14 +1,12 @@
 //! Key generation, encryption and decryption for BGV, on the shared RLWE core.
 
-use std::sync::Mutex;
-
 use num_bigint::{BigInt, BigUint};
 use num_traits::ToPrimitive;
 use rhea_math::sampler::Prng;
 
 use super::{BgvContext, Ciphertext, Decrypted, Plaintext};
 use crate::error::{Error, Result};
-use crate::rlwe::{GaloisKeys, PublicKey, RelinearizationKey, SecretKey};
+use crate::rlwe::{EncryptorCore, GaloisKeys, PublicKey, RelinearizationKey, SecretKey};
 
 /// Generates keys from a ChaCha20 CSPRNG (OS-seeded, or explicitly seeded for reproducible
 /// tests). The keys are the RLWE core's, identical in form to CKKS keys (see [`crate::bgv`]).
@@ -75,45 +73,34 @@ impl KeyGenerator {
     }
 }
 
-enum EncryptionKey<'k> {
-    Public(&'k PublicKey),
-    Secret(&'k SecretKey),
-}
-
 /// Encrypts plaintexts under a public key or (symmetrically) a secret key. `Send + Sync`.
 pub struct Encryptor<'k> {
     ctx: BgvContext,
-    key: EncryptionKey<'k>,
-    prng: Mutex<Prng>,
+    core: EncryptorCore<'k>,
 }
 
 impl<'k> Encryptor<'k> {
     /// A public-key encryptor (OS-seeded randomness).
     pub fn new(ctx: &BgvContext, pk: &'k PublicKey) -> Result<Self> {
-        ctx.rlwe().check_id("Encryptor::new", pk.params_id())?;
         Ok(Self {
+            core: EncryptorCore::public(ctx.rlwe(), pk)?,
             ctx: ctx.clone(),
-            key: EncryptionKey::Public(pk),
-            prng: Mutex::new(Prng::from_os()?),
         })
     }
 
     /// A secret-key encryptor (OS-seeded randomness).
     pub fn with_secret_key(ctx: &BgvContext, sk: &'k SecretKey) -> Result<Self> {
-        ctx.rlwe()
-            .check_id("Encryptor::with_secret_key", sk.params_id())?;
         Ok(Self {
+            core: EncryptorCore::secret(ctx.rlwe(), sk)?,
             ctx: ctx.clone(),
-            key: EncryptionKey::Secret(sk),
-            prng: Mutex::new(Prng::from_os()?),
         })
     }
 
     /// Replaces the randomness with an explicitly seeded stream (reproducible tests only).
     pub fn with_seed(self, seed: [u8; 32]) -> Self {
         Self {
-            prng: Mutex::new(Prng::from_seed(seed)),
-            ..self
+            ctx: self.ctx,
+            core: self.core.with_seed(seed),
         }
     }
 
@@ -126,21 +113,12 @@ impl<'k> Encryptor<'k> {
         let mut m = pt.poly.try_clone()?;
         let t_inv = self.ctx.t_inv_times(1, m.q_limbs());
         ring.mul_scalar_assign(&mut m, &t_inv)?;
-        let mut prng = self
-            .prng
-            .lock()
-            .map_err(|_| Error::InvalidInput("the encryptor's CSPRNG lock is poisoned".into()))?;
+        let (parts, seed) = self.core.encrypt(rlwe, &m)?;
         let noise = &self.ctx.noise;
-        let (parts, log_noise, seed) = match self.key {
-            EncryptionKey::Public(pk) => (
-                rlwe.encrypt_pk(pk, &m, &mut prng)?,
-                noise.fresh_pk(pt.log_norm),
-                None,
-            ),
-            EncryptionKey::Secret(sk) => {
-                let (parts, seed) = rlwe.encrypt_sk(sk, &m, &mut prng)?;
-                (parts, noise.fresh_sk(pt.log_norm), Some(seed))
-            }
+        let log_noise = if self.core.uses_secret_key() {
+            noise.fresh_sk(pt.log_norm)
+        } else {
+            noise.fresh_pk(pt.log_norm)
         };
         Ok(Ciphertext {
             parts,

@@ -6,23 +6,16 @@ use std::sync::Arc;
 
 use rhea_math::prime::{generate_ntt_primes, is_ntt_friendly};
 
-use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
-
-use crate::backend::RnsRing;
 use crate::error::{Error, Result};
 use crate::params::{
-    describe_bits, log2_product, validate_rlwe, RlweCore, RlweSpec, SecretDistribution,
-    SecurityReport,
+    default_sigma, describe_bits, ring_degree, rlwe_parameter_accessors, validate_rlwe, RlweCore,
+    RlweSpec, SecretDistribution,
 };
+use serde::{Deserialize, Serialize};
 
 /// The plaintext modulus of every preset: the Fermat prime `65537 = 2^16 + 1`, which is
 /// `≡ 1 (mod 2N)` for every `N ≤ 2^15` (full batching).
 pub const DEFAULT_PLAINTEXT_MODULUS: u64 = 65_537;
-
-fn default_sigma() -> f64 {
-    rhea_math::sampler::DEFAULT_SIGMA
-}
 
 /// BGV parameters as the user writes them (JSON-friendly, unchecked).
 ///
@@ -72,7 +65,7 @@ pub struct BgvParametersLiteral {
     #[serde(default)]
     pub secret: SecretDistribution,
     /// Standard deviation of the error distribution (default 3.2, as in the HE standard).
-    #[serde(default = "default_sigma")]
+    #[serde(default = "crate::params::default_sigma")]
     pub error_std_dev: f64,
     /// Accept parameters below 128-bit security (recorded, and printed by `Display`). Set it
     /// with [`BgvParametersLiteral::insecure_allow_below_128_bits`].
@@ -174,13 +167,9 @@ pub struct BgvParameters {
 
 struct Inner {
     literal: BgvParametersLiteral,
-    q: Vec<u64>,
-    p: Vec<u64>,
+    core: RlweCore,
     t: u64,
     batching: bool,
-    ring: Arc<RnsRing>,
-    security: SecurityReport,
-    id: u64,
 }
 
 impl BgvParameters {
@@ -194,14 +183,7 @@ impl BgvParameters {
     /// opt-in.
     pub fn new(literal: &BgvParametersLiteral) -> Result<Self> {
         let lit = literal;
-        if !(2..=rhea_math::ntt::MAX_LOG_DEGREE).contains(&lit.log_n) {
-            return Err(Error::InvalidParameters(format!(
-                "log_n = {} outside 2..={}",
-                lit.log_n,
-                rhea_math::ntt::MAX_LOG_DEGREE
-            )));
-        }
-        let n = 1usize << lit.log_n;
+        let n = ring_degree(lit.log_n)?;
         let t = match (lit.t, lit.log_t) {
             (0, 0) => {
                 return Err(Error::InvalidParameters(
@@ -232,13 +214,11 @@ impl BgvParameters {
             error_std_dev: lit.error_std_dev,
             allow_insecure: lit.allow_insecure_below_128_bits,
             exclude: &[t],
+            id_tag: b"rhea-bgv-params-v1",
+            id_after_dnum: &t.to_le_bytes(),
+            id_last: &[],
         };
-        let RlweCore {
-            q,
-            p,
-            ring,
-            security,
-        } = validate_rlwe(&spec, |q, p| {
+        let core = validate_rlwe(&spec, |q, p| {
             if let Some(&bad) = q.iter().chain(p).find(|&&x| gcd(x, t) != 1) {
                 return Err(Error::InvalidParameters(format!(
                     "the plaintext modulus t = {t} shares a factor with the prime {bad} of Q·P"
@@ -254,26 +234,9 @@ impl BgvParameters {
             Ok(())
         })?;
 
-        let mut h = Sha256::new();
-        h.update(b"rhea-bgv-params-v1");
-        h.update(lit.log_n.to_le_bytes());
-        for &x in q.iter().chain(&p) {
-            h.update(x.to_le_bytes());
-        }
-        h.update((q.len() as u64).to_le_bytes());
-        h.update((lit.dnum as u64).to_le_bytes());
-        h.update(t.to_le_bytes());
-        h.update(match lit.secret {
-            SecretDistribution::Ternary => 0u64.to_le_bytes(),
-            SecretDistribution::HammingWeight(w) => (1 + w as u64).to_le_bytes(),
-        });
-        h.update(lit.error_std_dev.to_bits().to_le_bytes());
-        let digest = h.finalize();
-        let id = u64::from_le_bytes(digest[..8].try_into().unwrap_or([0; 8]));
-
         let mut literal = lit.clone();
-        literal.q = q.clone();
-        literal.p = p.clone();
+        literal.q = core.q.clone();
+        literal.p = core.p.clone();
         literal.log_q.clear();
         literal.log_p.clear();
         literal.t = t;
@@ -281,13 +244,9 @@ impl BgvParameters {
         Ok(Self {
             inner: Arc::new(Inner {
                 literal,
-                q,
-                p,
+                core,
                 t,
                 batching: is_ntt_friendly(t, n),
-                ring: Arc::new(ring),
-                security,
-                id,
             }),
         })
     }
@@ -297,20 +256,7 @@ impl BgvParameters {
         &self.inner.literal
     }
 
-    /// The RNS ring with its tables (what the backend primitives run on).
-    pub fn ring(&self) -> &Arc<RnsRing> {
-        &self.inner.ring
-    }
-
-    /// The ring degree `N`.
-    pub fn n(&self) -> usize {
-        self.inner.ring.n()
-    }
-
-    /// `log2 N`.
-    pub fn log_n(&self) -> u32 {
-        self.inner.literal.log_n
-    }
+    rlwe_parameter_accessors!();
 
     /// The plaintext modulus `t`.
     pub fn t(&self) -> u64 {
@@ -327,65 +273,10 @@ impl BgvParameters {
         self.n()
     }
 
-    /// The `Q` primes, `q_0` first.
-    pub fn q_primes(&self) -> &[u64] {
-        &self.inner.q
-    }
-
-    /// The `P` primes.
-    pub fn p_primes(&self) -> &[u64] {
-        &self.inner.p
-    }
-
-    /// The highest level, `|Q| - 1` (a level-`ℓ` ciphertext has `ℓ + 1` Q limbs).
-    pub fn max_level(&self) -> usize {
-        self.inner.q.len() - 1
-    }
-
-    /// The number of Q limbs of a level-`level` ciphertext.
-    pub fn q_limbs_at_level(&self, level: usize) -> usize {
-        level + 1
-    }
-
-    /// The number of key-switching digits.
-    pub fn dnum(&self) -> usize {
-        self.inner.literal.dnum
-    }
-
-    /// The secret distribution.
-    pub fn secret(&self) -> SecretDistribution {
-        self.inner.literal.secret
-    }
-
-    /// The error standard deviation.
-    pub fn error_std_dev(&self) -> f64 {
-        self.inner.literal.error_std_dev
-    }
-
-    /// The outcome of the security check.
-    pub fn security(&self) -> &SecurityReport {
-        &self.inner.security
-    }
-
     /// A 64-bit fingerprint of the parameters (including `t`); every ciphertext, plaintext and
     /// key carries it.
     pub fn id(&self) -> u64 {
-        self.inner.id
-    }
-
-    /// `log2` of the modulus `Q_ℓ = q_0 ⋯ q_ℓ` at `level`.
-    pub fn log_q_at_level(&self, level: usize) -> f64 {
-        log2_product(&self.inner.q[..(level + 1).min(self.inner.q.len())])
-    }
-
-    /// `log2 Q` (all primes).
-    pub fn log_q(&self) -> f64 {
-        log2_product(&self.inner.q)
-    }
-
-    /// `log2 P`.
-    pub fn log_p(&self) -> f64 {
-        log2_product(&self.inner.p)
+        self.inner.core.id
     }
 }
 
@@ -403,13 +294,13 @@ impl fmt::Display for BgvParameters {
                 "coefficient encoding only"
             },
             self.log_q(),
-            describe_bits(&self.inner.q),
+            describe_bits(self.q_primes()),
             self.log_p(),
-            describe_bits(&self.inner.p),
+            describe_bits(self.p_primes()),
             self.dnum(),
             self.max_level(),
             self.secret(),
-            self.inner.security
+            self.security()
         )
     }
 }
@@ -429,7 +320,7 @@ impl PartialEq for BgvParameters {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::params::{max_log_qp_128, resolve_primes};
+    use crate::params::{log2_product, max_log_qp_128, resolve_primes};
 
     #[test]
     fn presets_fit_the_security_table() {

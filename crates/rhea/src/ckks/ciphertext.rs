@@ -4,6 +4,7 @@ use std::fmt;
 
 use crate::backend::{Device, Poly};
 use crate::error::Result;
+use crate::rlwe::{ciphertext_component_accessors, clone_polys};
 
 /// An encoded message: one NTT-form polynomial over the Q limbs of its level, with its scale and
 /// slot count.
@@ -106,39 +107,17 @@ impl Ciphertext {
         self.slots
     }
 
-    /// The number of components (2, or 3 after a multiplication without relinearisation).
-    pub fn len(&self) -> usize {
-        self.parts.len()
-    }
-
-    /// Always false: a ciphertext has at least two components.
-    pub fn is_empty(&self) -> bool {
-        self.parts.is_empty()
-    }
-
     /// The components (NTT form).
     pub fn parts(&self) -> &[Poly] {
         &self.parts
     }
 
-    /// The id of the parameters.
-    pub fn params_id(&self) -> u64 {
-        self.params_id
-    }
-
-    /// The device holding the components.
-    pub fn device(&self) -> Device {
-        self.parts[0].device()
-    }
+    ciphertext_component_accessors!();
 
     /// A copy on the same device.
     pub fn try_clone(&self) -> Result<Self> {
         Ok(Self {
-            parts: self
-                .parts
-                .iter()
-                .map(Poly::try_clone)
-                .collect::<Result<_>>()?,
+            parts: clone_polys(&self.parts)?,
             scale: self.scale,
             slots: self.slots,
             params_id: self.params_id,

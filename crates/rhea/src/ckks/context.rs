@@ -27,13 +27,7 @@ impl CkksContext {
     /// A context for `params` on `device` (errors if the device is not usable on this machine).
     /// On a GPU, the ring's tables are uploaded here, once per parameter set and device.
     pub fn new(params: &CkksParameters, device: Device) -> Result<Self> {
-        let rlwe = RlweContext::new(
-            params.ring().clone(),
-            params.secret(),
-            params.error_std_dev(),
-            params.id(),
-            device,
-        )?;
+        let rlwe = RlweContext::for_params(params.core(), device)?;
         Ok(Self {
             params: params.clone(),
             rlwe,

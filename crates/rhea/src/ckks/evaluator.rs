@@ -1,6 +1,5 @@
 //! The CKKS evaluator: homomorphic arithmetic, rescaling, level and scale management, rotations.
 
-use std::ops::Deref;
 use std::sync::Arc;
 
 use num_complex::Complex64;
@@ -8,7 +7,10 @@ use num_complex::Complex64;
 use super::{Ciphertext, CkksContext, Plaintext};
 use crate::backend::{Poly, RnsRing};
 use crate::error::{Error, Result};
-use crate::rlwe::{GaloisKeys, KeySwitchKey, RelinearizationKey};
+use crate::rlwe::{
+    check_degree, check_two_components, clone_polys, EvaluationKeys, GaloisKeys, KeySwitchKey,
+    RelinearizationKey,
+};
 
 /// Two scales are treated as equal when they differ by at most this relative amount (far below
 /// CKKS noise; covers `f64` rounding of scale bookkeeping along different paths).
@@ -22,21 +24,8 @@ fn scales_match(a: f64, b: f64) -> bool {
     (a / b - 1.0).abs() <= SCALE_TOLERANCE
 }
 
-/// A ciphertext that is either the caller's or a level-aligned copy.
-enum Aligned<'a> {
-    Borrowed(&'a Ciphertext),
-    Owned(Ciphertext),
-}
-
-impl Deref for Aligned<'_> {
-    type Target = Ciphertext;
-    fn deref(&self) -> &Ciphertext {
-        match self {
-            Aligned::Borrowed(c) => c,
-            Aligned::Owned(c) => c,
-        }
-    }
-}
+/// A ciphertext that is either the caller's or an aligned (lowered) copy.
+type Aligned<'a> = crate::rlwe::Aligned<'a, Ciphertext>;
 
 /// Evaluates CKKS operations. Immutable and `Send + Sync`: one evaluator serves many threads.
 ///
@@ -60,8 +49,7 @@ impl Deref for Aligned<'_> {
 /// [`mul_lin_rs_mod_sw_add`](Evaluator::mul_lin_rs_mod_sw_add).
 pub struct Evaluator {
     ctx: CkksContext,
-    rlk: Option<Arc<RelinearizationKey>>,
-    galois: Option<Arc<GaloisKeys>>,
+    keys: EvaluationKeys,
     auto_rescale: bool,
 }
 
@@ -70,8 +58,7 @@ impl Evaluator {
     pub fn new(ctx: &CkksContext) -> Self {
         Self {
             ctx: ctx.clone(),
-            rlk: None,
-            galois: None,
+            keys: EvaluationKeys::default(),
             auto_rescale: true,
         }
     }
@@ -81,21 +68,14 @@ impl Evaluator {
         mut self,
         rlk: impl Into<Arc<RelinearizationKey>>,
     ) -> Result<Self> {
-        let rlk = rlk.into();
-        self.ctx
-            .rlwe()
-            .check_id("with_relinearization_key", rlk.key().params_id())?;
-        self.rlk = Some(rlk);
+        self.keys
+            .set_relinearization_key(self.ctx.rlwe(), rlk.into())?;
         Ok(self)
     }
 
     /// Adds Galois keys (needed by rotations and conjugation).
     pub fn with_galois_keys(mut self, keys: impl Into<Arc<GaloisKeys>>) -> Result<Self> {
-        let keys = keys.into();
-        self.ctx
-            .rlwe()
-            .check_id("with_galois_keys", keys.params_id())?;
-        self.galois = Some(keys);
+        self.keys.set_galois_keys(self.ctx.rlwe(), keys.into())?;
         Ok(self)
     }
 
@@ -123,15 +103,11 @@ impl Evaluator {
 
     fn check(&self, op: &'static str, ct: &Ciphertext) -> Result<()> {
         self.ctx.rlwe().check_id(op, ct.params_id)?;
-        if !(2..=3).contains(&ct.parts.len()) {
-            return Err(Error::CiphertextDegree {
-                op,
-                expected: 2,
-                found: ct.parts.len(),
-                hint: "a CKKS ciphertext has 2 components (3 before relinearization)",
-            });
-        }
-        Ok(())
+        check_degree(
+            op,
+            ct.parts.len(),
+            "a CKKS ciphertext has 2 components (3 before relinearization)",
+        )
     }
 
     fn check_pair(&self, op: &'static str, a: &Ciphertext, b: &Ciphertext) -> Result<()> {
@@ -153,18 +129,6 @@ impl Evaluator {
             return Err(Error::SlotMismatch {
                 expected: ct.slots,
                 found: pt.slots,
-            });
-        }
-        Ok(())
-    }
-
-    fn check_two_parts(op: &'static str, ct: &Ciphertext) -> Result<()> {
-        if ct.parts.len() != 2 {
-            return Err(Error::CiphertextDegree {
-                op,
-                expected: 2,
-                found: ct.parts.len(),
-                hint: "relinearize it first (Evaluator::relinearize)",
             });
         }
         Ok(())
@@ -203,10 +167,6 @@ impl Evaluator {
             params_id: template.params_id,
             seed: None,
         }
-    }
-
-    fn clone_parts(ct: &Ciphertext) -> Result<Vec<Poly>> {
-        ct.parts.iter().map(Poly::try_clone).collect()
     }
 
     /// The constant polynomial `re + im·X^{N/2}` (which encodes `re + i·im` in every slot) in
@@ -426,7 +386,7 @@ impl Evaluator {
     /// `-a`.
     pub fn neg(&self, a: &Ciphertext) -> Result<Ciphertext> {
         self.check("neg", a)?;
-        let mut parts = Self::clone_parts(a)?;
+        let mut parts = clone_polys(&a.parts)?;
         for p in &mut parts {
             self.ring().neg_assign(p)?;
         }
@@ -473,7 +433,7 @@ impl Evaluator {
                 rhs_log_scale: pt.scale.log2(),
             });
         }
-        let mut parts = Self::clone_parts(&ct)?;
+        let mut parts = clone_polys(&ct.parts)?;
         if sub {
             self.ring().sub_assign(&mut parts[0], &pt.poly)?;
         } else {
@@ -486,7 +446,7 @@ impl Evaluator {
     pub fn add_const(&self, ct: &Ciphertext, c: f64) -> Result<Ciphertext> {
         self.check("add_const", ct)?;
         let k = Self::round_i128("add_const", c * ct.scale)?;
-        let mut parts = Self::clone_parts(ct)?;
+        let mut parts = clone_polys(&ct.parts)?;
         let scalars = self.ring().scalar_from_i128(k, &parts[0].shape());
         self.ring().add_scalar_assign(&mut parts[0], &scalars)?;
         Ok(self.wrap(ct, parts, ct.scale))
@@ -498,7 +458,7 @@ impl Evaluator {
         let re = Self::round_i128("add_const_complex", c.re * ct.scale)?;
         let im = Self::round_i128("add_const_complex", c.im * ct.scale)?;
         let k = self.const_poly(ct.level(), re, im)?;
-        let mut parts = Self::clone_parts(ct)?;
+        let mut parts = clone_polys(&ct.parts)?;
         self.ring().add_assign(&mut parts[0], &k)?;
         Ok(self.wrap(ct, parts, ct.scale))
     }
@@ -513,7 +473,7 @@ impl Evaluator {
     /// `k · ct` for an integer `k` (no scale change, no level used).
     pub fn mul_int(&self, ct: &Ciphertext, k: i64) -> Result<Ciphertext> {
         self.check("mul_int", ct)?;
-        let mut parts = Self::clone_parts(ct)?;
+        let mut parts = clone_polys(&ct.parts)?;
         let scalars = self.ring().scalar_from_i128(k as i128, &parts[0].shape());
         for p in &mut parts {
             self.ring().mul_scalar_assign(p, &scalars)?;
@@ -545,7 +505,7 @@ impl Evaluator {
         let k = Self::round_i128("mul_const", c * scale)?;
         let new_scale = ct.scale * scale;
         self.check_fits("mul_const", new_scale, ct.level())?;
-        let mut parts = Self::clone_parts(ct)?;
+        let mut parts = clone_polys(&ct.parts)?;
         let scalars = self.ring().scalar_from_i128(k, &parts[0].shape());
         for p in &mut parts {
             self.ring().mul_scalar_assign(p, &scalars)?;
@@ -568,7 +528,7 @@ impl Evaluator {
         let re = Self::round_i128(OP, c.re * scale)?;
         let im = Self::round_i128(OP, c.im * scale)?;
         let k = self.const_poly(ct.level(), re, im)?;
-        let mut parts = Self::clone_parts(ct)?;
+        let mut parts = clone_polys(&ct.parts)?;
         for p in &mut parts {
             self.ring().mul_assign(p, &k)?;
         }
@@ -591,7 +551,7 @@ impl Evaluator {
         }
         let scale = ct.scale * pt.scale;
         self.check_fits(OP, scale, ct.level())?;
-        let mut parts = Self::clone_parts(&ct)?;
+        let mut parts = clone_polys(&ct.parts)?;
         for p in &mut parts {
             self.ring().mul_assign(p, &pt.poly)?;
         }
@@ -608,8 +568,8 @@ impl Evaluator {
         rescale_after: bool,
     ) -> Result<Ciphertext> {
         self.check_pair(op, a, b)?;
-        Self::check_two_parts(op, a)?;
-        Self::check_two_parts(op, b)?;
+        check_two_components(op, a.parts.len())?;
+        check_two_components(op, b.parts.len())?;
         let (a, b) = self.align_mul(a, b)?;
         if rescale_after {
             Self::underflow(op, &a, 1)?;
@@ -629,7 +589,7 @@ impl Evaluator {
         rescale_after: bool,
     ) -> Result<Ciphertext> {
         self.check(op, a)?;
-        Self::check_two_parts(op, a)?;
+        check_two_components(op, a.parts.len())?;
         if rescale_after {
             Self::underflow(op, a, 1)?;
         }
@@ -641,26 +601,20 @@ impl Evaluator {
         Ok(self.wrap(a, vec![d0, d1, d2], scale))
     }
 
-    fn rlk(&self, op: &'static str) -> Result<&RelinearizationKey> {
-        self.rlk
-            .as_deref()
-            .ok_or(Error::MissingRelinearizationKey { op })
-    }
-
     /// Relinearises a 3-component ciphertext to 2 components (a 2-component one is copied).
     pub fn relinearize(&self, ct: &Ciphertext) -> Result<Ciphertext> {
         self.check("relinearize", ct)?;
         if ct.parts.len() == 2 {
             return ct.try_clone();
         }
-        let rlk = self.rlk("relinearize")?;
+        let rlk = self.keys.rlk("relinearize")?;
         let parts = self.ctx.rlwe().relinearize(&ct.parts, rlk)?;
         Ok(self.wrap(ct, parts, ct.scale))
     }
 
     /// `a · b` with relinearisation (rescaled in auto mode).
     pub fn mul(&self, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext> {
-        self.rlk("mul")?;
+        self.keys.rlk("mul")?;
         let t = self.tensor("mul", a, b, self.auto_rescale)?;
         self.maybe_rescale(self.relinearize(&t)?)
     }
@@ -675,7 +629,7 @@ impl Evaluator {
 
     /// `a²` with relinearisation (rescaled in auto mode).
     pub fn square(&self, a: &Ciphertext) -> Result<Ciphertext> {
-        self.rlk("square")?;
+        self.keys.rlk("square")?;
         let t = self.tensor_square("square", a, self.auto_rescale)?;
         self.maybe_rescale(self.relinearize(&t)?)
     }
@@ -684,21 +638,21 @@ impl Evaluator {
 
     /// MulLin: multiply and relinearise (never rescaled, in either mode).
     pub fn mul_lin(&self, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext> {
-        self.rlk("mul_lin")?;
+        self.keys.rlk("mul_lin")?;
         let t = self.tensor("mul_lin", a, b, false)?;
         self.relinearize(&t)
     }
 
     /// MulLinRS: multiply, relinearise, rescale (in either mode).
     pub fn mul_lin_rs(&self, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext> {
-        self.rlk("mul_lin_rs")?;
+        self.keys.rlk("mul_lin_rs")?;
         let t = self.tensor("mul_lin_rs", a, b, true)?;
         self.rescale(&self.relinearize(&t)?)
     }
 
     /// SqrLinRS: square, relinearise, rescale (in either mode).
     pub fn sqr_lin_rs(&self, a: &Ciphertext) -> Result<Ciphertext> {
-        self.rlk("sqr_lin_rs")?;
+        self.keys.rlk("sqr_lin_rs")?;
         let t = self.tensor_square("sqr_lin_rs", a, true)?;
         self.rescale(&self.relinearize(&t)?)
     }
@@ -718,20 +672,6 @@ impl Evaluator {
 
     // ------------------------------------------------------------------ rotations
 
-    fn galois_key(&self, g: u64, step: Option<i64>) -> Result<&KeySwitchKey> {
-        let missing = || match step {
-            Some(step) => Error::MissingRotationKey {
-                step,
-                galois_element: g,
-            },
-            None => Error::MissingConjugationKey { galois_element: g },
-        };
-        self.galois
-            .as_deref()
-            .and_then(|k| k.get(g))
-            .ok_or_else(missing)
-    }
-
     /// Rotates the slots left by `step` (right for negative `step`).
     ///
     /// Errors: [`Error::MissingRotationKey`] if the Galois key of `step` was not given.
@@ -743,7 +683,7 @@ impl Evaluator {
     /// bit-for-bit those of [`Evaluator::rotate`].
     pub fn rotate_hoisted(&self, ct: &Ciphertext, steps: &[i64]) -> Result<Vec<Ciphertext>> {
         self.check("rotate", ct)?;
-        Self::check_two_parts("rotate", ct)?;
+        check_two_components("rotate", ct.parts.len())?;
         let rlwe = self.ctx.rlwe();
         let plan: Vec<(u64, Option<&KeySwitchKey>)> = steps
             .iter()
@@ -752,7 +692,7 @@ impl Evaluator {
                 if g == 1 {
                     Ok((g, None))
                 } else {
-                    Ok((g, Some(self.galois_key(g, Some(s))?)))
+                    Ok((g, Some(self.keys.galois_key(g, Some(s))?)))
                 }
             })
             .collect::<Result<_>>()?;
@@ -777,10 +717,10 @@ impl Evaluator {
     /// Errors: [`Error::MissingConjugationKey`] without the conjugation key.
     pub fn conjugate(&self, ct: &Ciphertext) -> Result<Ciphertext> {
         self.check("conjugate", ct)?;
-        Self::check_two_parts("conjugate", ct)?;
+        check_two_components("conjugate", ct.parts.len())?;
         let rlwe = self.ctx.rlwe();
         let g = rlwe.galois_element_for_conjugation();
-        let key = self.galois_key(g, None)?;
+        let key = self.keys.galois_key(g, None)?;
         let parts = rlwe.automorphism(&ct.parts, g, key)?;
         Ok(self.wrap(ct, parts, ct.scale))
     }

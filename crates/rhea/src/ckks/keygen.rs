@@ -1,12 +1,12 @@
 //! Key generation, encryption and decryption for CKKS.
 
-use std::sync::Mutex;
-
 use rhea_math::sampler::Prng;
 
 use super::{Ciphertext, CkksContext, Plaintext};
 use crate::error::{Error, Result};
-use crate::rlwe::{GaloisKeys, KeySwitchKey, PublicKey, RelinearizationKey, SecretKey};
+use crate::rlwe::{
+    EncryptorCore, GaloisKeys, KeySwitchKey, PublicKey, RelinearizationKey, SecretKey,
+};
 
 /// Generates keys from a ChaCha20 CSPRNG (OS-seeded, or explicitly seeded for reproducible
 /// tests).
@@ -74,65 +74,42 @@ impl KeyGenerator {
     }
 }
 
-enum EncryptionKey<'k> {
-    Public(&'k PublicKey),
-    Secret(&'k SecretKey),
-}
-
 /// Encrypts plaintexts under a public key or (symmetrically) a secret key. `Send + Sync`: the
 /// CSPRNG sits behind a mutex, so one encryptor serves several threads.
 pub struct Encryptor<'k> {
     ctx: CkksContext,
-    key: EncryptionKey<'k>,
-    prng: Mutex<Prng>,
+    core: EncryptorCore<'k>,
 }
 
 impl<'k> Encryptor<'k> {
     /// A public-key encryptor (OS-seeded randomness).
     pub fn new(ctx: &CkksContext, pk: &'k PublicKey) -> Result<Self> {
-        ctx.rlwe().check_id("Encryptor::new", pk.params_id())?;
         Ok(Self {
+            core: EncryptorCore::public(ctx.rlwe(), pk)?,
             ctx: ctx.clone(),
-            key: EncryptionKey::Public(pk),
-            prng: Mutex::new(Prng::from_os()?),
         })
     }
 
     /// A secret-key encryptor (OS-seeded randomness); its ciphertexts have a seeded uniform half.
     pub fn with_secret_key(ctx: &CkksContext, sk: &'k SecretKey) -> Result<Self> {
-        ctx.rlwe()
-            .check_id("Encryptor::with_secret_key", sk.params_id())?;
         Ok(Self {
+            core: EncryptorCore::secret(ctx.rlwe(), sk)?,
             ctx: ctx.clone(),
-            key: EncryptionKey::Secret(sk),
-            prng: Mutex::new(Prng::from_os()?),
         })
     }
 
     /// Replaces the randomness with an explicitly seeded stream (reproducible tests only).
     pub fn with_seed(self, seed: [u8; 32]) -> Self {
         Self {
-            prng: Mutex::new(Prng::from_seed(seed)),
-            ..self
+            ctx: self.ctx,
+            core: self.core.with_seed(seed),
         }
     }
 
     /// Encrypts `pt` at its level and scale.
     pub fn encrypt(&self, pt: &Plaintext) -> Result<Ciphertext> {
         self.ctx.rlwe().check_id("encrypt", pt.params_id)?;
-        let mut prng = self
-            .prng
-            .lock()
-            .map_err(|_| Error::InvalidInput("the encryptor's CSPRNG lock is poisoned".into()))?;
-        let (parts, seed) = match self.key {
-            EncryptionKey::Public(pk) => {
-                (self.ctx.rlwe().encrypt_pk(pk, &pt.poly, &mut prng)?, None)
-            }
-            EncryptionKey::Secret(sk) => {
-                let (parts, seed) = self.ctx.rlwe().encrypt_sk(sk, &pt.poly, &mut prng)?;
-                (parts, Some(seed))
-            }
-        };
+        let (parts, seed) = self.core.encrypt(self.ctx.rlwe(), &pt.poly)?;
         Ok(Ciphertext {
             parts,
             scale: pt.scale,

@@ -51,7 +51,8 @@ impl fmt::Display for SecretDistribution {
     }
 }
 
-fn default_sigma() -> f64 {
+/// The default error width (serde default of both parameter literals).
+pub(crate) fn default_sigma() -> f64 {
     rhea_math::sampler::DEFAULT_SIGMA
 }
 
@@ -219,7 +220,20 @@ pub(crate) fn log2_product(primes: &[u64]) -> f64 {
     primes.iter().map(|&p| (p as f64).log2()).sum()
 }
 
-/// The scheme-independent fields of a parameter literal (CKKS and BGV share them).
+/// `N = 2^log_n`, or [`Error::InvalidParameters`] for a degree the NTT does not support.
+pub(crate) fn ring_degree(log_n: u32) -> Result<usize> {
+    if !(2..=rhea_math::ntt::MAX_LOG_DEGREE).contains(&log_n) {
+        return Err(Error::InvalidParameters(format!(
+            "log_n = {} outside 2..={}",
+            log_n,
+            rhea_math::ntt::MAX_LOG_DEGREE
+        )));
+    }
+    Ok(1usize << log_n)
+}
+
+/// The scheme-independent fields of a parameter literal (CKKS and BGV share them), plus what
+/// the scheme adds to the parameter fingerprint.
 pub(crate) struct RlweSpec<'a> {
     pub(crate) log_n: u32,
     pub(crate) log_q: &'a [u32],
@@ -232,32 +246,62 @@ pub(crate) struct RlweSpec<'a> {
     pub(crate) allow_insecure: bool,
     /// Values no generated prime may take (BGV's plaintext modulus).
     pub(crate) exclude: &'a [u64],
+    /// The fingerprint's domain tag (`rhea-<scheme>-params-v1`).
+    pub(crate) id_tag: &'a [u8],
+    /// Scheme bytes hashed right after `dnum` (BGV: `t`).
+    pub(crate) id_after_dnum: &'a [u8],
+    /// Scheme bytes hashed last (CKKS: `log_default_scale`).
+    pub(crate) id_last: &'a [u8],
 }
 
-/// The validated scheme-independent part: the primes, the ring with its tables, the security
-/// report.
+/// The validated scheme-independent part of a parameter set, stored inside both
+/// [`CkksParameters`] and `BgvParameters`: the primes, the ring with its tables, the security
+/// report, the fingerprint and the literal's shared fields. The shared accessors
+/// ([`rlwe_parameter_accessors`]) read it.
 pub(crate) struct RlweCore {
+    pub(crate) log_n: u32,
     pub(crate) q: Vec<u64>,
     pub(crate) p: Vec<u64>,
-    pub(crate) ring: RnsRing,
+    pub(crate) ring: Arc<RnsRing>,
+    pub(crate) dnum: usize,
+    pub(crate) secret: SecretDistribution,
+    pub(crate) error_std_dev: f64,
     pub(crate) security: SecurityReport,
+    pub(crate) id: u64,
+}
+
+/// The 64-bit fingerprint of a validated parameter set: the first 8 bytes (little endian) of
+/// SHA-256 over the tag, `log_n`, the `Q` then `P` primes, `|Q|`, `dnum`, the scheme's
+/// `after_dnum` bytes, the secret distribution, the error width and the scheme's `last` bytes.
+/// (The layout is fixed: serialised objects and golden digests depend on it.)
+fn fingerprint(spec: &RlweSpec<'_>, q: &[u64], p: &[u64]) -> u64 {
+    let mut h = Sha256::new();
+    h.update(spec.id_tag);
+    h.update(spec.log_n.to_le_bytes());
+    for &x in q.iter().chain(p) {
+        h.update(x.to_le_bytes());
+    }
+    h.update((q.len() as u64).to_le_bytes());
+    h.update((spec.dnum as u64).to_le_bytes());
+    h.update(spec.id_after_dnum);
+    h.update(match spec.secret {
+        SecretDistribution::Ternary => 0u64.to_le_bytes(),
+        SecretDistribution::HammingWeight(w) => (1 + w as u64).to_le_bytes(),
+    });
+    h.update(spec.error_std_dev.to_bits().to_le_bytes());
+    h.update(spec.id_last);
+    let digest = h.finalize();
+    u64::from_le_bytes(digest[..8].try_into().unwrap_or([0; 8]))
 }
 
 /// Validates `spec` (degree, primes, `dnum`, error width, Hamming weight, `P` against the
-/// key-switching digits) and builds the ring; `scheme_check` sees the resolved `Q` primes and
-/// runs before the security check, which comes last.
+/// key-switching digits), builds the ring and computes the fingerprint; `scheme_check` sees the
+/// resolved `Q` and `P` primes and runs before the security check, which comes last.
 pub(crate) fn validate_rlwe(
     spec: &RlweSpec<'_>,
     scheme_check: impl FnOnce(&[u64], &[u64]) -> Result<()>,
 ) -> Result<RlweCore> {
-    if !(2..=rhea_math::ntt::MAX_LOG_DEGREE).contains(&spec.log_n) {
-        return Err(Error::InvalidParameters(format!(
-            "log_n = {} outside 2..={}",
-            spec.log_n,
-            rhea_math::ntt::MAX_LOG_DEGREE
-        )));
-    }
-    let n = 1usize << spec.log_n;
+    let n = ring_degree(spec.log_n)?;
     let pick = |name: &str, bits: &[u32], primes: &[u64]| -> Result<bool> {
         match (bits.is_empty(), primes.is_empty()) {
             (false, true) => Ok(true),
@@ -339,12 +383,102 @@ pub(crate) fn validate_rlwe(
         });
     }
     Ok(RlweCore {
+        log_n: spec.log_n,
+        id: fingerprint(spec, &q, &p),
         q,
         p,
-        ring,
+        ring: Arc::new(ring),
+        dnum: spec.dnum,
+        secret: spec.secret,
+        error_std_dev: spec.error_std_dev,
         security,
     })
 }
+
+/// The accessors CKKS's and BGV's parameter types share, reading the [`RlweCore`] at
+/// `self.inner.core`: `ring`, `n`, `log_n`, `q_primes`, `p_primes`, `max_level`,
+/// `q_limbs_at_level`, `dnum`, `secret`, `error_std_dev`, `security`, `log_q_at_level`, `log_q`,
+/// `log_p`, and the crate-internal `core`. Invoked inside the type's `impl` block.
+macro_rules! rlwe_parameter_accessors {
+    () => {
+        /// The scheme-independent validated part (crate-internal).
+        pub(crate) fn core(&self) -> &$crate::params::RlweCore {
+            &self.inner.core
+        }
+
+        /// The RNS ring with its tables (what the backend primitives run on).
+        pub fn ring(&self) -> &std::sync::Arc<$crate::backend::RnsRing> {
+            &self.inner.core.ring
+        }
+
+        /// The ring degree `N`.
+        pub fn n(&self) -> usize {
+            self.inner.core.ring.n()
+        }
+
+        /// `log2 N`.
+        pub fn log_n(&self) -> u32 {
+            self.inner.core.log_n
+        }
+
+        /// The `Q` primes, `q_0` first.
+        pub fn q_primes(&self) -> &[u64] {
+            &self.inner.core.q
+        }
+
+        /// The `P` primes.
+        pub fn p_primes(&self) -> &[u64] {
+            &self.inner.core.p
+        }
+
+        /// The highest level, `|Q| - 1` (a level-`ℓ` ciphertext has `ℓ + 1` Q limbs).
+        pub fn max_level(&self) -> usize {
+            self.inner.core.q.len() - 1
+        }
+
+        /// The number of Q limbs of a level-`level` ciphertext.
+        pub fn q_limbs_at_level(&self, level: usize) -> usize {
+            level + 1
+        }
+
+        /// The number of key-switching digits.
+        pub fn dnum(&self) -> usize {
+            self.inner.core.dnum
+        }
+
+        /// The secret distribution.
+        pub fn secret(&self) -> $crate::params::SecretDistribution {
+            self.inner.core.secret
+        }
+
+        /// The error standard deviation.
+        pub fn error_std_dev(&self) -> f64 {
+            self.inner.core.error_std_dev
+        }
+
+        /// The outcome of the security check.
+        pub fn security(&self) -> &$crate::params::SecurityReport {
+            &self.inner.core.security
+        }
+
+        /// `log2` of the modulus `Q_ℓ = q_0 ⋯ q_ℓ` at `level`.
+        pub fn log_q_at_level(&self, level: usize) -> f64 {
+            let q = &self.inner.core.q;
+            $crate::params::log2_product(&q[..(level + 1).min(q.len())])
+        }
+
+        /// `log2 Q` (all primes).
+        pub fn log_q(&self) -> f64 {
+            $crate::params::log2_product(&self.inner.core.q)
+        }
+
+        /// `log2 P`.
+        pub fn log_p(&self) -> f64 {
+            $crate::params::log2_product(&self.inner.core.p)
+        }
+    };
+}
+pub(crate) use rlwe_parameter_accessors;
 
 /// Validated, immutable CKKS parameters with every table precomputed; cheap to clone (an `Arc`).
 #[derive(Clone)]
@@ -354,12 +488,8 @@ pub struct CkksParameters {
 
 struct Inner {
     literal: CkksParametersLiteral,
-    q: Vec<u64>,
-    p: Vec<u64>,
-    ring: Arc<RnsRing>,
+    core: RlweCore,
     default_scale: f64,
-    security: SecurityReport,
-    id: u64,
 }
 
 impl CkksParameters {
@@ -383,13 +513,11 @@ impl CkksParameters {
             error_std_dev: lit.error_std_dev,
             allow_insecure: lit.allow_insecure_below_128_bits,
             exclude: &[],
+            id_tag: b"rhea-ckks-params-v1",
+            id_after_dnum: &[],
+            id_last: &lit.log_default_scale.to_le_bytes(),
         };
-        let RlweCore {
-            q,
-            p,
-            ring,
-            security,
-        } = validate_rlwe(&spec, |q, _| {
+        let core = validate_rlwe(&spec, |q, _| {
             let log_q0 = (q[0] as f64).log2();
             if lit.log_default_scale == 0 || lit.log_default_scale as f64 >= log_q0 {
                 return Err(Error::InvalidParameters(format!(
@@ -401,37 +529,16 @@ impl CkksParameters {
             Ok(())
         })?;
 
-        let mut h = Sha256::new();
-        h.update(b"rhea-ckks-params-v1");
-        h.update(lit.log_n.to_le_bytes());
-        for &x in q.iter().chain(&p) {
-            h.update(x.to_le_bytes());
-        }
-        h.update((q.len() as u64).to_le_bytes());
-        h.update((lit.dnum as u64).to_le_bytes());
-        h.update(match lit.secret {
-            SecretDistribution::Ternary => 0u64.to_le_bytes(),
-            SecretDistribution::HammingWeight(w) => (1 + w as u64).to_le_bytes(),
-        });
-        h.update(lit.error_std_dev.to_bits().to_le_bytes());
-        h.update(lit.log_default_scale.to_le_bytes());
-        let digest = h.finalize();
-        let id = u64::from_le_bytes(digest[..8].try_into().unwrap_or([0; 8]));
-
         let mut literal = lit.clone();
-        literal.q = q.clone();
-        literal.p = p.clone();
+        literal.q = core.q.clone();
+        literal.p = core.p.clone();
         literal.log_q.clear();
         literal.log_p.clear();
         Ok(Self {
             inner: Arc::new(Inner {
                 literal,
-                q,
-                p,
-                ring: Arc::new(ring),
+                core,
                 default_scale: (lit.log_default_scale as f64).exp2(),
-                security,
-                id,
             }),
         })
     }
@@ -441,49 +548,11 @@ impl CkksParameters {
         &self.inner.literal
     }
 
-    /// The RNS ring with its tables (what the backend primitives run on).
-    pub fn ring(&self) -> &Arc<RnsRing> {
-        &self.inner.ring
-    }
-
-    /// The ring degree `N`.
-    pub fn n(&self) -> usize {
-        self.inner.ring.n()
-    }
-
-    /// `log2 N`.
-    pub fn log_n(&self) -> u32 {
-        self.inner.literal.log_n
-    }
+    rlwe_parameter_accessors!();
 
     /// The number of complex slots with full packing, `N/2`.
     pub fn max_slots(&self) -> usize {
         self.n() / 2
-    }
-
-    /// The `Q` primes, `q_0` first.
-    pub fn q_primes(&self) -> &[u64] {
-        &self.inner.q
-    }
-
-    /// The `P` primes.
-    pub fn p_primes(&self) -> &[u64] {
-        &self.inner.p
-    }
-
-    /// The highest level, `|Q| - 1` (a level-`ℓ` ciphertext has `ℓ + 1` Q limbs).
-    pub fn max_level(&self) -> usize {
-        self.inner.q.len() - 1
-    }
-
-    /// The number of Q limbs of a level-`level` ciphertext.
-    pub fn q_limbs_at_level(&self, level: usize) -> usize {
-        level + 1
-    }
-
-    /// The number of key-switching digits.
-    pub fn dnum(&self) -> usize {
-        self.inner.literal.dnum
     }
 
     /// The default scale `Δ`.
@@ -491,39 +560,9 @@ impl CkksParameters {
         self.inner.default_scale
     }
 
-    /// The secret distribution.
-    pub fn secret(&self) -> SecretDistribution {
-        self.inner.literal.secret
-    }
-
-    /// The error standard deviation.
-    pub fn error_std_dev(&self) -> f64 {
-        self.inner.literal.error_std_dev
-    }
-
-    /// The outcome of the security check.
-    pub fn security(&self) -> &SecurityReport {
-        &self.inner.security
-    }
-
     /// A 64-bit fingerprint of the parameters; every ciphertext, plaintext and key carries it.
     pub fn id(&self) -> u64 {
-        self.inner.id
-    }
-
-    /// `log2` of the modulus `Q_ℓ = q_0 ⋯ q_ℓ` at `level`.
-    pub fn log_q_at_level(&self, level: usize) -> f64 {
-        log2_product(&self.inner.q[..(level + 1).min(self.inner.q.len())])
-    }
-
-    /// `log2 Q` (all primes).
-    pub fn log_q(&self) -> f64 {
-        log2_product(&self.inner.q)
-    }
-
-    /// `log2 P`.
-    pub fn log_p(&self) -> f64 {
-        log2_product(&self.inner.p)
+        self.inner.core.id
     }
 }
 
@@ -558,14 +597,14 @@ impl fmt::Display for CkksParameters {
              dnum = {}, levels 0..={}, Δ = 2^{}, secret {}, security: {}",
             self.log_n(),
             self.log_q(),
-            describe_bits(&self.inner.q),
+            describe_bits(self.q_primes()),
             self.log_p(),
-            describe_bits(&self.inner.p),
+            describe_bits(self.p_primes()),
             self.dnum(),
             self.max_level(),
             self.inner.literal.log_default_scale,
             self.secret(),
-            self.inner.security
+            self.security()
         )
     }
 }

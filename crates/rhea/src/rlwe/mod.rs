@@ -12,6 +12,7 @@
 //! `c_1` does not depend on `g`, and hoisted rotations share it — a plain rotation is the same
 //! code with one element, so both agree bit for bit.
 
+mod facade;
 mod keys;
 
 use std::sync::Arc;
@@ -21,8 +22,12 @@ use zeroize::Zeroize;
 
 use crate::backend::{Device, Form, Poly, RnsRing};
 use crate::error::{Error, Result};
-use crate::params::SecretDistribution;
+use crate::params::{RlweCore, SecretDistribution};
 
+pub(crate) use facade::{
+    check_degree, check_two_components, ciphertext_component_accessors, clone_polys, Aligned,
+    EncryptorCore, EvaluationKeys,
+};
 pub use keys::{GaloisKeys, KeySwitchKey, PublicKey, RelinearizationKey, SecretKey};
 
 /// What the RLWE core needs to know: the ring, the secret and error distributions, the device,
@@ -55,6 +60,18 @@ impl RlweContext {
             params_id,
             device,
         })
+    }
+
+    /// The context of a validated parameter set (CKKS's or BGV's): its ring, distributions and
+    /// id, on `device`.
+    pub(crate) fn for_params(core: &RlweCore, device: Device) -> Result<Self> {
+        Self::new(
+            core.ring.clone(),
+            core.secret,
+            core.error_std_dev,
+            core.id,
+            device,
+        )
     }
 
     /// The ring and its primitives.
