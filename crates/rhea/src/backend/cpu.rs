@@ -36,7 +36,8 @@ fn zip_limbs(
 const SERIAL_WORDS: usize = 1 << 20;
 
 /// `f(q_i, a[i][k], b[i][k])` into a new `[limb][N]` buffer of `a`'s length; `b` may have more
-/// limbs (a view). One pass that reads `a` and `b` and writes each output word once: the result
+/// limbs (a view). Up to `serial_words` words on the calling thread ([`SERIAL_WORDS`]), else
+/// over rayon. One pass that reads `a` and `b` and writes each output word once: the result
 /// is collected straight from the iterator, with neither a zero fill nor a copy of `a` first
 /// (allocating, zeroing and faulting in the result used to cost more than the arithmetic).
 fn zip_limbs_new(
@@ -44,10 +45,11 @@ fn zip_limbs_new(
     shape: &PolyShape,
     a: &[u64],
     b: &[u64],
+    serial_words: usize,
     f: impl Fn(&rhea_math::Modulus, u64, u64) -> u64 + Sync + Send,
 ) -> Vec<u64> {
     let (n, b) = (shape.n, &b[..a.len()]);
-    if a.len() <= SERIAL_WORDS {
+    if a.len() <= serial_words {
         let mut out = Vec::with_capacity(a.len());
         for (i, (x, y)) in a.chunks(n).zip(b.chunks(n)).enumerate() {
             let q = ring.modulus(shape, i);
@@ -66,22 +68,43 @@ fn zip_limbs_new(
     }
 }
 
+/// `(x + y) mod q` for `x, y < q`, branch-free: `x + y - q` is negative as an `i64` exactly
+/// when `q` must be added back (`q < 2^61`). A sign mask rather than `min`: without SSE4.2 the
+/// compiler emulates a 64-bit unsigned `min` with a dozen SSE2 instructions per pair of words.
+#[inline(always)]
+fn add_word(q: &rhea_math::Modulus, x: u64, y: u64) -> u64 {
+    let q = q.value();
+    let t = (x + y).wrapping_sub(q);
+    t.wrapping_add(q & ((t as i64 >> 63) as u64))
+}
+
+/// `(x - y) mod q` for `x, y < q`, branch-free (`x - y` is negative as an `i64` exactly when
+/// `x < y`).
+#[inline(always)]
+fn sub_word(q: &rhea_math::Modulus, x: u64, y: u64) -> u64 {
+    let d = x.wrapping_sub(y);
+    d.wrapping_add(q.value() & ((d as i64 >> 63) as u64))
+}
+
+/// `x · y mod q`.
+#[inline(always)]
+fn mul_word(q: &rhea_math::Modulus, x: u64, y: u64) -> u64 {
+    q.mul(x, y)
+}
+
 /// `a + b` into a new buffer.
 pub(crate) fn add_new(ring: &RnsRing, shape: &PolyShape, a: &[u64], b: &[u64]) -> Vec<u64> {
-    zip_limbs_new(ring, shape, a, b, |q, x, y| reduce_once(x + y, q.value()))
+    zip_limbs_new(ring, shape, a, b, SERIAL_WORDS, add_word)
 }
 
 /// `a - b` into a new buffer.
 pub(crate) fn sub_new(ring: &RnsRing, shape: &PolyShape, a: &[u64], b: &[u64]) -> Vec<u64> {
-    zip_limbs_new(ring, shape, a, b, |q, x, y| {
-        let d = x.wrapping_sub(y);
-        d.min(d.wrapping_add(q.value()))
-    })
+    zip_limbs_new(ring, shape, a, b, SERIAL_WORDS, sub_word)
 }
 
 /// `a · b` (pointwise) into a new buffer.
 pub(crate) fn mul_new(ring: &RnsRing, shape: &PolyShape, a: &[u64], b: &[u64]) -> Vec<u64> {
-    zip_limbs_new(ring, shape, a, b, |q, x, y| q.mul(x, y))
+    zip_limbs_new(ring, shape, a, b, SERIAL_WORDS, mul_word)
 }
 
 /// `a += b`.
@@ -389,7 +412,7 @@ pub(crate) fn rescale_ntt(ring: &RnsRing, ell: usize, input: &[u64]) -> Result<V
         || -> rhea_math::Result<Vec<u64>> {
             let mut r = input[(ell - 1) * n..ell * n].to_vec();
             table_last.inverse(&mut r)?;
-            r.iter_mut().for_each(|x| *x = reduce_once(*x + h, ql));
+            r.iter_mut().for_each(|x| *x = add_word(&q_last, *x, h));
             Ok(r)
         },
         || vec![0u64; (ell - 1) * n],
@@ -537,4 +560,69 @@ pub(crate) fn centered_f64(ring: &RnsRing, shape: &PolyShape, data: &[u64]) -> V
         }
     });
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use rhea_math::prime::generate_ntt_primes;
+
+    use super::*;
+    use crate::backend::{Device, Form, Poly};
+
+    fn random(ring: &RnsRing, shape: PolyShape, form: Form, stream: u64) -> Poly {
+        let mut p = ring
+            .sample_uniform_from_seed(Device::Cpu, &[9u8; 32], stream, shape)
+            .unwrap();
+        p.form = form;
+        p
+    }
+
+    /// The one-pass `a ∘ b` into a new buffer equals the in-place ops word for word, on the
+    /// calling thread and over rayon, and for a higher-level `b` (a view).
+    #[test]
+    fn new_buffer_element_wise_ops_match_the_in_place_ops() {
+        let n = 256;
+        let mut q = generate_ntt_primes(50, n, 1, &[]).unwrap();
+        q.extend(generate_ntt_primes(40, n, 4, &q).unwrap());
+        let p = generate_ntt_primes(55, n, 1, &q).unwrap();
+        let ring = RnsRing::new(n, &q, &p, 1).unwrap();
+        let (shape, big) = (ring.shape_q(3), ring.shape_q(5));
+        let a = ring.download(&random(&ring, shape, Form::Ntt, 1)).unwrap();
+        let b = ring.download(&random(&ring, big, Form::Ntt, 2)).unwrap();
+        type InPlace = fn(&RnsRing, &PolyShape, &mut [u64], &[u64]);
+        type Word = fn(&rhea_math::Modulus, u64, u64) -> u64;
+        let ops: [(&str, InPlace, Word); 3] = [
+            ("add", add, add_word),
+            ("sub", sub, sub_word),
+            ("mul", mul, mul_word),
+        ];
+        for (name, in_place, word) in ops {
+            let mut want = a.clone();
+            in_place(&ring, &shape, &mut want, &b);
+            for serial_words in [0, usize::MAX] {
+                let got = zip_limbs_new(&ring, &shape, &a, &b, serial_words, word);
+                assert_eq!(got, want, "{name}, serial_words {serial_words}");
+            }
+        }
+    }
+
+    /// A last prime above three times another takes the reducing branch of the lift; both
+    /// branches agree with the coefficient-domain rescaling (`rhea_math`'s `Rescaler`).
+    #[test]
+    fn rescale_with_a_large_last_prime_matches_the_coefficient_form() {
+        let n = 256;
+        let mut q = generate_ntt_primes(40, n, 2, &[]).unwrap();
+        q.extend(generate_ntt_primes(58, n, 1, &q).unwrap());
+        let p = generate_ntt_primes(59, n, 1, &q).unwrap();
+        let ring = RnsRing::new(n, &q, &p, 1).unwrap();
+        for ell in 2..=3 {
+            let a = random(&ring, ring.shape_q(ell), Form::Coefficient, 10 + ell as u64);
+            let want = ring.rescale(&a).unwrap();
+            let mut fa = a.try_clone().unwrap();
+            ring.ntt_forward(&mut fa).unwrap();
+            let mut got = ring.rescale(&fa).unwrap();
+            ring.ntt_inverse(&mut got).unwrap();
+            assert_eq!(ring.download(&got).unwrap(), ring.download(&want).unwrap());
+        }
+    }
 }
