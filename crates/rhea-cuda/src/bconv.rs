@@ -764,6 +764,32 @@ impl DeviceModUp {
         self.extend(digit, level, input, output, None, n, true, BconvTile::Auto)
     }
 
+    /// [`DeviceModUp::apply_centered`] without the copy of the digit's own limbs: only the other
+    /// limbs of `output` are written (the key-switching path fills the own limbs from the
+    /// NTT-form input instead, so the reduced coefficient-form copy would be overwritten).
+    ///
+    /// Errors: as [`DeviceModUp::apply`].
+    pub fn convert_centered(
+        &self,
+        digit: usize,
+        level: usize,
+        input: &DeviceBuffer,
+        output: &mut DeviceBuffer,
+        n: usize,
+    ) -> Result<()> {
+        self.extend_flags(
+            digit,
+            level,
+            input,
+            output,
+            None,
+            n,
+            true,
+            BconvTile::Auto,
+            0,
+        )
+    }
+
     /// [`DeviceModUp::apply_centered`] writing into `output` from word `out_offset` on (e.g.
     /// digit `d` of a `[dnum][level + |P|][n]` buffer at `out_offset = d·(level + |P|)·n`, the
     /// layout of [`crate::keyswitch::DeviceKeySwitch::inner_product`]); `output` must hold
@@ -829,6 +855,25 @@ impl DeviceModUp {
         centered: bool,
         tile: BconvTile,
     ) -> Result<()> {
+        self.extend_flags(
+            digit, level, input, output, out_offset, n, centered, tile, FLAG_COPY,
+        )
+    }
+
+    /// [`DeviceModUp::extend`] with the launch flags given (`FLAG_COPY` or 0).
+    #[allow(clippy::too_many_arguments)]
+    fn extend_flags(
+        &self,
+        digit: usize,
+        level: usize,
+        input: &DeviceBuffer,
+        output: &mut DeviceBuffer,
+        out_offset: Option<usize>,
+        n: usize,
+        centered: bool,
+        tile: BconvTile,
+        flags: u32,
+    ) -> Result<()> {
         let at = out_offset.is_some();
         let out_offset = out_offset.unwrap_or(0);
         check_degree(n)?;
@@ -868,7 +913,7 @@ impl DeviceModUp {
             out: output.device_ptr_at(out_offset)?,
             out_stride: (level + pl) * n,
         };
-        conv.launch_plan(&io, &plan, FLAG_COPY, start as u32, None, centered, tile)
+        conv.launch_plan(&io, &plan, flags, start as u32, None, centered, tile)
     }
 }
 

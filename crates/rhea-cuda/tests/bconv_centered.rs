@@ -183,6 +183,24 @@ fn modup_centered_matches_host() {
                     .apply_centered_with(digit, level, &dx, &mut dy, n, BconvTile::J4C1)
                     .unwrap();
                 assert_words(&dev.download(&dy).unwrap(), &want, &format!("{case} J4C1"));
+                // convert_centered: the same other limbs, the digit's own limbs left untouched.
+                let sentinel = vec![7u64; polys * width * n];
+                dy.copy_from_host(&sentinel).unwrap();
+                dmodup
+                    .convert_centered(digit, level, &dx, &mut dy, n)
+                    .unwrap();
+                let mut want_other = want.clone();
+                for p in 0..polys {
+                    for o in r.start..r.end {
+                        let at = (p * width + o) * n;
+                        want_other[at..at + n].fill(7);
+                    }
+                }
+                assert_words(
+                    &dev.download(&dy).unwrap(),
+                    &want_other,
+                    &format!("{case} without the copy"),
+                );
                 dmodup
                     .apply_centered_at(
                         digit,

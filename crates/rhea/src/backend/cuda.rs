@@ -475,7 +475,7 @@ impl GpuRing {
             let r = &ring.digits()[d];
             let (s, e) = (r.start, r.end.min(ell));
             let mut o = self.alloc(shape_qp.words())?;
-            self.mod_up.apply_centered(d, ell, &coeff, &mut o, n)?;
+            self.mod_up.convert_centered(d, ell, &coeff, &mut o, n)?;
             DeviceBuffer::copy_region(input, s * n, &mut o, s * n, (e - s) * n)?;
             for (first, limbs, table) in [(0, s, 0), (e, ell - e, e), (ell, pl, self.q_len)] {
                 if limbs > 0 {
@@ -601,7 +601,7 @@ impl GpuRing {
         if !self.ntt.has_fast_kernels() {
             return inputs
                 .iter()
-                .map(|x| self.rescale(ring, ell, x, true))
+                .map(|x| self.rescale_ntt_composed(ring, ell, x))
                 .collect();
         }
         if k == 0 || k > MAX_RUNS {
@@ -710,8 +710,9 @@ impl GpuRing {
     /// form. In coefficient form: the `DeviceRescaler` kernel. In NTT form, only the last limb
     /// leaves the NTT domain: with `c` the centred lift of its coefficients (`x = q_{ℓ-1}·k + c`,
     /// `|c| ≤ ⌊q_{ℓ-1}/2⌋`, so `k = round(x / q_{ℓ-1})`, the `Rescaler`'s integer exactly),
-    /// `NTT(k)_i = (x_i − NTT_i([c]_{q_i})) · q_{ℓ-1}^{-1}`: one one-limb inverse NTT, the lift to
-    /// the `ℓ - 1` primes, their forward NTT, one fused subtract-multiply.
+    /// `NTT(k)_i = (x_i − NTT_i([c]_{q_i})) · q_{ℓ-1}^{-1}`: [`GpuRing::rescale_ntt_many`] of
+    /// the one polynomial (one-limb inverse NTT, then the lift and the subtract-multiply fused
+    /// into the forward NTT).
     pub(crate) fn rescale(
         &self,
         ring: &RnsRing,
@@ -719,9 +720,28 @@ impl GpuRing {
         input: &DeviceBuffer,
         ntt_form: bool,
     ) -> Result<DeviceBuffer> {
+        if ntt_form {
+            let mut outs = self.rescale_ntt_many(ring, ell, &[input])?;
+            return outs
+                .pop()
+                .ok_or_else(|| Error::InvalidInput("rescale: no output".into()));
+        }
+        let mut out = self.alloc((ell - 1) * ring.n())?;
+        self.rescaler.apply(ell, input, &mut out, ring.n())?;
+        Ok(out)
+    }
+
+    /// The NTT-form rescale of one polynomial as separate launches (one-limb inverse NTT, lift,
+    /// forward NTT, subtract-multiply): the path for degrees without the fused NTT kernels.
+    fn rescale_ntt_composed(
+        &self,
+        ring: &RnsRing,
+        ell: usize,
+        input: &DeviceBuffer,
+    ) -> Result<DeviceBuffer> {
         let n = ring.n();
         let mut out = self.alloc((ell - 1) * n)?;
-        if ntt_form {
+        {
             let mut t = self.alloc(n)?;
             DeviceBuffer::copy_region(input, (ell - 1) * n, &mut t, 0, n)?;
             let batch = NttBatch::all(1, 1).with_first_table(ell - 1);
@@ -737,8 +757,6 @@ impl GpuRing {
             )?;
             let w = &self.rescale_w[ell - 2];
             fused::sub_mul_scalar_assign(&mut out, input, w, &self.full, 0, ell - 1, n)?;
-        } else {
-            self.rescaler.apply(ell, input, &mut out, n)?;
         }
         Ok(out)
     }
