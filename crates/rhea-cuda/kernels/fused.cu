@@ -8,6 +8,8 @@
 //   CPU inner_product.
 // fused_sub_mul_scalar: y[i] = (x[i] - y[i]) * w_i mod q_i (Shoup), x read on its first limbs.
 // fused_rescale_lift: out[i] = [centred(t)]_{q_i} for a canonical limb t mod q_last.
+// fused_moddown_rows: t[r] = [t[r] +] (x[r] - y[r]) * w mod q for a few single limbs modulo one
+//   q (the last limb of a ModDown in coefficient form, for the merged ModDown-rescale).
 // fused_tensor: (d0, d1, d2) = (a0 b0, a0 b1 + a1 b0, a1 b1) mod q_i, the ciphertext product
 //   before relinearisation, one pass over the four inputs (twin: mul, mul, mul_add, mul).
 
@@ -136,4 +138,35 @@ extern "C" __global__ void __launch_bounds__(256) fused_tensor(const TensorArgs 
     const U128 cy = add_wide(mul_wide(a0.y, b1.y), mul_wide(a1.y, b0.y));
     store2(A.d1 + o, make_ulonglong2(barrett_reduce(cx, m), barrett_reduce(cy, m)));
     store2(A.d2 + o, make_ulonglong2(mod_mul(a1.x, b1.x, m), mod_mul(a1.y, b1.y, m)));
+}
+
+// Must match rhea_cuda::fused::ModDownRowsArgs (#[repr(C)]).
+#define FUSED_MAX_ROWS 4
+struct ModDownRowsArgs {
+    u64 n;
+    u64 q;
+    u64 w;
+    u64 w_shoup;
+    u32 rows;
+    u32 add_mask;  // bit r: t[r] is added (else t[r] is only written)
+    u64* t[FUSED_MAX_ROWS];
+    const u64* x[FUSED_MAX_ROWS];
+    const u64* y[FUSED_MAX_ROWS];
+};
+
+extern "C" __global__ void __launch_bounds__(256) fused_moddown_rows(const ModDownRowsArgs A) {
+    const u64 k = ((u64)blockIdx.x * blockDim.x + threadIdx.x) * 2;
+    if (k >= A.n) return;
+    const u32 r = blockIdx.y;
+    const u64 q = A.q;
+    const ulonglong2 xv = __ldg(reinterpret_cast<const ulonglong2*>(A.x[r] + k));
+    const ulonglong2 yv = __ldg(reinterpret_cast<const ulonglong2*>(A.y[r] + k));
+    u64 a = shoup_mul(mod_sub(xv.x, yv.x, q), A.w, A.w_shoup, q);
+    u64 b = shoup_mul(mod_sub(xv.y, yv.y, q), A.w, A.w_shoup, q);
+    if ((A.add_mask >> r) & 1u) {
+        const ulonglong2 tv = load2(A.t[r] + k);
+        a = mod_add(tv.x, a, q);
+        b = mod_add(tv.y, b, q);
+    }
+    store2(A.t[r] + k, make_ulonglong2(a, b));
 }

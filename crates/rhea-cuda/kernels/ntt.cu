@@ -21,14 +21,23 @@
 
 // No minimum-blocks hint: ptxas then stays at <= 64 registers (8 blocks of 128 threads per SM)
 // without spilling, whereas a hint of 1 block lets it take ~100 and halves the occupancy.
+// NTT_MIN_BLOCKS (e.g. through RHEA_NVRTC_DEFINES) adds a minimum-blocks hint, for tuning.
+#ifdef NTT_MIN_BLOCKS
+#define NTT_BOUNDS(THREADS) __launch_bounds__(THREADS, NTT_MIN_BLOCKS)
+#else
 #define NTT_BOUNDS(THREADS) __launch_bounds__(THREADS)
+#endif
 
-// Column kernels: ntt_{fwd,inv}_cols_<LOGN>_<LOG1>_<C>, and ntt_fwd_colsl_<LOGN>_<LOG1>_<C> with
-// the centred-lift prologue (grouped launches, see NttArgs).
+// Column kernels: ntt_{fwd,inv}_cols_<LOGN>_<LOG1>_<C>, and ntt_fwd_colsl[a]_<LOGN>_<LOG1>_<C>
+// with the centred-lift (and lift-and-add) prologue (grouped launches, see NttArgs).
 #define NTT_COLS(LOGN, LOG1, C)                                                             \
     extern "C" __global__ void NTT_BOUNDS(((1 << LOG1) / 8) * C)                            \
         ntt_fwd_colsl_##LOGN##_##LOG1##_##C(NTT_ARGS) {                                     \
         ntt_cols<LOGN, LOG1, C, true, true>(data, tw, primes, a);                           \
+    }                                                                                       \
+    extern "C" __global__ void NTT_BOUNDS(((1 << LOG1) / 8) * C)                            \
+        ntt_fwd_colsla_##LOGN##_##LOG1##_##C(NTT_ARGS) {                                    \
+        ntt_cols<LOGN, LOG1, C, true, true, true>(data, tw, primes, a);                     \
     }                                                                                       \
     extern "C" __global__ void NTT_BOUNDS(((1 << LOG1) / 8) * C)                            \
         ntt_fwd_cols_##LOGN##_##LOG1##_##C(NTT_ARGS) {                                      \

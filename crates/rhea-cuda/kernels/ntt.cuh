@@ -61,6 +61,12 @@ struct NttPrime {
 // lazily in [0, 3q) (see lift_lazy), then transforms as usual, writing the column-phase output
 // to the run. pro_moduli: the RheaModulus table (rhea_cuda DeviceModuli) indexed by table; only
 // its Barrett word ratio_hi = floor(2^64 / q) is used. Rescaling by q_last in the NTT domain.
+//
+// Lift-and-add prologue (`ntt_fwd_colsla_*`): as above, but the row reads its run too and
+// transforms run + P_t * lift(t) (P_t, shoup(P_t)) = pro_w[table]: the merged ModDown-rescale.
+//
+// Second epilogue factor: with epi_w2 != 0 the epilogue's result is further multiplied by
+// epi_w2[table] (the rescale's q_last^-1 after ModDown's P^-1).
 #define NTT_MAX_GROUPS 12
 struct NttArgs {
     u32 limbs;        // limbs per polynomial in the buffer
@@ -80,6 +86,8 @@ struct NttArgs {
     u64 pro_src[NTT_MAX_GROUPS];
     u64 pro_moduli;   // const RheaModulus* [table]
     u64 pro_q;        // q_last
+    u64 pro_w;        // const ulonglong2* [table], the lift-and-add prologue's factor
+    u64 epi_w2;       // const ulonglong2* [table], or 0
 };
 
 // ---- butterflies ---------------------------------------------------------------------------------
@@ -245,60 +253,78 @@ struct TwCtx {
     ulonglong2 cst[3];
 };
 
-// The twiddle at tws[off] (tws: the thread's base of stage s, off a compile-time constant), or
-// the compact table's entry s.
-template <bool DIRECT, bool DERIVED>
-RHEA_INLINE ulonglong2 pass_tw(const TwCtx& t, const ulonglong2* tws, u32 off, int s) {
-    if constexpr (DIRECT && DERIVED) {
-        return ldtw(t.tw3 + s);
-    } else {
-        return ldtw(tws + off);
-    }
+// The twiddles of one pass, loaded into registers ahead of the pass (before the barrier that
+// precedes it, so that their latency overlaps the shared-memory exchange): the twiddle of local
+// stage s, group u, k-th block of the group (k < 2^s) is w[tw_slot<P>(u, s, k)]. A direct pass
+// with DERIVED twiddles loads only k = 0 of each stage, from the compact table; SKIP0 (the
+// inverse's fused last stage) loads nothing for stage 0.
+#define NTT_PASS_TW 7
+template <int P>
+RHEA_INLINE constexpr int tw_slot(int u, int s, int k) {
+    return u * ((1 << P) - 1) + (1 << s) - 1 + k;
 }
 
 // The thread's twiddle base of local stage s of pass (J0, P): table[(R << (J0 + s)) + (g << s)]
 // for g = ga + gb(u) is tws[s][gb(u) << s].
-template <int J0, int P>
-RHEA_INLINE void pass_tw_bases(const TwCtx& t, u32 R, u32 ga, const ulonglong2* (&tws)[P]) {
-#pragma unroll
-    for (int s = 0; s < P; ++s) tws[s] = t.tw + ((R << (J0 + s)) + (ga << s));
-}
-
-// Forward pass: local stages J0 .. J0+P-1 on the 8 registers; LAST fuses the final reduction
-// into the last stage.
-template <int LOGS, int J0, int P, bool LAST, bool DERIVED>
-RHEA_INLINE void fwd_pass(u64 (&v)[8], u32 tau, u32 R, const TwCtx& t, u64 q, u64 two_q) {
+template <int LOGS, int J0, int P, bool DERIVED, bool SKIP0>
+RHEA_INLINE void pass_tw_load(u32 tau, u32 R, const TwCtx& t, ulonglong2 (&w)[NTT_PASS_TW]) {
     constexpr int G = 1 << P;
     constexpr int LTL = LOGS - J0 - P;
-    constexpr bool DIRECT = LTL == 0 && P == 3;
-    constexpr bool D = DERIVED && DIRECT;
-    const ulonglong2* tws[P];
-    pass_tw_bases<J0, P>(t, R, PassIdx<LOGS, J0, P>::ga(tau), tws);
+    constexpr bool D = DERIVED && LTL == 0 && P == 3;
+    const u32 ga = PassIdx<LOGS, J0, P>::ga(tau);
 #pragma unroll
     for (int u = 0; u < 8 / G; ++u) {
         const u32 gb = PassIdx<LOGS, J0, P>::gb(u);
 #pragma unroll
         for (int s = 0; s < P; ++s) {
+            if (SKIP0 && s == 0) continue;
+            const ulonglong2* base = t.tw + ((R << (J0 + s)) + ((ga + gb) << s));
+#pragma unroll
+            for (int k = 0; k < (1 << s); ++k) {
+                if (D && k > 0) continue;
+                w[tw_slot<P>(u, s, k)] = D ? ldtw(t.tw3 + s) : ldtw(base + k);
+            }
+        }
+    }
+}
+
+template <int LOGS, int I, bool DERIVED, bool SKIP0>
+RHEA_INLINE void pass_tw_load_of(u32 tau, u32 R, const TwCtx& t, ulonglong2 (&w)[NTT_PASS_TW]) {
+    pass_tw_load<LOGS, NttPasses<LOGS>::j0(I), NttPasses<LOGS>::p(I), DERIVED, SKIP0>(tau, R, t,
+                                                                                      w);
+}
+
+// Forward pass: local stages J0 .. J0+P-1 on the 8 registers with the pass's twiddles w;
+// LAST fuses the final reduction into the last stage.
+template <int LOGS, int J0, int P, bool LAST, bool DERIVED>
+RHEA_INLINE void fwd_pass(u64 (&v)[8], const ulonglong2 (&w)[NTT_PASS_TW], const TwCtx& t, u64 q,
+                          u64 two_q) {
+    constexpr int G = 1 << P;
+    constexpr int LTL = LOGS - J0 - P;
+    constexpr bool D = DERIVED && LTL == 0 && P == 3;
+#pragma unroll
+    for (int u = 0; u < 8 / G; ++u) {
+#pragma unroll
+        for (int s = 0; s < P; ++s) {
             const int d = G >> (s + 1);
-            const u32 wo = gb << s;
-            const ulonglong2 w0 = pass_tw<DIRECT, DERIVED>(t, tws[s], wo, s);
+            const ulonglong2 w0 = w[tw_slot<P>(u, s, 0)];
 #pragma unroll
             for (int r = 0; r < G; ++r) {
                 if (r & d) continue;
                 const int k = r >> (P - s);
                 u64& x = v[u * G + r];
                 u64& y = v[u * G + r + d];
-                ulonglong2 w;
+                ulonglong2 wk;
                 if (D && k > 0) {
                     y = ntt_shoup_lazy(y, w0.x, w0.y, q);
-                    w = t.cst[k - 1];
+                    wk = t.cst[k - 1];
                 } else {
-                    w = k == 0 ? w0 : pass_tw<DIRECT, false>(t, tws[s], wo + k, s);
+                    wk = w[tw_slot<P>(u, s, k)];
                 }
                 if (LAST && s == P - 1) {
-                    fwd_bf_last(x, y, w, q, two_q);
+                    fwd_bf_last(x, y, wk, q, two_q);
                 } else {
-                    fwd_bf(x, y, w, q, two_q);
+                    fwd_bf(x, y, wk, q, two_q);
                 }
             }
         }
@@ -308,23 +334,17 @@ RHEA_INLINE void fwd_pass(u64 (&v)[8], u32 tau, u32 R, const TwCtx& t, u64 q, u6
 // Inverse pass: local stages J0+P-1 down to J0; LAST fuses N^-1 and the final reduction into
 // local stage 0, which must then be the global stage m = 1 (J0 = 0, R = 1).
 template <int LOGS, int J0, int P, bool LAST, bool DERIVED>
-RHEA_INLINE void inv_pass(u64 (&v)[8], u32 tau, u32 R, const TwCtx& t, const NttPrime& pr) {
+RHEA_INLINE void inv_pass(u64 (&v)[8], const ulonglong2 (&w)[NTT_PASS_TW], const TwCtx& t,
+                          const NttPrime& pr) {
     constexpr int G = 1 << P;
     constexpr int LTL = LOGS - J0 - P;
-    constexpr bool DIRECT = LTL == 0 && P == 3;
-    constexpr bool D = DERIVED && DIRECT;
+    constexpr bool D = DERIVED && LTL == 0 && P == 3;
     static_assert(!LAST || J0 == 0, "the fused last inverse stage is local stage 0");
-    const ulonglong2* tws[P];
-    pass_tw_bases<J0, P>(t, R, PassIdx<LOGS, J0, P>::ga(tau), tws);
 #pragma unroll
     for (int u = 0; u < 8 / G; ++u) {
-        const u32 gb = PassIdx<LOGS, J0, P>::gb(u);
 #pragma unroll
         for (int s = P - 1; s >= 0; --s) {
             const int d = G >> (s + 1);
-            const u32 wo = gb << s;
-            ulonglong2 w0 = make_ulonglong2(0, 0);
-            if (!(LAST && s == 0)) w0 = pass_tw<DIRECT, DERIVED>(t, tws[s], wo, s);
 #pragma unroll
             for (int r = 0; r < G; ++r) {
                 if (r & d) continue;
@@ -334,11 +354,9 @@ RHEA_INLINE void inv_pass(u64 (&v)[8], u32 tau, u32 R, const TwCtx& t, const Ntt
                 if (LAST && s == 0) {
                     inv_bf_last(x, y, pr);
                 } else if (D && k > 0) {
-                    inv_bf2(x, y, w0, t.cst[k - 1], pr.q, pr.two_q);
+                    inv_bf2(x, y, w[tw_slot<P>(u, s, 0)], t.cst[k - 1], pr.q, pr.two_q);
                 } else {
-                    const ulonglong2 w =
-                        k == 0 ? w0 : pass_tw<DIRECT, false>(t, tws[s], wo + k, s);
-                    inv_bf(x, y, w, pr.q, pr.two_q);
+                    inv_bf(x, y, w[tw_slot<P>(u, s, k)], pr.q, pr.two_q);
                 }
             }
         }
@@ -399,34 +417,45 @@ RHEA_INLINE void smem_load(const u64* sm, const Smem& at, u32 tau, u64 (&v)[8]) 
     }
 }
 
-// Forward passes I .. COUNT-1; pass I's entries are in registers on entry, the last pass's on
-// exit. LAST_PHASE: the last pass ends the whole transform.
+// NTT_PREFETCH (default 1): the next pass's twiddles are loaded before the barrier that
+// precedes it; 0 loads them after the barrier (for comparison; RHEA_NVRTC_DEFINES).
+#ifndef NTT_PREFETCH
+#define NTT_PREFETCH 1
+#endif
+
+// Forward passes I .. COUNT-1; pass I's entries and twiddles are in registers on entry, the last
+// pass's entries on exit. LAST_PHASE: the last pass ends the whole transform.
 template <int LOGS, int I, bool LAST_PHASE, bool WARP, bool DERIVED, typename Smem>
-RHEA_INLINE void fwd_passes(u64 (&v)[8], u64* sm, const Smem& at, u32 tau, u32 R, const TwCtx& t,
-                            u64 q, u64 two_q) {
+RHEA_INLINE void fwd_passes(u64 (&v)[8], ulonglong2 (&w)[NTT_PASS_TW], u64* sm, const Smem& at,
+                            u32 tau, u32 R, const TwCtx& t, u64 q, u64 two_q) {
     using PS = NttPasses<LOGS>;
     constexpr bool last = I == PS::COUNT - 1;
-    fwd_pass<LOGS, PS::j0(I), PS::p(I), LAST_PHASE && last, DERIVED>(v, tau, R, t, q, two_q);
+    fwd_pass<LOGS, PS::j0(I), PS::p(I), LAST_PHASE && last, DERIVED>(v, w, t, q, two_q);
     if constexpr (!last) {
         smem_store<LOGS, I>(sm, at, tau, v);
+        if (NTT_PREFETCH) pass_tw_load_of<LOGS, I + 1, DERIVED, false>(tau, R, t, w);
         ntt_sync<WARP>();
+        if (!NTT_PREFETCH) pass_tw_load_of<LOGS, I + 1, DERIVED, false>(tau, R, t, w);
         smem_load<LOGS, I + 1>(sm, at, tau, v);
-        fwd_passes<LOGS, I + 1, LAST_PHASE, WARP, DERIVED>(v, sm, at, tau, R, t, q, two_q);
+        fwd_passes<LOGS, I + 1, LAST_PHASE, WARP, DERIVED>(v, w, sm, at, tau, R, t, q, two_q);
     }
 }
 
-// Inverse passes I down to 0.
+// Inverse passes I down to 0 (pass I's twiddles in w on entry).
 template <int LOGS, int I, bool LAST_PHASE, bool WARP, bool DERIVED, typename Smem>
-RHEA_INLINE void inv_passes(u64 (&v)[8], u64* sm, const Smem& at, u32 tau, u32 R, const TwCtx& t,
-                            const NttPrime& pr) {
+RHEA_INLINE void inv_passes(u64 (&v)[8], ulonglong2 (&w)[NTT_PASS_TW], u64* sm, const Smem& at,
+                            u32 tau, u32 R, const TwCtx& t, const NttPrime& pr) {
     using PS = NttPasses<LOGS>;
     constexpr bool last = I == 0;
-    inv_pass<LOGS, PS::j0(I), PS::p(I), LAST_PHASE && last, DERIVED>(v, tau, R, t, pr);
+    inv_pass<LOGS, PS::j0(I), PS::p(I), LAST_PHASE && last, DERIVED>(v, w, t, pr);
     if constexpr (!last) {
+        constexpr bool skip0 = LAST_PHASE && I - 1 == 0;
         smem_store<LOGS, I>(sm, at, tau, v);
+        if (NTT_PREFETCH) pass_tw_load_of<LOGS, I - 1, DERIVED, skip0>(tau, R, t, w);
         ntt_sync<WARP>();
+        if (!NTT_PREFETCH) pass_tw_load_of<LOGS, I - 1, DERIVED, skip0>(tau, R, t, w);
         smem_load<LOGS, I - 1>(sm, at, tau, v);
-        inv_passes<LOGS, I - 1, LAST_PHASE, WARP, DERIVED>(v, sm, at, tau, R, t, pr);
+        inv_passes<LOGS, I - 1, LAST_PHASE, WARP, DERIVED>(v, w, sm, at, tau, R, t, pr);
     }
 }
 
@@ -549,6 +578,11 @@ RHEA_INLINE void rows_epilogue_store(const NttArgs& a, const NttRow& nr, u64 chu
             r[2 * i + 1] = mod_add(c.y, r[2 * i + 1], q);
         }
     }
+    if (a.epi_w2 != 0) {
+        const ulonglong2 w2 = __ldg(reinterpret_cast<const ulonglong2*>(a.epi_w2) + nr.table);
+#pragma unroll
+        for (int i = 0; i < 8; ++i) r[i] = shoup_mul(r[i], w2.x, w2.y, q);
+    }
 #pragma unroll
     for (int i = 0; i < 4; ++i) op[i] = make_ulonglong2(r[2 * i], r[2 * i + 1]);
 }
@@ -566,8 +600,8 @@ RHEA_INLINE u64 lift_lazy(u64 t, u64 half, u64 neg, u64 s1, u64 q) {
 // Column kernel: LOGS = LOG1 stages on C columns per block, T = 2^LOGS / 8 threads per column.
 // Forward: the first LOG1 stages. Inverse: the last LOG1 stages, with N^-1 fused. One block per
 // tile of C columns of one row: blockIdx.x = row * N2 / C + tile. LIFT (forward, grouped
-// launches): the prologue of NttArgs.
-template <int LOGN, int LOGS, int C, bool FWD, bool LIFT = false>
+// launches): the prologue of NttArgs; with ADD, the lift-and-add prologue.
+template <int LOGN, int LOGS, int C, bool FWD, bool LIFT = false, bool ADD = false>
 RHEA_INLINE void ntt_cols(u64* __restrict__ data, const ulonglong2* __restrict__ tw_all,
                           const NttPrime* __restrict__ primes, const NttArgs& a) {
     constexpr int LOGN2 = LOGN - LOGS;
@@ -591,8 +625,10 @@ RHEA_INLINE void ntt_cols(u64* __restrict__ data, const ulonglong2* __restrict__
     const u32 tau = threadIdx.x / C;  // < T: blockDim = T * C (PassIdx relies on it)
     const ColsSmem<C> at{c};
     u64 v[8];
+    ulonglong2 w[NTT_PASS_TW];
     static_assert(FWD || !LIFT, "the lifting prologue is forward only");
     if constexpr (FWD) {
+        pass_tw_load_of<LOGS, 0, false, false>(tau, 1u, tc, w);
         if constexpr (LIFT) {
             const u64 s1 = __ldg(reinterpret_cast<const u64*>(a.pro_moduli) + 4ull * table + 1);
             const u64 ql = a.pro_q;
@@ -601,14 +637,23 @@ RHEA_INLINE void ntt_cols(u64* __restrict__ data, const ulonglong2* __restrict__
             cols_global_load<LOGS, 0, LOGN2>(src, tau, v);
 #pragma unroll
             for (int i = 0; i < 8; ++i) v[i] = lift_lazy(v[i], ql >> 1, neg, s1, pr.q);
+            if constexpr (ADD) {
+                // run + P_t * lift: [0, q) + [0, 2q), a valid lazy input below 4q.
+                const ulonglong2 pw = __ldg(reinterpret_cast<const ulonglong2*>(a.pro_w) + table);
+                u64 y[8];
+                cols_global_load<LOGS, 0, LOGN2>(base + c, tau, y);
+#pragma unroll
+                for (int i = 0; i < 8; ++i) v[i] = y[i] + shoup_mul_lazy(v[i], pw.x, pw.y, pr.q);
+            }
         } else {
             cols_global_load<LOGS, 0, LOGN2>(base + c, tau, v);
         }
-        fwd_passes<LOGS, 0, false, false, false>(v, sm, at, tau, 1u, tc, pr.q, pr.two_q);
+        fwd_passes<LOGS, 0, false, false, false>(v, w, sm, at, tau, 1u, tc, pr.q, pr.two_q);
         cols_global_store<LOGS, PS::COUNT - 1, LOGN2>(base + c, tau, v);
     } else {
+        pass_tw_load_of<LOGS, PS::COUNT - 1, false, PS::COUNT == 1>(tau, 1u, tc, w);
         cols_global_load<LOGS, PS::COUNT - 1, LOGN2>(base + c, tau, v);
-        inv_passes<LOGS, PS::COUNT - 1, true, false, false>(v, sm, at, tau, 1u, tc, pr);
+        inv_passes<LOGS, PS::COUNT - 1, true, false, false>(v, w, sm, at, tau, 1u, tc, pr);
         cols_global_store<LOGS, 0, LOGN2>(base + c, tau, v);
     }
 }
@@ -659,17 +704,20 @@ RHEA_INLINE void ntt_rows(u64* __restrict__ data, const ulonglong2* __restrict__
     const RowsSmem at{b * S};
     constexpr bool WARP = RS::T <= 32;
     u64 v[8];
+    ulonglong2 w[NTT_PASS_TW];
     if constexpr (FWD) {
+        pass_tw_load_of<LOGS, 0, DERIVED, false>(tau, R, tc, w);
         rows_global_load<LOGS, 0>(base, tau, v);
-        fwd_passes<LOGS, 0, true, WARP, DERIVED>(v, sm, at, tau, R, tc, pr.q, pr.two_q);
+        fwd_passes<LOGS, 0, true, WARP, DERIVED>(v, w, sm, at, tau, R, tc, pr.q, pr.two_q);
         if constexpr (EPI) {
             rows_epilogue_store<LOGS, PS::COUNT - 1>(a, nr, (u64)chunk * S, LOGN, tau, v, pr.q);
         } else {
             rows_global_store<LOGS, PS::COUNT - 1>(base, tau, v);
         }
     } else {
+        pass_tw_load_of<LOGS, PS::COUNT - 1, DERIVED, false>(tau, R, tc, w);
         rows_global_load<LOGS, PS::COUNT - 1>(base, tau, v);
-        inv_passes<LOGS, PS::COUNT - 1, false, WARP, DERIVED>(v, sm, at, tau, R, tc, pr);
+        inv_passes<LOGS, PS::COUNT - 1, false, WARP, DERIVED>(v, w, sm, at, tau, R, tc, pr);
         rows_global_store<LOGS, 0>(base, tau, v);
     }
 }

@@ -11,6 +11,8 @@
 //!   `(a0 b0, a0 b1 + a1 b0, a1 b1)`, one pass.
 //! - [`ks_inner_product_pair`]: [`ks_inner_product`] into one `[2][width][n]` buffer (what the
 //!   fused ModDown of both halves reads).
+//! - [`moddown_rows`]: `t_r = [t_r +] (x_r − y_r) · w mod q` on a few single limbs modulo one
+//!   prime (the last limb of a ModDown in coefficient form, for the merged ModDown-rescale).
 //!
 //! Every result is the canonical residue of an exact expression, so it equals any other exact
 //! evaluation word for word (the host oracles are `rhea_math`'s `ModDown`/`Rescaler` and the
@@ -413,6 +415,99 @@ pub fn tensor(
     // `limbs · n` words each (checked; outputs are distinct `&mut` buffers, so they do not alias
     // each other or the inputs), the moduli table holds `limbs` records; all work is ordered on
     // the device's one stream.
+    unsafe { lb.launch(cfg) }?;
+    Ok(())
+}
+
+/// The most rows [`moddown_rows`] takes.
+pub const MAX_MODDOWN_ROWS: usize = 4;
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct ModDownRowsArgs {
+    n: u64,
+    q: u64,
+    w: u64,
+    w_shoup: u64,
+    rows: u32,
+    add_mask: u32,
+    t: [u64; MAX_MODDOWN_ROWS],
+    x: [u64; MAX_MODDOWN_ROWS],
+    y: [u64; MAX_MODDOWN_ROWS],
+}
+
+// SAFETY: plain `#[repr(C)]` integers, the layout of the CUDA struct.
+unsafe impl DeviceRepr for ModDownRowsArgs {}
+
+/// One limb of a device buffer: words `limb · n .. (limb + 1) · n` of `buf`.
+#[derive(Clone, Copy, Debug)]
+pub struct Limb<'a> {
+    /// The buffer.
+    pub buf: &'a DeviceBuffer,
+    /// The limb's index in it.
+    pub limb: usize,
+}
+
+/// For each row `r < rows.len()` (at most [`MAX_MODDOWN_ROWS`]):
+/// `t_r = [t_r +] (x_r − y_r) · w mod q`, where `t` is `[rows][n]`, `x_r`, `y_r` are single
+/// limbs (canonical modulo `q`), `w < q`, and `t_r` is added when `rows[r].2` is true (else only
+/// written). The last limb of a ModDown in coefficient form:
+/// `INTT(c) + (INTT(x) − conv(INTT(x_P))) · P^{-1}`.
+///
+/// Errors: [`CudaError::Shape`] for short buffers or a bad row count;
+/// [`CudaError::DeviceMismatch`]; [`CudaError::InvalidArgument`] for `w ≥ q`.
+pub fn moddown_rows(
+    t: &mut DeviceBuffer,
+    rows: &[(Limb<'_>, Limb<'_>, bool)],
+    q: rhea_math::Modulus,
+    w: u64,
+    n: usize,
+) -> Result<()> {
+    check_n(n)?;
+    let dev = t.device().clone();
+    if rows.is_empty() || rows.len() > MAX_MODDOWN_ROWS {
+        return Err(CudaError::Shape(format!(
+            "{} rows: not in 1..={MAX_MODDOWN_ROWS}",
+            rows.len()
+        )));
+    }
+    if w >= q.value() {
+        return Err(CudaError::InvalidArgument(format!(
+            "factor {w} is not below the modulus {}",
+            q.value()
+        )));
+    }
+    check_len("t", t, rows.len() * n)?;
+    let mut args = ModDownRowsArgs {
+        n: n as u64,
+        q: q.value(),
+        w,
+        w_shoup: q.shoup(w),
+        rows: rows.len() as u32,
+        add_mask: 0,
+        t: [0; MAX_MODDOWN_ROWS],
+        x: [0; MAX_MODDOWN_ROWS],
+        y: [0; MAX_MODDOWN_ROWS],
+    };
+    for (r, (x, y, add)) in rows.iter().enumerate() {
+        for (what, l) in [("x", x), ("y", y)] {
+            check_dev(&dev, l.buf)?;
+            check_len(what, l.buf, (l.limb + 1) * n)?;
+        }
+        args.t[r] = t.device_ptr() + (r * n * 8) as u64;
+        args.x[r] = x.buf.device_ptr() + (x.limb * n * 8) as u64;
+        args.y[r] = y.buf.device_ptr() + (y.limb * n * 8) as u64;
+        if *add {
+            args.add_mask |= 1 << r;
+        }
+    }
+    let cfg = grid(n, rows.len())?;
+    let f = dev.function(&FUSED, "fused_moddown_rows")?;
+    let mut lb = dev.stream().launch_builder(&f);
+    lb.arg(&args);
+    // SAFETY: `args` matches `struct ModDownRowsArgs`; `t` holds `rows · n` words and every `x`,
+    // `y` limb lies inside its buffer (checked); `t` is `&mut`, so it aliases no `x`, `y`; one
+    // ordered stream.
     unsafe { lb.launch(cfg) }?;
     Ok(())
 }

@@ -27,7 +27,9 @@
 //! [`MAX_RUNS`] runs of limbs anywhere ([`DeviceNttTables::transform_runs`]); the forward one
 //! can end in a fused epilogue ([`DeviceNttTables::forward_runs_epilogue`]: ModDown, rescaling)
 //! and start from a centred lift of one limb to every prime of the run
-//! ([`DeviceNttTables::forward_runs_lifted_epilogue`]: rescaling in the NTT domain).
+//! ([`DeviceNttTables::forward_runs_lifted_epilogue`]: rescaling in the NTT domain), or add
+//! a multiple of that lift to the run's own contents
+//! ([`DeviceNttTables::forward_runs_lift_add_epilogue`]: ModDown merged with rescaling).
 //!
 //! [`bench_ntt`] measures both algorithms against the device-to-device copy bandwidth (see
 //! `examples/ntt_bench.rs`).
@@ -295,6 +297,8 @@ struct NttArgs {
     pro_src: [u64; MAX_RUNS],
     pro_moduli: u64,
     pro_q: u64,
+    pro_w: u64,
+    epi_w2: u64,
 }
 
 // SAFETY: plain `#[repr(C)]` integers, the layout of the CUDA struct.
@@ -355,6 +359,19 @@ pub struct LiftRun<'a> {
     pub src: &'a DeviceBuffer,
     /// Which limb of `src`.
     pub limb: usize,
+}
+
+/// The factors of [`DeviceNttTables::forward_runs_lift_add_epilogue`] beyond the lift: the
+/// prologue adds `lift_factor[t] · lift` to run limb `t`'s input, the epilogue multiplies by
+/// `w[t]` and then by `w2[t]` (all `(w, shoup(w))` pairs by table index, `w < q_t`).
+#[derive(Clone, Copy, Debug)]
+pub struct LiftAddFactors<'a> {
+    /// The factor of the lifted limb in the prologue (ModDown's `P mod q_t`).
+    pub lift_factor: &'a DeviceBuffer,
+    /// The epilogue's first factor (ModDown's `P^{-1}`).
+    pub w: &'a DeviceBuffer,
+    /// The epilogue's second factor (the rescale's `q_last^{-1}`).
+    pub w2: &'a DeviceBuffer,
 }
 
 /// The twiddle tables of a list of primes for one degree, resident on a device.
@@ -739,6 +756,66 @@ impl DeviceNttTables {
         epi: &[EpilogueRun<'_>],
         w_pairs: &DeviceBuffer,
     ) -> Result<()> {
+        let args = self.lifted_args(lift, q_last, moduli, scratch, runs, outs, epi, w_pairs)?;
+        self.launch_lifted(&args, "colsl")
+    }
+
+    /// The merged ModDown and rescale in the NTT domain: run `r`'s limb `j` (table `t`, prime
+    /// `q_t`) is transformed from `run + F_t · [c]_{q_t}` (`c` the centred lift of limb
+    /// `lift[r]`, canonical modulo the odd `q_last`; `F = factors.lift_factor`, the runs'
+    /// canonical contents read in place), and the epilogue writes
+    /// `([c' +] (x − v) · w_t) · w2_t mod q_t` as `epi[r]` says. One launch per phase. With
+    /// `F = P`, `w = P^{-1}`, `w2 = q_last^{-1}` and `lift` the last limb of the ModDown's result
+    /// in coefficient form, this is ModDown followed by a rescale, bit for bit (both are linear
+    /// maps mod `q_t` after the one lift).
+    ///
+    /// Errors: as [`DeviceNttTables::forward_runs_lifted_epilogue`], plus [`CudaError::Shape`]
+    /// for factor tables shorter than the tables used.
+    #[allow(clippy::too_many_arguments)]
+    pub fn forward_runs_lift_add_epilogue(
+        &self,
+        lift: &[LiftRun<'_>],
+        q_last: Modulus,
+        moduli: &DeviceModuli,
+        bufs: &mut [&mut DeviceBuffer],
+        runs: &[NttRun],
+        outs: &mut [&mut DeviceBuffer],
+        epi: &[EpilogueRun<'_>],
+        factors: LiftAddFactors<'_>,
+    ) -> Result<()> {
+        let mut args = self.lifted_args(lift, q_last, moduli, bufs, runs, outs, epi, factors.w)?;
+        let tables_used = runs.iter().map(|r| r.table + r.limbs).max().unwrap_or(0);
+        for (what, b) in [
+            ("lift factors", factors.lift_factor),
+            ("second epilogue factors", factors.w2),
+        ] {
+            self.check_device(b)?;
+            if b.len() < 2 * tables_used {
+                return Err(CudaError::Shape(format!(
+                    "{what}: {} words for {tables_used} tables",
+                    b.len()
+                )));
+            }
+        }
+        args.pro_w = factors.lift_factor.device_ptr();
+        args.epi_w2 = factors.w2.device_ptr();
+        self.launch_lifted(&args, "colsla")
+    }
+
+    /// The checked arguments of a lifted grouped launch (see
+    /// [`DeviceNttTables::forward_runs_lifted_epilogue`]).
+    #[allow(clippy::too_many_arguments)]
+    fn lifted_args(
+        &self,
+        lift: &[LiftRun<'_>],
+        q_last: Modulus,
+        moduli: &DeviceModuli,
+        scratch: &mut [&mut DeviceBuffer],
+        runs: &[NttRun],
+        outs: &mut [&mut DeviceBuffer],
+        epi: &[EpilogueRun<'_>],
+        w_pairs: &DeviceBuffer,
+    ) -> Result<NttArgs> {
         let ptrs: Vec<u64> = scratch.iter().map(|b| b.device_ptr()).collect();
         let lens: Vec<usize> = scratch.iter().map(|b| b.len()).collect();
         for b in scratch.iter() {
@@ -795,12 +872,17 @@ impl DeviceNttTables {
         }
         args.pro_moduli = moduli.device_ptr();
         args.pro_q = q_last.value();
+        Ok(args)
+    }
+
+    /// The two launches of a lifted grouped transform, its column kernel `ntt_fwd_<cols>_*`.
+    fn launch_lifted(&self, args: &NttArgs, cols: &str) -> Result<()> {
         let s = self.grouped_split()?;
         let log_n = self.log_degree;
         let (_, cfg) = self.phase_config(args.rows, NttDirection::Forward, s, Phase::Cols, false);
-        let name = format!("ntt_fwd_colsl_{log_n}_{}_{}", s.log_n1, s.cols_per_block);
-        self.launch(&name, cfg, 0, &args, NttDirection::Forward, None)?;
-        self.launch_phase_raw(&args, NttDirection::Forward, s, Phase::Rows, true)
+        let name = format!("ntt_fwd_{cols}_{log_n}_{}_{}", s.log_n1, s.cols_per_block);
+        self.launch(&name, cfg, 0, args, NttDirection::Forward, None)?;
+        self.launch_phase_raw(args, NttDirection::Forward, s, Phase::Rows, true)
     }
 
     /// The split of the epilogue launches (the default shape with derived twiddles).

@@ -88,14 +88,25 @@ pub fn kernel_source(name: &str) -> Option<&'static KernelSource> {
     ALL_KERNEL_SOURCES.iter().find(|s| s.name == name)
 }
 
-/// The NVRTC options used for an architecture such as `sm_90`.
+/// The NVRTC options used for an architecture such as `sm_90`, plus one `-D` per entry of the
+/// comma-separated environment variable `RHEA_NVRTC_DEFINES` (tuning experiments, e.g.
+/// `NTT_MIN_BLOCKS=10`; they enter the cache key like every option).
 pub fn compile_options(arch: &str) -> Vec<String> {
-    vec![
+    let mut o = vec![
         format!("--gpu-architecture={arch}"),
         "-std=c++17".into(),
         "--device-int128".into(),
         "-default-device".into(),
-    ]
+    ];
+    if let Ok(defs) = std::env::var("RHEA_NVRTC_DEFINES") {
+        o.extend(
+            defs.split(',')
+                .map(str::trim)
+                .filter(|d| !d.is_empty())
+                .map(|d| format!("-D{d}")),
+        );
+    }
+    o
 }
 
 /// The cache key of a source compiled with `options` by NVRTC `nvrtc_version`: the hex SHA-256

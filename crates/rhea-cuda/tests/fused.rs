@@ -122,3 +122,70 @@ fn ks_inner_product_pair_matches_two_buffers() {
     let mut short = dev.alloc(width * n).unwrap();
     assert!(fused::ks_inner_product_pair(&table, level, q_full, &ds, &ks, &mut short, n).is_err());
 }
+
+/// `moddown_rows`: `t_r = [t_r +] (x_r − y_r) · w mod q` on single limbs taken from inside
+/// larger buffers, rows with and without the add, against host arithmetic; bad rows and a
+/// factor not below `q` are typed errors.
+#[test]
+fn moddown_rows_matches_host() {
+    use rand::Rng;
+    for (log_n, bits) in [(12u32, 61u32), (16, 50), (13, 30)] {
+        let test = format!("fused moddown_rows 2^{log_n} {bits}-bit");
+        let Some(dev) = gpu_or_skip(&test) else {
+            return;
+        };
+        let n = 1usize << log_n;
+        let m = primes(bits, 1, n)[0];
+        let q = m.value();
+        let mut r = rng(&test);
+        let five = vec![m; 5];
+        let xh = random_rns(&mut r, &five, n, 1);
+        let yh = random_rns(&mut r, &five, n, 1);
+        let th = random_rns(&mut r, &five[..3], n, 1);
+        let (x, y) = (dev.upload(&xh).unwrap(), dev.upload(&yh).unwrap());
+        let mut t = dev.upload(&th).unwrap();
+        let w = r.random_range(1..q);
+        // (x limb, y limb, add)
+        let spec = [(4usize, 0usize, true), (1, 3, false), (2, 2, true)];
+        let rows: Vec<_> = spec
+            .iter()
+            .map(|&(xl, yl, add)| {
+                (
+                    fused::Limb { buf: &x, limb: xl },
+                    fused::Limb { buf: &y, limb: yl },
+                    add,
+                )
+            })
+            .collect();
+        fused::moddown_rows(&mut t, &rows, m, w, n).unwrap();
+        let mut want = th.clone();
+        for (row, &(xl, yl, add)) in spec.iter().enumerate() {
+            for k in 0..n {
+                let d = mul((xh[xl * n + k] + q - yh[yl * n + k]) % q, w, q);
+                let o = row * n + k;
+                want[o] = if add { (th[o] + d) % q } else { d };
+            }
+        }
+        assert_words(&dev.download(&t).unwrap(), &want, &test);
+        let one = &rows[..1];
+        let too_many: Vec<_> = (0..5).map(|_| rows[0]).collect();
+        for res in [
+            fused::moddown_rows(&mut t, &[], m, w, n),
+            fused::moddown_rows(&mut t, &too_many, m, w, n),
+            fused::moddown_rows(
+                &mut t,
+                &[(fused::Limb { buf: &x, limb: 5 }, rows[0].1, true)],
+                m,
+                w,
+                n,
+            ),
+        ] {
+            assert!(matches!(res, Err(CudaError::Shape(_))), "{test}: {res:?}");
+        }
+        let res = fused::moddown_rows(&mut t, one, m, q, n);
+        assert!(
+            matches!(res, Err(CudaError::InvalidArgument(_))),
+            "{test}: {res:?}"
+        );
+    }
+}

@@ -795,3 +795,160 @@ fn lifted_epilogue_matches_the_cpu() {
         ));
     }
 }
+
+/// The lift-and-add prologue with the two-factor epilogue (the merged ModDown-rescale) against
+/// the CPU composition: `v = NTT(run + F · lift(t))`, `out = ([c +] (x − v) · w) · w2`, at every
+/// N = 2^12 … 2^17, the runs' own contents random (they are read now), the lifted limbs with
+/// the lift's boundary words; plus the typed error for a short factor table.
+#[test]
+fn lift_add_epilogue_matches_the_cpu() {
+    use rand::Rng;
+    use rhea_cuda::ntt::{EpilogueRun, LiftAddFactors, LiftRun, NttRun};
+    use rhea_cuda::DeviceModuli;
+    for (log_n, bits) in [
+        (12u32, vec![30u32, 50, 60, 40, 61]),
+        (13, vec![61, 60, 50, 30]),
+        (14, vec![40, 61, 30, 50]),
+        (15, vec![61, 50, 30, 60, 45]),
+        (16, vec![60, 40, 61, 30, 50, 60]),
+        (17, vec![61, 50, 60, 40, 30]),
+    ] {
+        let test = format!("ntt lift-add epilogue 2^{log_n}");
+        let Some(dev) = gpu_or_skip(&test) else {
+            return;
+        };
+        let n = 1usize << log_n;
+        let moduli = moduli_for(&bits, n);
+        let tables = host_tables(&moduli, n);
+        let gpu = DeviceNttTables::new(&dev, &tables).unwrap();
+        let dm = DeviceModuli::new(&dev, &moduli).unwrap();
+        let l = bits.len();
+        let q_last = moduli[l - 1];
+        let ql = q_last.value();
+        let mut r = rng(&test);
+        let mut t_host = random_rns(&mut r, &[q_last, q_last], n, 1);
+        for (i, w) in [ql / 2, ql / 2 + 1, ql - 1, 1, ql / 2 - 1]
+            .into_iter()
+            .enumerate()
+        {
+            t_host[3 * i + 5] = w;
+            t_host[n + 7 * i + 2] = w;
+        }
+        let below = &moduli[..l - 1];
+        let y_host = [0, 1].map(|_| random_rns(&mut r, below, n, 1));
+        let x_host = random_rns(&mut r, below, n, 1);
+        let c_host = random_rns(&mut r, below, n, 1);
+        let pick = |r: &mut rand_chacha::ChaCha20Rng| -> (Vec<u64>, Vec<u64>) {
+            let w: Vec<u64> = moduli
+                .iter()
+                .map(|m| r.random_range(1..m.value()))
+                .collect();
+            let pairs = moduli
+                .iter()
+                .zip(&w)
+                .flat_map(|(m, &wi)| [wi, m.shoup(wi)])
+                .collect();
+            (w, pairs)
+        };
+        let (f, f_pairs) = pick(&mut r);
+        let (w, w_pairs) = pick(&mut r);
+        let (w2, w2_pairs) = pick(&mut r);
+        let runs = [
+            NttRun {
+                buf: 0,
+                first_limb: 0,
+                limbs: l - 1,
+                table: 0,
+            },
+            NttRun {
+                buf: 1,
+                first_limb: 0,
+                limbs: l - 1,
+                table: 0,
+            },
+        ];
+        let t = dev.upload(&t_host).unwrap();
+        let lift = [LiftRun { src: &t, limb: 0 }, LiftRun { src: &t, limb: 1 }];
+        let x = dev.upload(&x_host).unwrap();
+        let c = dev.upload(&c_host).unwrap();
+        let (fd, wd, w2d) = (
+            dev.upload(&f_pairs).unwrap(),
+            dev.upload(&w_pairs).unwrap(),
+            dev.upload(&w2_pairs).unwrap(),
+        );
+        let mut y0 = dev.upload(&y_host[0]).unwrap();
+        let mut y1 = dev.upload(&y_host[1]).unwrap();
+        let mut out0 = dev.alloc((l - 1) * n).unwrap();
+        let mut out1 = dev.alloc((l - 1) * n).unwrap();
+        let epi = [
+            EpilogueRun {
+                out: 0,
+                out_limb: 0,
+                x: &x,
+                x_limb: 0,
+                c: Some((&c, 0)),
+            },
+            EpilogueRun {
+                out: 1,
+                out_limb: 0,
+                x: &x,
+                x_limb: 0,
+                c: None,
+            },
+        ];
+        let factors = LiftAddFactors {
+            lift_factor: &fd,
+            w: &wd,
+            w2: &w2d,
+        };
+        gpu.forward_runs_lift_add_epilogue(
+            &lift,
+            q_last,
+            &dm,
+            &mut [&mut y0, &mut y1],
+            &runs,
+            &mut [&mut out0, &mut out1],
+            &epi,
+            factors,
+        )
+        .unwrap();
+        for g in 0..2 {
+            let src = &t_host[g * n..(g + 1) * n];
+            let mut want = vec![0u64; (l - 1) * n];
+            for tb in 0..l - 1 {
+                let m = &moduli[tb];
+                let mut v: Vec<u64> = src
+                    .iter()
+                    .zip(&y_host[g][tb * n..(tb + 1) * n])
+                    .map(|(&tk, &yk)| m.add(yk, m.mul(f[tb], lift_centred(tk, ql, m))))
+                    .collect();
+                tables[tb].forward(&mut v).unwrap();
+                for k in 0..n {
+                    let mut d = m.mul(m.sub(x_host[tb * n + k], v[k]), w[tb]);
+                    if g == 0 {
+                        d = m.add(c_host[tb * n + k], d);
+                    }
+                    want[tb * n + k] = m.mul(d, w2[tb]);
+                }
+            }
+            let got = dev.download(if g == 0 { &out0 } else { &out1 }).unwrap();
+            assert_same(&got, &want, &format!("{test} run {g}"));
+        }
+        // A second factor table too short for the runs' tables: a typed error.
+        let short = dev.upload(&w2_pairs[..2]).unwrap();
+        let res = gpu.forward_runs_lift_add_epilogue(
+            &lift,
+            q_last,
+            &dm,
+            &mut [&mut y0, &mut y1],
+            &runs,
+            &mut [&mut out0, &mut out1],
+            &epi,
+            LiftAddFactors {
+                w2: &short,
+                ..factors
+            },
+        );
+        assert!(matches!(res, Err(CudaError::Shape(_))), "{res:?}");
+    }
+}

@@ -1,7 +1,9 @@
 //! The backend primitives on the GPU against the CPU, word for word, on random inputs: the
 //! NTT-domain rescale (every level), ModUp, ModDown and the key-switching inner product (every
-//! level, so every digit boundary and the key read in place below the top level), at several
-//! sizes, including more digits than the fused inner product takes in one launch.
+//! level, so every digit boundary and the key read in place below the top level), the fused
+//! key-switching tails (ModDown with the additions, and merged with the rescale) against their
+//! compositions, at several sizes, including more digits than the fused inner product takes in
+//! one launch.
 //!
 //! Without a GPU every test prints `SKIPPED (no GPU): <test>` and passes; with
 //! `RHEA_REQUIRE_GPU=1` a missing GPU is a failure.
@@ -51,6 +53,9 @@ fn same(ring: &RnsRing, what: &str, cpu: &Poly, gpu: &Poly) {
     assert!(first.is_none(), "{what}: first differing word {first:?}");
 }
 
+/// The optional addends of a key switching.
+type Adds<'a> = [Option<&'a Poly>; 2];
+
 fn check_ring(test: &str, ring: &RnsRing) {
     let full = ring.full_shape();
     let mut stream = 1;
@@ -94,6 +99,41 @@ fn check_ring(test: &str, ring: &RnsRing) {
                 ring.mod_down(&ig[c]).unwrap(),
             );
             same(ring, &format!("{test}: mod_down {c} at {ell}"), &mc, &mg);
+        }
+        // The fused key-switching tails against the CPU composition: with both addends, with
+        // one (a rotation) and with none; merged with the rescale where ell >= 2.
+        let (a0c, a0g) = pair(ring, ring.shape_q(ell), next());
+        let (a1c, a1g) = pair(ring, ring.shape_q(ell), next());
+        let adds: [(Adds, Adds); 3] = [
+            ([Some(&a0c), Some(&a1c)], [Some(&a0g), Some(&a1g)]),
+            ([Some(&a0c), None], [Some(&a0g), None]),
+            ([None, None], [None, None]),
+        ];
+        for (k, (ac, ag)) in adds.iter().enumerate() {
+            let mut want: Vec<Poly> = (0..2)
+                .map(|c| {
+                    let mut u = ring.mod_down(&ic[c]).unwrap();
+                    if let Some(a) = ac[c] {
+                        ring.add_assign(&mut u, a).unwrap();
+                    }
+                    u
+                })
+                .collect();
+            let got = ring.keyswitch_moddown(&dg, &key_gpu, *ag).unwrap();
+            for c in 0..2 {
+                let what = format!("{test}: keyswitch_moddown {c} (adds {k}) at {ell}");
+                same(ring, &what, &want[c], &got[c]);
+            }
+            if ell >= 2 {
+                want = want.iter().map(|u| ring.rescale(u).unwrap()).collect();
+                let got = ring.keyswitch_moddown_rescale(&dg, &key_gpu, *ag).unwrap();
+                let cpu = ring.keyswitch_moddown_rescale(&dc, &key_cpu, *ac).unwrap();
+                for c in 0..2 {
+                    let what = format!("{test}: keyswitch_moddown_rescale {c} (adds {k}) at {ell}");
+                    same(ring, &what, &want[c], &got[c]);
+                    same(ring, &format!("{what}, CPU"), &want[c], &cpu[c]);
+                }
+            }
         }
     }
 }

@@ -27,7 +27,8 @@ use std::sync::Arc;
 
 use rhea_cuda::bconv::{DeviceBaseConverter, DeviceModUp, DeviceRescaler};
 use rhea_cuda::ntt::{
-    DeviceNttTables, EpilogueRun, LiftRun, NttAlgorithm, NttBatch, NttDirection, NttRun, MAX_RUNS,
+    DeviceNttTables, EpilogueRun, LiftAddFactors, LiftRun, NttAlgorithm, NttBatch, NttDirection,
+    NttRun, MAX_RUNS,
 };
 use rhea_cuda::{automorphism, elementwise as ew, fused, sample};
 use rhea_cuda::{CudaError, DeviceBuffer, DeviceModuli, GpuDevice, RnsLayout};
@@ -82,6 +83,8 @@ pub(crate) struct GpuRing {
     mod_down_w: DeviceBuffer,
     /// `rescale_w[ℓ - 2]`: `(q_{ℓ-1}^{-1} mod q_i, shoup)` pairs for `i < ℓ - 1`.
     rescale_w: Vec<DeviceBuffer>,
+    /// `(P mod q_i, shoup)` pairs for every Q prime (the merged ModDown-rescale).
+    p_mod_q_w: DeviceBuffer,
     /// The Q primes.
     q_values: Vec<u64>,
 }
@@ -138,6 +141,15 @@ impl GpuRing {
             })
             .collect::<Result<Vec<_>>>()?;
         let q_values = ring.q().values().to_vec();
+        let p_mod_q = ring.mod_down_converter(l).q_mod_p();
+        let p_mod_q_shoup: Vec<u64> = ring
+            .q()
+            .moduli()
+            .iter()
+            .zip(p_mod_q)
+            .map(|(m, &w)| m.shoup(w))
+            .collect();
+        let p_mod_q_w = dev.upload(&shoup_pairs(p_mod_q, &p_mod_q_shoup))?;
         Ok(Self {
             dev,
             q_len: l,
@@ -149,6 +161,7 @@ impl GpuRing {
             rescaler,
             mod_down_w,
             rescale_w,
+            p_mod_q_w,
             q_values,
         })
     }
@@ -581,6 +594,129 @@ impl GpuRing {
             &mut [&mut o0, &mut o1],
             &epi,
             &self.mod_down_w,
+        )?;
+        Ok([o0, o1])
+    }
+
+    /// [`GpuRing::keyswitch_moddown`] followed by the rescale of both results, merged (the
+    /// twin of `RnsRing::rescale_many` of `RnsRing::keyswitch_moddown`, bit for bit; `ℓ ≥ 2`).
+    /// With `x_c` the inner product, `y_c` the conversion of its P limbs and `a_c` the addend,
+    /// the ModDown gives `u_c = a_c + (x_c − NTT(y_c)) · P^{-1}` and the rescale needs only its
+    /// last limb in coefficient form, `z_c = INTT(a_c) + (INTT(x_c) − y_c) · P^{-1}` mod
+    /// `q_{ℓ-1}` (linearity), to write `(u_c − NTT(lift(z_c))) · q_{ℓ-1}^{-1}` =
+    /// `(a_c + (x_c − NTT(y_c + P · lift(z_c))) · P^{-1}) · q_{ℓ-1}^{-1}`: one forward NTT of
+    /// `ℓ − 1` limbs per half instead of `ℓ` for the ModDown and `ℓ − 1` for the rescale.
+    /// Launches: inner product; one grouped inverse NTT (both halves' P limbs and last limbs,
+    /// the addends' last limbs); one conversion; one small kernel for `z`; one forward NTT whose
+    /// column kernel adds `P · lift(z)` and whose row kernel's epilogue applies both factors.
+    pub(crate) fn keyswitch_moddown_rescale(
+        &self,
+        ring: &RnsRing,
+        ell: usize,
+        digits: &[&DeviceBuffer],
+        keys: &[(&DeviceBuffer, &DeviceBuffer)],
+        adds: [Option<&DeviceBuffer>; 2],
+    ) -> Result<[DeviceBuffer; 2]> {
+        let n = ring.n();
+        if ell < 2 {
+            return Err(Error::InvalidInput(format!(
+                "keyswitch_moddown_rescale at {ell} limb(s): rescaling needs 2"
+            )));
+        }
+        if !self.ntt.has_fast_kernels() || digits.len() > fused::MAX_DIGITS {
+            let [a, b] = self.keyswitch_moddown(ring, ell, digits, keys, adds)?;
+            let mut outs = self.rescale_ntt_many(ring, ell, &[&a, &b])?;
+            let o1 = outs.pop();
+            let o0 = outs.pop();
+            return match (o0, o1) {
+                (Some(o0), Some(o1)) => Ok([o0, o1]),
+                _ => Err(Error::InvalidInput("rescale: missing output".into())),
+            };
+        }
+        let pl = ring.p_len();
+        let width = ell + pl;
+        let last = ell - 1;
+        let mut acc = self.alloc(2 * width * n)?;
+        fused::ks_inner_product_pair(&self.full, ell, self.q_len, digits, keys, &mut acc, n)?;
+        // The addends' last limbs, to be inverse-transformed (z's first term).
+        let mut t = self.alloc(2 * n)?;
+        for (c, a) in adds.iter().enumerate() {
+            if let Some(a) = a {
+                DeviceBuffer::copy_region(a, last * n, &mut t, c * n, n)?;
+            }
+        }
+        let mut runs = Vec::with_capacity(6);
+        for (c, add) in adds.iter().enumerate() {
+            runs.push(NttRun {
+                buf: 0,
+                first_limb: c * width + ell,
+                limbs: pl,
+                table: self.q_len,
+            });
+            runs.push(NttRun {
+                buf: 0,
+                first_limb: c * width + last,
+                limbs: 1,
+                table: last,
+            });
+            if add.is_some() {
+                runs.push(NttRun {
+                    buf: 1,
+                    first_limb: c,
+                    limbs: 1,
+                    table: last,
+                });
+            }
+        }
+        self.ntt
+            .transform_runs(&mut [&mut acc, &mut t], &runs, NttDirection::Inverse)?;
+        let mut y = self.alloc(2 * ell * n)?;
+        self.mod_down[ell - 1].convert_centered_strided(&mut y, &acc, ell * n, width * n, 2, n)?;
+        let q_last = self.ntt.moduli()[last];
+        let p_inv = ring.mod_down_plan().p_inv_mod_q()[last];
+        let rows = [0, 1].map(|c| {
+            (
+                fused::Limb {
+                    buf: &acc,
+                    limb: c * width + last,
+                },
+                fused::Limb {
+                    buf: &y,
+                    limb: c * ell + last,
+                },
+                adds[c].is_some(),
+            )
+        });
+        fused::moddown_rows(&mut t, &rows, q_last, p_inv, n)?;
+        let mut o0 = self.alloc(last * n)?;
+        let mut o1 = self.alloc(last * n)?;
+        let runs = [0, 1].map(|c| NttRun {
+            buf: 0,
+            first_limb: c * ell,
+            limbs: last,
+            table: 0,
+        });
+        let lift = [0, 1].map(|c| LiftRun { src: &t, limb: c });
+        let epi = [0, 1].map(|c| EpilogueRun {
+            out: c,
+            out_limb: 0,
+            x: &acc,
+            x_limb: c * width,
+            c: adds[c].map(|a| (a, 0)),
+        });
+        self.ntt.forward_runs_lift_add_epilogue(
+            &lift,
+            q_last,
+            &self.full,
+            &mut [&mut y],
+            &runs,
+            &mut [&mut o0, &mut o1],
+            &epi,
+            LiftAddFactors {
+                lift_factor: &self.p_mod_q_w,
+                w: &self.mod_down_w,
+                w2: &self.rescale_w[ell - 2],
+            },
         )?;
         Ok([o0, o1])
     }

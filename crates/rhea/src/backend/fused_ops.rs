@@ -7,6 +7,8 @@
 //! - [`RnsRing::keyswitch_moddown`]: the key-switching inner product, ModDown of both halves and
 //!   the additions that follow (relinearisation adds `c_0, c_1`; a rotation adds `c_0`).
 //! - [`RnsRing::rescale_many`]: the rescale of all parts of a ciphertext.
+//! - [`RnsRing::keyswitch_moddown_rescale`]: `keyswitch_moddown` then `rescale_many` of both
+//!   results, ModDown merged with the rescale (relinearise-and-rescale).
 
 use std::sync::Arc;
 
@@ -19,6 +21,68 @@ impl RnsRing {
     /// The device tables of the GPU holding `buf`.
     fn cuda_ring(&self, buf: &rhea_cuda::DeviceBuffer) -> Result<Arc<GpuRing>> {
         self.gpu_ring(buf.device().index())
+    }
+
+    /// The device buffers of a key switching when everything (digits, key, addends of the
+    /// output shape in NTT form) is on one GPU, after the composed path's checks; `None` when
+    /// the composed path must run.
+    #[allow(clippy::type_complexity)]
+    fn gpu_keyswitch_args<'a>(
+        &self,
+        digits: &'a [Poly],
+        key: &'a [[Poly; 2]],
+        adds: [Option<&'a Poly>; 2],
+    ) -> Result<
+        Option<(
+            Arc<GpuRing>,
+            Vec<&'a rhea_cuda::DeviceBuffer>,
+            Vec<(&'a rhea_cuda::DeviceBuffer, &'a rhea_cuda::DeviceBuffer)>,
+            [Option<&'a rhea_cuda::DeviceBuffer>; 2],
+        )>,
+    > {
+        let Some(first) = digits.first() else {
+            return Ok(None);
+        };
+        let out_shape = self.shape_q(first.shape.q_limbs);
+        let gpu_adds = adds.iter().flatten().all(|c| {
+            c.shape == out_shape && c.form == Form::Ntt && matches!(c.storage, Storage::Cuda(_))
+        });
+        let Storage::Cuda(fb) = &first.storage else {
+            return Ok(None);
+        };
+        if !gpu_adds {
+            return Ok(None);
+        }
+        // The checks of the composed path (shapes, forms, devices, key length).
+        self.keyswitch_inner_product_checks(digits, key)?;
+        let ds: Vec<_> = digits
+            .iter()
+            .filter_map(|d| match &d.storage {
+                Storage::Cuda(x) => Some(x),
+                _ => None,
+            })
+            .collect();
+        let ks: Vec<_> = key
+            .iter()
+            .take(digits.len())
+            .filter_map(|[b, a]| match (&b.storage, &a.storage) {
+                (Storage::Cuda(b), Storage::Cuda(a)) => Some((b, a)),
+                _ => None,
+            })
+            .collect();
+        let add_bufs = adds.map(|c| match c.map(|c| &c.storage) {
+            Some(Storage::Cuda(x)) => Some(x),
+            _ => None,
+        });
+        let same_dev = add_bufs
+            .iter()
+            .flatten()
+            .all(|x| x.device().index() == fb.device().index());
+        if ds.len() == digits.len() && ks.len() == digits.len() && same_dev {
+            Ok(Some((self.cuda_ring(fb)?, ds, ks, add_bufs)))
+        } else {
+            Ok(None)
+        }
     }
 
     /// `(a_0 b_0, a_0 b_1 + a_1 b_0, a_1 b_1)` (NTT form): the tensor product of two
@@ -72,42 +136,13 @@ impl RnsRing {
             .first()
             .ok_or_else(|| Error::InvalidInput("keyswitch_moddown: no digits".to_string()))?;
         let ell = first.shape.q_limbs;
-        let out_shape = self.shape_q(ell);
-        let gpu_adds = adds.iter().flatten().all(|c| {
-            c.shape == out_shape && c.form == Form::Ntt && matches!(c.storage, Storage::Cuda(_))
-        });
-        if let (Storage::Cuda(fb), true) = (&first.storage, gpu_adds) {
-            // The checks of the composed path (shapes, forms, devices, key length).
-            self.keyswitch_inner_product_checks(digits, key)?;
-            let mut ds = Vec::with_capacity(digits.len());
-            for d in digits {
-                if let Storage::Cuda(x) = &d.storage {
-                    ds.push(x);
-                }
-            }
-            let mut ks = Vec::with_capacity(digits.len());
-            for [b, a] in key.iter().take(digits.len()) {
-                if let (Storage::Cuda(b), Storage::Cuda(a)) = (&b.storage, &a.storage) {
-                    ks.push((b, a));
-                }
-            }
-            let add_bufs = adds.map(|c| match c.map(|c| &c.storage) {
-                Some(Storage::Cuda(x)) => Some(x),
-                _ => None,
-            });
-            let same_dev = add_bufs
-                .iter()
-                .flatten()
-                .all(|x| x.device().index() == fb.device().index());
-            if ds.len() == digits.len() && ks.len() == digits.len() && same_dev {
-                let [o0, o1] = self
-                    .cuda_ring(fb)?
-                    .keyswitch_moddown(self, ell, &ds, &ks, add_bufs)?;
-                return Ok([
-                    Poly::cuda(o0, out_shape, Form::Ntt),
-                    Poly::cuda(o1, out_shape, Form::Ntt),
-                ]);
-            }
+        if let Some((ring, ds, ks, add_bufs)) = self.gpu_keyswitch_args(digits, key, adds)? {
+            let [o0, o1] = ring.keyswitch_moddown(self, ell, &ds, &ks, add_bufs)?;
+            let out_shape = self.shape_q(ell);
+            return Ok([
+                Poly::cuda(o0, out_shape, Form::Ntt),
+                Poly::cuda(o1, out_shape, Form::Ntt),
+            ]);
         }
         let [acc0, acc1] = self.keyswitch_inner_product(digits, key)?;
         let mut u0 = self.mod_down(&acc0)?;
@@ -119,6 +154,49 @@ impl RnsRing {
             self.add_assign(&mut u1, c)?;
         }
         Ok([u0, u1])
+    }
+
+    /// [`RnsRing::keyswitch_moddown`] followed by [`RnsRing::rescale_many`] of both results
+    /// (relinearisation or key switching, then rescaling): `(u_0, u_1)` over `ℓ − 1` limbs for
+    /// digits over `ℓ ≥ 2` Q limbs. On the GPU the ModDown and the rescale are merged: the
+    /// rescale's forward NTT is the ModDown's (one per result limb, not two), bit-identical to
+    /// the composition; on the CPU the composition.
+    ///
+    /// Errors: as [`RnsRing::keyswitch_moddown`], plus [`Error::InvalidInput`] for `ℓ < 2`.
+    pub fn keyswitch_moddown_rescale(
+        &self,
+        digits: &[Poly],
+        key: &[[Poly; 2]],
+        adds: [Option<&Poly>; 2],
+    ) -> Result<[Poly; 2]> {
+        let first = digits.first().ok_or_else(|| {
+            Error::InvalidInput("keyswitch_moddown_rescale: no digits".to_string())
+        })?;
+        let ell = first.shape.q_limbs;
+        if ell < 2 {
+            return Err(Error::InvalidInput(format!(
+                "keyswitch_moddown_rescale: {ell} Q limb(s), rescaling needs at least 2"
+            )));
+        }
+        if let Some(gpu) = self.gpu_keyswitch_args(digits, key, adds)? {
+            let (ring, ds, ks, add_bufs) = gpu;
+            let [o0, o1] = ring.keyswitch_moddown_rescale(self, ell, &ds, &ks, add_bufs)?;
+            let out_shape = self.shape_q(ell - 1);
+            return Ok([
+                Poly::cuda(o0, out_shape, Form::Ntt),
+                Poly::cuda(o1, out_shape, Form::Ntt),
+            ]);
+        }
+        let [u0, u1] = self.keyswitch_moddown(digits, key, adds)?;
+        let mut r = self.rescale_many(&[u0, u1])?;
+        let r1 = r.pop();
+        let r0 = r.pop();
+        match (r0, r1) {
+            (Some(r0), Some(r1)) => Ok([r0, r1]),
+            _ => Err(Error::InvalidInput(
+                "keyswitch_moddown_rescale: rescale returned no parts".to_string(),
+            )),
+        }
     }
 
     /// [`RnsRing::rescale`] of every polynomial of `parts` (one level, one form, one device):

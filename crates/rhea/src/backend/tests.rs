@@ -347,3 +347,46 @@ fn centred_download_matches_big_integers() {
         }
     }
 }
+
+/// The merged key-switching tail equals ModDown, the additions and the rescale, on the CPU (the
+/// GPU tests compare the fused device path against the same composition); a single Q limb is a
+/// typed error, not a panic.
+#[test]
+fn keyswitch_moddown_rescale_is_the_composition() {
+    let (n, lq, lp, dnum) = (256, 5, 2, 3);
+    let r = ring(n, lq, lp, dnum);
+    let full = r.full_shape();
+    let key: Vec<[Poly; 2]> = (0..dnum as u64)
+        .map(|j| {
+            [
+                random(&r, full, Form::Ntt, 300 + 2 * j),
+                random(&r, full, Form::Ntt, 301 + 2 * j),
+            ]
+        })
+        .collect();
+    for ell in 1..=lq {
+        let d = random(&r, r.shape_q(ell), Form::Ntt, 400 + ell as u64);
+        let c0 = random(&r, r.shape_q(ell), Form::Ntt, 500 + ell as u64);
+        let digits = r.mod_up(&d).unwrap();
+        let got = r.keyswitch_moddown_rescale(&digits, &key, [Some(&c0), None]);
+        if ell == 1 {
+            assert!(matches!(got, Err(Error::InvalidInput(_))), "{got:?}");
+            continue;
+        }
+        let got = got.unwrap();
+        let [u0, u1] = r
+            .keyswitch_moddown(&digits, &key, [Some(&c0), None])
+            .unwrap();
+        assert_eq!(
+            words(&r, &got[0]),
+            words(&r, &r.rescale(&u0).unwrap()),
+            "ell = {ell}"
+        );
+        assert_eq!(
+            words(&r, &got[1]),
+            words(&r, &r.rescale(&u1).unwrap()),
+            "ell = {ell}"
+        );
+        assert_eq!(got[0].shape(), r.shape_q(ell - 1));
+    }
+}

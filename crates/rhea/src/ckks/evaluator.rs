@@ -612,11 +612,28 @@ impl Evaluator {
         Ok(self.wrap(ct, parts, ct.scale))
     }
 
+    /// Relinearises a 3-component `t` and, if `rescale`, rescales it: the two merged into one
+    /// key switching whose ModDown and rescale share their NTTs
+    /// ([`crate::rlwe::RlweContext::relinearize_rescale`]), bit-identical to
+    /// [`Evaluator::relinearize`] then [`Evaluator::rescale`].
+    fn relinearize_maybe_rescale(&self, t: &Ciphertext, rescale: bool) -> Result<Ciphertext> {
+        if !rescale || t.parts.len() != 3 {
+            let r = self.relinearize(t)?;
+            return if rescale { self.rescale(&r) } else { Ok(r) };
+        }
+        self.check("relinearize", t)?;
+        Self::underflow("rescale", t, 1)?;
+        let rlk = self.keys.rlk("relinearize")?;
+        let q_last = self.ctx.params().q_primes()[t.level()] as f64;
+        let parts = self.ctx.rlwe().relinearize_rescale(&t.parts, rlk)?;
+        Ok(self.wrap(t, parts, t.scale / q_last))
+    }
+
     /// `a · b` with relinearisation (rescaled in auto mode).
     pub fn mul(&self, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext> {
         self.keys.rlk("mul")?;
         let t = self.tensor("mul", a, b, self.auto_rescale)?;
-        self.maybe_rescale(self.relinearize(&t)?)
+        self.relinearize_maybe_rescale(&t, self.auto_rescale)
     }
 
     /// `a · b` without relinearisation: a 3-component ciphertext at scale `a.scale · b.scale`,
@@ -631,7 +648,7 @@ impl Evaluator {
     pub fn square(&self, a: &Ciphertext) -> Result<Ciphertext> {
         self.keys.rlk("square")?;
         let t = self.tensor_square("square", a, self.auto_rescale)?;
-        self.maybe_rescale(self.relinearize(&t)?)
+        self.relinearize_maybe_rescale(&t, self.auto_rescale)
     }
 
     // ------------------------------------------------------------------ seed-000 routines
@@ -647,14 +664,14 @@ impl Evaluator {
     pub fn mul_lin_rs(&self, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext> {
         self.keys.rlk("mul_lin_rs")?;
         let t = self.tensor("mul_lin_rs", a, b, true)?;
-        self.rescale(&self.relinearize(&t)?)
+        self.relinearize_maybe_rescale(&t, true)
     }
 
     /// SqrLinRS: square, relinearise, rescale (in either mode).
     pub fn sqr_lin_rs(&self, a: &Ciphertext) -> Result<Ciphertext> {
         self.keys.rlk("sqr_lin_rs")?;
         let t = self.tensor_square("sqr_lin_rs", a, true)?;
-        self.rescale(&self.relinearize(&t)?)
+        self.relinearize_maybe_rescale(&t, true)
     }
 
     /// MulLinRSModSwAdd: `a·b` relinearised and rescaled, plus `c` switched down to the

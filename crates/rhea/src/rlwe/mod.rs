@@ -363,6 +363,28 @@ impl RlweContext {
         Ok(vec![c0, c1])
     }
 
+    /// [`RlweContext::relinearize`] followed by the rescale of both parts by the last prime,
+    /// merged on the GPU ([`RnsRing::keyswitch_moddown_rescale`]; bit-identical to the two
+    /// steps). The parts must have at least 2 Q limbs.
+    pub fn relinearize_rescale(&self, cs: &[Poly], rlk: &RelinearizationKey) -> Result<Vec<Poly>> {
+        if cs.len() != 3 {
+            return Err(Error::CiphertextDegree {
+                op: "relinearize",
+                expected: 3,
+                found: cs.len(),
+                hint: "only a product of two 2-component ciphertexts needs relinearization",
+            });
+        }
+        self.check_id("key switch", rlk.0.params_id)?;
+        let digits = self.decompose(&cs[2])?;
+        let [c0, c1] = self.ring.keyswitch_moddown_rescale(
+            &digits,
+            &rlk.0.parts,
+            [Some(&cs[0]), Some(&cs[1])],
+        )?;
+        Ok(vec![c0, c1])
+    }
+
     /// The automorphism `σ_g` of a 2-component ciphertext, from the precomputed digits of its
     /// `c_1` ([`RlweContext::decompose`]): `(σ_g(c_0 + u_0), σ_g(u_1))`.
     pub fn automorphism_hoisted(
