@@ -437,14 +437,8 @@ pub fn run_matmul(
             let start = Instant::now();
 
             let t = Instant::now();
-            let pa = a
-                .iter()
-                .map(|v| encoder.encode(v))
-                .collect::<rhea::Result<Vec<_>>>()?;
-            let pb = b
-                .iter()
-                .map(|v| encoder.encode(v))
-                .collect::<rhea::Result<Vec<_>>>()?;
+            let pa = encoder.encode_batch(&a)?;
+            let pb = encoder.encode_batch(&b)?;
             device.synchronize()?;
             let encode_ms = ms(t);
 

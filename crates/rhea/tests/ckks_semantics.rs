@@ -360,3 +360,31 @@ fn seed000_preset_at_n_2_15() {
     let bits = precision_bits(&s.decrypt(&r), &want);
     assert!(bits >= 22.0, "seed-000 set: {bits:.1} bits");
 }
+
+/// `encode_batch` (host part in parallel) equals `encode` of each vector word for word, keeps
+/// the order, and reports a bad vector as the typed error `encode` gives.
+#[test]
+fn encode_batch_equals_encode() {
+    let s = test_setup(&[], false);
+    let n = s.slots();
+    let rows: Vec<Vec<f64>> = (0..9).map(|i| random_vec(n - i, 40 + i as u64)).collect();
+    let batch = s.encoder.encode_batch(&rows).unwrap();
+    assert_eq!(batch.len(), rows.len());
+    let ring = s.ctx.ring();
+    for (row, pt) in rows.iter().zip(&batch) {
+        let one = s.encoder.encode(row).unwrap();
+        assert_eq!(
+            ring.download(one.poly()).unwrap(),
+            ring.download(pt.poly()).unwrap()
+        );
+        assert_eq!(one.scale(), pt.scale());
+    }
+    let mut bad = rows.clone();
+    bad[5][3] = f64::NAN;
+    assert!(matches!(
+        s.encoder.encode_batch(&bad),
+        Err(rhea::Error::InvalidInput(_))
+    ));
+    bad[5] = vec![0.5; n + 1];
+    assert!(s.encoder.encode_batch(&bad).is_err());
+}

@@ -2,9 +2,11 @@
 //! FFT of `rhea_math::fft`.
 
 use num_complex::Complex64;
+use rayon::prelude::*;
 use rhea_math::fft::SpecialFft;
 
 use super::{CkksContext, Plaintext};
+use crate::backend::{Form, PolyShape};
 use crate::error::{Error, Result};
 
 /// Below this `log2(scale · max|coefficient|)` the encoder rounds `f64` coefficients; above it, it
@@ -75,6 +77,55 @@ impl Encoder {
         level: usize,
         scale: f64,
     ) -> Result<Plaintext> {
+        let (words, shape) = self.encode_words(values, level, scale)?;
+        self.finish(words, shape, scale)
+    }
+
+    /// Encodes many real vectors (each at most `slots` values, zero-padded) at the top level
+    /// and default scale: the host part (special FFT, rounding, residues) of all of them in
+    /// parallel on the CPU's threads, then each plaintext uploaded and transformed on the
+    /// context's device. Equal, plaintext for plaintext, to [`Encoder::encode`] of each.
+    ///
+    /// ```
+    /// use rhea::ckks::{CkksContext, Encoder};
+    /// use rhea::params::CkksParametersLiteral;
+    /// use rhea::Device;
+    ///
+    /// let params = CkksParametersLiteral::n13_logqp200_levels2().build()?;
+    /// let ctx = CkksContext::new(&params, Device::Cpu)?;
+    /// let encoder = Encoder::new(&ctx)?;
+    /// let rows = vec![vec![0.5, -0.25], vec![1.0; 4]];
+    /// let pts = encoder.encode_batch(&rows)?;
+    /// assert_eq!(pts.len(), 2);
+    /// assert!((encoder.decode(&pts[1])?[3] - 1.0).abs() < 1e-6);
+    /// # Ok::<(), rhea::Error>(())
+    /// ```
+    ///
+    /// Errors: as [`Encoder::encode`], for the first vector (in order) that fails.
+    pub fn encode_batch<V: AsRef<[f64]> + Sync>(&self, values: &[V]) -> Result<Vec<Plaintext>> {
+        let p = self.ctx.params();
+        let (level, scale) = (p.max_level(), p.default_scale());
+        let host = values
+            .par_iter()
+            .map(|v| {
+                let z: Vec<Complex64> =
+                    v.as_ref().iter().map(|&x| Complex64::new(x, 0.0)).collect();
+                self.encode_words(&z, level, scale)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        host.into_iter()
+            .map(|(words, shape)| self.finish(words, shape, scale))
+            .collect()
+    }
+
+    /// The host part of an encoding: the coefficient-form residues (`[limb][N]` words) of the
+    /// plaintext of `values` at `level` and `scale`, and their shape.
+    fn encode_words(
+        &self,
+        values: &[Complex64],
+        level: usize,
+        scale: f64,
+    ) -> Result<(Vec<u64>, PolyShape)> {
         let params = self.ctx.params();
         if values.len() > self.slots {
             return Err(Error::InvalidInput(format!(
@@ -127,19 +178,27 @@ impl Encoder {
 
         let n = params.n();
         let gap = n / (2 * self.slots);
-        let mut full = vec![0i128; n];
-        for (k, &v) in ints.iter().enumerate() {
-            full[k * gap] = v;
-        }
         let ring = self.ctx.ring();
         let shape = ring.shape_q(params.q_limbs_at_level(level));
-        let mut poly = ring.from_i128(self.ctx.device(), &full, shape)?;
+        let mut words = vec![0u64; shape.words()];
+        for (q, limb) in ring.moduli(&shape).iter().zip(words.chunks_exact_mut(n)) {
+            for (k, &v) in ints.iter().enumerate() {
+                limb[k * gap] = q.reduce_i128(v);
+            }
+        }
+        Ok((words, shape))
+    }
+
+    /// The device part of an encoding: upload the residues, forward NTT.
+    fn finish(&self, words: Vec<u64>, shape: PolyShape, scale: f64) -> Result<Plaintext> {
+        let ring = self.ctx.ring();
+        let mut poly = ring.upload(self.ctx.device(), words, shape, Form::Coefficient)?;
         ring.ntt_forward(&mut poly)?;
         Ok(Plaintext {
             poly,
             scale,
             slots: self.slots,
-            params_id: params.id(),
+            params_id: self.ctx.params().id(),
         })
     }
 
