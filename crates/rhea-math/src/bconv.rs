@@ -53,6 +53,23 @@ const BLOCK: usize = 256;
 /// Products accumulated in a `u128` between two folds (`2^61 + 63 · 2^122 < 2^128`).
 const FOLD: usize = 63;
 
+/// `x · w mod q`, canonical, for any `x < 2^64` and `w < q` (`w_shoup = q.shoup(w)`): the lazy
+/// Shoup product in `[0, 2q)` and one branch-free subtraction (the words are random, so a
+/// branch would mispredict half the time).
+#[inline(always)]
+fn mul_shoup_canonical(q: &Modulus, x: u64, w: u64, w_shoup: u64) -> u64 {
+    let r = q.mul_shoup_lazy(x, w, w_shoup);
+    let t = r.wrapping_sub(q.value());
+    t.wrapping_add(q.value() & ((t as i64 >> 63) as u64))
+}
+
+/// `(x + y) mod q` for `x, y < q < 2^62`, branch-free.
+#[inline(always)]
+fn add_canonical(q: u64, x: u64, y: u64) -> u64 {
+    let t = (x + y).wrapping_sub(q);
+    t.wrapping_add(q & ((t as i64 >> 63) as u64))
+}
+
 /// Which correction `v` a conversion subtracts (see [`BaseConverter::convert_exact`]).
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Correction {
@@ -93,6 +110,8 @@ pub struct BaseConverter {
     q_hat_mod_p: Vec<u64>,
     /// The same, transposed (`j * L + i`), for contiguous per-output access.
     q_hat_mod_p_t: Vec<u64>,
+    /// Shoup companions of `q_hat_mod_p_t` (modulo `p_j`), for single-limb sources.
+    q_hat_mod_p_t_shoup: Vec<u64>,
     /// `[Q]_{p_j}`.
     q_mod_p: Vec<u64>,
     /// `[-v · Q]_{p_j}` at `j * (L + 1) + v` for `v = 0..=L` (every correction `v` is at most `L`).
@@ -137,6 +156,11 @@ impl BaseConverter {
                 q_hat_mod_p_t[j * l + i] = c;
             }
         }
+        let q_hat_mod_p_t_shoup = q_hat_mod_p_t
+            .iter()
+            .enumerate()
+            .map(|(c, &w)| to.modulus(c / l).shoup(w))
+            .collect();
         let q_mod_p: Vec<u64> = to.moduli().iter().map(|p| from.product_mod(p)).collect();
         let neg_v_q_mod_p = to
             .moduli()
@@ -150,6 +174,7 @@ impl BaseConverter {
             to: to.clone(),
             q_hat_mod_p,
             q_hat_mod_p_t,
+            q_hat_mod_p_t_shoup,
             q_mod_p,
             neg_v_q_mod_p,
             q_inv_f64: from.inv_f64(),
@@ -243,7 +268,7 @@ impl BaseConverter {
                     let (w, ws) = (inv[i], inv_shoup[i]);
                     let x = &input[i * n + off..i * n + off + len];
                     for (k, &x) in x.iter().enumerate() {
-                        t[k * l + i] = q.mul_shoup(x, w, ws);
+                        t[k * l + i] = mul_shoup_canonical(q, x, w, ws);
                     }
                 }
                 let v = &mut v[..len];
@@ -253,8 +278,12 @@ impl BaseConverter {
                         for (&x, &qi) in tk.iter().zip(&self.q_inv_f64) {
                             s += x as f64 * qi;
                         }
-                        let floor = s.floor();
-                        let d = s - floor - 0.5;
+                        // `0 ≤ s < L + 1` (a sum of non-negative products `t_i/q_i < 1`), so
+                        // the truncating cast is `⌊s⌋`, exactly, and both conversions are
+                        // single instructions (`f64::floor` is a library call on baseline
+                        // x86-64, and so are unsigned conversions).
+                        let floor = s as i64;
+                        let d = s - floor as f64 - 0.5;
                         *vk = if mode == Correction::Exact && d.abs() <= self.window {
                             self.exact_correction(tk)
                         } else {
@@ -267,6 +296,25 @@ impl BaseConverter {
                     let coeffs = &self.q_hat_mod_p_t[j * l..(j + 1) * l];
                     // [-v · Q]_{p_j} for v = 0..=L.
                     let neg_vq = &self.neg_v_q_mod_p[j * (l + 1)..(j + 1) * (l + 1)];
+                    if l == 1 {
+                        // One source limb: `t_k · [q̂_0]_{p_j}` is a Shoup product by a constant
+                        // and `v_k ∈ {0, 1}` (`t_k < q_0`, so `s < 1` or `s` rounds to exactly
+                        // 1), so the correction is a masked constant: the same canonical words
+                        // as the `u128` accumulation and Barrett reduction below, without them.
+                        let (w, ws) = (coeffs[0], self.q_hat_mod_p_t_shoup[j]);
+                        let corr1 = neg_vq[1];
+                        let pv = p.value();
+                        for (o, (&tk, &vk)) in out.iter_mut().zip(t.iter().zip(v.iter())) {
+                            let y = mul_shoup_canonical(p, tk, w, ws);
+                            let corr = if mode == Correction::None {
+                                0
+                            } else {
+                                corr1 & vk.wrapping_neg()
+                            };
+                            *o = add_canonical(pv, y, corr);
+                        }
+                        continue;
+                    }
                     // (acc - v_k · Q) mod p_j; acc < 2^61 + 63 · 2^122, so adding a word is exact.
                     let finish = |k: usize, acc: u128| -> u64 {
                         let corr = if mode == Correction::None {
@@ -1027,6 +1075,58 @@ mod tests {
                 .unwrap();
             for (&j, row) in order.iter().zip(&rows) {
                 assert_eq!(row[..], full[j * n..(j + 1) * n], "n = {n}, row {j}");
+            }
+        }
+    }
+
+    /// A single source limb takes the Shoup fast path: every mode gives the defined residues
+    /// (computed here in `u128`) for sources above and below the targets, for any input word
+    /// (non-canonical ones are read modulo the source), including the values around `q/2`.
+    #[test]
+    fn single_source_limb_matches_the_definition() {
+        let big = generate_ntt_primes(61, 1 << 4, 1, &[]).unwrap();
+        let small = generate_ntt_primes(30, 1 << 4, 2, &big).unwrap();
+        let mid = generate_ntt_primes(44, 1 << 4, 2, &[big[0], small[0], small[1]]).unwrap();
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        for (from, to) in [
+            (vec![big[0]], vec![small[0], small[1], mid[0]]),
+            (vec![small[0]], vec![big[0], mid[1]]),
+            (vec![mid[0]], vec![mid[1], small[1]]),
+        ] {
+            let q = from[0];
+            let conv =
+                BaseConverter::new(&Basis::new(&from).unwrap(), &Basis::new(&to).unwrap()).unwrap();
+            let mut input: Vec<u64> = vec![0, 1, q - 1, q / 2, q / 2 + 1, q / 2 - 1, q, u64::MAX];
+            while input.len() < 300 {
+                input.push(xorshift(&mut seed) % q);
+            }
+            let n = input.len();
+            for mode in 0..3 {
+                let mut out = vec![u64::MAX; to.len() * n];
+                match mode {
+                    0 => conv.convert_approx(&input, &mut out, n).unwrap(),
+                    1 => conv.convert_exact(&input, &mut out, n).unwrap(),
+                    _ => conv.convert_centered(&input, &mut out, n).unwrap(),
+                }
+                for (j, &p) in to.iter().enumerate() {
+                    for (k, &x) in input.iter().enumerate() {
+                        let x = x % q;
+                        // The centred value is x − q above q/2 (halves stay positive); the
+                        // centred mode decides with the documented `f64` rounding instead.
+                        let s = x as f64 * (1.0 / q as f64);
+                        let neg = match mode {
+                            0 => false,
+                            1 => 2 * x as u128 > q as u128,
+                            _ => s.floor() as u64 + u64::from(s - s.floor() - 0.5 > 0.0) == 1,
+                        };
+                        let want = if neg {
+                            ((x % p) + p - (q % p)) % p
+                        } else {
+                            x % p
+                        };
+                        assert_eq!(out[j * n + k], want, "mode {mode}, q {q}, p {p}, x {x}");
+                    }
+                }
             }
         }
     }

@@ -10,6 +10,89 @@ use rhea_math::ntt::bit_reverse;
 use super::{PolyShape, RnsRing};
 use crate::error::Result;
 
+// ---------------------------------------------------------------- buffer pool
+
+/// Host buffers of dropped polynomials, kept for reuse (most recently returned last).
+///
+/// Every primitive returns a new polynomial, and a key switching at HE-Booster's sizes allocates
+/// and frees a dozen buffers of a few hundred KiB. Fresh ones come from the allocator as
+/// untouched pages (above its mmap threshold, or after it trimmed the heap), so each word is
+/// paid again as a page fault, a zero fill by the kernel and, when freed, an unmap with a TLB
+/// shootdown of the other cores: up to a tenth of a key switching. A buffer reused from here is
+/// already mapped and usually still in cache.
+static POOL: std::sync::Mutex<Vec<Vec<u64>>> = std::sync::Mutex::new(Vec::new());
+/// At most this many buffers are kept.
+const POOL_BUFFERS: usize = 32;
+/// At most this many words are kept in all (256 MiB).
+const POOL_WORDS: usize = 1 << 25;
+/// Buffers below this many words are left to the allocator (which recycles small blocks well).
+const POOL_MIN_WORDS: usize = 1 << 12;
+
+/// Gives a buffer back to the pool (or to the allocator when the pool is full or the buffer
+/// is small). Its contents are not cleared: [`buffer`] hands them out only to callers that
+/// overwrite every word.
+pub(crate) fn recycle(v: Vec<u64>) {
+    if v.capacity() < POOL_MIN_WORDS {
+        return;
+    }
+    if let Ok(mut pool) = POOL.lock() {
+        let held: usize = pool.iter().map(Vec::capacity).sum();
+        if pool.len() < POOL_BUFFERS && held + v.capacity() <= POOL_WORDS {
+            pool.push(v);
+        }
+    }
+}
+
+/// A pooled buffer with room for `words` (the smallest that fits and is at most twice as
+/// large), or `None`.
+fn pooled(words: usize) -> Option<Vec<u64>> {
+    if words < POOL_MIN_WORDS {
+        return None;
+    }
+    let mut pool = POOL.lock().ok()?;
+    let best = pool
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| v.capacity() >= words && v.capacity() <= 2 * words)
+        .min_by_key(|(_, v)| v.capacity())
+        .map(|(i, _)| i)?;
+    Some(pool.swap_remove(best))
+}
+
+/// An empty buffer (`len` 0) with room for `words`: pooled when one fits, else new.
+pub(crate) fn empty(words: usize) -> Vec<u64> {
+    match pooled(words) {
+        Some(mut v) => {
+            v.clear();
+            v
+        }
+        None => Vec::with_capacity(words),
+    }
+}
+
+/// A buffer of exactly `words` words whose contents are **unspecified** (stale words of an
+/// earlier polynomial, or zeros): only for callers that overwrite every word. Saves the zero
+/// fill of `vec![0; words]` when a pooled buffer is reused.
+pub(crate) fn buffer(words: usize) -> Vec<u64> {
+    match pooled(words) {
+        Some(mut v) => {
+            v.truncate(words);
+            v.resize(words, 0);
+            v
+        }
+        None => vec![0u64; words],
+    }
+}
+
+/// A pooled copy of `a`.
+pub(crate) fn copy(a: &[u64]) -> Vec<u64> {
+    let mut v = empty(a.len());
+    v.extend_from_slice(a);
+    v
+}
+
+// ---------------------------------------------------------------- primitives
+
 /// Coefficients per accumulation block in the key-switching inner product.
 const BLOCK: usize = 256;
 /// `u128` products accumulated between two reductions (`63 · 2^122 + 2^61 < 2^128`).
@@ -35,6 +118,10 @@ fn zip_limbs(
 /// hand-off costs more than the second core saves.
 const SERIAL_WORDS: usize = 1 << 20;
 
+/// The same threshold for the pointwise product, whose Barrett reduction makes it compute
+/// bound: from two limbs of `N = 2^13` on, the second core pays for the hand-off.
+const MUL_SERIAL_WORDS: usize = 1 << 14;
+
 /// `f(q_i, a[i][k], b[i][k])` into a new `[limb][N]` buffer of `a`'s length; `b` may have more
 /// limbs (a view). Up to `serial_words` words on the calling thread ([`SERIAL_WORDS`]), else
 /// over rayon. One pass that reads `a` and `b` and writes each output word once: the result
@@ -49,13 +136,12 @@ fn zip_limbs_new(
     f: impl Fn(&rhea_math::Modulus, u64, u64) -> u64 + Sync + Send,
 ) -> Vec<u64> {
     let (n, b) = (shape.n, &b[..a.len()]);
+    let mut out = empty(a.len());
     if a.len() <= serial_words {
-        let mut out = Vec::with_capacity(a.len());
         for (i, (x, y)) in a.chunks(n).zip(b.chunks(n)).enumerate() {
             let q = ring.modulus(shape, i);
             out.extend(x.iter().zip(y).map(|(&x, &y)| f(q, x, y)));
         }
-        out
     } else {
         // Limb `k >> log N` of word `k`; leaves of at least one limb keep the look-up cheap.
         let (moduli, log_n) = (ring.moduli(shape), n.trailing_zeros());
@@ -64,8 +150,9 @@ fn zip_limbs_new(
             .enumerate()
             .with_min_len(n)
             .map(|(k, (&x, &y))| f(&moduli[k >> log_n], x, y))
-            .collect()
+            .collect_into_vec(&mut out);
     }
+    out
 }
 
 /// `(x + y) mod q` for `x, y < q`, branch-free: `x + y - q` is negative as an `i64` exactly
@@ -104,7 +191,7 @@ pub(crate) fn sub_new(ring: &RnsRing, shape: &PolyShape, a: &[u64], b: &[u64]) -
 
 /// `a · b` (pointwise) into a new buffer.
 pub(crate) fn mul_new(ring: &RnsRing, shape: &PolyShape, a: &[u64], b: &[u64]) -> Vec<u64> {
-    zip_limbs_new(ring, shape, a, b, SERIAL_WORDS, mul_word)
+    zip_limbs_new(ring, shape, a, b, MUL_SERIAL_WORDS, mul_word)
 }
 
 /// `a += b`.
@@ -140,7 +227,9 @@ pub(crate) fn neg(ring: &RnsRing, shape: &PolyShape, a: &mut [u64]) {
 /// `a *= b` (pointwise).
 pub(crate) fn mul(ring: &RnsRing, shape: &PolyShape, a: &mut [u64], b: &[u64]) {
     zip_limbs(ring, shape, a, b, |q, x, y| {
-        x.iter_mut().zip(y).for_each(|(x, &y)| *x = q.mul(*x, y))
+        x.iter_mut()
+            .zip(y)
+            .for_each(|(x, &y)| *x = mul_word(q, *x, y))
     });
 }
 
@@ -168,7 +257,7 @@ pub(crate) fn mul_sub(ring: &RnsRing, shape: &PolyShape, acc: &mut [u64], a: &[u
             let q = ring.modulus(shape, i);
             z.iter_mut()
                 .zip(x.iter().zip(y))
-                .for_each(|(z, (&x, &y))| *z = q.sub(*z, q.mul(x, y)));
+                .for_each(|(z, (&x, &y))| *z = sub_word(q, *z, mul_word(q, x, y)));
         });
 }
 
@@ -252,9 +341,34 @@ pub(crate) fn ntt_inverse(
     Ok(())
 }
 
+/// Permutations already computed, by `(N, g mod 2N)` (a handful of Galois elements per
+/// application; each rotation used to recompute its table for every part).
+type PermCache = Vec<((usize, u64), std::sync::Arc<Vec<usize>>)>;
+static PERMUTATIONS: std::sync::Mutex<PermCache> = std::sync::Mutex::new(Vec::new());
+/// At most this many permutations are cached (the oldest is evicted).
+const PERMUTATIONS_KEPT: usize = 64;
+
 /// The NTT-domain permutation of `X ↦ X^g`: output entry `i` is input entry `perm[i]`, where
-/// `2·brv(perm[i]) + 1 ≡ g·(2·brv(i) + 1) (mod 2N)`.
-pub(crate) fn automorphism_permutation(n: usize, g: u64) -> Vec<usize> {
+/// `2·brv(perm[i]) + 1 ≡ g·(2·brv(i) + 1) (mod 2N)`. Cached per `(N, g mod 2N)`.
+pub(crate) fn automorphism_permutation(n: usize, g: u64) -> std::sync::Arc<Vec<usize>> {
+    let key = (n, g % (2 * n as u64));
+    if let Ok(cache) = PERMUTATIONS.lock() {
+        if let Some((_, p)) = cache.iter().find(|(k, _)| *k == key) {
+            return p.clone();
+        }
+    }
+    let perm = std::sync::Arc::new(compute_permutation(n, g));
+    if let Ok(mut cache) = PERMUTATIONS.lock() {
+        if cache.len() >= PERMUTATIONS_KEPT {
+            cache.remove(0);
+        }
+        cache.push((key, perm.clone()));
+    }
+    perm
+}
+
+/// [`automorphism_permutation`], computed.
+fn compute_permutation(n: usize, g: u64) -> Vec<usize> {
     let log_n = n.trailing_zeros();
     let two_n = 2 * n as u64;
     (0..n)
@@ -269,7 +383,8 @@ pub(crate) fn automorphism_permutation(n: usize, g: u64) -> Vec<usize> {
 /// `X ↦ X^g` in the NTT domain: a pure permutation of every limb.
 pub(crate) fn automorphism_ntt(shape: &PolyShape, a: &[u64], perm: &[usize]) -> Vec<u64> {
     let n = shape.n;
-    let mut out = vec![0u64; a.len()];
+    // Every word is written (`perm` is a permutation).
+    let mut out = buffer(a.len());
     out.par_chunks_mut(n)
         .zip(a.par_chunks(n))
         .for_each(|(o, x)| o.iter_mut().zip(perm).for_each(|(o, &j)| *o = x[j]));
@@ -281,7 +396,8 @@ pub(crate) fn automorphism_coeff(ring: &RnsRing, shape: &PolyShape, a: &[u64], g
     let n = shape.n;
     let two_n = 2 * n as u64;
     let g = g % two_n;
-    let mut out = vec![0u64; a.len()];
+    // Every word is written (`k ↦ k·g mod 2N` is a bijection onto the N positions, up to sign).
+    let mut out = buffer(a.len());
     out.par_chunks_mut(n)
         .zip(a.par_chunks(n))
         .enumerate()
@@ -315,17 +431,21 @@ pub(crate) fn mod_up_digits(ring: &RnsRing, ell: usize, input: &[u64]) -> Result
     let n = ring.n();
     let shape_q = ring.shape_q(ell);
     let shape_qp = ring.shape_qp(ell);
-    let mut coeff = input.to_vec();
+    let mut coeff = copy(input);
     ntt_inverse(ring, &shape_q, &mut coeff, 0..ell)?;
     let plan = ring.mod_up_plan();
-    (0..ring.active_digits(ell))
+    // Digits in parallel (each digit's conversion and NTTs split further when a core is
+    // idle): one parallel region for all digits instead of two per digit.
+    let digits = (0..ring.active_digits(ell))
+        .into_par_iter()
         .map(|d| {
             let r = plan.digit_limbs(d, ell)?;
             let c = r.len();
             let conv = ring.mod_up_converter(d, ell);
             // Convert straight into the other limbs of the output (converter row `i` for
             // `i < start`, `i - c` past the digit), then NTT them; the own limbs are copied.
-            let mut out = vec![0u64; shape_qp.words()];
+            // Every word is written.
+            let mut out = buffer(shape_qp.words());
             let targets = out
                 .chunks_mut(n)
                 .enumerate()
@@ -344,7 +464,9 @@ pub(crate) fn mod_up_digits(ring: &RnsRing, ell: usize, input: &[u64]) -> Result
             )?;
             Ok(out)
         })
-        .collect()
+        .collect();
+    recycle(coeff);
+    digits
 }
 
 /// ModDown of a level-`ℓ` NTT-domain polynomial over `Q_ℓ ∪ P` (`[ℓ + |P|][N]`) to `Q_ℓ`, with
@@ -357,13 +479,15 @@ pub(crate) fn mod_up_digits(ring: &RnsRing, ell: usize, input: &[u64]) -> Result
 pub(crate) fn mod_down(ring: &RnsRing, ell: usize, input: &[u64]) -> Result<Vec<u64>> {
     let n = ring.n();
     let shape_qp = ring.shape_qp(ell);
-    let mut xp = input[ell * n..].to_vec();
+    let mut xp = copy(&input[ell * n..]);
     xp.par_chunks_mut(n)
         .enumerate()
         .try_for_each(|(k, x)| ring.ntt_table(&shape_qp, ell + k).inverse(x))?;
-    let mut out = vec![0u64; ell * n];
+    // Every word is written by the conversion.
+    let mut out = buffer(ell * n);
     ring.mod_down_converter(ell)
         .convert_centered(&xp, &mut out, n)?;
+    recycle(xp);
     let plan = ring.mod_down_plan();
     let (pinv, pinv_s) = (plan.p_inv_mod_q(), plan.p_inv_mod_q_shoup());
     out.par_chunks_mut(n)
@@ -373,9 +497,11 @@ pub(crate) fn mod_down(ring: &RnsRing, ell: usize, input: &[u64]) -> Result<Vec<
             let table = ring.ntt_table(&shape_qp, i);
             table.forward(y)?;
             let q = table.modulus();
-            for (y, &x) in y.iter_mut().zip(x) {
-                *y = q.mul_shoup(q.sub(x, *y), pinv[i], pinv_s[i]);
-            }
+            let (qv, w, ws) = (q.value(), pinv[i], pinv_s[i]);
+            // Branch-free: `x - y` enters the Shoup product as `x + q - y < 2q`.
+            y.iter_mut()
+                .zip(x)
+                .for_each(|(y, &x)| *y = reduce_once(q.mul_shoup_lazy(x + qv - *y, w, ws), qv));
             Ok(())
         })?;
     Ok(out)
@@ -410,12 +536,13 @@ pub(crate) fn rescale_ntt(ring: &RnsRing, ell: usize, input: &[u64]) -> Result<V
     // The inverse NTT of the last limb is serial: zero-fill the output on the other core meanwhile.
     let (r, mut out) = rayon::join(
         || -> rhea_math::Result<Vec<u64>> {
-            let mut r = input[(ell - 1) * n..ell * n].to_vec();
+            let mut r = copy(&input[(ell - 1) * n..ell * n]);
             table_last.inverse(&mut r)?;
             r.iter_mut().for_each(|x| *x = add_word(&q_last, *x, h));
             Ok(r)
         },
-        || vec![0u64; (ell - 1) * n],
+        // Every word is written below.
+        || buffer((ell - 1) * n),
     );
     let r = r?;
     out.par_chunks_mut(n)
@@ -441,6 +568,7 @@ pub(crate) fn rescale_ntt(ring: &RnsRing, ell: usize, input: &[u64]) -> Result<V
                 .for_each(|(t, &x)| *t = reduce_once(q.mul_shoup_lazy(x + qv - *t, w, ws), qv));
             Ok(())
         })?;
+    recycle(r);
     Ok(out)
 }
 
@@ -457,8 +585,9 @@ pub(crate) fn inner_product(
     let n = ring.n();
     let shape = ring.shape_qp(ell);
     let words = shape.words();
-    let mut out0 = vec![0u64; words];
-    let mut out1 = vec![0u64; words];
+    // Every word is written.
+    let mut out0 = buffer(words);
+    let mut out1 = buffer(words);
     // Blocks never straddle two limbs (N and BLOCK are powers of two).
     let bs = BLOCK.min(n);
     out0.par_chunks_mut(bs)
@@ -475,27 +604,92 @@ pub(crate) fn inner_product(
             let key_off = ring.prime_index(&shape, i) * n + k0;
             let mut acc0 = [0u128; BLOCK];
             let mut acc1 = [0u128; BLOCK];
-            for (j, (d, (b, a))) in digits.iter().zip(keys).enumerate() {
-                let d = &d[off..off + len];
-                let b = &b[key_off..key_off + len];
-                let a = &a[key_off..key_off + len];
-                for t in 0..len {
-                    acc0[t] += d[t] as u128 * b[t] as u128;
-                    acc1[t] += d[t] as u128 * a[t] as u128;
-                }
-                if (j + 1) % FOLD == 0 {
-                    for t in 0..len {
-                        acc0[t] = q.reduce_u128(acc0[t]) as u128;
-                        acc1[t] = q.reduce_u128(acc1[t]) as u128;
+            let (acc0, acc1) = (&mut acc0[..len], &mut acc1[..len]);
+            // Digits in groups of `GROUP`, each coefficient's sums kept in registers across a
+            // group (not loaded and stored once per digit); the last group writes the reduced
+            // words. Any exact accumulation gives the same canonical words.
+            let groups = digits.len().div_ceil(GROUP);
+            let mut terms = 0;
+            for (g, (ds, ks)) in digits.chunks(GROUP).zip(keys.chunks(GROUP)).enumerate() {
+                if terms + ds.len() > FOLD {
+                    // Keep the u128 sums exact: fold to words (each counts as one term).
+                    for (x, y) in acc0.iter_mut().zip(acc1.iter_mut()) {
+                        *x = q.reduce_u128(*x) as u128;
+                        *y = q.reduce_u128(*y) as u128;
                     }
+                    terms = 1;
                 }
-            }
-            for t in 0..len {
-                o0[t] = q.reduce_u128(acc0[t]);
-                o1[t] = q.reduce_u128(acc1[t]);
+                terms += ds.len();
+                let d = |j: usize| &ds[j][off..off + len];
+                let b = |j: usize| &ks[j].0[key_off..key_off + len];
+                let a = |j: usize| &ks[j].1[key_off..key_off + len];
+                let out = (g + 1 == groups).then_some((&mut *o0, &mut *o1));
+                match ds.len() {
+                    1 => mac::<1>(q, [d(0)], [b(0)], [a(0)], acc0, acc1, out),
+                    2 => mac::<2>(q, [d(0), d(1)], [b(0), b(1)], [a(0), a(1)], acc0, acc1, out),
+                    3 => mac::<3>(
+                        q,
+                        [d(0), d(1), d(2)],
+                        [b(0), b(1), b(2)],
+                        [a(0), a(1), a(2)],
+                        acc0,
+                        acc1,
+                        out,
+                    ),
+                    _ => mac::<GROUP>(
+                        q,
+                        [d(0), d(1), d(2), d(3)],
+                        [b(0), b(1), b(2), b(3)],
+                        [a(0), a(1), a(2), a(3)],
+                        acc0,
+                        acc1,
+                        out,
+                    ),
+                }
             }
         });
     (out0, out1)
+}
+
+/// Digits per register-accumulated group of the key-switching inner product.
+const GROUP: usize = 4;
+
+/// One group of `G` digits of the inner product over a block: `s_c = acc_c[t] + Σ_g d_g[t] ·
+/// key_{g,c}[t]` (exact in `u128`) for both key halves `c`, stored back into `acc_c`, or, for
+/// the last group (`out` given), reduced modulo `q` into `out`.
+#[inline(always)]
+fn mac<const G: usize>(
+    q: &rhea_math::Modulus,
+    d: [&[u64]; G],
+    b: [&[u64]; G],
+    a: [&[u64]; G],
+    acc0: &mut [u128],
+    acc1: &mut [u128],
+    out: Option<(&mut [u64], &mut [u64])>,
+) {
+    let sums = |t: usize, s0: u128, s1: u128| {
+        let (mut s0, mut s1) = (s0, s1);
+        for g in 0..G {
+            let x = d[g][t] as u128;
+            s0 += x * b[g][t] as u128;
+            s1 += x * a[g][t] as u128;
+        }
+        (s0, s1)
+    };
+    match out {
+        Some((o0, o1)) => {
+            for (t, (o0, o1)) in o0.iter_mut().zip(o1.iter_mut()).enumerate() {
+                let (s0, s1) = sums(t, acc0[t], acc1[t]);
+                *o0 = q.reduce_u128(s0);
+                *o1 = q.reduce_u128(s1);
+            }
+        }
+        None => {
+            for (t, (x0, x1)) in acc0.iter_mut().zip(acc1.iter_mut()).enumerate() {
+                (*x0, *x1) = sums(t, *x0, *x1);
+            }
+        }
+    }
 }
 
 /// Mixed-radix (Garner) digits of the integer with residues `x` over the moduli `q`:
@@ -602,6 +796,54 @@ mod tests {
             for serial_words in [0, usize::MAX] {
                 let got = zip_limbs_new(&ring, &shape, &a, &b, serial_words, word);
                 assert_eq!(got, want, "{name}, serial_words {serial_words}");
+            }
+        }
+    }
+
+    /// The grouped inner product equals the plain sum `Σ_j d_j · key_j mod q` word for word,
+    /// for digit counts that leave every group remainder and that need the `u128` fold
+    /// (more than 63 digits), with 60-bit primes (the largest products).
+    #[test]
+    fn inner_product_matches_the_plain_sum() {
+        let n = 64;
+        let q = generate_ntt_primes(60, n, 3, &[]).unwrap();
+        let p = generate_ntt_primes(60, n, 1, &q).unwrap();
+        let ring = RnsRing::new(n, &q, &p, 1).unwrap();
+        let (full, ell) = (ring.full_shape(), 2);
+        let shape = ring.shape_qp(ell);
+        let mut seed = 0x0123_4567_89ab_cdefu64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for count in [1usize, 4, 5, 7, 9, 64, 70] {
+            let mut random = |sh: &PolyShape| -> Vec<u64> {
+                (0..sh.words())
+                    .map(|w| next() % ring.modulus(sh, w / n).value())
+                    .collect()
+            };
+            let digits: Vec<Vec<u64>> = (0..count).map(|_| random(&shape)).collect();
+            let keys: Vec<(Vec<u64>, Vec<u64>)> =
+                (0..count).map(|_| (random(&full), random(&full))).collect();
+            let ds: Vec<&[u64]> = digits.iter().map(Vec::as_slice).collect();
+            let ks: Vec<(&[u64], &[u64])> = keys.iter().map(|(b, a)| (&b[..], &a[..])).collect();
+            let (o0, o1) = inner_product(&ring, ell, &ds, &ks);
+            for w in 0..shape.words() {
+                let i = w / n;
+                let qi = ring.modulus(&shape, i).value() as u128;
+                let kw = ring.prime_index(&shape, i) * n + w % n;
+                let (mut s0, mut s1) = (0u128, 0u128);
+                for (d, (b, a)) in digits.iter().zip(&keys) {
+                    s0 = (s0 + d[w] as u128 * b[kw] as u128 % qi) % qi;
+                    s1 = (s1 + d[w] as u128 * a[kw] as u128 % qi) % qi;
+                }
+                assert_eq!(
+                    (o0[w] as u128, o1[w] as u128),
+                    (s0, s1),
+                    "{count} digits, word {w}"
+                );
             }
         }
     }

@@ -101,7 +101,7 @@ impl Storage {
 
     fn try_clone(&self) -> Result<Storage> {
         match self {
-            Storage::Cpu(v) => Ok(Storage::Cpu(v.clone())),
+            Storage::Cpu(v) => Ok(Storage::Cpu(super::cpu::copy(v))),
             Storage::Cuda(b) => Ok(Storage::Cuda(b.try_clone()?)),
         }
     }
@@ -188,6 +188,16 @@ impl Poly {
                 expected,
                 found: self.form,
             })
+        }
+    }
+}
+
+/// A CPU polynomial's buffer goes back to the CPU backend's pool, so that the next primitive's
+/// result reuses mapped (and usually cached) memory instead of faulting in fresh pages.
+impl Drop for Poly {
+    fn drop(&mut self) {
+        if let Storage::Cpu(v) = &mut self.storage {
+            super::cpu::recycle(std::mem::take(v));
         }
     }
 }

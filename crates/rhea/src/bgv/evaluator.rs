@@ -148,6 +148,19 @@ impl Evaluator {
         self.ctx.ring()
     }
 
+    /// Runs `f` on a thread of the rayon pool when the context is on the CPU. Every CPU
+    /// primitive is a parallel loop; called from a thread outside the pool, each one hands its
+    /// work to the pool and puts the caller to sleep until it is done (two context switches
+    /// per primitive, a few dozen per key switching). Run from a worker, the primitives split
+    /// their work with the other workers directly. The words are the same either way.
+    fn on_pool<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
+        if self.ctx.device() == crate::Device::Cpu {
+            rayon::scope(|_| f())
+        } else {
+            f()
+        }
+    }
+
     fn check(&self, op: &'static str, ct: &Ciphertext) -> Result<()> {
         self.ctx.rlwe().check_id(op, ct.params_id)?;
         check_degree(
@@ -215,7 +228,7 @@ impl Evaluator {
 
     fn mod_switch_unchecked(&self, ct: &Ciphertext) -> Result<Ciphertext> {
         let level = ct.level();
-        let parts = self.ring().rescale_many(&ct.parts)?;
+        let parts = self.on_pool(|| self.ring().rescale_many(&ct.parts))?;
         let t = &self.ctx.tables.t;
         let factor = t.mul(ct.factor, self.ctx.tables.q_inv_mod_t[level]);
         let log_noise = self
@@ -565,7 +578,7 @@ impl Evaluator {
         let rlk = self.keys.rlk("relinearize")?;
         let log_noise = log_add(ct.log_noise, self.ctx.noise.key_switch(ct.level()));
         self.check_bound("relinearize", log_noise, ct.level())?;
-        let parts = self.ctx.rlwe().relinearize(&ct.parts, rlk)?;
+        let parts = self.on_pool(|| self.ctx.rlwe().relinearize(&ct.parts, rlk))?;
         Ok(self.wrap(ct, parts, ct.factor, log_noise))
     }
 
@@ -578,9 +591,11 @@ impl Evaluator {
         self.check("mul", a)?;
         self.check("mul", b)?;
         self.keys.rlk("mul")?;
-        let prod = self.tensor(a, b, "mul")?;
-        let out = self.relinearize(&prod)?;
-        self.maybe_switch(out)
+        self.on_pool(|| {
+            let prod = self.tensor(a, b, "mul")?;
+            let out = self.relinearize(&prod)?;
+            self.maybe_switch(out)
+        })
     }
 
     /// `a²` (like [`Evaluator::mul`]).
@@ -605,7 +620,7 @@ impl Evaluator {
         let key = self.keys.galois_key(g, step)?;
         let log_noise = log_add(ct.log_noise, self.ctx.noise.key_switch(ct.level()));
         self.check_bound(op, log_noise, ct.level())?;
-        let parts = self.ctx.rlwe().automorphism(&ct.parts, g, key)?;
+        let parts = self.on_pool(|| self.ctx.rlwe().automorphism(&ct.parts, g, key))?;
         Ok(self.wrap(ct, parts, ct.factor, log_noise))
     }
 
@@ -635,24 +650,26 @@ impl Evaluator {
         check_two_components(OP, ct.parts.len())?;
         let rlwe = self.ctx.rlwe();
         let log_noise = log_add(ct.log_noise, self.ctx.noise.key_switch(ct.level()));
-        let mut digits = None;
-        let mut out = Vec::with_capacity(steps.len());
-        for &step in steps {
-            let g = rlwe.galois_element_for_rotation(step);
-            if g == 1 {
-                out.push(ct.try_clone()?);
-                continue;
+        self.on_pool(|| {
+            let mut digits = None;
+            let mut out = Vec::with_capacity(steps.len());
+            for &step in steps {
+                let g = rlwe.galois_element_for_rotation(step);
+                if g == 1 {
+                    out.push(ct.try_clone()?);
+                    continue;
+                }
+                let key = self.keys.galois_key(g, Some(step))?;
+                self.check_bound(OP, log_noise, ct.level())?;
+                if digits.is_none() {
+                    digits = Some(rlwe.decompose(&ct.parts[1])?);
+                }
+                let d = digits.as_deref().unwrap_or_default();
+                let parts = rlwe.automorphism_hoisted(&ct.parts[0], d, g, key)?;
+                out.push(self.wrap(ct, parts, ct.factor, log_noise));
             }
-            let key = self.keys.galois_key(g, Some(step))?;
-            self.check_bound(OP, log_noise, ct.level())?;
-            if digits.is_none() {
-                digits = Some(rlwe.decompose(&ct.parts[1])?);
-            }
-            let d = digits.as_deref().unwrap_or_default();
-            let parts = rlwe.automorphism_hoisted(&ct.parts[0], d, g, key)?;
-            out.push(self.wrap(ct, parts, ct.factor, log_noise));
-        }
-        Ok(out)
+            Ok(out)
+        })
     }
 
     /// The sum of all `N` slots, in every slot: `log2(N/2)` row rotations by `1, 2, 4, …` with
