@@ -12,6 +12,8 @@
 
 use std::sync::Arc;
 
+use rayon::prelude::*;
+
 use super::cuda::GpuRing;
 use super::poly::{Form, Poly, Storage};
 use super::RnsRing;
@@ -145,8 +147,9 @@ impl RnsRing {
             ]);
         }
         let [acc0, acc1] = self.keyswitch_inner_product(digits, key)?;
-        let mut u0 = self.mod_down(&acc0)?;
-        let mut u1 = self.mod_down(&acc1)?;
+        // The two halves are independent (on the CPU each starts with a serial inverse NTT).
+        let (u0, u1) = rayon::join(|| self.mod_down(&acc0), || self.mod_down(&acc1));
+        let (mut u0, mut u1) = (u0?, u1?);
         if let Some(c) = adds[0] {
             self.add_assign(&mut u0, c)?;
         }
@@ -232,6 +235,6 @@ impl RnsRing {
                     .collect());
             }
         }
-        parts.iter().map(|p| self.rescale(p)).collect()
+        parts.par_iter().map(|p| self.rescale(p)).collect()
     }
 }

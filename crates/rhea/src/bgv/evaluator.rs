@@ -593,9 +593,28 @@ impl Evaluator {
         self.keys.rlk("mul")?;
         self.on_pool(|| {
             let prod = self.tensor(a, b, "mul")?;
+            if self.auto_mod_switch && prod.level() > 0 && prod.parts.len() == 3 {
+                return self.relinearize_switch(&prod);
+            }
             let out = self.relinearize(&prod)?;
             self.maybe_switch(out)
         })
+    }
+
+    /// [`Evaluator::relinearize`] then the modulus switch of auto mode, as one key switching
+    /// whose ModDown and switch share their NTTs on the GPU
+    /// ([`crate::rlwe::RlweContext::relinearize_rescale`]); the same words, factor and noise
+    /// bound as the two steps.
+    fn relinearize_switch(&self, prod: &Ciphertext) -> Result<Ciphertext> {
+        let rlk = self.keys.rlk("relinearize")?;
+        let level = prod.level();
+        let log_noise = log_add(prod.log_noise, self.ctx.noise.key_switch(level));
+        self.check_bound("relinearize", log_noise, level)?;
+        let parts = self.ctx.rlwe().relinearize_rescale(&prod.parts, rlk)?;
+        let t = &self.ctx.tables.t;
+        let factor = t.mul(prod.factor, self.ctx.tables.q_inv_mod_t[level]);
+        let log_noise = self.ctx.noise.mod_switch(log_noise, level, parts.len());
+        Ok(self.wrap(prod, parts, factor, log_noise))
     }
 
     /// `a²` (like [`Evaluator::mul`]).
