@@ -625,13 +625,10 @@ impl GpuRing {
         }
         if !self.ntt.has_fast_kernels() || digits.len() > fused::MAX_DIGITS {
             let [a, b] = self.keyswitch_moddown(ring, ell, digits, keys, adds)?;
-            let mut outs = self.rescale_ntt_many(ring, ell, &[&a, &b])?;
-            let o1 = outs.pop();
-            let o0 = outs.pop();
-            return match (o0, o1) {
-                (Some(o0), Some(o1)) => Ok([o0, o1]),
-                _ => Err(Error::InvalidInput("rescale: missing output".into())),
-            };
+            return self
+                .rescale_ntt_many(ring, ell, &[&a, &b])?
+                .try_into()
+                .map_err(|_| Error::InvalidInput("rescale: missing output".into()));
         }
         let pl = ring.p_len();
         let width = ell + pl;

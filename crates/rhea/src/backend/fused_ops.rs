@@ -191,15 +191,10 @@ impl RnsRing {
             ]);
         }
         let [u0, u1] = self.keyswitch_moddown(digits, key, adds)?;
-        let mut r = self.rescale_many(&[u0, u1])?;
-        let r1 = r.pop();
-        let r0 = r.pop();
-        match (r0, r1) {
-            (Some(r0), Some(r1)) => Ok([r0, r1]),
-            _ => Err(Error::InvalidInput(
-                "keyswitch_moddown_rescale: rescale returned no parts".to_string(),
-            )),
-        }
+        let r: [Poly; 2] = self.rescale_many(&[u0, u1])?.try_into().map_err(|_| {
+            Error::InvalidInput("keyswitch_moddown_rescale: rescale returned no pair".to_string())
+        })?;
+        Ok(r)
     }
 
     /// [`RnsRing::rescale`] of every polynomial of `parts` (one level, one form, one device):

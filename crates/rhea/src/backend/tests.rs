@@ -23,6 +23,18 @@ fn random(ring: &RnsRing, shape: PolyShape, form: Form, stream: u64) -> Poly {
     p
 }
 
+/// A random key-switching key (`dnum` pairs over the full shape), streams from `stream`.
+fn random_key(ring: &RnsRing, full: PolyShape, dnum: usize, stream: u64) -> Vec<[Poly; 2]> {
+    (0..dnum as u64)
+        .map(|j| {
+            [
+                random(ring, full, Form::Ntt, stream + 2 * j),
+                random(ring, full, Form::Ntt, stream + 1 + 2 * j),
+            ]
+        })
+        .collect()
+}
+
 fn words(ring: &RnsRing, p: &Poly) -> Vec<u64> {
     ring.download(p).unwrap()
 }
@@ -198,14 +210,7 @@ fn inner_product_matches_mul_add() {
     for (n, lq, lp, dnum) in SIZES {
         let r = ring(n, lq, lp, dnum);
         let full = r.full_shape();
-        let key: Vec<[Poly; 2]> = (0..dnum as u64)
-            .map(|j| {
-                [
-                    random(&r, full, Form::Ntt, 100 + 2 * j),
-                    random(&r, full, Form::Ntt, 101 + 2 * j),
-                ]
-            })
-            .collect();
+        let key = random_key(&r, full, dnum, 100);
         for ell in 1..=lq {
             let a = random(&r, r.shape_q(ell), Form::Ntt, 60 + ell as u64);
             let digits = r.mod_up(&a).unwrap();
@@ -356,14 +361,7 @@ fn keyswitch_moddown_rescale_is_the_composition() {
     let (n, lq, lp, dnum) = (256, 5, 2, 3);
     let r = ring(n, lq, lp, dnum);
     let full = r.full_shape();
-    let key: Vec<[Poly; 2]> = (0..dnum as u64)
-        .map(|j| {
-            [
-                random(&r, full, Form::Ntt, 300 + 2 * j),
-                random(&r, full, Form::Ntt, 301 + 2 * j),
-            ]
-        })
-        .collect();
+    let key = random_key(&r, full, dnum, 300);
     for ell in 1..=lq {
         let d = random(&r, r.shape_q(ell), Form::Ntt, 400 + ell as u64);
         let c0 = random(&r, r.shape_q(ell), Form::Ntt, 500 + ell as u64);

@@ -227,15 +227,19 @@ impl Evaluator {
     }
 
     fn mod_switch_unchecked(&self, ct: &Ciphertext) -> Result<Ciphertext> {
-        let level = ct.level();
         let parts = self.on_pool(|| self.ring().rescale_many(&ct.parts))?;
-        let t = &self.ctx.tables.t;
-        let factor = t.mul(ct.factor, self.ctx.tables.q_inv_mod_t[level]);
-        let log_noise = self
-            .ctx
-            .noise
-            .mod_switch(ct.log_noise, level, ct.parts.len());
+        let (factor, log_noise) = self.switched(ct.factor, ct.log_noise, ct.level(), parts.len());
         Ok(self.wrap(ct, parts, factor, log_noise))
+    }
+
+    /// The factor and noise bound after switching a ciphertext of `parts` parts down from
+    /// `level`: the factor times `q_level^{-1} mod t`, the bound of the noise model.
+    fn switched(&self, factor: u64, log_noise: f64, level: usize, parts: usize) -> (u64, f64) {
+        let t = &self.ctx.tables.t;
+        (
+            t.mul(factor, self.ctx.tables.q_inv_mod_t[level]),
+            self.ctx.noise.mod_switch(log_noise, level, parts),
+        )
     }
 
     /// Brings `ct` down to `level`, one level at a time, switching when that lowers the noise
@@ -611,9 +615,7 @@ impl Evaluator {
         let log_noise = log_add(prod.log_noise, self.ctx.noise.key_switch(level));
         self.check_bound("relinearize", log_noise, level)?;
         let parts = self.ctx.rlwe().relinearize_rescale(&prod.parts, rlk)?;
-        let t = &self.ctx.tables.t;
-        let factor = t.mul(prod.factor, self.ctx.tables.q_inv_mod_t[level]);
-        let log_noise = self.ctx.noise.mod_switch(log_noise, level, parts.len());
+        let (factor, log_noise) = self.switched(prod.factor, log_noise, level, parts.len());
         Ok(self.wrap(prod, parts, factor, log_noise))
     }
 

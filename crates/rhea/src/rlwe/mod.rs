@@ -347,26 +347,22 @@ impl RlweContext {
     /// Relinearises `(c_0, c_1, c_2)` to `(c_0 + u_0, c_1 + u_1)` with `(u_0, u_1) =
     /// KeySwitch_{s²→s}(c_2)`.
     pub fn relinearize(&self, cs: &[Poly], rlk: &RelinearizationKey) -> Result<Vec<Poly>> {
-        if cs.len() != 3 {
-            return Err(Error::CiphertextDegree {
-                op: "relinearize",
-                expected: 3,
-                found: cs.len(),
-                hint: "only a product of two 2-component ciphertexts needs relinearization",
-            });
-        }
-        self.check_id("key switch", rlk.0.params_id)?;
-        let digits = self.decompose(&cs[2])?;
-        let [c0, c1] =
-            self.ring
-                .keyswitch_moddown(&digits, &rlk.0.parts, [Some(&cs[0]), Some(&cs[1])])?;
-        Ok(vec![c0, c1])
+        self.relinearize_with(cs, rlk, false)
     }
 
     /// [`RlweContext::relinearize`] followed by the rescale of both parts by the last prime,
     /// merged on the GPU ([`RnsRing::keyswitch_moddown_rescale`]; bit-identical to the two
     /// steps). The parts must have at least 2 Q limbs.
     pub fn relinearize_rescale(&self, cs: &[Poly], rlk: &RelinearizationKey) -> Result<Vec<Poly>> {
+        self.relinearize_with(cs, rlk, true)
+    }
+
+    fn relinearize_with(
+        &self,
+        cs: &[Poly],
+        rlk: &RelinearizationKey,
+        rescale: bool,
+    ) -> Result<Vec<Poly>> {
         if cs.len() != 3 {
             return Err(Error::CiphertextDegree {
                 op: "relinearize",
@@ -377,11 +373,13 @@ impl RlweContext {
         }
         self.check_id("key switch", rlk.0.params_id)?;
         let digits = self.decompose(&cs[2])?;
-        let [c0, c1] = self.ring.keyswitch_moddown_rescale(
-            &digits,
-            &rlk.0.parts,
-            [Some(&cs[0]), Some(&cs[1])],
-        )?;
+        let adds = [Some(&cs[0]), Some(&cs[1])];
+        let [c0, c1] = if rescale {
+            self.ring
+                .keyswitch_moddown_rescale(&digits, &rlk.0.parts, adds)?
+        } else {
+            self.ring.keyswitch_moddown(&digits, &rlk.0.parts, adds)?
+        };
         Ok(vec![c0, c1])
     }
 
