@@ -721,3 +721,123 @@ RHEA_INLINE void ntt_rows(u64* __restrict__ data, const ulonglong2* __restrict__
         rows_global_store<LOGS, 0>(base, tau, v);
     }
 }
+
+// ---- the one-pass transform over a thread-block cluster --------------------------------------------
+//
+// N = 2^LOGN over the CL = 2^NTT_CLUSTER_LOG blocks of one cluster: block r owns the contiguous
+// chunk r (S = N / CL entries) in its shared memory (dynamic, S words, swizzled as the row
+// kernel's). Forward: thread tau of block r takes column c = r * S/8 + tau (entries c + j*S,
+// j < CL) from global memory, runs the first NTT_CLUSTER_LOG stages on it in registers (the
+// column kernel with N1 = CL), and stores entry j straight into block j's shared memory
+// (distributed shared memory); after a cluster barrier each block runs the last LOGN -
+// NTT_CLUSTER_LOG stages on its chunk (the row kernel with R = CL + r) and writes it out.
+// Inverse: the mirror (remote loads, then one more cluster barrier so that no block leaves while
+// its shared memory is still read). The data is read once and written once, against twice each
+// for the two-kernel transform; the arithmetic, twiddles and results are the same word for word.
+#define NTT_CLUSTER_LOG 3
+
+RHEA_INLINE u32 cluster_rank() {
+    u32 r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+    return r;
+}
+
+// The barrier.cluster pair: arrive (release: this thread's shared-memory writes, local and
+// remote, become visible to the cluster) and wait (acquire).
+RHEA_INLINE void cluster_arrive_relaxed() {
+    asm volatile("barrier.cluster.arrive.relaxed;" ::: "memory");
+}
+RHEA_INLINE void cluster_arrive() { asm volatile("barrier.cluster.arrive.release;" ::: "memory"); }
+RHEA_INLINE void cluster_wait() { asm volatile("barrier.cluster.wait.acquire;" ::: "memory"); }
+
+// The shared::cluster address of word `word` of block `rank`'s dynamic shared memory `sm`.
+RHEA_INLINE u32 dsmem_addr(const u64* sm, u32 word, u32 rank) {
+    const u32 local = (u32)__cvta_generic_to_shared(sm + word);
+    u32 r;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(local), "r"(rank));
+    return r;
+}
+RHEA_INLINE void dsmem_store(u32 addr, u64 v) {
+    asm volatile("st.shared::cluster.u64 [%0], %1;" ::"r"(addr), "l"(v) : "memory");
+}
+RHEA_INLINE u64 dsmem_load(u32 addr) {
+    u64 v;
+    asm volatile("ld.shared::cluster.u64 %0, [%1];" : "=l"(v) : "r"(addr) : "memory");
+    return v;
+}
+
+// Threads per block of the one-pass transform of N = 2^LOGN.
+template <int LOGN>
+struct ClusterShape {
+    static constexpr int LOGS = LOGN - NTT_CLUSTER_LOG;  // chunk of one block
+    static constexpr u32 CL = 1u << NTT_CLUSTER_LOG;
+    static constexpr u32 S = 1u << LOGS;
+    static constexpr u32 THREADS = S >> 3;
+};
+
+// One limb-transform per cluster: blockIdx.x / CL is the row (see NttRow), the block's rank in
+// its cluster the chunk. DERIVED: as the row kernel's direct pass.
+template <int LOGN, bool FWD, bool DERIVED>
+RHEA_INLINE void ntt_cluster(u64* __restrict__ data, const ulonglong2* __restrict__ tw_all,
+                             const ulonglong2* __restrict__ tw3_all,
+                             const NttPrime* __restrict__ primes, const NttArgs& a) {
+    using CS = ClusterShape<LOGN>;
+    constexpr int LOGS = CS::LOGS;
+    constexpr int LOGC = NTT_CLUSTER_LOG;
+    static_assert(LOGC == 3, "the column part is one radix-8 pass");
+    using PS = NttPasses<LOGS>;
+    extern __shared__ u64 sm[];
+
+    const u32 r = cluster_rank();
+    const u32 row = blockIdx.x >> LOGC;
+    const u32 tau = threadIdx.x;  // < S/8 (PassIdx relies on it)
+    const u32 c = r * CS::THREADS + tau;
+    const NttRow nr = ntt_row(data, a, row, LOGN);
+    const u32 table = nr.table;
+    TwCtx tc;
+    tc.tw = tw_all + ((u64)table << LOGN);
+    tc.tw3 = tw3_all + 3 * (((u64)table << (LOGN - 3)) + c);
+    tc.cst[0] = tc.cst[1] = tc.cst[2] = make_ulonglong2(0, 0);
+    if constexpr (DERIVED) {
+        tc.cst[0] = ldtw(tc.tw + 1);
+        tc.cst[1] = ldtw(tc.tw + 2);
+        tc.cst[2] = ldtw(tc.tw + 3);
+    }
+    const NttPrime pr = load_ntt_prime(primes, table);
+    const u32 R = CS::CL + r;
+    const RowsSmem at{0};
+    const u32 word = ntt_swizzle(c);  // column c is local entry c of every chunk
+    u64 v[8];
+    ulonglong2 w[NTT_PASS_TW];
+    if constexpr (FWD) {
+        // Every block of the cluster must have started before its shared memory is written.
+        cluster_arrive_relaxed();
+        pass_tw_load<3, 0, 3, false, false>(0u, 1u, tc, w);
+        cols_global_load<3, 0, LOGS>(nr.base + c, 0u, v);
+        fwd_pass<3, 0, 3, false, false>(v, w, tc, pr.q, pr.two_q);
+        pass_tw_load_of<LOGS, 0, DERIVED, false>(tau, R, tc, w);
+        cluster_wait();
+#pragma unroll
+        for (u32 j = 0; j < 8; ++j) dsmem_store(dsmem_addr(sm, word, j), v[j]);
+        cluster_arrive();
+        cluster_wait();
+        smem_load<LOGS, 0>(sm, at, tau, v);
+        fwd_passes<LOGS, 0, true, false, DERIVED>(v, w, sm, at, tau, R, tc, pr.q, pr.two_q);
+        rows_global_store<LOGS, PS::COUNT - 1>(nr.base + (u64)r * CS::S, tau, v);
+    } else {
+        pass_tw_load_of<LOGS, PS::COUNT - 1, DERIVED, false>(tau, R, tc, w);
+        rows_global_load<LOGS, PS::COUNT - 1>(nr.base + (u64)r * CS::S, tau, v);
+        inv_passes<LOGS, PS::COUNT - 1, false, false, DERIVED>(v, w, sm, at, tau, R, tc, pr);
+        smem_store<LOGS, 0>(sm, at, tau, v);
+        cluster_arrive();
+        pass_tw_load<3, 0, 3, false, true>(0u, 1u, tc, w);
+        cluster_wait();
+#pragma unroll
+        for (u32 j = 0; j < 8; ++j) v[j] = dsmem_load(dsmem_addr(sm, word, j));
+        // No block may leave while another still reads its shared memory.
+        cluster_arrive();
+        inv_pass<3, 0, 3, true, false>(v, w, tc, pr);
+        cols_global_store<3, 0, LOGS>(nr.base + c, 0u, v);
+        cluster_wait();
+    }
+}
