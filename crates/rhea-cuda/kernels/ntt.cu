@@ -144,27 +144,3 @@ extern "C" __global__ void ntt_naive_inv_stage(NTT_ARGS, const u32 log_n, const 
         row[y] = vy;
     }
 }
-
-// The one-pass transforms over a cluster of 2^NTT_CLUSTER_LOG blocks (ntt.cuh, ntt_cluster):
-// grid = rows * 8 blocks of ClusterShape<LOGN>::THREADS threads, S words of dynamic shared memory.
-#define NTT_CLUSTER(LOGN)                                                                   \
-    extern "C" __global__ void __cluster_dims__(8, 1, 1)                                   \
-        __launch_bounds__(ClusterShape<LOGN>::THREADS) ntt_fwd_clu_##LOGN(NTT_ARGS) {      \
-        ntt_cluster<LOGN, true, false>(data, tw, tw3, primes, a);                           \
-    }                                                                                       \
-    extern "C" __global__ void __cluster_dims__(8, 1, 1)                                   \
-        __launch_bounds__(ClusterShape<LOGN>::THREADS) ntt_fwd_clud_##LOGN(NTT_ARGS) {     \
-        ntt_cluster<LOGN, true, true>(data, tw, tw3, primes, a);                            \
-    }                                                                                       \
-    extern "C" __global__ void __cluster_dims__(8, 1, 1)                                   \
-        __launch_bounds__(ClusterShape<LOGN>::THREADS) ntt_inv_clu_##LOGN(NTT_ARGS) {      \
-        ntt_cluster<LOGN, false, false>(data, tw, tw3, primes, a);                          \
-    }                                                                                       \
-    extern "C" __global__ void __cluster_dims__(8, 1, 1)                                   \
-        __launch_bounds__(ClusterShape<LOGN>::THREADS) ntt_inv_clud_##LOGN(NTT_ARGS) {     \
-        ntt_cluster<LOGN, false, true>(data, tw, tw3, primes, a);                           \
-    }
-
-NTT_CLUSTER(14)
-NTT_CLUSTER(15)
-NTT_CLUSTER(16)

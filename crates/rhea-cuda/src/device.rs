@@ -102,9 +102,6 @@ pub struct GpuDevice {
     to_host: AtomicU64,
     modules: Mutex<HashMap<&'static str, Arc<CudaModule>>>,
     functions: Mutex<HashMap<(&'static str, String), CudaFunction>>,
-    /// Dynamic shared memory (bytes) each function was allowed by
-    /// [`GpuDevice::function_with_dynamic_shared`].
-    dynamic_shared: Mutex<HashMap<(&'static str, String), u32>>,
     pub(crate) moduli_cache: Mutex<crate::elementwise::ModuliCache>,
 }
 
@@ -174,7 +171,6 @@ impl GpuDevice {
             to_host: AtomicU64::new(0),
             modules: Mutex::new(HashMap::new()),
             functions: Mutex::new(HashMap::new()),
-            dynamic_shared: Mutex::new(HashMap::new()),
             moduli_cache: Mutex::new(HashMap::new()),
         })
     }
@@ -362,33 +358,6 @@ impl GpuDevice {
             .lock()
             .map_err(|_| CudaError::Driver("function cache lock poisoned".into()))?
             .insert(key, f.clone());
-        Ok(f)
-    }
-
-    /// [`GpuDevice::function`], allowed to launch with `bytes` of dynamic shared memory (above
-    /// the default 48 KiB needs the function attribute; set once per function and size).
-    ///
-    /// Errors: as [`GpuDevice::function`], plus the driver's when the device has less shared
-    /// memory per block than `bytes`.
-    pub fn function_with_dynamic_shared(
-        &self,
-        source: &'static KernelSource,
-        function: &str,
-        bytes: u32,
-    ) -> Result<CudaFunction> {
-        let f = self.function(source, function)?;
-        let key = (source.name, function.to_string());
-        let mut allowed = self
-            .dynamic_shared
-            .lock()
-            .map_err(|_| CudaError::Driver("function cache lock poisoned".into()))?;
-        if allowed.get(&key).copied().unwrap_or(0) < bytes {
-            f.set_attribute(
-                cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                bytes as i32,
-            )?;
-            allowed.insert(key, bytes);
-        }
         Ok(f)
     }
 

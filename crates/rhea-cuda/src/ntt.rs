@@ -208,35 +208,7 @@ pub enum NttAlgorithm {
     FastSplit(NttSplit),
     /// One launch per radix-2 stage, through device memory (the baseline).
     Naive,
-    /// The one-pass transform over a thread-block cluster of 8 blocks (`ntt_cluster` in
-    /// `ntt.cuh`; N = 2^14 … 2^16 on devices of compute capability 9.0 and up), with derived
-    /// twiddles or not.
-    Cluster {
-        /// Derive the last stages' twiddles (as [`NttSplit::derived_twiddles`]).
-        derived_twiddles: bool,
-    },
 }
-
-/// The degrees the one-pass cluster transform ([`NttAlgorithm::Cluster`]) is compiled for
-/// (`NTT_CLUSTER` in `kernels/ntt.cu`).
-pub const CLUSTER_LOG_DEGREES: std::ops::RangeInclusive<u32> = 14..=16;
-
-/// Blocks per cluster of the one-pass transform (`2^NTT_CLUSTER_LOG` in `ntt.cuh`).
-const CLUSTER_BLOCKS: u32 = 8;
-
-/// Whether [`NttAlgorithm::Fast`] (and the grouped transforms) take the one-pass cluster
-/// transform where it is compiled: the environment variable `RHEA_NTT_CLUSTER` (`1` on, `0`
-/// off; read once), else the default. For A/B measurements in one process tree.
-pub fn cluster_by_default() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| match std::env::var("RHEA_NTT_CLUSTER") {
-        Ok(v) => v.trim() == "1",
-        Err(_) => CLUSTER_DEFAULT,
-    })
-}
-
-/// The default of [`cluster_by_default`].
-const CLUSTER_DEFAULT: bool = false;
 
 /// The limbs a transform covers: in a buffer of `polys × limbs × N` words, limbs
 /// `start .. start + count` of every polynomial, buffer limb `j` using table `first_table + j`.
@@ -686,13 +658,6 @@ impl DeviceNttTables {
         let args = NttArgs::of(batch);
         let split = match alg {
             NttAlgorithm::Naive => None,
-            NttAlgorithm::Cluster { derived_twiddles } => {
-                return self.launch_cluster(buf.device_ptr(), &args, dir, derived_twiddles);
-            }
-            NttAlgorithm::Fast if cluster_by_default() && self.has_cluster_kernels() => {
-                let derived = batch.polys <= DERIVED_TWIDDLES_MAX_POLYS;
-                return self.launch_cluster(buf.device_ptr(), &args, dir, derived);
-            }
             NttAlgorithm::Fast => default_split(self.log_degree, batch.polys),
             NttAlgorithm::FastSplit(s) => {
                 if !splits(self.log_degree).contains(&s) {
@@ -727,9 +692,6 @@ impl DeviceNttTables {
             self.check_device(b)?;
         }
         let args = self.runs_args(&ptrs, &lens, runs)?;
-        if cluster_by_default() && self.has_cluster_kernels() {
-            return self.launch_cluster(0, &args, dir, true);
-        }
         match default_split(self.log_degree, 2) {
             Some(s) => self.launch_fast_raw(&args, dir, s),
             None => self.launch_naive_raw(&args, dir),
@@ -1079,47 +1041,6 @@ impl DeviceNttTables {
         }
     }
 
-    /// Whether this device and degree run the one-pass cluster transform.
-    pub fn has_cluster_kernels(&self) -> bool {
-        CLUSTER_LOG_DEGREES.contains(&self.log_degree) && self.device.compute_capability().0 >= 9
-    }
-
-    /// The one-pass cluster transform of `args` (strided over `data`, or grouped).
-    fn launch_cluster(
-        &self,
-        data: u64,
-        args: &NttArgs,
-        dir: NttDirection,
-        derived: bool,
-    ) -> Result<()> {
-        if !self.has_cluster_kernels() {
-            return Err(CudaError::InvalidArgument(format!(
-                "the cluster NTT serves N = 2^14 ... 2^16 on compute capability 9.0+, not N = 2^{} \
-                 on {}.{}",
-                self.log_degree,
-                self.device.compute_capability().0,
-                self.device.compute_capability().1
-            )));
-        }
-        let log_n = self.log_degree;
-        let chunk = 1u32 << (log_n - CLUSTER_BLOCKS.trailing_zeros());
-        let name = format!(
-            "ntt_{}_clu{}_{log_n}",
-            match dir {
-                NttDirection::Forward => "fwd",
-                NttDirection::Inverse => "inv",
-            },
-            if derived { "d" } else { "" }
-        );
-        let smem = chunk * 8;
-        let cfg = LaunchConfig {
-            grid_dim: (args.rows * CLUSTER_BLOCKS, 1, 1),
-            block_dim: (chunk / 8, 1, 1),
-            shared_mem_bytes: smem,
-        };
-        self.launch_with_shared(&name, cfg, data, args, dir, smem)
-    }
-
     fn launch(
         &self,
         name: &str,
@@ -1129,39 +1050,8 @@ impl DeviceNttTables {
         dir: NttDirection,
         stage: Option<(u32, u32)>,
     ) -> Result<()> {
-        self.launch_inner(name, cfg, data, args, dir, stage, 0)
-    }
-
-    /// [`Self::launch`] of a kernel with `smem` bytes of dynamic shared memory.
-    fn launch_with_shared(
-        &self,
-        name: &str,
-        cfg: LaunchConfig,
-        data: u64,
-        args: &NttArgs,
-        dir: NttDirection,
-        smem: u32,
-    ) -> Result<()> {
-        self.launch_inner(name, cfg, data, args, dir, None, smem)
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn launch_inner(
-        &self,
-        name: &str,
-        cfg: LaunchConfig,
-        data: u64,
-        args: &NttArgs,
-        dir: NttDirection,
-        stage: Option<(u32, u32)>,
-        smem: u32,
-    ) -> Result<()> {
         let dev = &self.device;
-        let f = if smem > 0 {
-            dev.function_with_dynamic_shared(&NTT, name, smem)?
-        } else {
-            dev.function(&NTT, name)?
-        };
+        let f = dev.function(&NTT, name)?;
         let (tw, tw3) = match dir {
             NttDirection::Forward => (self.forward.device_ptr(), self.forward3.device_ptr()),
             NttDirection::Inverse => (self.inverse.device_ptr(), self.inverse3.device_ptr()),
@@ -1177,9 +1067,7 @@ impl DeviceNttTables {
         // SAFETY: the arguments match the kernel's signature (NTT_ARGS, plus log_n and log_m for
         // the naive stages); `data` holds polys × limbs × N words (checked), the twiddle, compact
         // and prime tables hold every table the batch uses (checked), all on this device, and all
-        // work is ordered on the device's one stream. Cluster kernels get the dynamic shared
-        // memory they index (one word per entry of their chunk, allowed above) and a grid that is
-        // a multiple of their compile-time cluster size.
+        // work is ordered on the device's one stream.
         unsafe { b.launch(cfg) }?;
         Ok(())
     }
@@ -1666,15 +1554,6 @@ pub fn bench_ntt(dev: &Arc<GpuDevice>, opts: &NttBenchOptions) -> Result<NttBenc
                 let (cols, rows) = ((2 * bytes) as u64, (2 * bytes + tw_bytes) as u64);
                 jobs.push((format!("[cols] {l}"), Job::Phase(*s, Phase::Cols), cols));
                 jobs.push((format!("[rows] {l}"), Job::Phase(*s, Phase::Rows), rows));
-            }
-        }
-        if tables.has_cluster_kernels() {
-            let one_pass = (2 * bytes + tw_bytes) as u64;
-            for (label, d) in [("cluster", false), ("cluster+d", true)] {
-                let alg = NttAlgorithm::Cluster {
-                    derived_twiddles: d,
-                };
-                jobs.push((label.into(), Job::Full(alg), one_pass));
             }
         }
         if opts.naive || sp.is_empty() {

@@ -107,24 +107,13 @@ fn assert_same(got: &[u64], want: &[u64], what: &str) {
     }
 }
 
-/// Every algorithm `gpu` runs at `N = 2^log_n`.
-fn algorithms(gpu: &DeviceNttTables, log_n: u32) -> Vec<(String, NttAlgorithm)> {
+fn algorithms(log_n: u32) -> Vec<(String, NttAlgorithm)> {
     let mut v = vec![("fast".to_string(), NttAlgorithm::Fast)];
     for s in splits(log_n) {
         v.push((
             format!("split {}", s.label(log_n)),
             NttAlgorithm::FastSplit(s),
         ));
-    }
-    if gpu.has_cluster_kernels() {
-        for d in [false, true] {
-            v.push((
-                format!("cluster d={d}"),
-                NttAlgorithm::Cluster {
-                    derived_twiddles: d,
-                },
-            ));
-        }
     }
     v.push(("naive".to_string(), NttAlgorithm::Naive));
     v
@@ -144,7 +133,7 @@ fn check_case(log_n: u32, bits: &[u32], polys: usize) {
     let batch = NttBatch::all(polys, limbs);
     let mut r = rng(&test);
     for dir in [NttDirection::Forward, NttDirection::Inverse] {
-        for (name, alg) in algorithms(&gpu, log_n) {
+        for (name, alg) in algorithms(log_n) {
             // Fresh inputs for every algorithm.
             let input = random_rns(&mut r, &moduli, degree, polys);
             let want = cpu_transform(&tables, &input, &batch, dir);
@@ -249,7 +238,7 @@ fn limb_ranges_touch_only_their_limbs() {
         let (polys, limbs) = (3, 7);
         let buf_moduli = &moduli[..limbs];
         for dir in [NttDirection::Forward, NttDirection::Inverse] {
-            for (name, alg) in algorithms(&gpu, log_n) {
+            for (name, alg) in algorithms(log_n) {
                 let batch = NttBatch::limb_range(polys, limbs, 2, 3);
                 let input = random_rns(&mut r, buf_moduli, degree, polys);
                 let want = cpu_transform(&tables, &input, &batch, dir);
@@ -321,14 +310,6 @@ fn bad_batches_are_errors() {
     });
     assert!(matches!(
         gpu.transform(&mut buf, &NttBatch::all(2, 3), fwd, bad_split),
-        Err(CudaError::InvalidArgument(_))
-    ));
-    // The cluster transform is not compiled for 2^12.
-    let cluster = NttAlgorithm::Cluster {
-        derived_twiddles: false,
-    };
-    assert!(matches!(
-        gpu.transform(&mut buf, &NttBatch::all(2, 3), fwd, cluster),
         Err(CudaError::InvalidArgument(_))
     ));
     assert!(matches!(
