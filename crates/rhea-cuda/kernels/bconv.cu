@@ -20,11 +20,12 @@
 // blockIdx.y is the polynomial, blockIdx.z a group of J output columns. The block stages in
 // shared memory the J columns of the [qhat_i]_{p_j} table it needs, the per-input-limb
 // constants (q_i, qhat_i^{-1}, Shoup companion) and the J output moduli. Each thread keeps
-// J x C 128-bit accumulators in registers: products t_i * c < 2^122, so 48 of them plus a
-// folded value < 2^61 plus the centred correction fit in 128 bits; after every 48 input limbs
-// (6 chunks of 8) the accumulators are folded (Barrett) and at the end each is reduced once
-// (Barrett), the centred correction -v [Q]_p added as v (p - [Q]_p) before that reduction. Any exact accumulation gives the
-// same canonical residue, hence the bit-for-bit agreement with the host.
+// J x C exact accumulators in registers (three words each, BconvAcc below): products
+// t_i * c < 2^122, so 48 of them plus a folded value < 2^61 plus the centred correction fit in
+// 128 bits; after every 48 input limbs the accumulators are folded (Barrett) and at the end
+// each is reduced once (Barrett), the centred correction -v [Q]_p added as v (p - [Q]_p) before
+// that reduction. Any exact accumulation gives the same canonical residue, hence the
+// bit-for-bit agreement with the host.
 //
 // Which output columns a launch computes, and which output limb each goes to, is the launch's
 // plan (col[], out_limb[]), carried in the parameter block: plain conversion (column k -> limb
@@ -67,6 +68,81 @@ struct BconvArgs {
     u32 col[BCONV_MAX_PLAN];      // table column of plan entry k
     u32 out_limb[BCONV_MAX_PLAN]; // output limb of plan entry k
 };
+
+// BCONV_ACC3 (default 1): the accumulators are three 64-bit words, value l + m·2^32 + h·2^64
+// (mod 2^128), and a product t·c of t, c < 2^61 is added as its four 32 × 32-bit partial
+// products: t0·c0 into l (its carry into h), t0·c1 and t1·c0 (each < 2^61) into m (their carries,
+// worth 2^96, into the high half of h), t1·c1 (< 2^58) into h. That is four multiply-adds with
+// carry-out and four carry additions, against about thirteen instructions for a 128-bit product
+// added to a 128-bit sum. Bound: h gains < 2^58 + 1 + 2·2^32 per product, so 48 products keep it
+// below 2^64 (the fold interval is 48 products). 0 keeps the 128-bit accumulators (comparison).
+#ifndef BCONV_ACC3
+#define BCONV_ACC3 1
+#endif
+
+#if BCONV_ACC3
+struct BconvAcc {
+    u64 l, m, h;
+};
+
+RHEA_INLINE void acc_set(BconvAcc& a, u64 v) {
+    a.l = v;
+    a.m = 0ull;
+    a.h = 0ull;
+}
+
+// a += t * c for t, c < 2^61.
+RHEA_INLINE void acc_mac(BconvAcc& a, u64 t, u64 c) {
+    asm("{\n\t"
+        ".reg .u32 t0, t1, c0, c1, hl, hh;\n\t"
+        ".reg .u64 p;\n\t"
+        "mov.b64 {t0, t1}, %3;\n\t"
+        "mov.b64 {c0, c1}, %4;\n\t"
+        "mov.b64 {hl, hh}, %2;\n\t"
+        "mul.wide.u32 p, t0, c0;\n\t"
+        "add.cc.u64 %0, %0, p;\n\t"
+        "addc.cc.u32 hl, hl, 0;\n\t"
+        "addc.u32 hh, hh, 0;\n\t"
+        "mul.wide.u32 p, t0, c1;\n\t"
+        "add.cc.u64 %1, %1, p;\n\t"
+        "addc.u32 hh, hh, 0;\n\t"
+        "mul.wide.u32 p, t1, c0;\n\t"
+        "add.cc.u64 %1, %1, p;\n\t"
+        "addc.u32 hh, hh, 0;\n\t"
+        "mov.b64 %2, {hl, hh};\n\t"
+        "mad.wide.u32 %2, t1, c1, %2;\n\t"
+        "}"
+        : "+l"(a.l), "+l"(a.m), "+l"(a.h)
+        : "l"(t), "l"(c));
+}
+
+// a += t * c for t, c < 2^32 (narrow moduli): one product into l, its carry into h.
+RHEA_INLINE void acc_mac_narrow(BconvAcc& a, u64 t, u64 c) {
+    asm("{\n\t"
+        ".reg .u64 p;\n\t"
+        "mul.wide.u32 p, %2, %3;\n\t"
+        "add.cc.u64 %0, %0, p;\n\t"
+        "addc.u64 %1, %1, 0;\n\t"
+        "}"
+        : "+l"(a.l), "+l"(a.h)
+        : "r"((u32)t), "r"((u32)c));
+}
+
+// The 128-bit value l + m·2^32 + h·2^64.
+RHEA_INLINE U128 acc_value(const BconvAcc& a) {
+    return add_wide(U128{a.l, a.h}, U128{a.m << 32, a.m >> 32});
+}
+#else
+struct BconvAcc {
+    U128 v;
+};
+RHEA_INLINE void acc_set(BconvAcc& a, u64 x) { a.v = U128{x, 0ull}; }
+RHEA_INLINE void acc_mac(BconvAcc& a, u64 t, u64 c) { a.v = add_wide(a.v, mul_wide(t, c)); }
+RHEA_INLINE void acc_mac_narrow(BconvAcc& a, u64 t, u64 c) {
+    a.v = add_wide(a.v, (u64)(u32)t * (u64)(u32)c);
+}
+RHEA_INLINE U128 acc_value(const BconvAcc& a) { return a.v; }
+#endif
 
 // The per-limb load of C consecutive words.
 template <int C>
@@ -158,11 +234,11 @@ RHEA_INLINE void bconv_matmul_body(const BconvArgs& A) {
         }
     }
 
-    U128 acc[J][C];
+    BconvAcc acc[J][C];
 #pragma unroll
     for (int j = 0; j < J; ++j)
 #pragma unroll
-        for (int c = 0; c < C; ++c) acc[j][c] = U128{0ull, 0ull};
+        for (int c = 0; c < C; ++c) acc_set(acc[j][c], 0ull);
     double fsum[C];  // CENTERED: sum_i t_i * (1/q_i), in index order
 #pragma unroll
     for (int c = 0; c < C; ++c) fsum[c] = 0.0;
@@ -210,9 +286,9 @@ RHEA_INLINE void bconv_matmul_body(const BconvArgs& A) {
 #pragma unroll
                 for (int c = 0; c < C; ++c) {
                     if (NARROW)
-                        acc[j][c] = add_wide(acc[j][c], (u64)(u32)t.v[c] * (u64)(u32)cf);
+                        acc_mac_narrow(acc[j][c], t.v[c], cf);
                     else
-                        acc[j][c] = add_wide(acc[j][c], mul_wide(t.v[c], cf));
+                        acc_mac(acc[j][c], t.v[c], cf);
                 }
             }
         }
@@ -223,10 +299,8 @@ RHEA_INLINE void bconv_matmul_body(const BconvArgs& A) {
                 if ((u32)j < cnt) {
                     const RheaModulus m = {tmod[4 * j], tmod[4 * j + 1], tmod[4 * j + 2], 0ull};
 #pragma unroll
-                    for (int c = 0; c < C; ++c) {
-                        acc[j][c].lo = barrett_reduce(acc[j][c], m);
-                        acc[j][c].hi = 0ull;
-                    }
+                    for (int c = 0; c < C; ++c)
+                        acc_set(acc[j][c], barrett_reduce(acc_value(acc[j][c]), m));
                 }
             }
         }
@@ -263,7 +337,7 @@ RHEA_INLINE void bconv_matmul_body(const BconvArgs& A) {
                 Words<C> y;
 #pragma unroll
                 for (int c = 0; c < C; ++c) {
-                    U128 z = acc[j][c];
+                    U128 z = acc_value(acc[j][c]);
                     if (CENTERED) z = add_wide(z, mul_wide(vcor[c], m.value - tmod[4 * j + 3]));
                     const u64 v = barrett_reduce(z, m);
                     y.v[c] = shoup_mul(mod_sub(reduce_u64(xq[j].v[c], m), v, m.value), w, ws,
@@ -280,7 +354,7 @@ RHEA_INLINE void bconv_matmul_body(const BconvArgs& A) {
                 Words<C> y;
 #pragma unroll
                 for (int c = 0; c < C; ++c) {
-                    U128 z = acc[j][c];
+                    U128 z = acc_value(acc[j][c]);
                     if (CENTERED) z = add_wide(z, mul_wide(vcor[c], m.value - tmod[4 * j + 3]));
                     y.v[c] = barrett_reduce(z, m);
                 }
@@ -290,9 +364,18 @@ RHEA_INLINE void bconv_matmul_body(const BconvArgs& A) {
     }
 }
 
-// Resident blocks per SM asked of ptxas: 4 for the widest tile (at most 128 registers, against 152
-// unconstrained: 3 blocks), else no constraint.
-#define BCONV_MIN_BLOCKS(J, C) ((J) * (C) >= 16 ? 4 : 1)
+// Resident blocks per SM asked of ptxas for the widest tile (J * C = 16): BCONV_WIDE_MIN_BLOCKS
+// (4: at most 128 registers; 3: at most 168), else no constraint. The three-word accumulators
+// need 6 registers each: capped at 128 they spill, so they take 3 blocks (166-168 registers);
+// measured on an H100 (BENCHMARKS.md §10) that is 5-9 % faster than the 128-bit accumulators at 4.
+#ifndef BCONV_WIDE_MIN_BLOCKS
+#if BCONV_ACC3
+#define BCONV_WIDE_MIN_BLOCKS 3
+#else
+#define BCONV_WIDE_MIN_BLOCKS 4
+#endif
+#endif
+#define BCONV_MIN_BLOCKS(J, C) ((J) * (C) >= 16 ? BCONV_WIDE_MIN_BLOCKS : 1)
 
 #define BCONV_INSTANCE(J, C)                                                               \
     extern "C" __global__ void __launch_bounds__(128, BCONV_MIN_BLOCKS(J, C))            \

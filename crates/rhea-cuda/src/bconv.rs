@@ -95,11 +95,11 @@ pub enum BconvTile {
     J4C2,
     /// 8 outputs × 1 coefficient.
     J8C1,
-    /// 8 outputs × 2 coefficients (16-byte loads), 4-limb load chunks, at most 128 registers
-    /// (4 blocks per SM).
+    /// 8 outputs × 2 coefficients (16-byte loads), 4-limb load chunks, at most 168 registers
+    /// (3 blocks per SM).
     J8C2,
-    /// [`BconvTile::J8C2`] with 8-limb load chunks and no register cap (3 blocks per SM): the
-    /// faster one for many input limbs (chosen automatically above 16).
+    /// [`BconvTile::J8C2`] with 8-limb load chunks and no register cap (2 blocks per SM): as
+    /// fast for many input limbs (chosen automatically above 16).
     J8C2U8,
 }
 
@@ -129,10 +129,10 @@ impl BconvTile {
     /// The concrete tile for `polys` polynomials of degree `n`, `outputs` output columns, on a
     /// device with `sms` multiprocessors: the widest tile ([`BconvTile::J8C2`], the most reuse
     /// of each loaded word) unless that leaves fewer than 128 threads per multiprocessor, then
-    /// the first of `J8C1`, `J4C1` that does not (else `J4C1`). Measured on an H200 at N = 2^16
-    /// (BENCHMARKS.md §8, `rhea bench gpu --only bconv`): `J8C2` is the fastest at every
-    /// key-switching shape (9 → 23: 32.4 µs, against 37.2 / 43.7 / 61.0 µs for `J8C1`, `J4C1`,
-    /// `J2C1`), although it leaves only 2 warps per scheduler.
+    /// the first of `J8C1`, `J4C1` that does not (else `J4C1`). Measured on an H100 at N = 2^16
+    /// (BENCHMARKS.md §10, `rhea bench gpu --only bconv`): `J8C2` is the fastest at every
+    /// key-switching shape (9 → 23: 24.8 µs, against 26.4 / 30.6 / 41.4 µs for `J8C1`, `J4C1`,
+    /// `J2C1`), although it leaves only 3 warps per scheduler.
     pub fn choose(n: usize, polys: usize, outputs: usize, sms: u32) -> BconvTile {
         let target = sms.max(1) as usize * 128;
         for tile in [BconvTile::J8C2, BconvTile::J8C1, BconvTile::J4C1] {
@@ -596,9 +596,9 @@ impl DeviceBaseConverter {
                     plan.len(),
                     self.device.multiprocessor_count(),
                 );
-                // Many input limbs: the 8-limb load chunks of the uncapped variant win (H200,
-                // 30 -> 8 limbs: 24.6 against 27.4 us); key switching's 7-9 limbs prefer the
-                // 4-block variant (26.96 against 27.18 us).
+                // Many input limbs: the 8-limb load chunks of the uncapped variant (H100,
+                // 30 -> 8 limbs: 22.6 us, as J8C2); key switching's 7-9 limbs prefer the
+                // capped variant (H100, 9 -> 23: 24.8 against 29.2 us; BENCHMARKS.md §10).
                 if t == BconvTile::J8C2 && self.l > 16 {
                     BconvTile::J8C2U8
                 } else {
