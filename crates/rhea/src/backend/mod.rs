@@ -21,6 +21,7 @@
 //! host and device, and nothing waits for the device except downloads (see
 //! [`Device::bytes_to_device`], [`Device::synchronize`]).
 
+mod awake;
 mod cpu;
 mod cuda;
 mod device;
@@ -32,6 +33,8 @@ mod ring;
 pub use device::Device;
 pub use poly::{Form, Poly, PolyShape, Storage};
 pub use ring::RnsRing;
+
+pub(crate) use awake::run_awake;
 
 #[cfg(test)]
 mod tests;

@@ -155,7 +155,7 @@ impl Evaluator {
     /// their work with the other workers directly. The words are the same either way.
     fn on_pool<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
         if self.ctx.device() == crate::Device::Cpu {
-            rayon::scope(|_| f())
+            crate::backend::run_awake(f)
         } else {
             f()
         }
