@@ -72,6 +72,16 @@ pub(crate) fn run_awake<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     })
 }
 
+/// Runs `f` with [`run_awake`] when `device` is the CPU, directly otherwise (a GPU operation only
+/// queues kernels). What the scheme evaluators wrap each operation in.
+pub(crate) fn on_pool<R: Send>(device: super::Device, f: impl FnOnce() -> R + Send) -> R {
+    if device == super::Device::Cpu {
+        run_awake(f)
+    } else {
+        f()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

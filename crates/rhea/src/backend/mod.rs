@@ -34,7 +34,7 @@ pub use device::Device;
 pub use poly::{Form, Poly, PolyShape, Storage};
 pub use ring::RnsRing;
 
-pub(crate) use awake::run_awake;
+pub(crate) use awake::on_pool;
 
 #[cfg(test)]
 mod tests;

@@ -154,11 +154,7 @@ impl Evaluator {
     /// per primitive, a few dozen per key switching). Run from a worker, the primitives split
     /// their work with the other workers directly. The words are the same either way.
     fn on_pool<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
-        if self.ctx.device() == crate::Device::Cpu {
-            crate::backend::run_awake(f)
-        } else {
-            f()
-        }
+        crate::backend::on_pool(self.ctx.device(), f)
     }
 
     fn check(&self, op: &'static str, ct: &Ciphertext) -> Result<()> {

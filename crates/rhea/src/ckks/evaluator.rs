@@ -195,6 +195,14 @@ impl Evaluator {
 
     // ------------------------------------------------------------------ levels and scales
 
+    /// Runs `f` on the CPU pool with its workers polling through the operation
+    /// ([`crate::backend::on_pool`]): each CPU primitive is a parallel loop, and from outside
+    /// the pool every one of them would hand its work over and put the caller to sleep. On a GPU
+    /// `f` runs directly. The words are the same either way.
+    fn on_pool<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
+        crate::backend::on_pool(self.ctx.device(), f)
+    }
+
     /// Divides by the last prime of the level: level − 1, scale / `q_level`.
     ///
     /// Errors: [`Error::LevelUnderflow`] at level 0.
@@ -202,7 +210,7 @@ impl Evaluator {
         self.check("rescale", ct)?;
         Self::underflow("rescale", ct, 1)?;
         let q_last = self.ctx.params().q_primes()[ct.level()] as f64;
-        let parts = self.ring().rescale_many(&ct.parts)?;
+        let parts = self.on_pool(|| self.ring().rescale_many(&ct.parts))?;
         Ok(self.wrap(ct, parts, ct.scale / q_last))
     }
 
@@ -608,7 +616,7 @@ impl Evaluator {
             return ct.try_clone();
         }
         let rlk = self.keys.rlk("relinearize")?;
-        let parts = self.ctx.rlwe().relinearize(&ct.parts, rlk)?;
+        let parts = self.on_pool(|| self.ctx.rlwe().relinearize(&ct.parts, rlk))?;
         Ok(self.wrap(ct, parts, ct.scale))
     }
 
@@ -625,15 +633,17 @@ impl Evaluator {
         Self::underflow("rescale", t, 1)?;
         let rlk = self.keys.rlk("relinearize")?;
         let q_last = self.ctx.params().q_primes()[t.level()] as f64;
-        let parts = self.ctx.rlwe().relinearize_rescale(&t.parts, rlk)?;
+        let parts = self.on_pool(|| self.ctx.rlwe().relinearize_rescale(&t.parts, rlk))?;
         Ok(self.wrap(t, parts, t.scale / q_last))
     }
 
     /// `a · b` with relinearisation (rescaled in auto mode).
     pub fn mul(&self, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext> {
         self.keys.rlk("mul")?;
-        let t = self.tensor("mul", a, b, self.auto_rescale)?;
-        self.relinearize_maybe_rescale(&t, self.auto_rescale)
+        self.on_pool(|| {
+            let t = self.tensor("mul", a, b, self.auto_rescale)?;
+            self.relinearize_maybe_rescale(&t, self.auto_rescale)
+        })
     }
 
     /// `a · b` without relinearisation: a 3-component ciphertext at scale `a.scale · b.scale`,
@@ -641,14 +651,16 @@ impl Evaluator {
     /// ([`Evaluator::relinearize`]) and then rescaled ([`Evaluator::rescale`]). Rescaling before
     /// relinearising would multiply the rounding error by `s²` (about 6 bits lost at N = 2^13).
     pub fn mul_no_relin(&self, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext> {
-        self.tensor("mul_no_relin", a, b, false)
+        self.on_pool(|| self.tensor("mul_no_relin", a, b, false))
     }
 
     /// `a²` with relinearisation (rescaled in auto mode).
     pub fn square(&self, a: &Ciphertext) -> Result<Ciphertext> {
         self.keys.rlk("square")?;
-        let t = self.tensor_square("square", a, self.auto_rescale)?;
-        self.relinearize_maybe_rescale(&t, self.auto_rescale)
+        self.on_pool(|| {
+            let t = self.tensor_square("square", a, self.auto_rescale)?;
+            self.relinearize_maybe_rescale(&t, self.auto_rescale)
+        })
     }
 
     // ------------------------------------------------------------------ seed-000 routines
@@ -656,22 +668,28 @@ impl Evaluator {
     /// MulLin: multiply and relinearise (never rescaled, in either mode).
     pub fn mul_lin(&self, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext> {
         self.keys.rlk("mul_lin")?;
-        let t = self.tensor("mul_lin", a, b, false)?;
-        self.relinearize(&t)
+        self.on_pool(|| {
+            let t = self.tensor("mul_lin", a, b, false)?;
+            self.relinearize(&t)
+        })
     }
 
     /// MulLinRS: multiply, relinearise, rescale (in either mode).
     pub fn mul_lin_rs(&self, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext> {
         self.keys.rlk("mul_lin_rs")?;
-        let t = self.tensor("mul_lin_rs", a, b, true)?;
-        self.relinearize_maybe_rescale(&t, true)
+        self.on_pool(|| {
+            let t = self.tensor("mul_lin_rs", a, b, true)?;
+            self.relinearize_maybe_rescale(&t, true)
+        })
     }
 
     /// SqrLinRS: square, relinearise, rescale (in either mode).
     pub fn sqr_lin_rs(&self, a: &Ciphertext) -> Result<Ciphertext> {
         self.keys.rlk("sqr_lin_rs")?;
-        let t = self.tensor_square("sqr_lin_rs", a, true)?;
-        self.relinearize_maybe_rescale(&t, true)
+        self.on_pool(|| {
+            let t = self.tensor_square("sqr_lin_rs", a, true)?;
+            self.relinearize_maybe_rescale(&t, true)
+        })
     }
 
     /// MulLinRSModSwAdd: `a·b` relinearised and rescaled, plus `c` switched down to the
@@ -713,20 +731,22 @@ impl Evaluator {
                 }
             })
             .collect::<Result<_>>()?;
-        let digits = if plan.iter().any(|(_, k)| k.is_some()) {
-            rlwe.decompose(&ct.parts[1])?
-        } else {
-            Vec::new()
-        };
-        plan.into_iter()
-            .map(|(g, key)| match key {
-                None => ct.try_clone(),
-                Some(key) => {
-                    let parts = rlwe.automorphism_hoisted(&ct.parts[0], &digits, g, key)?;
-                    Ok(self.wrap(ct, parts, ct.scale))
-                }
-            })
-            .collect()
+        self.on_pool(|| {
+            let digits = if plan.iter().any(|(_, k)| k.is_some()) {
+                rlwe.decompose(&ct.parts[1])?
+            } else {
+                Vec::new()
+            };
+            plan.into_iter()
+                .map(|(g, key)| match key {
+                    None => ct.try_clone(),
+                    Some(key) => {
+                        let parts = rlwe.automorphism_hoisted(&ct.parts[0], &digits, g, key)?;
+                        Ok(self.wrap(ct, parts, ct.scale))
+                    }
+                })
+                .collect()
+        })
     }
 
     /// Complex conjugation of every slot.
@@ -738,7 +758,7 @@ impl Evaluator {
         let rlwe = self.ctx.rlwe();
         let g = rlwe.galois_element_for_conjugation();
         let key = self.keys.galois_key(g, None)?;
-        let parts = rlwe.automorphism(&ct.parts, g, key)?;
+        let parts = self.on_pool(|| rlwe.automorphism(&ct.parts, g, key))?;
         Ok(self.wrap(ct, parts, ct.scale))
     }
 }
