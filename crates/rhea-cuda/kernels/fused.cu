@@ -1,11 +1,11 @@
 // fused.cu: fused kernels of the rhea backend's key switching and rescaling, on operands given
 // as separate buffers (no stacking copies).
 //
-// fused_ks_inner_product: out_c[i] = sum_d digit_d[i] * key_{d,c}[kl(i)] mod p_i (c = 0, 1), the
-//   digits [width][n] each (width = level + K), the key polynomials [L + K][n] each (full level;
-//   kl(i) = i for Q limbs, L + (i - level) for the P limbs). Twin: keyswitch.cu (same
-//   accumulation: exact 128-bit sums folded every 63 digits, one Barrett reduction), and rhea's
-//   CPU inner_product.
+// fused_ks_inner_product: out_c[i] = [add_c[i] +] sum_d digit_d[i] * key_{d,c}[kl(i)] mod p_i
+//   (c = 0, 1), the digits and the optional addends [width][n] each (width = level + K), the key
+//   polynomials [L + K][n] each (full level; kl(i) = i for Q limbs, L + (i - level) for the P
+//   limbs). Twin: keyswitch.cu (same accumulation: exact 128-bit sums folded every 63 digits,
+//   one Barrett reduction), and rhea's CPU inner_product then add.
 // fused_sub_mul_scalar: y[i] = (x[i] - y[i]) * w_i mod q_i (Shoup), x read on its first limbs.
 // fused_rescale_lift: out[i] = [centred(t)]_{q_i} for a canonical limb t mod q_last.
 // fused_moddown_rows: t[r] = [t[r] +] (x[r] - y[r]) * w mod q for a few single limbs modulo one
@@ -23,6 +23,8 @@ struct KsPtrArgs {
     u64* out0;
     u64* out1;
     const RheaModulus* moduli;  // full Q u P list
+    const u64* add0;            // [width][n] added to out0 (canonical), or null
+    const u64* add1;            // ... to out1
     u32 count;
     u32 level;
     u32 q_full;
@@ -42,6 +44,17 @@ extern "C" __global__ void __launch_bounds__(256) fused_ks_inner_product(const K
     const u64 ko = (u64)kl * A.n + k;
     U128 acc0[2] = {{0ull, 0ull}, {0ull, 0ull}};
     U128 acc1[2] = {{0ull, 0ull}, {0ull, 0ull}};
+    // The addends enter as the sums' starting values (< 2^61: 16 products < 2^122 on top fit).
+    if (A.add0 != nullptr) {
+        const ulonglong2 v = __ldg(reinterpret_cast<const ulonglong2*>(A.add0 + xo));
+        acc0[0].lo = v.x;
+        acc0[1].lo = v.y;
+    }
+    if (A.add1 != nullptr) {
+        const ulonglong2 v = __ldg(reinterpret_cast<const ulonglong2*>(A.add1 + xo));
+        acc1[0].lo = v.x;
+        acc1[1].lo = v.y;
+    }
 #pragma unroll
     for (u32 d = 0; d < FUSED_MAX_DIGITS; ++d) {
         if (d < A.count) {

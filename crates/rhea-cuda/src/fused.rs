@@ -47,6 +47,8 @@ struct KsPtrArgs {
     out0: u64,
     out1: u64,
     moduli: u64,
+    add0: u64,
+    add1: u64,
     count: u32,
     level: u32,
     q_full: u32,
@@ -157,6 +159,7 @@ pub fn ks_inner_product(
         q_full,
         digits,
         keys,
+        [None, None],
         out0.device(),
         p0,
         p1,
@@ -165,15 +168,19 @@ pub fn ks_inner_product(
 }
 
 /// [`ks_inner_product`] into one buffer `out` of `[2][width][n]` words (`width = level + p_len`):
-/// `out_0` first, then `out_1`.
+/// `out_0` first, then `out_1`; each plus its addend when given (`adds[c]`, `[width][n]`
+/// canonical words: `out_c = add_c + Σ_d digit_d ⊙ key_{d,c}`, the noise of a public-key
+/// encryption before its ModDown).
 ///
-/// Errors: those of [`ks_inner_product`].
+/// Errors: those of [`ks_inner_product`], and [`CudaError::Shape`] for a short addend.
+#[allow(clippy::too_many_arguments)]
 pub fn ks_inner_product_pair(
     moduli: &DeviceModuli,
     level: usize,
     q_full: usize,
     digits: &[&DeviceBuffer],
     keys: &[(&DeviceBuffer, &DeviceBuffer)],
+    adds: [Option<&DeviceBuffer>; 2],
     out: &mut DeviceBuffer,
     n: usize,
 ) -> Result<()> {
@@ -181,7 +188,18 @@ pub fn ks_inner_product_pair(
     check_len("out", out, 2 * width * n)?;
     let p0 = out.device_ptr();
     let p1 = p0 + (width * n * 8) as u64;
-    ks_launch(moduli, level, q_full, digits, keys, out.device(), p0, p1, n)
+    ks_launch(
+        moduli,
+        level,
+        q_full,
+        digits,
+        keys,
+        adds,
+        out.device(),
+        p0,
+        p1,
+        n,
+    )
 }
 
 /// `level + p_len` after checking the level against the moduli.
@@ -203,6 +221,7 @@ fn ks_launch(
     q_full: usize,
     digits: &[&DeviceBuffer],
     keys: &[(&DeviceBuffer, &DeviceBuffer)],
+    adds: [Option<&DeviceBuffer>; 2],
     dev: &Arc<GpuDevice>,
     out0: u64,
     out1: u64,
@@ -229,6 +248,8 @@ fn ks_launch(
         out0,
         out1,
         moduli: moduli.device_ptr(),
+        add0: 0,
+        add1: 0,
         count: count as u32,
         level: level as u32,
         q_full: q_full as u32,
@@ -245,6 +266,17 @@ fn ks_launch(
         args.digits[d] = x.device_ptr();
         args.key_b[d] = b.device_ptr();
         args.key_a[d] = a.device_ptr();
+    }
+    for (c, add) in adds.iter().enumerate() {
+        if let Some(x) = add {
+            check_dev(&dev, x)?;
+            check_len("an inner-product addend", x, width * n)?;
+            if c == 0 {
+                args.add0 = x.device_ptr();
+            } else {
+                args.add1 = x.device_ptr();
+            }
+        }
     }
     let cfg = grid(n, width)?;
     let f = dev.function(&FUSED, "fused_ks_inner_product")?;

@@ -114,13 +114,51 @@ fn ks_inner_product_pair_matches_two_buffers() {
     let mut o1 = dev.alloc(width * n).unwrap();
     fused::ks_inner_product(&table, level, q_full, &ds, &ks, &mut o0, &mut o1, n).unwrap();
     let mut pair = dev.alloc(2 * width * n).unwrap();
-    fused::ks_inner_product_pair(&table, level, q_full, &ds, &ks, &mut pair, n).unwrap();
+    let none = [None, None];
+    fused::ks_inner_product_pair(&table, level, q_full, &ds, &ks, none, &mut pair, n).unwrap();
     let mut want = dev.download(&o0).unwrap();
     assert!(want.iter().any(|&w| w != 0));
     want.extend(dev.download(&o1).unwrap());
     assert_words(&dev.download(&pair).unwrap(), &want, test);
+
+    // With addends (one, then both): out_c = add_c + Σ_d digit_d · key_{d,c} mod q, against
+    // host additions of the launch without them.
+    let host_adds: Vec<Vec<u64>> = (0..2).map(|_| random_rns(&mut r, &active, n, 1)).collect();
+    let add_bufs: Vec<_> = host_adds.iter().map(|h| dev.upload(h).unwrap()).collect();
+    for adds in [
+        [None, Some(&add_bufs[1])],
+        [Some(&add_bufs[0]), Some(&add_bufs[1])],
+    ] {
+        let mut got = dev.alloc(2 * width * n).unwrap();
+        fused::ks_inner_product_pair(&table, level, q_full, &ds, &ks, adds, &mut got, n).unwrap();
+        let mut expect = want.clone();
+        for c in 0..2 {
+            if adds[c].is_none() {
+                continue;
+            }
+            for (i, m) in active.iter().enumerate() {
+                for k in i * n..(i + 1) * n {
+                    let w = &mut expect[c * width * n + k];
+                    *w = (*w + host_adds[c][k]) % m.value();
+                }
+            }
+        }
+        assert_ne!(expect, want, "{test}: the addends changed nothing");
+        assert_words(
+            &dev.download(&got).unwrap(),
+            &expect,
+            &format!("{test} adds"),
+        );
+    }
     let mut short = dev.alloc(width * n).unwrap();
-    assert!(fused::ks_inner_product_pair(&table, level, q_full, &ds, &ks, &mut short, n).is_err());
+    let short_pair =
+        fused::ks_inner_product_pair(&table, level, q_full, &ds, &ks, none, &mut short, n);
+    assert!(short_pair.is_err());
+    let short_limbs = dev.alloc((width - 1) * n).unwrap();
+    let short_add = [Some(&short_limbs), None];
+    let mut out = dev.alloc(2 * width * n).unwrap();
+    let res = fused::ks_inner_product_pair(&table, level, q_full, &ds, &ks, short_add, &mut out, n);
+    assert!(matches!(res, Err(CudaError::Shape(_))), "{test}: {res:?}");
 }
 
 /// `moddown_rows`: `t_r = [t_r +] (x_r − y_r) · w mod q` on single limbs taken from inside

@@ -124,6 +124,29 @@ fn check_ring(test: &str, ring: &RnsRing) {
                 let what = format!("{test}: keyswitch_moddown {c} (adds {k}) at {ell}");
                 same(ring, &what, &want[c], &got[c]);
             }
+            // With addends inside the ModDown too (public-key encryption's errors): one digit
+            // here is enough, the inner product is the same launch.
+            let (e0c, e0g) = pair(ring, ring.shape_qp(ell), next());
+            let (e1c, e1g) = pair(ring, ring.shape_qp(ell), next());
+            let inner_c = [Some(&e0c), Some(&e1c)];
+            let inner_g = [Some(&e0g), Some(&e1g)];
+            let cpu = ring
+                .keyswitch_moddown_with(&dc, &key_cpu, inner_c, *ac)
+                .unwrap();
+            let got = ring
+                .keyswitch_moddown_with(&dg, &key_gpu, inner_g, *ag)
+                .unwrap();
+            for c in 0..2 {
+                let mut x = ic[c].try_clone().unwrap();
+                ring.add_assign(&mut x, inner_c[c].unwrap()).unwrap();
+                let mut u = ring.mod_down(&x).unwrap();
+                if let Some(a) = ac[c] {
+                    ring.add_assign(&mut u, a).unwrap();
+                }
+                let what = format!("{test}: keyswitch_moddown_with {c} (adds {k}) at {ell}");
+                same(ring, &what, &u, &got[c]);
+                same(ring, &format!("{what}, CPU"), &u, &cpu[c]);
+            }
             if ell >= 2 {
                 want = want.iter().map(|u| ring.rescale(u).unwrap()).collect();
                 let got = ring.keyswitch_moddown_rescale(&dg, &key_gpu, *ag).unwrap();

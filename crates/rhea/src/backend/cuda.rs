@@ -511,24 +511,32 @@ impl GpuRing {
         Ok(outs)
     }
 
-    /// The end of a key switching, fused (the twin of `cpu::inner_product`, `cpu::mod_down` of
-    /// both halves, then the optional additions): the inner product of the ModUp `digits` with
-    /// the key into one `[2][Q_ℓ ∪ P][N]` accumulator; the inverse NTT of both halves' P limbs
-    /// (one launch per phase); the centred conversion `P → Q_ℓ` of both (one launch); and one
-    /// forward NTT of both whose epilogue writes `[add_c +] (x_c − y_c) · P^{-1}` into the two
-    /// results.
+    /// The end of a key switching, fused (the twin of `cpu::inner_product`, the optional
+    /// `inner` additions, `cpu::mod_down` of both halves, then the optional `adds`): the inner
+    /// product of the ModUp `digits` with the key, plus `inner_c`, into one `[2][Q_ℓ ∪ P][N]`
+    /// accumulator; the inverse NTT of both halves' P limbs (one launch per phase); the centred
+    /// conversion `P → Q_ℓ` of both (one launch); and one forward NTT of both whose epilogue
+    /// writes `[add_c +] (x_c − y_c) · P^{-1}` into the two results.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn keyswitch_moddown(
         &self,
         ring: &RnsRing,
         ell: usize,
         digits: &[&DeviceBuffer],
         keys: &[(&DeviceBuffer, &DeviceBuffer)],
+        inner: [Option<&DeviceBuffer>; 2],
         adds: [Option<&DeviceBuffer>; 2],
     ) -> Result<[DeviceBuffer; 2]> {
         let n = ring.n();
         if !self.ntt.has_fast_kernels() {
             // Small rings (N < 2^12): the composition.
-            let (a0, a1) = self.inner_product(ring, ell, digits, keys)?;
+            let (mut a0, mut a1) = self.inner_product(ring, ell, digits, keys)?;
+            let shape_qp = ring.shape_qp(ell);
+            for (a, x) in [(&mut a0, inner[0]), (&mut a1, inner[1])] {
+                if let Some(x) = x {
+                    self.add(&shape_qp, a, x)?;
+                }
+            }
             let shape_q = ring.shape_q(ell);
             let mut outs = [
                 self.mod_down(ring, ell, &a0)?,
@@ -545,9 +553,17 @@ impl GpuRing {
         let width = ell + pl;
         let mut acc = self.alloc(2 * width * n)?;
         if digits.len() <= fused::MAX_DIGITS {
-            fused::ks_inner_product_pair(&self.full, ell, self.q_len, digits, keys, &mut acc, n)?;
+            fused::ks_inner_product_pair(
+                &self.full, ell, self.q_len, digits, keys, inner, &mut acc, n,
+            )?;
         } else {
-            let (a0, a1) = self.inner_product(ring, ell, digits, keys)?;
+            let (mut a0, mut a1) = self.inner_product(ring, ell, digits, keys)?;
+            let shape_qp = ring.shape_qp(ell);
+            for (a, x) in [(&mut a0, inner[0]), (&mut a1, inner[1])] {
+                if let Some(x) = x {
+                    self.add(&shape_qp, a, x)?;
+                }
+            }
             DeviceBuffer::copy_region(&a0, 0, &mut acc, 0, width * n)?;
             DeviceBuffer::copy_region(&a1, 0, &mut acc, width * n, width * n)?;
         }
@@ -624,7 +640,7 @@ impl GpuRing {
             )));
         }
         if !self.ntt.has_fast_kernels() || digits.len() > fused::MAX_DIGITS {
-            let [a, b] = self.keyswitch_moddown(ring, ell, digits, keys, adds)?;
+            let [a, b] = self.keyswitch_moddown(ring, ell, digits, keys, [None, None], adds)?;
             return self
                 .rescale_ntt_many(ring, ell, &[&a, &b])?
                 .try_into()
@@ -634,7 +650,8 @@ impl GpuRing {
         let width = ell + pl;
         let last = ell - 1;
         let mut acc = self.alloc(2 * width * n)?;
-        fused::ks_inner_product_pair(&self.full, ell, self.q_len, digits, keys, &mut acc, n)?;
+        let none = [None, None];
+        fused::ks_inner_product_pair(&self.full, ell, self.q_len, digits, keys, none, &mut acc, n)?;
         // The addends' last limbs, to be inverse-transformed (z's first term).
         let mut t = self.alloc(2 * n)?;
         for (c, a) in adds.iter().enumerate() {

@@ -134,19 +134,57 @@ impl RnsRing {
         key: &[[Poly; 2]],
         adds: [Option<&Poly>; 2],
     ) -> Result<[Poly; 2]> {
+        self.keyswitch_moddown_with(digits, key, [None, None], adds)
+    }
+
+    /// [`RnsRing::keyswitch_moddown`] with `inner_c` added to the inner product before the
+    /// ModDown: `(add_0 + ModDown(inner_0 + Σ_j d_j · key_{j,c}), …)`, `inner_c` over the digits'
+    /// shape `Q_ℓ ∪ P` (NTT form). A public-key encryption is this with one digit, the ternary
+    /// `v`, the public key as the key, the two errors inside and the message outside. On the
+    /// GPU the inner additions ride in the inner-product launch.
+    ///
+    /// Errors: as [`RnsRing::keyswitch_moddown`], plus those of [`RnsRing::add_assign`] for an
+    /// inner addend of another shape, form or device.
+    pub fn keyswitch_moddown_with(
+        &self,
+        digits: &[Poly],
+        key: &[[Poly; 2]],
+        inner: [Option<&Poly>; 2],
+        adds: [Option<&Poly>; 2],
+    ) -> Result<[Poly; 2]> {
         let first = digits
             .first()
             .ok_or_else(|| Error::InvalidInput("keyswitch_moddown: no digits".to_string()))?;
         let ell = first.shape.q_limbs;
         if let Some((ring, ds, ks, add_bufs)) = self.gpu_keyswitch_args(digits, key, adds)? {
-            let [o0, o1] = ring.keyswitch_moddown(self, ell, &ds, &ks, add_bufs)?;
-            let out_shape = self.shape_q(ell);
-            return Ok([
-                Poly::cuda(o0, out_shape, Form::Ntt),
-                Poly::cuda(o1, out_shape, Form::Ntt),
-            ]);
+            let in_shape = first.shape;
+            let inner_bufs = inner.map(|x| match x {
+                Some(Poly {
+                    storage: Storage::Cuda(b),
+                    shape,
+                    form: Form::Ntt,
+                    ..
+                }) if *shape == in_shape && b.device().index() == ds[0].device().index() => {
+                    Some(Some(b))
+                }
+                Some(_) => None,
+                None => Some(None),
+            });
+            if let [Some(i0), Some(i1)] = inner_bufs {
+                let [o0, o1] = ring.keyswitch_moddown(self, ell, &ds, &ks, [i0, i1], add_bufs)?;
+                let out_shape = self.shape_q(ell);
+                return Ok([
+                    Poly::cuda(o0, out_shape, Form::Ntt),
+                    Poly::cuda(o1, out_shape, Form::Ntt),
+                ]);
+            }
         }
-        let [acc0, acc1] = self.keyswitch_inner_product(digits, key)?;
+        let [mut acc0, mut acc1] = self.keyswitch_inner_product(digits, key)?;
+        for (acc, x) in [(&mut acc0, inner[0]), (&mut acc1, inner[1])] {
+            if let Some(x) = x {
+                self.add_assign(acc, x)?;
+            }
+        }
         // The two halves are independent (on the CPU each starts with a serial inverse NTT).
         let (u0, u1) = rayon::join(|| self.mod_down(&acc0), || self.mod_down(&acc1));
         let (mut u0, mut u1) = (u0?, u1?);

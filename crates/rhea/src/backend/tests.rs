@@ -353,6 +353,59 @@ fn centred_download_matches_big_integers() {
     }
 }
 
+/// `keyswitch_moddown_with` one digit and the inner addends is public-key encryption's old
+/// sequence word for word: `m + ModDown(e_0 + v·b)`, `ModDown(e_1 + v·a)` with `b, a` dropped to
+/// the level (the CPU composition; `gpu_backend` compares the GPU path with it).
+#[test]
+fn keyswitch_moddown_with_one_digit_is_encryption() {
+    let (n, lq, lp, dnum) = (256, 4, 2, 2);
+    let r = ring(n, lq, lp, dnum);
+    let full = r.full_shape();
+    let pk = random_key(&r, full, 1, 700);
+    for ell in 1..=lq {
+        let shape = r.shape_qp(ell);
+        let v = random(&r, shape, Form::Ntt, 710 + ell as u64);
+        let e0 = random(&r, shape, Form::Ntt, 720 + ell as u64);
+        let e1 = random(&r, shape, Form::Ntt, 730 + ell as u64);
+        let m = random(&r, r.shape_q(ell), Form::Ntt, 740 + ell as u64);
+        let got = r
+            .keyswitch_moddown_with(
+                std::slice::from_ref(&v),
+                &pk,
+                [Some(&e0), Some(&e1)],
+                [Some(&m), None],
+            )
+            .unwrap();
+        let mut want = Vec::new();
+        for (c, e) in [&e0, &e1].into_iter().enumerate() {
+            let k = r.drop_q_limbs(&pk[0][c], ell).unwrap();
+            let mut x = e.try_clone().unwrap();
+            r.mul_add_assign(&mut x, &v, &k).unwrap();
+            let mut u = r.mod_down(&x).unwrap();
+            if c == 0 {
+                r.add_assign(&mut u, &m).unwrap();
+            }
+            want.push(u);
+        }
+        for c in 0..2 {
+            assert_eq!(
+                words(&r, &got[c]),
+                words(&r, &want[c]),
+                "ell = {ell}, c = {c}"
+            );
+        }
+        // An inner addend of the wrong shape is a typed error.
+        let bad = random(&r, r.shape_q(ell), Form::Ntt, 750);
+        let res = r.keyswitch_moddown_with(
+            std::slice::from_ref(&v),
+            &pk,
+            [Some(&bad), None],
+            [None, None],
+        );
+        assert!(res.is_err(), "ell = {ell}: {res:?}");
+    }
+}
+
 /// The merged key-switching tail equals ModDown, the additions and the rescale, on the CPU (the
 /// GPU tests compare the fused device path against the same composition); a single Q limb is a
 /// typed error, not a panic.

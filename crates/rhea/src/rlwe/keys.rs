@@ -46,8 +46,9 @@ impl Drop for SecretKey {
 /// The public key `(b, a) = (-a·s + e, a)` over `Q ∪ P` (NTT form); `a` is regenerated from
 /// `seed`, so the key can ship as `(b, seed)`.
 pub struct PublicKey {
-    pub(crate) b: Poly,
-    pub(crate) a: Poly,
+    /// `[b, a]`: one key-switching "digit" pair, so encryption runs through the key-switching
+    /// machinery ([`crate::backend::RnsRing::keyswitch_moddown_with`]).
+    pub(crate) parts: [Poly; 2],
     pub(crate) seed: [u8; 32],
     pub(crate) params_id: u64,
 }

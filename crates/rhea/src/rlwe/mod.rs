@@ -170,8 +170,7 @@ impl RlweContext {
             .sample_gaussian(self.device, rng, self.sigma, shape)?;
         self.ring.mul_sub_assign(&mut b, &a, &sk.s_qp)?;
         Ok(PublicKey {
-            b,
-            a,
+            parts: [b, a],
             seed,
             params_id: self.params_id,
         })
@@ -272,17 +271,19 @@ impl RlweContext {
         let ring = &self.ring;
         let ell = m.q_limbs();
         let shape = ring.shape_qp(ell);
-        let b = ring.drop_q_limbs(&pk.b, ell)?;
-        let a = ring.drop_q_limbs(&pk.a, ell)?;
-        let mut v = ring.sample_ternary(self.device, rng, shape)?;
-        let mut c0 = ring.sample_gaussian(self.device, rng, self.sigma, shape)?;
-        let mut c1 = ring.sample_gaussian(self.device, rng, self.sigma, shape)?;
-        ring.mul_add_assign(&mut c0, &v, &b)?;
-        ring.mul_add_assign(&mut c1, &v, &a)?;
-        v.zeroize();
-        let mut c0 = ring.mod_down(&c0)?;
-        let c1 = ring.mod_down(&c1)?;
-        ring.add_assign(&mut c0, m)?;
+        let v = ring.sample_ternary(self.device, rng, shape)?;
+        let e0 = ring.sample_gaussian(self.device, rng, self.sigma, shape)?;
+        let e1 = ring.sample_gaussian(self.device, rng, self.sigma, shape)?;
+        // (m + ModDown(e_0 + v·b), ModDown(e_1 + v·a)): a key switching of the one "digit" v
+        // with the public key as its key (the key's Q limbs above ℓ are skipped, not copied).
+        let mut digits = [v];
+        let [c0, c1] = ring.keyswitch_moddown_with(
+            &digits,
+            std::slice::from_ref(&pk.parts),
+            [Some(&e0), Some(&e1)],
+            [Some(m), None],
+        )?;
+        digits[0].zeroize();
         Ok(vec![c0, c1])
     }
 

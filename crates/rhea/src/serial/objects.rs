@@ -192,9 +192,9 @@ impl Object for PublicKey {
     fn write_payload<W: Write>(&self, codec: &Codec, flags: u32, s: &mut Sink<W>) -> Result<()> {
         let full = codec.ring().full_shape();
         s.put(&self.seed)?;
-        write_poly(codec, s, &self.b, full, packed(flags))?;
+        write_poly(codec, s, &self.parts[0], full, packed(flags))?;
         if !seeded(flags) {
-            write_poly(codec, s, &self.a, full, packed(flags))?;
+            write_poly(codec, s, &self.parts[1], full, packed(flags))?;
         }
         Ok(())
     }
@@ -224,8 +224,7 @@ impl Object for PublicKey {
             )?
         };
         Ok(PublicKey {
-            b,
-            a,
+            parts: [b, a],
             seed,
             params_id: codec.params().id(),
         })
