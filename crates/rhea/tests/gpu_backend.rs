@@ -80,6 +80,49 @@ fn check_ring(test: &str, ring: &RnsRing) {
             let (rc, rg) = (ring.rescale(&xc).unwrap(), ring.rescale(&xg).unwrap());
             same(ring, &format!("{test}: rescale at {ell}"), &rc, &rg);
         }
+        // Several polynomials transformed together (Q ∪ P and Q shapes mixed) against one
+        // CPU transform each.
+        {
+            let mut cpu = Vec::new();
+            let mut gpu = Vec::new();
+            for shape in [ring.shape_qp(ell), ring.shape_q(ell), ring.shape_qp(ell)] {
+                let (c, g) = pair(ring, shape, next());
+                let to_coeff = |mut p: Poly| {
+                    ring.ntt_inverse(&mut p).unwrap();
+                    p
+                };
+                cpu.push(to_coeff(c));
+                gpu.push(to_coeff(g));
+            }
+            // The inverse transforms (the GPU groups the Q and P limbs of one polynomial).
+            for (j, (c, g)) in cpu.iter().zip(&gpu).enumerate() {
+                same(ring, &format!("{test}: ntt_inverse {j} at {ell}"), c, g);
+            }
+            let mut want: Vec<Poly> = cpu.iter().map(|p| p.try_clone().unwrap()).collect();
+            for p in &mut want {
+                ring.ntt_forward(p).unwrap();
+            }
+            let mut refs: Vec<&mut Poly> = gpu.iter_mut().collect();
+            ring.ntt_forward_many(&mut refs).unwrap();
+            for (j, (w, g)) in want.iter().zip(&gpu).enumerate() {
+                same(
+                    ring,
+                    &format!("{test}: ntt_forward_many {j} at {ell}"),
+                    w,
+                    g,
+                );
+            }
+            let mut cpu_refs: Vec<&mut Poly> = cpu.iter_mut().collect();
+            ring.ntt_forward_many(&mut cpu_refs).unwrap();
+            for (j, (w, c)) in want.iter().zip(&cpu).enumerate() {
+                same(
+                    ring,
+                    &format!("{test}: ntt_forward_many {j} at {ell}, CPU"),
+                    w,
+                    c,
+                );
+            }
+        }
         let (dc, dg) = (ring.mod_up(&xc).unwrap(), ring.mod_up(&xg).unwrap());
         assert_eq!(dc.len(), dg.len());
         for (j, (c, g)) in dc.iter().zip(&dg).enumerate() {

@@ -245,6 +245,53 @@ impl RnsRing {
         Ok(())
     }
 
+    /// [`RnsRing::ntt_forward`] of several polynomials; on a GPU (all on one device) one
+    /// grouped launch per phase for all of them (up to six polynomials of `Q` and `P` limbs),
+    /// the same words as one transform each.
+    ///
+    /// Errors: as [`RnsRing::ntt_forward`] for any of them; nothing is transformed then.
+    pub fn ntt_forward_many(&self, polys: &mut [&mut Poly]) -> Result<()> {
+        for p in polys.iter() {
+            self.check_shape("ntt_forward", &p.shape)?;
+            p.expect_form("ntt_forward", Form::Coefficient)?;
+        }
+        let Some(first) = polys.first() else {
+            return Ok(());
+        };
+        let dev = first.device();
+        let all_gpu = polys
+            .iter()
+            .all(|p| p.device() == dev && matches!(p.storage, Storage::Cuda(_)));
+        let gpu_ring = match (&first.storage, all_gpu) {
+            (Storage::Cuda(b), true) => Some(self.cuda(b)?),
+            _ => None,
+        };
+        if let Some(ring) = gpu_ring {
+            let limbs = polys.iter().map(|p| p.shape.limbs()).max().unwrap_or(0);
+            let mut bufs: Vec<(&PolyShape, &mut rhea_cuda::DeviceBuffer)> = Vec::new();
+            for p in polys.iter_mut() {
+                if let Poly {
+                    storage: Storage::Cuda(b),
+                    shape,
+                    ..
+                } = &mut **p
+                {
+                    bufs.push((&*shape, b));
+                }
+            }
+            ring.ntt_many(&mut bufs, 0..limbs, NttDirection::Forward)?;
+        } else {
+            for p in polys.iter_mut() {
+                let limbs = p.shape.limbs();
+                self.ntt_forward_limbs(p, 0..limbs)?;
+            }
+        }
+        for p in polys.iter_mut() {
+            p.form = Form::Ntt;
+        }
+        Ok(())
+    }
+
     /// Inverse NTT of every limb: NTT form → coefficient form.
     pub fn ntt_inverse(&self, a: &mut Poly) -> Result<()> {
         self.check_shape("ntt_inverse", &a.shape)?;
@@ -798,10 +845,24 @@ impl RnsRing {
         sigma: f64,
         shape: PolyShape,
     ) -> Result<Poly> {
+        let mut p = self.sample_gaussian_coefficients(device, rng, sigma, shape)?;
+        self.ntt_forward(&mut p)?;
+        Ok(p)
+    }
+
+    /// [`RnsRing::sample_gaussian`] in coefficient form (the same seed drawn from `rng`), for
+    /// callers that transform several polynomials together ([`RnsRing::ntt_forward_many`]).
+    pub(crate) fn sample_gaussian_coefficients(
+        &self,
+        device: Device,
+        rng: &mut Prng,
+        sigma: f64,
+        shape: PolyShape,
+    ) -> Result<Poly> {
         self.check_shape("sample_gaussian", &shape)?;
         let seed = zeroize::Zeroizing::new(rng.fresh_seed());
         let bound = 6.0 * sigma;
-        let mut p = match device {
+        Ok(match device {
             Device::Cuda(i) if rhea_cuda::sample::gaussian_fits(bound) => {
                 let b = self.gpu_ring(i)?.gaussian(&shape, &seed, sigma, bound)?;
                 Poly::cuda(b, shape, Form::Coefficient)
@@ -812,9 +873,7 @@ impl RnsRing {
                 zeroize::Zeroize::zeroize(&mut coeffs);
                 p?
             }
-        };
-        self.ntt_forward(&mut p)?;
-        Ok(p)
+        })
     }
 
     /// A uniform ternary polynomial (`{-1, 0, 1}`) in NTT form, sampled on `device`: one fresh
@@ -822,9 +881,21 @@ impl RnsRing {
     /// [`sampler::ternary_from_seed`]`(seed, 0, N)` lifted to every limb (on a GPU, drawn,
     /// lifted and transformed on the device; the CPU gives the same words).
     pub fn sample_ternary(&self, device: Device, rng: &mut Prng, shape: PolyShape) -> Result<Poly> {
+        let mut p = self.sample_ternary_coefficients(device, rng, shape)?;
+        self.ntt_forward(&mut p)?;
+        Ok(p)
+    }
+
+    /// [`RnsRing::sample_ternary`] in coefficient form (the same seed drawn from `rng`).
+    pub(crate) fn sample_ternary_coefficients(
+        &self,
+        device: Device,
+        rng: &mut Prng,
+        shape: PolyShape,
+    ) -> Result<Poly> {
         self.check_shape("sample_ternary", &shape)?;
         let seed = zeroize::Zeroizing::new(rng.fresh_seed());
-        let mut p = if let Device::Cuda(i) = device {
+        Ok(if let Device::Cuda(i) = device {
             let b = self.gpu_ring(i)?.ternary(&shape, &seed)?;
             Poly::cuda(b, shape, Form::Coefficient)
         } else {
@@ -832,9 +903,7 @@ impl RnsRing {
             let p = self.from_signed(device, &coeffs, shape);
             zeroize::Zeroize::zeroize(&mut coeffs);
             p?
-        };
-        self.ntt_forward(&mut p)?;
-        Ok(p)
+        })
     }
 }
 

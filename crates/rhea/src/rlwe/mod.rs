@@ -271,9 +271,12 @@ impl RlweContext {
         let ring = &self.ring;
         let ell = m.q_limbs();
         let shape = ring.shape_qp(ell);
-        let v = ring.sample_ternary(self.device, rng, shape)?;
-        let e0 = ring.sample_gaussian(self.device, rng, self.sigma, shape)?;
-        let e1 = ring.sample_gaussian(self.device, rng, self.sigma, shape)?;
+        // Drawn in the order of sample_ternary, sample_gaussian, sample_gaussian, transformed
+        // together (one grouped NTT launch per phase on a GPU).
+        let mut v = ring.sample_ternary_coefficients(self.device, rng, shape)?;
+        let mut e0 = ring.sample_gaussian_coefficients(self.device, rng, self.sigma, shape)?;
+        let mut e1 = ring.sample_gaussian_coefficients(self.device, rng, self.sigma, shape)?;
+        ring.ntt_forward_many(&mut [&mut v, &mut e0, &mut e1])?;
         // (m + ModDown(e_0 + v·b), ModDown(e_1 + v·a)): a key switching of the one "digit" v
         // with the public key as its key (the key's Q limbs above ℓ are skipped, not copied).
         let mut digits = [v];
