@@ -421,6 +421,11 @@ BCONV_INSTANCE(4, 1)
 BCONV_INSTANCE(4, 2)
 BCONV_INSTANCE(8, 1)
 BCONV_INSTANCE(8, 2)
+// Narrower two-coefficient tiles, so that a count of outputs that is not a multiple of 8 (a
+// ModDown to 25 limbs: 8 + 8 + 8 + 1) splits into even groups (4 x 7) with fewer empty columns.
+BCONV_INSTANCE(5, 2)
+BCONV_INSTANCE(6, 2)
+BCONV_INSTANCE(7, 2)
 
 // Must match rhea_cuda::bconv::ScaleArgs (#[repr(C)]).
 struct ScaleArgs {

@@ -427,6 +427,9 @@ pub fn bconv_suite(dev: &Arc<GpuDevice>, cfg: &BenchConfig) -> Result<Vec<BenchR
             ("centered_j8c1", BconvTile::J8C1),
             ("centered_j4c1", BconvTile::J4C1),
             ("centered_j2c1", BconvTile::J2C1),
+            ("centered_j7c2", BconvTile::J7C2),
+            ("centered_j6c2", BconvTile::J6C2),
+            ("centered_j5c2", BconvTile::J5C2),
             ("centered_auto", BconvTile::Auto),
         ] {
             let t = time_op(dev, cfg, |_| {
