@@ -3,11 +3,19 @@
 
 mod common;
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use common::gpu_or_skip;
 use rhea_cuda::registry::{self, cache_key, compile_options, KernelSource};
 use rhea_cuda::{CudaError, DeviceBuffer, GpuDevice};
+
+/// The device's buffer pool is shared by the tests of this binary, which run on several
+/// threads: the tests that allocate hold this lock, so that the pool test sees only its own
+/// buffers when it checks what a trim leaves.
+fn pool_lock() -> MutexGuard<'static, ()> {
+    static POOL: Mutex<()> = Mutex::new(());
+    POOL.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
 
 #[test]
 fn no_gpu_is_an_error_not_a_panic() {
@@ -89,6 +97,7 @@ fn every_kernel_source_is_listed_once() {
 
 #[test]
 fn device_properties() {
+    let _pool = pool_lock();
     let Some(dev) = gpu_or_skip("device_properties") else {
         return;
     };
@@ -112,6 +121,7 @@ fn device_properties() {
 
 #[test]
 fn upload_download_and_counters() {
+    let _pool = pool_lock();
     let Some(dev) = gpu_or_skip("upload_download_and_counters") else {
         return;
     };
@@ -180,6 +190,7 @@ fn upload_download_and_counters() {
 
 #[test]
 fn pool_reuses_exact_bins_and_trims() {
+    let _pool = pool_lock();
     let Some(dev) = gpu_or_skip("pool_reuses_exact_bins_and_trims") else {
         return;
     };
@@ -203,6 +214,7 @@ fn pool_reuses_exact_bins_and_trims() {
 
 #[test]
 fn out_of_memory_is_typed() {
+    let _pool = pool_lock();
     let Some(dev) = gpu_or_skip("out_of_memory_is_typed") else {
         return;
     };
@@ -222,6 +234,7 @@ fn out_of_memory_is_typed() {
 
 #[test]
 fn concurrent_use_from_threads() {
+    let _pool = pool_lock();
     let Some(dev) = gpu_or_skip("concurrent_use_from_threads") else {
         return;
     };
