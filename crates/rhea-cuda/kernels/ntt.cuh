@@ -67,7 +67,7 @@ struct NttPrime {
 //
 // Second epilogue factor: with epi_w2 != 0 the epilogue's result is further multiplied by
 // epi_w2[table] (the rescale's q_last^-1 after ModDown's P^-1).
-#define NTT_MAX_GROUPS 12
+#define NTT_MAX_GROUPS 24
 struct NttArgs {
     u32 limbs;        // limbs per polynomial in the buffer
     u32 start;        // first limb transformed

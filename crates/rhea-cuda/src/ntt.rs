@@ -274,7 +274,7 @@ enum Phase {
 }
 
 /// The most runs one grouped transform takes (`NTT_MAX_GROUPS` in `ntt.cuh`).
-pub const MAX_RUNS: usize = 12;
+pub const MAX_RUNS: usize = 24;
 
 /// Launch arguments, passed by value (`struct NttArgs` in `ntt.cuh`).
 #[repr(C)]
