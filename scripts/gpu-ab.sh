@@ -3,7 +3,7 @@
 # .gpu-bin) under several environment settings, interleaved round by round so that the variants
 # see the same machine state. Each variant is a space-separated list of VAR=value assignments
 # ("-" for none); the usual knobs are RHEA_NVRTC_DEFINES (kernel -D options, comma-separated)
-# and RHEA_NTT_CLUSTER (0/1).
+# and RHEA_CPU_SPIN (0 turns the CPU pollers off).
 #
 #   GPU_AB_ROUNDS=2 bash scripts/gpu-ab.sh "-" "RHEA_NVRTC_DEFINES=BCONV_ACC3=0" -- \
 #       rhea bench ckks --device cuda:0 --preset n16_logqp1440_levels24 --only mul_relin --reps 30
