@@ -178,10 +178,12 @@ RHEA_INLINE void store_words(u64* p, const Words<C>& w) {
 // 32 bits and each product is one 32 x 32 -> 64-bit multiply (IMAD.WIDE.U32) instead of a full
 // 64 x 64 -> 128-bit one; the accumulation stays 128-bit.
 template <int J, int C, bool NARROW, bool CENTERED, int U = BCONV_U>
-RHEA_INLINE void bconv_matmul_body(const BconvArgs& A) {
+RHEA_INLINE void bconv_matmul_body(const BconvArgs& A, const u32 p) {
     extern __shared__ u64 smem[];
     const u32 L = A.from_count;
     const u32 g0 = blockIdx.z * J;
+    // A multi-conversion launch sizes its grid for the longest plan (block-uniform exit).
+    if (g0 >= A.count) return;
     const u32 cnt = min((u32)J, A.count - g0);
 
     u64* tab = smem;           // [L][J]
@@ -215,7 +217,6 @@ RHEA_INLINE void bconv_matmul_body(const BconvArgs& A) {
 
     const u64 n0 = ((u64)blockIdx.x * blockDim.x + threadIdx.x) * C;
     if (n0 >= A.n) return;
-    const u32 p = blockIdx.y;
     const u64* x = A.input + (u64)p * A.in_stride + n0;
     const bool scaled = (A.flags & BCONV_FLAG_SCALED) != 0;
     const bool copy = (A.flags & BCONV_FLAG_COPY) != 0 && blockIdx.z == 0;
@@ -364,6 +365,14 @@ RHEA_INLINE void bconv_matmul_body(const BconvArgs& A) {
     }
 }
 
+// Several single-polynomial conversions in one launch (a ModUp's digits): blockIdx.y picks the
+// conversion. Must match rhea_cuda::bconv::BconvMulti (#[repr(C)]); 5 of them keep the kernel
+// parameters below 4 KiB.
+#define BCONV_MAX_MULTI 5
+struct BconvMulti {
+    BconvArgs a[BCONV_MAX_MULTI];
+};
+
 // Resident blocks per SM asked of ptxas for the widest tile (J * C = 16): BCONV_WIDE_MIN_BLOCKS
 // (4: at most 128 registers; 3: at most 168), else no constraint. The three-word accumulators
 // need 6 registers each: capped at 128 they spill, so they take 3 blocks (166-168 registers);
@@ -380,19 +389,27 @@ RHEA_INLINE void bconv_matmul_body(const BconvArgs& A) {
 #define BCONV_INSTANCE(J, C)                                                               \
     extern "C" __global__ void __launch_bounds__(128, BCONV_MIN_BLOCKS(J, C))            \
         bconv_matmul_j##J##_c##C(const __grid_constant__ BconvArgs A) {                    \
-        bconv_matmul_body<J, C, false, false>(A);                                          \
+        bconv_matmul_body<J, C, false, false>(A, blockIdx.y);                              \
     }                                                                                      \
     extern "C" __global__ void __launch_bounds__(128, BCONV_MIN_BLOCKS(J, C))            \
         bconv_matmul_j##J##_c##C##_narrow(const __grid_constant__ BconvArgs A) {           \
-        bconv_matmul_body<J, C, true, false>(A);                                           \
+        bconv_matmul_body<J, C, true, false>(A, blockIdx.y);                               \
     }                                                                                      \
     extern "C" __global__ void __launch_bounds__(128, BCONV_MIN_BLOCKS(J, C))            \
         bconv_matmul_j##J##_c##C##_centered(const __grid_constant__ BconvArgs A) {         \
-        bconv_matmul_body<J, C, false, true>(A);                                           \
+        bconv_matmul_body<J, C, false, true>(A, blockIdx.y);                               \
     }                                                                                      \
     extern "C" __global__ void __launch_bounds__(128, BCONV_MIN_BLOCKS(J, C))            \
         bconv_matmul_j##J##_c##C##_narrow_centered(const __grid_constant__ BconvArgs A) {  \
-        bconv_matmul_body<J, C, true, true>(A);                                            \
+        bconv_matmul_body<J, C, true, true>(A, blockIdx.y);                                \
+    }                                                                                      \
+    extern "C" __global__ void __launch_bounds__(128, BCONV_MIN_BLOCKS(J, C))            \
+        bconv_multi_j##J##_c##C##_centered(const __grid_constant__ BconvMulti M) {         \
+        bconv_matmul_body<J, C, false, true>(M.a[blockIdx.y], 0u);                         \
+    }                                                                                      \
+    extern "C" __global__ void __launch_bounds__(128, BCONV_MIN_BLOCKS(J, C))            \
+        bconv_multi_j##J##_c##C##_narrow_centered(const __grid_constant__ BconvMulti M) {  \
+        bconv_matmul_body<J, C, true, true>(M.a[blockIdx.y], 0u);                          \
     }
 
 // The same tile with 8-limb load chunks and no register cap (the previous default; kept for
@@ -400,19 +417,19 @@ RHEA_INLINE void bconv_matmul_body(const BconvArgs& A) {
 #define BCONV_INSTANCE_U8(J, C)                                                            \
     extern "C" __global__ void __launch_bounds__(128)                                      \
         bconv_matmul_j##J##_c##C##_u8(const __grid_constant__ BconvArgs A) {               \
-        bconv_matmul_body<J, C, false, false, 8>(A);                                       \
+        bconv_matmul_body<J, C, false, false, 8>(A, blockIdx.y);                           \
     }                                                                                      \
     extern "C" __global__ void __launch_bounds__(128)                                      \
         bconv_matmul_j##J##_c##C##_u8_narrow(const __grid_constant__ BconvArgs A) {        \
-        bconv_matmul_body<J, C, true, false, 8>(A);                                        \
+        bconv_matmul_body<J, C, true, false, 8>(A, blockIdx.y);                            \
     }                                                                                      \
     extern "C" __global__ void __launch_bounds__(128)                                      \
         bconv_matmul_j##J##_c##C##_u8_centered(const __grid_constant__ BconvArgs A) {      \
-        bconv_matmul_body<J, C, false, true, 8>(A);                                        \
+        bconv_matmul_body<J, C, false, true, 8>(A, blockIdx.y);                            \
     }                                                                                      \
     extern "C" __global__ void __launch_bounds__(128)                                      \
         bconv_matmul_j##J##_c##C##_u8_narrow_centered(const __grid_constant__ BconvArgs A) { \
-        bconv_matmul_body<J, C, true, true, 8>(A);                                         \
+        bconv_matmul_body<J, C, true, true, 8>(A, blockIdx.y);                             \
     }
 
 BCONV_INSTANCE(2, 1)

@@ -176,6 +176,18 @@ impl BconvTile {
         }
     }
 
+    /// The centred multi-conversion kernel of this tile (none for [`BconvTile::J8C2U8`]).
+    fn multi_kernel(self, narrow: bool) -> Option<String> {
+        if matches!(self, BconvTile::J8C2U8 | BconvTile::Auto) {
+            return None;
+        }
+        let (j, c) = self.shape()?;
+        Some(format!(
+            "bconv_multi_j{j}_c{c}{}_centered",
+            if narrow { "_narrow" } else { "" }
+        ))
+    }
+
     fn kernel(self, narrow: bool, centered: bool) -> String {
         let (j, c) = self.shape().unwrap_or((8, 2));
         format!(
@@ -219,6 +231,18 @@ struct BconvArgs {
 
 // SAFETY: plain `#[repr(C)]` integers, the layout of the CUDA struct.
 unsafe impl DeviceRepr for BconvArgs {}
+
+/// Conversions of one polynomial each in one launch (`struct BconvMulti` in `bconv.cu`).
+const MAX_MULTI: usize = 5;
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct BconvMulti {
+    a: [BconvArgs; MAX_MULTI],
+}
+
+// SAFETY: plain `#[repr(C)]` integers, the layout of the CUDA struct.
+unsafe impl DeviceRepr for BconvMulti {}
 
 /// Launch arguments of `bconv_scale` (`struct ScaleArgs`).
 #[repr(C)]
@@ -605,6 +629,57 @@ impl DeviceBaseConverter {
         self.launch_plan(&io, &plan, flags, 0, None, centered, tile)
     }
 
+    /// Dynamic shared memory of one block of a `j`-column tile.
+    fn shared_bytes(&self, j: u32, centered: bool) -> u32 {
+        let l = self.l;
+        let extra = if centered { l } else { 0 };
+        ((l * j as usize + 3 * l + 4 * j as usize + extra) * 8) as u32
+    }
+
+    /// The launch arguments of one plan chunk (at most [`MAX_PLAN`] entries).
+    fn args(
+        &self,
+        io: &Io,
+        chunk: &[(u32, u32)],
+        flags: u32,
+        copy_first: u32,
+        epi: Option<Epilogue>,
+    ) -> Result<BconvArgs> {
+        let l = self.l;
+        let f64_off = 2 * l + l * self.k;
+        let mut args = BconvArgs {
+            n: io.n as u64,
+            in_stride: io.in_stride as u64,
+            out_stride: io.out_stride as u64,
+            aux_stride: epi.map_or(0, |e| e.aux_stride as u64),
+            input: io.input,
+            out: io.out,
+            aux: epi.map_or(0, |e| e.aux),
+            from_mod: self.from.device_ptr(),
+            to_mod: self.to.device_ptr(),
+            q_hat_inv: self.ptr(0)?,
+            q_hat_inv_shoup: self.ptr(l)?,
+            q_hat_mod_p: self.ptr(2 * l)?,
+            epi_w: epi.map_or(0, |e| e.w),
+            epi_ws: epi.map_or(0, |e| e.ws),
+            q_inv_f64: self.ptr(f64_off)?,
+            q_mod_p: self.ptr(f64_off + l)?,
+            from_count: l as u32,
+            table_stride: self.k as u32,
+            count: chunk.len() as u32,
+            flags: flags | (if epi.is_some() { FLAG_MODDOWN } else { 0 }),
+            copy_first,
+            pad: 0,
+            col: [0; MAX_PLAN],
+            out_limb: [0; MAX_PLAN],
+        };
+        for (e, &(col, limb)) in chunk.iter().enumerate() {
+            args.col[e] = col;
+            args.out_limb[e] = limb;
+        }
+        Ok(args)
+    }
+
     /// Launches the conversion for `plan` (`(table column, output limb)` pairs), in chunks of
     /// [`MAX_PLAN`]; `FLAG_COPY` applies to the first chunk only. `centered` selects the
     /// `_centered` kernels.
@@ -642,47 +717,15 @@ impl DeviceBaseConverter {
         let f = self
             .device
             .function(&BCONV, &tile.kernel(self.narrow, centered))?;
-        let l = self.l;
-        let extra = if centered { l } else { 0 };
-        let shared = ((l * j as usize + 3 * l + 4 * j as usize + extra) * 8) as u32;
-        let f64_off = 2 * l + l * self.k;
+        let shared = self.shared_bytes(j, centered);
         let chunks: Vec<&[(u32, u32)]> = if plan.is_empty() {
             vec![&[]]
         } else {
             plan.chunks(MAX_PLAN).collect()
         };
         for (ci, chunk) in chunks.into_iter().enumerate() {
-            let mut args = BconvArgs {
-                n: io.n as u64,
-                in_stride: io.in_stride as u64,
-                out_stride: io.out_stride as u64,
-                aux_stride: epi.map_or(0, |e| e.aux_stride as u64),
-                input: io.input,
-                out: io.out,
-                aux: epi.map_or(0, |e| e.aux),
-                from_mod: self.from.device_ptr(),
-                to_mod: self.to.device_ptr(),
-                q_hat_inv: self.ptr(0)?,
-                q_hat_inv_shoup: self.ptr(l)?,
-                q_hat_mod_p: self.ptr(2 * l)?,
-                epi_w: epi.map_or(0, |e| e.w),
-                epi_ws: epi.map_or(0, |e| e.ws),
-                q_inv_f64: self.ptr(f64_off)?,
-                q_mod_p: self.ptr(f64_off + l)?,
-                from_count: l as u32,
-                table_stride: self.k as u32,
-                count: chunk.len() as u32,
-                flags: (if ci == 0 { flags } else { flags & !FLAG_COPY })
-                    | (if epi.is_some() { FLAG_MODDOWN } else { 0 }),
-                copy_first,
-                pad: 0,
-                col: [0; MAX_PLAN],
-                out_limb: [0; MAX_PLAN],
-            };
-            for (e, &(col, limb)) in chunk.iter().enumerate() {
-                args.col[e] = col;
-                args.out_limb[e] = limb;
-            }
+            let chunk_flags = if ci == 0 { flags } else { flags & !FLAG_COPY };
+            let args = self.args(io, chunk, chunk_flags, copy_first, epi)?;
             let groups = chunk.len().div_ceil(j as usize).max(1);
             let cfg = LaunchConfig {
                 grid_dim: (
@@ -819,6 +862,105 @@ impl DeviceModUp {
             BconvTile::Auto,
             0,
         )
+    }
+
+    /// [`DeviceModUp::convert_centered`] of several digits of one level-`level` polynomial
+    /// `input` (`[level][n]`), digit `d_i` into `outputs[i]` (`[level + |P|][n]` each), in one
+    /// launch per five digits (each a kernel-parameter block of its own; blockIdx.y picks it)
+    /// instead of one per digit. Words as [`DeviceModUp::convert_centered`] of each.
+    ///
+    /// Errors: as [`DeviceModUp::convert_centered`].
+    pub fn convert_centered_many(
+        &self,
+        level: usize,
+        input: &DeviceBuffer,
+        outputs: &mut [(usize, &mut DeviceBuffer)],
+        n: usize,
+    ) -> Result<()> {
+        check_degree(n)?;
+        let pl = self.modup.p().len();
+        let l = self.modup.q().len();
+        if polys_of("ModUp input", input.len(), level, n)? != 1 {
+            return Err(CudaError::Shape(
+                "convert_centered_many converts one polynomial".into(),
+            ));
+        }
+        let mut jobs = Vec::with_capacity(outputs.len());
+        for (digit, output) in outputs.iter() {
+            check_device(&self.device, &[output, input])?;
+            check_len("ModUp output", output.len(), (level + pl) * n)?;
+            let r = self.modup.digit_limbs(*digit, level)?;
+            let (start, c) = (r.start, r.len());
+            let conv = self.converter(*digit, level)?;
+            let mut plan = Vec::with_capacity(level + pl - c);
+            for o in 0..level + pl {
+                if o < start {
+                    plan.push((o as u32, o as u32));
+                } else if o >= start + c {
+                    let col = if o < level {
+                        o - c
+                    } else {
+                        l - c + (o - level)
+                    };
+                    plan.push((col as u32, o as u32));
+                }
+            }
+            let io = Io {
+                n,
+                polys: 1,
+                input: input.device_ptr_at(start * n)?,
+                in_stride: level * n,
+                out: output.device_ptr(),
+                out_stride: (level + pl) * n,
+            };
+            jobs.push((conv, plan, io));
+        }
+        let longest = jobs.iter().map(|(_, p, _)| p.len()).max().unwrap_or(0);
+        let narrow = jobs.first().is_some_and(|(c, _, _)| c.narrow);
+        let tile = BconvTile::choose(n, 1, longest, self.device.multiprocessor_count());
+        let kernel = tile.multi_kernel(narrow);
+        let uniform = jobs
+            .iter()
+            .all(|(c, p, _)| c.narrow == narrow && c.l <= 16 && p.len() <= MAX_PLAN);
+        let (Some(kernel), true) = (kernel, uniform) else {
+            // Plans or tiles the multi kernel does not take: one launch per digit.
+            for (conv, plan, io) in &jobs {
+                conv.launch_plan(io, plan, 0, 0, None, true, BconvTile::Auto)?;
+            }
+            return Ok(());
+        };
+        let (j, c) = tile.shape().unwrap_or((8, 2));
+        let f = self.device.function(&BCONV, &kernel)?;
+        for group in jobs.chunks(MAX_MULTI) {
+            let mut multi = BconvMulti {
+                a: [group[0].0.args(&group[0].2, &group[0].1, 0, 0, None)?; MAX_MULTI],
+            };
+            let mut shared = 0;
+            let mut groups = 1;
+            for (k, (conv, plan, io)) in group.iter().enumerate() {
+                multi.a[k] = conv.args(io, plan, 0, 0, None)?;
+                shared = shared.max(conv.shared_bytes(j, true));
+                groups = groups.max(plan.len().div_ceil(j as usize));
+            }
+            let cfg = LaunchConfig {
+                grid_dim: (
+                    n.div_ceil((THREADS * c) as usize) as u32,
+                    group.len() as u32,
+                    groups as u32,
+                ),
+                block_dim: (THREADS, 1, 1),
+                shared_mem_bytes: shared,
+            };
+            let mut b = self.device.stream().launch_builder(&f);
+            b.arg(&multi);
+            // SAFETY: `multi` matches `struct BconvMulti`; blockIdx.y < group.len() selects a
+            // filled entry; each entry's buffers were checked as in `convert_centered` (input
+            // limbs of one level-`level` polynomial, an output of `level + |P|` limbs, table
+            // columns below K); blocks past an entry's plan exit before reading anything; all
+            // work is ordered on the device's one stream.
+            unsafe { b.launch(cfg) }?;
+        }
+        Ok(())
     }
 
     /// [`DeviceModUp::apply_centered`] writing into `output` from word `out_offset` on (e.g.

@@ -137,7 +137,8 @@ fn modup_centered_matches_host() {
     let mut rng = rng("modup_centered_matches_host");
     // (log N, |Q|, |P|, dnum, bits Q, bits P, polys, levels)
     type Case = (u32, usize, usize, usize, u32, u32, usize, &'static [usize]);
-    let cases: [Case; 8] = [
+    let cases: [Case; 9] = [
+        (13, 8, 1, 8, 50, 50, 1, &[8, 6]), // 8 single-limb digits: two multi-digit launches
         (12, 6, 2, 1, 50, 60, 2, &[6, 3, 1]),
         (12, 6, 2, 2, 50, 60, 1, &[6, 4]),
         (12, 6, 2, 4, 30, 30, 1, &[6, 5, 2]), // uneven digits 2, 2, 1, 1
@@ -218,6 +219,29 @@ fn modup_centered_matches_host() {
                 &want_all,
                 &format!("N=2^{log_n} dnum={dnum} level={level}: stacked digits"),
             );
+            // Every digit in one call (five per launch): the other limbs of each as
+            // `convert_centered`, the own limbs untouched.
+            if polys == 1 {
+                let mut outs: Vec<_> = (0..active)
+                    .map(|_| dev.upload(&vec![7u64; width * n]).unwrap())
+                    .collect();
+                let mut jobs: Vec<_> = outs.iter_mut().enumerate().collect();
+                dmodup
+                    .convert_centered_many(level, &dx, &mut jobs, n)
+                    .unwrap();
+                for (digit, out) in outs.iter().enumerate() {
+                    let r = modup.digit_limbs(digit, level).unwrap();
+                    let mut want = want_all[digit * width * n..(digit + 1) * width * n].to_vec();
+                    for o in r.start..r.end {
+                        want[o * n..(o + 1) * n].fill(7);
+                    }
+                    assert_words(
+                        &dev.download(out).unwrap(),
+                        &want,
+                        &format!("N=2^{log_n} dnum={dnum} level={level} digit={digit}: many"),
+                    );
+                }
+            }
             println!("ok: ModUp centred N=2^{log_n} |Q|={ql} |P|={pl} dnum={dnum} level={level}");
         }
     }

@@ -525,11 +525,20 @@ impl GpuRing {
         // Runs of converted limbs to transform, per digit: the Q limbs before and after its own
         // (tables = limb index) and the P limbs (tables from |Q|).
         let mut runs = Vec::new();
-        for d in 0..ring.active_digits(ell) {
+        let digits = ring.active_digits(ell);
+        let mut converted = (0..digits)
+            .map(|_| self.alloc(shape_qp.words()))
+            .collect::<Result<Vec<_>>>()?;
+        {
+            // Every digit's conversion, five digits per launch.
+            let mut jobs: Vec<(usize, &mut DeviceBuffer)> =
+                converted.iter_mut().enumerate().collect();
+            self.mod_up
+                .convert_centered_many(ell, &coeff, &mut jobs, n)?;
+        }
+        for (d, mut o) in converted.into_iter().enumerate() {
             let r = &ring.digits()[d];
             let (s, e) = (r.start, r.end.min(ell));
-            let mut o = self.alloc(shape_qp.words())?;
-            self.mod_up.convert_centered(d, ell, &coeff, &mut o, n)?;
             DeviceBuffer::copy_region(input, s * n, &mut o, s * n, (e - s) * n)?;
             for (first, limbs, table) in [(0, s, 0), (e, ell - e, e), (ell, pl, self.q_len)] {
                 if limbs > 0 {
