@@ -747,6 +747,25 @@ impl DeviceBaseConverter {
     }
 }
 
+/// The conversion plan of a ModUp digit of `c` limbs from `start` at `level` (`|Q| = l`,
+/// `|P| = pl`): every limb of `Q_level ∪ P` but the digit's own, as `(table column, output
+/// limb)` pairs (the digit's table lists the other `Q` primes in order, then the `P` primes).
+fn modup_plan(l: usize, pl: usize, start: usize, c: usize, level: usize) -> Vec<(u32, u32)> {
+    (0..level + pl)
+        .filter(|o| *o < start || *o >= start + c)
+        .map(|o| {
+            let col = if o < start {
+                o
+            } else if o < level {
+                o - c
+            } else {
+                l - c + (o - level)
+            };
+            (col as u32, o as u32)
+        })
+        .collect()
+}
+
 /// [`ModUp`] on a device: extends one digit of a level-`ℓ` polynomial to `Q_ℓ ∪ P`.
 ///
 /// The converters of each (digit, active length) are uploaded on first use and cached.
@@ -785,6 +804,11 @@ impl DeviceModUp {
     /// The host ModUp.
     pub fn host(&self) -> &ModUp {
         &self.modup
+    }
+
+    /// [`modup_plan`] for this ModUp's `|Q|` and `|P|`.
+    fn plan(&self, start: usize, c: usize, level: usize) -> Vec<(u32, u32)> {
+        modup_plan(self.modup.q().len(), self.modup.p().len(), start, c, level)
     }
 
     fn converter(&self, digit: usize, level: usize) -> Result<Arc<DeviceBaseConverter>> {
@@ -879,7 +903,6 @@ impl DeviceModUp {
     ) -> Result<()> {
         check_degree(n)?;
         let pl = self.modup.p().len();
-        let l = self.modup.q().len();
         if polys_of("ModUp input", input.len(), level, n)? != 1 {
             return Err(CudaError::Shape(
                 "convert_centered_many converts one polynomial".into(),
@@ -892,19 +915,7 @@ impl DeviceModUp {
             let r = self.modup.digit_limbs(*digit, level)?;
             let (start, c) = (r.start, r.len());
             let conv = self.converter(*digit, level)?;
-            let mut plan = Vec::with_capacity(level + pl - c);
-            for o in 0..level + pl {
-                if o < start {
-                    plan.push((o as u32, o as u32));
-                } else if o >= start + c {
-                    let col = if o < level {
-                        o - c
-                    } else {
-                        l - c + (o - level)
-                    };
-                    plan.push((col as u32, o as u32));
-                }
-            }
+            let plan = self.plan(start, c, level);
             let io = Io {
                 n,
                 polys: 1,
@@ -1054,7 +1065,6 @@ impl DeviceModUp {
         let r = self.modup.digit_limbs(digit, level)?;
         let (start, c) = (r.start, r.len());
         let pl = self.modup.p().len();
-        let l = self.modup.q().len();
         let polys = polys_of("ModUp input", input.len(), level, n)?;
         let out_words = polys * (level + pl) * n;
         if !at {
@@ -1066,18 +1076,7 @@ impl DeviceModUp {
             )));
         }
         let conv = self.converter(digit, level)?;
-        let mut plan = Vec::with_capacity(level + pl - c);
-        for o in 0..level + pl {
-            if o < start {
-                plan.push((o as u32, o as u32));
-            } else if o < start + c {
-                continue;
-            } else if o < level {
-                plan.push(((o - c) as u32, o as u32));
-            } else {
-                plan.push(((l - c + (o - level)) as u32, o as u32));
-            }
-        }
+        let plan = self.plan(start, c, level);
         let io = Io {
             n,
             polys,
@@ -1316,6 +1315,21 @@ impl DeviceRescaler {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn modup_plans_skip_the_digits_own_limbs() {
+        // |Q| = 6, |P| = 2, digit of limbs 2..4 at level 5: outputs 0, 1, 4 (Q) and 5, 6 (P).
+        assert_eq!(
+            modup_plan(6, 2, 2, 2, 5),
+            vec![(0, 0), (1, 1), (2, 4), (4, 5), (5, 6)]
+        );
+        // First and last digits.
+        assert_eq!(modup_plan(4, 1, 0, 2, 4), vec![(0, 2), (1, 3), (2, 4)]);
+        assert_eq!(
+            modup_plan(4, 1, 3, 1, 4),
+            vec![(0, 0), (1, 1), (2, 2), (3, 4)]
+        );
+    }
 
     #[test]
     fn the_tile_computes_few_empty_columns() {
