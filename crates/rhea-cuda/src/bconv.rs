@@ -178,10 +178,10 @@ impl BconvTile {
 
     /// The centred multi-conversion kernel of this tile (none for [`BconvTile::J8C2U8`]).
     fn multi_kernel(self, narrow: bool) -> Option<String> {
-        if matches!(self, BconvTile::J8C2U8 | BconvTile::Auto) {
+        if self == BconvTile::J8C2U8 {
             return None;
         }
-        let (j, c) = self.shape()?;
+        let (j, c) = self.shape()?; // none for Auto
         Some(format!(
             "bconv_multi_j{j}_c{c}{}_centered",
             if narrow { "_narrow" } else { "" }

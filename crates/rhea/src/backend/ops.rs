@@ -246,8 +246,8 @@ impl RnsRing {
     }
 
     /// [`RnsRing::ntt_forward`] of several polynomials; on a GPU (all on one device) one
-    /// grouped launch per phase for all of them (up to six polynomials of `Q` and `P` limbs),
-    /// the same words as one transform each.
+    /// grouped launch per phase for every [`rhea_cuda::ntt::MAX_RUNS`] runs (a polynomial of
+    /// `Q` and `P` limbs is two runs), the same words as one transform each.
     ///
     /// Errors: as [`RnsRing::ntt_forward`] for any of them; nothing is transformed then.
     pub fn ntt_forward_many(&self, polys: &mut [&mut Poly]) -> Result<()> {
