@@ -600,6 +600,34 @@ fn lift_centred(t: u64, q_last: u64, m: &Modulus) -> u64 {
     }
 }
 
+/// The shapes of the lifted-prologue tests: every N = 2^12 … 2^17, the last prime of each list
+/// is `q_last` (above, below and between the others).
+fn lift_cases() -> [(u32, Vec<u32>); 6] {
+    [
+        (12u32, vec![30u32, 50, 60, 40, 61]),
+        (13, vec![61, 60, 50, 30]),
+        (14, vec![40, 61, 30, 50]),
+        (15, vec![61, 50, 30, 60, 45]),
+        (16, vec![60, 40, 61, 30, 50, 60]),
+        (17, vec![61, 50, 60, 40, 30]),
+    ]
+}
+
+/// Two random limbs canonical modulo `q_last`, with the lift's boundary words
+/// (`q_last / 2`, `q_last / 2 ± 1`, `q_last - 1`, `1`) planted in both.
+fn lifted_limbs(r: &mut impl rand::Rng, q_last: Modulus, n: usize) -> Vec<u64> {
+    let ql = q_last.value();
+    let mut t = random_rns(r, &[q_last, q_last], n, 1);
+    for (i, w) in [ql / 2, ql / 2 + 1, ql - 1, 1, ql / 2 - 1]
+        .into_iter()
+        .enumerate()
+    {
+        t[3 * i + 5] = w;
+        t[n + 7 * i + 2] = w;
+    }
+    t
+}
+
 /// The forward transform with the centred-lift prologue and the fused epilogue (rescaling in the
 /// NTT domain) against the CPU composition (lift, `NttTable::forward`, `[c +] (x − v) · w`), at
 /// every N = 2^12 … 2^17 (each default shape's `ntt_fwd_colsl_*`), with `q_last` above, below and
@@ -610,14 +638,7 @@ fn lifted_epilogue_matches_the_cpu() {
     use rhea_cuda::ntt::{EpilogueRun, LiftRun, NttRun};
     use rhea_cuda::DeviceModuli;
     // The last prime of each list is q_last.
-    for (log_n, bits) in [
-        (12u32, vec![30u32, 50, 60, 40, 61]),
-        (13, vec![61, 60, 50, 30]),
-        (14, vec![40, 61, 30, 50]),
-        (15, vec![61, 50, 30, 60, 45]),
-        (16, vec![60, 40, 61, 30, 50, 60]),
-        (17, vec![61, 50, 60, 40, 30]),
-    ] {
+    for (log_n, bits) in lift_cases() {
         let test = format!("ntt lifted epilogue 2^{log_n}");
         let Some(dev) = gpu_or_skip(&test) else {
             return;
@@ -632,14 +653,7 @@ fn lifted_epilogue_matches_the_cpu() {
         let ql = q_last.value();
         let mut r = rng(&test);
         // Two lifted limbs (canonical mod q_last), with the lift's boundary words.
-        let mut t_host = random_rns(&mut r, &[q_last, q_last], n, 1);
-        for (i, w) in [ql / 2, ql / 2 + 1, ql - 1, 1, ql / 2 - 1]
-            .into_iter()
-            .enumerate()
-        {
-            t_host[3 * i + 5] = w;
-            t_host[n + 7 * i + 2] = w;
-        }
+        let t_host = lifted_limbs(&mut r, q_last, n);
         // x and c over the l - 1 primes below q_last; w random per table.
         let x_host = random_rns(&mut r, &moduli[..l - 1], n, 1);
         let c_host = random_rns(&mut r, &moduli[..l - 1], n, 1);
@@ -805,14 +819,7 @@ fn lift_add_epilogue_matches_the_cpu() {
     use rand::Rng;
     use rhea_cuda::ntt::{EpilogueRun, LiftAddFactors, LiftRun, NttRun};
     use rhea_cuda::DeviceModuli;
-    for (log_n, bits) in [
-        (12u32, vec![30u32, 50, 60, 40, 61]),
-        (13, vec![61, 60, 50, 30]),
-        (14, vec![40, 61, 30, 50]),
-        (15, vec![61, 50, 30, 60, 45]),
-        (16, vec![60, 40, 61, 30, 50, 60]),
-        (17, vec![61, 50, 60, 40, 30]),
-    ] {
+    for (log_n, bits) in lift_cases() {
         let test = format!("ntt lift-add epilogue 2^{log_n}");
         let Some(dev) = gpu_or_skip(&test) else {
             return;
@@ -826,14 +833,7 @@ fn lift_add_epilogue_matches_the_cpu() {
         let q_last = moduli[l - 1];
         let ql = q_last.value();
         let mut r = rng(&test);
-        let mut t_host = random_rns(&mut r, &[q_last, q_last], n, 1);
-        for (i, w) in [ql / 2, ql / 2 + 1, ql - 1, 1, ql / 2 - 1]
-            .into_iter()
-            .enumerate()
-        {
-            t_host[3 * i + 5] = w;
-            t_host[n + 7 * i + 2] = w;
-        }
+        let t_host = lifted_limbs(&mut r, q_last, n);
         let below = &moduli[..l - 1];
         let y_host = [0, 1].map(|_| random_rns(&mut r, below, n, 1));
         let x_host = random_rns(&mut r, below, n, 1);
