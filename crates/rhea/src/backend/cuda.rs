@@ -580,13 +580,7 @@ impl GpuRing {
         let n = ring.n();
         if !self.ntt.has_fast_kernels() {
             // Small rings (N < 2^12): the composition.
-            let (mut a0, mut a1) = self.inner_product(ring, ell, digits, keys)?;
-            let shape_qp = ring.shape_qp(ell);
-            for (a, x) in [(&mut a0, inner[0]), (&mut a1, inner[1])] {
-                if let Some(x) = x {
-                    self.add(&shape_qp, a, x)?;
-                }
-            }
+            let (a0, a1) = self.inner_product_plus(ring, ell, digits, keys, inner)?;
             let shape_q = ring.shape_q(ell);
             let mut outs = [
                 self.mod_down(ring, ell, &a0)?,
@@ -607,13 +601,7 @@ impl GpuRing {
                 &self.full, ell, self.q_len, digits, keys, inner, &mut acc, n,
             )?;
         } else {
-            let (mut a0, mut a1) = self.inner_product(ring, ell, digits, keys)?;
-            let shape_qp = ring.shape_qp(ell);
-            for (a, x) in [(&mut a0, inner[0]), (&mut a1, inner[1])] {
-                if let Some(x) = x {
-                    self.add(&shape_qp, a, x)?;
-                }
-            }
+            let (a0, a1) = self.inner_product_plus(ring, ell, digits, keys, inner)?;
             DeviceBuffer::copy_region(&a0, 0, &mut acc, 0, width * n)?;
             DeviceBuffer::copy_region(&a1, 0, &mut acc, width * n, width * n)?;
         }
@@ -959,6 +947,26 @@ impl GpuRing {
             fused::sub_mul_scalar_assign(&mut out, input, w, &self.full, 0, ell - 1, n)?;
         }
         Ok(out)
+    }
+
+    /// [`GpuRing::inner_product`] with `inner_c` added to half `c` (the unfused path of
+    /// [`GpuRing::keyswitch_moddown`]).
+    fn inner_product_plus(
+        &self,
+        ring: &RnsRing,
+        ell: usize,
+        digits: &[&DeviceBuffer],
+        keys: &[(&DeviceBuffer, &DeviceBuffer)],
+        inner: [Option<&DeviceBuffer>; 2],
+    ) -> Result<(DeviceBuffer, DeviceBuffer)> {
+        let (mut a0, mut a1) = self.inner_product(ring, ell, digits, keys)?;
+        let shape_qp = ring.shape_qp(ell);
+        for (a, x) in [(&mut a0, inner[0]), (&mut a1, inner[1])] {
+            if let Some(x) = x {
+                self.add(&shape_qp, a, x)?;
+            }
+        }
+        Ok((a0, a1))
     }
 
     /// The key-switching inner product over `Q_ℓ ∪ P` (the twin of `cpu::inner_product`): the
