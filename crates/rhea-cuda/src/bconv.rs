@@ -943,16 +943,24 @@ impl DeviceModUp {
         let (j, c) = tile.shape().unwrap_or((8, 2));
         let f = self.device.function(&BCONV, &kernel)?;
         for group in jobs.chunks(MAX_MULTI) {
+            let args = group
+                .iter()
+                .map(|(conv, plan, io)| conv.args(io, plan, 0, 0, None))
+                .collect::<Result<Vec<_>>>()?;
+            // Entries past the group repeat its first (never read: blockIdx.y < group.len()).
             let mut multi = BconvMulti {
-                a: [group[0].0.args(&group[0].2, &group[0].1, 0, 0, None)?; MAX_MULTI],
+                a: [args[0]; MAX_MULTI],
             };
-            let mut shared = 0;
-            let mut groups = 1;
-            for (k, (conv, plan, io)) in group.iter().enumerate() {
-                multi.a[k] = conv.args(io, plan, 0, 0, None)?;
-                shared = shared.max(conv.shared_bytes(j, true));
-                groups = groups.max(plan.len().div_ceil(j as usize));
-            }
+            multi.a[..args.len()].copy_from_slice(&args);
+            let shared = group
+                .iter()
+                .map(|(conv, _, _)| conv.shared_bytes(j, true))
+                .max();
+            let groups = group
+                .iter()
+                .map(|(_, plan, _)| plan.len().div_ceil(j as usize))
+                .max();
+            let (shared, groups) = (shared.unwrap_or(0), groups.unwrap_or(1).max(1));
             let cfg = LaunchConfig {
                 grid_dim: (
                     n.div_ceil((THREADS * c) as usize) as u32,
