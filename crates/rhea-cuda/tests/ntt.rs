@@ -38,6 +38,14 @@ fn ntt_kernels_compile_for_sm90() {
                 ));
                 names.push(format!("ntt_{d}_rows{dd}_{log_n}_{}", s.log_n1));
             }
+            if s.one_launch {
+                let sh = format!("{log_n}_{}_{}", s.log_n1, s.cols_per_block);
+                for v in [
+                    "fwd1", "fwd1d", "fwd1de", "fwd1lde", "fwd1lade", "inv1", "inv1d",
+                ] {
+                    names.push(format!("ntt_{v}_{sh}"));
+                }
+            }
             names.push(format!("ntt_fwd_rowsde_{log_n}_{}", s.log_n1));
             names.push(format!(
                 "ntt_fwd_colsl_{log_n}_{}_{}",
@@ -223,6 +231,48 @@ fn naive_serves_small_degrees() {
     }
 }
 
+/// The one-launch transform's counters are cleared by each launch and grow with the batch:
+/// back-to-back launches of alternating directions and sizes (3 to 300 rows, more than the
+/// first allocation holds), each against the CPU, with no synchronisation in between.
+#[test]
+fn one_launch_back_to_back_and_growing() {
+    let test = "one_launch_back_to_back_and_growing";
+    let Some(dev) = gpu_or_skip(test) else {
+        return;
+    };
+    let mut r = rng(test);
+    for log_n in [12u32, 16] {
+        let degree = 1usize << log_n;
+        let moduli = moduli_for(&[60, 50, 61], degree);
+        let tables = host_tables(&moduli, degree);
+        let gpu = DeviceNttTables::new(&dev, &tables).unwrap();
+        let split = gpu.default_split(1).unwrap();
+        assert!(split.one_launch, "{test}: the default runs in one launch");
+        let mut queued = Vec::new();
+        for (i, polys) in [1usize, 100, 2, 100, 1, 7].into_iter().enumerate() {
+            let dir = if i % 2 == 0 {
+                NttDirection::Forward
+            } else {
+                NttDirection::Inverse
+            };
+            let batch = NttBatch::all(polys, moduli.len());
+            let input = random_rns(&mut r, &moduli, degree, polys);
+            let want = cpu_transform(&tables, &input, &batch, dir);
+            let mut buf = dev.upload(&input).unwrap();
+            gpu.transform(&mut buf, &batch, dir, NttAlgorithm::Fast)
+                .unwrap();
+            queued.push((
+                buf,
+                want,
+                format!("{test} 2^{log_n} launch {i} x{polys} {dir:?}"),
+            ));
+        }
+        for (buf, want, what) in &queued {
+            assert_same(&dev.download(buf).unwrap(), want, what);
+        }
+    }
+}
+
 #[test]
 fn limb_ranges_touch_only_their_limbs() {
     let Some(dev) = gpu_or_skip("limb_ranges_touch_only_their_limbs") else {
@@ -307,6 +357,18 @@ fn bad_batches_are_errors() {
         log_n1: 5,
         cols_per_block: 3,
         derived_twiddles: false,
+        one_launch: false,
+    });
+    assert!(matches!(
+        gpu.transform(&mut buf, &NttBatch::all(2, 3), fwd, bad_split),
+        Err(CudaError::InvalidArgument(_))
+    ));
+    // The one-launch kernels exist for the default shape only.
+    let second_shape = splits(12).into_iter().find(|s| !s.one_launch).unwrap();
+    let bad_split = NttAlgorithm::FastSplit(NttSplit {
+        log_n1: second_shape.log_n1 + 1,
+        one_launch: true,
+        ..second_shape
     });
     assert!(matches!(
         gpu.transform(&mut buf, &NttBatch::all(2, 3), fwd, bad_split),
@@ -348,15 +410,14 @@ fn cpu_run(
 /// Grouped transforms: several runs with holes over several buffers, tables not equal to the
 /// limb index (the ModUp and ModDown shapes), both directions, bit for bit against the CPU; the
 /// limbs outside the runs are untouched.
-#[test]
-fn grouped_runs_match_the_cpu() {
+fn grouped_runs_match_the_cpu_with(one_launch: bool) {
     use rhea_cuda::ntt::NttRun;
     for (log_n, bits) in [
         (12u32, vec![30u32, 50, 60, 61, 40, 60]),
         (16, vec![60, 40, 40, 40, 40, 60, 60]),
         (17, vec![50, 61, 30, 60]),
     ] {
-        let test = format!("grouped runs 2^{log_n}");
+        let test = format!("[one launch: {one_launch}] grouped runs 2^{log_n}");
         let Some(dev) = gpu_or_skip(&test) else {
             return;
         };
@@ -364,6 +425,7 @@ fn grouped_runs_match_the_cpu() {
         let moduli = moduli_for(&bits, degree);
         let tables = host_tables(&moduli, degree);
         let gpu = DeviceNttTables::new(&dev, &tables).unwrap();
+        gpu.set_one_launch(one_launch);
         let l = bits.len();
         let mut r = rng(&test);
         // Buffer 0: l limbs, runs [0, 1) and [3, l) (a hole at 1..3); buffer 1: 3 limbs whose
@@ -460,17 +522,22 @@ fn grouped_runs_match_the_cpu() {
     }
 }
 
+#[test]
+fn grouped_runs_match_the_cpu() {
+    grouped_runs_match_the_cpu_with(true);
+    grouped_runs_match_the_cpu_with(false);
+}
+
 /// The fused forward epilogue `[c +] (x − NTT(run)) · w`, with and without `c`, against the CPU
 /// composition, at N = 2^13, 2^16 and 2^17.
-#[test]
-fn forward_epilogue_matches_the_cpu() {
+fn forward_epilogue_matches_the_cpu_with(one_launch: bool) {
     use rhea_cuda::ntt::{EpilogueRun, NttRun};
     for (log_n, bits) in [
         (13u32, vec![60u32, 40, 50, 61, 30]),
         (16, vec![60, 40, 40, 60, 60]),
         (17, vec![61, 50, 30, 60, 40]),
     ] {
-        let test = format!("ntt epilogue 2^{log_n}");
+        let test = format!("[one launch: {one_launch}] ntt epilogue 2^{log_n}");
         let Some(dev) = gpu_or_skip(&test) else {
             return;
         };
@@ -479,6 +546,7 @@ fn forward_epilogue_matches_the_cpu() {
         let moduli = moduli_for(&bits, degree);
         let tables = host_tables(&moduli, degree);
         let gpu = DeviceNttTables::new(&dev, &tables).unwrap();
+        gpu.set_one_launch(one_launch);
         let l = bits.len();
         let mut r = rng(&test);
         // Two sources of 2 limbs each: source 0 limbs use tables 0..2, source 1 tables 2..4.
@@ -590,6 +658,12 @@ fn forward_epilogue_matches_the_cpu() {
     }
 }
 
+#[test]
+fn forward_epilogue_matches_the_cpu() {
+    forward_epilogue_matches_the_cpu_with(true);
+    forward_epilogue_matches_the_cpu_with(false);
+}
+
 /// The centred lift of `t` (canonical modulo the odd `q_last`) to `m`, with rhea_math's
 /// semantics: `t` if `t ≤ ⌊q_last/2⌋`, else `t − q_last`, reduced modulo `m`.
 fn lift_centred(t: u64, q_last: u64, m: &Modulus) -> u64 {
@@ -632,14 +706,13 @@ fn lifted_limbs(r: &mut impl rand::Rng, q_last: Modulus, n: usize) -> Vec<u64> {
 /// NTT domain) against the CPU composition (lift, `NttTable::forward`, `[c +] (x − v) · w`), at
 /// every N = 2^12 … 2^17 (each default shape's `ntt_fwd_colsl_*`), with `q_last` above, below and
 /// between the other primes; the lifted limbs include the boundary words around `q_last / 2`.
-#[test]
-fn lifted_epilogue_matches_the_cpu() {
+fn lifted_epilogue_matches_the_cpu_with(one_launch: bool) {
     use rand::Rng;
     use rhea_cuda::ntt::{EpilogueRun, LiftRun, NttRun};
     use rhea_cuda::DeviceModuli;
     // The last prime of each list is q_last.
     for (log_n, bits) in lift_cases() {
-        let test = format!("ntt lifted epilogue 2^{log_n}");
+        let test = format!("[one launch: {one_launch}] ntt lifted epilogue 2^{log_n}");
         let Some(dev) = gpu_or_skip(&test) else {
             return;
         };
@@ -647,6 +720,7 @@ fn lifted_epilogue_matches_the_cpu() {
         let moduli = moduli_for(&bits, n);
         let tables = host_tables(&moduli, n);
         let gpu = DeviceNttTables::new(&dev, &tables).unwrap();
+        gpu.set_one_launch(one_launch);
         let dm = DeviceModuli::new(&dev, &moduli).unwrap();
         let l = bits.len();
         let q_last = moduli[l - 1];
@@ -810,17 +884,22 @@ fn lifted_epilogue_matches_the_cpu() {
     }
 }
 
+#[test]
+fn lifted_epilogue_matches_the_cpu() {
+    lifted_epilogue_matches_the_cpu_with(true);
+    lifted_epilogue_matches_the_cpu_with(false);
+}
+
 /// The lift-and-add prologue with the two-factor epilogue (the merged ModDown-rescale) against
 /// the CPU composition: `v = NTT(run + F · lift(t))`, `out = ([c +] (x − v) · w) · w2`, at every
 /// N = 2^12 … 2^17, the runs' own contents random (they are read now), the lifted limbs with
 /// the lift's boundary words; plus the typed error for a short factor table.
-#[test]
-fn lift_add_epilogue_matches_the_cpu() {
+fn lift_add_epilogue_matches_the_cpu_with(one_launch: bool) {
     use rand::Rng;
     use rhea_cuda::ntt::{EpilogueRun, LiftAddFactors, LiftRun, NttRun};
     use rhea_cuda::DeviceModuli;
     for (log_n, bits) in lift_cases() {
-        let test = format!("ntt lift-add epilogue 2^{log_n}");
+        let test = format!("[one launch: {one_launch}] ntt lift-add epilogue 2^{log_n}");
         let Some(dev) = gpu_or_skip(&test) else {
             return;
         };
@@ -828,6 +907,7 @@ fn lift_add_epilogue_matches_the_cpu() {
         let moduli = moduli_for(&bits, n);
         let tables = host_tables(&moduli, n);
         let gpu = DeviceNttTables::new(&dev, &tables).unwrap();
+        gpu.set_one_launch(one_launch);
         let dm = DeviceModuli::new(&dev, &moduli).unwrap();
         let l = bits.len();
         let q_last = moduli[l - 1];
@@ -951,4 +1031,10 @@ fn lift_add_epilogue_matches_the_cpu() {
         );
         assert!(matches!(res, Err(CudaError::Shape(_))), "{res:?}");
     }
+}
+
+#[test]
+fn lift_add_epilogue_matches_the_cpu() {
+    lift_add_epilogue_matches_the_cpu_with(true);
+    lift_add_epilogue_matches_the_cpu_with(false);
 }
