@@ -10,6 +10,9 @@
 // Baseline: ntt_naive_{fwd,inv}_stage, one launch per stage, one radix-2 butterfly per thread
 // (grid-stride), every stage through global memory.
 //
+// Benchmark: ntt_bf_{fwd,inv}_throughput, the butterflies alone in registers (the arithmetic
+// floor of the fast path; see the end of this file).
+//
 // Arguments of every kernel: (data, twiddles, compact derived twiddles, primes, NttArgs
 // [, log_n, log_m]).
 
@@ -33,70 +36,39 @@
 #define NTT_COLS(LOGN, LOG1, C)                                                             \
     extern "C" __global__ void NTT_BOUNDS(((1 << LOG1) / 8) * C)                            \
         ntt_fwd_colsl_##LOGN##_##LOG1##_##C(NTT_ARGS) {                                     \
-        ntt_cols_block<LOGN, LOG1, C, true, true>(data, tw, primes, a);                           \
+        ntt_cols<LOGN, LOG1, C, true, true>(data, tw, primes, a);                           \
     }                                                                                       \
     extern "C" __global__ void NTT_BOUNDS(((1 << LOG1) / 8) * C)                            \
         ntt_fwd_colsla_##LOGN##_##LOG1##_##C(NTT_ARGS) {                                    \
-        ntt_cols_block<LOGN, LOG1, C, true, true, true>(data, tw, primes, a);                     \
+        ntt_cols<LOGN, LOG1, C, true, true, true>(data, tw, primes, a);                     \
     }                                                                                       \
     extern "C" __global__ void NTT_BOUNDS(((1 << LOG1) / 8) * C)                            \
         ntt_fwd_cols_##LOGN##_##LOG1##_##C(NTT_ARGS) {                                      \
-        ntt_cols_block<LOGN, LOG1, C, true>(data, tw, primes, a);                                 \
+        ntt_cols<LOGN, LOG1, C, true>(data, tw, primes, a);                                 \
     }                                                                                       \
     extern "C" __global__ void NTT_BOUNDS(((1 << LOG1) / 8) * C)                            \
         ntt_inv_cols_##LOGN##_##LOG1##_##C(NTT_ARGS) {                                      \
-        ntt_cols_block<LOGN, LOG1, C, false>(data, tw, primes, a);                                \
+        ntt_cols<LOGN, LOG1, C, false>(data, tw, primes, a);                                \
     }
 
 // Row kernels: ntt_{fwd,inv}_rows[d]_<LOGN>_<LOG1> (d: derived twiddles from the compact table).
 #define NTT_ROWS_V(LOGN, LOG1, D, SUFFIX)                                                   \
     extern "C" __global__ void NTT_BOUNDS(RowsShape<LOGN - LOG1>::THREADS)                  \
         ntt_fwd_rows##SUFFIX##_##LOGN##_##LOG1(NTT_ARGS) {                                  \
-        ntt_rows_block<LOGN, LOGN - LOG1, true, D>(data, tw, tw3, primes, a);                     \
+        ntt_rows<LOGN, LOGN - LOG1, true, D>(data, tw, tw3, primes, a);                     \
     }                                                                                       \
     extern "C" __global__ void NTT_BOUNDS(RowsShape<LOGN - LOG1>::THREADS)                  \
         ntt_inv_rows##SUFFIX##_##LOGN##_##LOG1(NTT_ARGS) {                                  \
-        ntt_rows_block<LOGN, LOGN - LOG1, false, D>(data, tw, tw3, primes, a);                    \
+        ntt_rows<LOGN, LOGN - LOG1, false, D>(data, tw, tw3, primes, a);                    \
     }
 // ntt_fwd_rowsde_<LOGN>_<LOG1>: derived twiddles and the fused epilogue (grouped launches).
 #define NTT_ROWS_EPI(LOGN, LOG1)                                                            \
     extern "C" __global__ void NTT_BOUNDS(RowsShape<LOGN - LOG1>::THREADS)                  \
         ntt_fwd_rowsde_##LOGN##_##LOG1(NTT_ARGS) {                                          \
-        ntt_rows_block<LOGN, LOGN - LOG1, true, true, true>(data, tw, tw3, primes, a);            \
+        ntt_rows<LOGN, LOGN - LOG1, true, true, true>(data, tw, tw3, primes, a);            \
     }
 #define NTT_ROWS(LOGN, LOG1)                                                                \
     NTT_ROWS_V(LOGN, LOG1, false, ) NTT_ROWS_V(LOGN, LOG1, true, d) NTT_ROWS_EPI(LOGN, LOG1)
-
-// One-launch transforms (ntt.cuh, ntt_one_launch), for the default shape of each N:
-//   ntt_fwd1{,d,de,lde,lade}_<LOGN>_<LOG1>_<C>: forward; d: derived twiddles; e: the epilogue;
-//     l / la: the lifting / lift-and-add prologue (grouped launches)
-//   ntt_inv1{,d}_<LOGN>_<LOG1>_<C>: inverse
-// Extra argument: u32* sync (see ntt_one_launch). blockDim = 128 (both phases), any grid.
-// Without a minimum-blocks hint ptxas gives the two phases together ~96-128 registers (4 blocks
-// per SM); 8 blocks of 128 threads keep them at 64, the occupancy of the two-kernel form.
-#ifndef NTT_ONE_MIN_BLOCKS
-#define NTT_ONE_MIN_BLOCKS 8
-#endif
-#define NTT_ONE_V(LOGN, LOG1, C, FWD, D, E, L, A, NAME)                                    \
-    extern "C" __global__ void __launch_bounds__(((1 << LOG1) / 8) * C, NTT_ONE_MIN_BLOCKS) \
-        NAME##_##LOGN##_##LOG1##_##C(NTT_ARGS, u32* __restrict__ sync) {                    \
-        ntt_one_launch<LOGN, LOG1, C, FWD, D, E, L, A>(data, tw, tw3, primes, a, sync);     \
-    }
-#define NTT_ONE(LOGN, LOG1, C)                                                              \
-    NTT_ONE_V(LOGN, LOG1, C, true, false, false, false, false, ntt_fwd1)                    \
-    NTT_ONE_V(LOGN, LOG1, C, true, true, false, false, false, ntt_fwd1d)                    \
-    NTT_ONE_V(LOGN, LOG1, C, true, true, true, false, false, ntt_fwd1de)                    \
-    NTT_ONE_V(LOGN, LOG1, C, true, true, true, true, false, ntt_fwd1lde)                    \
-    NTT_ONE_V(LOGN, LOG1, C, true, true, true, true, true, ntt_fwd1lade)                    \
-    NTT_ONE_V(LOGN, LOG1, C, false, false, false, false, false, ntt_inv1)                   \
-    NTT_ONE_V(LOGN, LOG1, C, false, true, false, false, false, ntt_inv1d)
-
-NTT_ONE(12, 6, 16)
-NTT_ONE(13, 6, 16)
-NTT_ONE(14, 7, 8)
-NTT_ONE(15, 7, 8)
-NTT_ONE(16, 7, 8)
-NTT_ONE(17, 8, 4)
 
 // The instantiated shapes; keep in sync with rhea_cuda::ntt::SHAPES (the first shape listed
 // there for each N is the default).

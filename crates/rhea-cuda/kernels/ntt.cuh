@@ -460,34 +460,14 @@ RHEA_INLINE void inv_passes(u64 (&v)[8], ulonglong2 (&w)[NTT_PASS_TW], u64* sm, 
 }
 
 // ---- global memory access of one pass ------------------------------------------------------------
-//
-// CG: load through L2 only (ld.global.cg), for data written earlier in the same launch by other
-// blocks (the second phase of the one-launch transform); otherwise plain loads.
-template <bool CG>
-RHEA_INLINE u64 ld_data(const u64* p) {
-    if constexpr (CG) {
-        return __ldcg(p);
-    } else {
-        return *p;
-    }
-}
-
-template <bool CG>
-RHEA_INLINE ulonglong2 ld_data2(const ulonglong2* p) {
-    if constexpr (CG) {
-        return __ldcg(p);
-    } else {
-        return *p;
-    }
-}
 
 // Column kernel: entry k of column c at base[k * N2 + c].
-template <int LOGS, int I, int LOGN2, bool CG = false>
+template <int LOGS, int I, int LOGN2>
 RHEA_INLINE void cols_global_load(const u64* __restrict__ base, u32 tau, u64 (&v)[8]) {
     using PI = PassIdxOf<LOGS, I>;
     const u64* p = base + (PI::a(tau) << LOGN2);
 #pragma unroll
-    for (int idx = 0; idx < 8; ++idx) v[idx] = ld_data<CG>(p + (PI::b(idx) << LOGN2));
+    for (int idx = 0; idx < 8; ++idx) v[idx] = p[PI::b(idx) << LOGN2];
 }
 
 template <int LOGS, int I, int LOGN2>
@@ -499,7 +479,7 @@ RHEA_INLINE void cols_global_store(u64* __restrict__ base, u32 tau, const u64 (&
 }
 
 // Row kernel: entry k of the chunk at base[k]; 16-byte accesses in the direct pass.
-template <int LOGS, int I, bool CG = false>
+template <int LOGS, int I>
 RHEA_INLINE void rows_global_load(const u64* __restrict__ base, u32 tau, u64 (&v)[8]) {
     using PS = NttPasses<LOGS>;
     constexpr int J0 = PS::j0(I), P = PS::p(I);
@@ -507,7 +487,7 @@ RHEA_INLINE void rows_global_load(const u64* __restrict__ base, u32 tau, u64 (&v
         const ulonglong2* p = reinterpret_cast<const ulonglong2*>(base + 8 * tau);
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
-            const ulonglong2 x = ld_data2<CG>(p + i);
+            const ulonglong2 x = p[i];
             v[2 * i] = x.x;
             v[2 * i + 1] = x.y;
         }
@@ -515,7 +495,7 @@ RHEA_INLINE void rows_global_load(const u64* __restrict__ base, u32 tau, u64 (&v
         using PI = PassIdx<LOGS, J0, P>;
         const u64* p = base + PI::a(tau);
 #pragma unroll
-        for (int idx = 0; idx < 8; ++idx) v[idx] = ld_data<CG>(p + PI::b(idx));
+        for (int idx = 0; idx < 8; ++idx) v[idx] = p[PI::b(idx)];
     }
 }
 
@@ -621,20 +601,17 @@ RHEA_INLINE u64 lift_lazy(u64 t, u64 half, u64 neg, u64 s1, u64 q) {
 // Forward: the first LOG1 stages. Inverse: the last LOG1 stages, with N^-1 fused. One block per
 // tile of C columns of one row: blockIdx.x = row * N2 / C + tile. LIFT (forward, grouped
 // launches): the prologue of NttArgs; with ADD, the lift-and-add prologue.
-//
-// bid: the tile (blockIdx.x in the two-kernel form); sm: (1 << LOGS) * C words of shared memory.
-// CG: the inverse's input comes from the same launch (see ld_data).
-template <int LOGN, int LOGS, int C, bool FWD, bool LIFT = false, bool ADD = false, bool CG = false>
+template <int LOGN, int LOGS, int C, bool FWD, bool LIFT = false, bool ADD = false>
 RHEA_INLINE void ntt_cols(u64* __restrict__ data, const ulonglong2* __restrict__ tw_all,
-                          const NttPrime* __restrict__ primes, const NttArgs& a, u32 bid,
-                          u64* sm) {
+                          const NttPrime* __restrict__ primes, const NttArgs& a) {
     constexpr int LOGN2 = LOGN - LOGS;
     constexpr u32 BPR = (1u << LOGN2) / C;  // blocks per row
     static_assert((1u << LOGN2) % C == 0, "columns per block divide N2");
+    __shared__ u64 sm[(1 << LOGS) * C];
     using PS = NttPasses<LOGS>;
 
-    const u32 row = bid / BPR;
-    const u32 col0 = (bid % BPR) * C;
+    const u32 row = blockIdx.x / BPR;
+    const u32 col0 = (blockIdx.x % BPR) * C;
     const NttRow nr = ntt_row(data, a, row, LOGN);
     const u32 table = nr.table;
     u64* base = nr.base + col0;
@@ -675,7 +652,7 @@ RHEA_INLINE void ntt_cols(u64* __restrict__ data, const ulonglong2* __restrict__
         cols_global_store<LOGS, PS::COUNT - 1, LOGN2>(base + c, tau, v);
     } else {
         pass_tw_load_of<LOGS, PS::COUNT - 1, false, PS::COUNT == 1>(tau, 1u, tc, w);
-        cols_global_load<LOGS, PS::COUNT - 1, LOGN2, CG>(base + c, tau, v);
+        cols_global_load<LOGS, PS::COUNT - 1, LOGN2>(base + c, tau, v);
         inv_passes<LOGS, PS::COUNT - 1, true, false, false>(v, w, sm, at, tau, 1u, tc, pr);
         cols_global_store<LOGS, 0, LOGN2>(base + c, tau, v);
     }
@@ -693,25 +670,22 @@ struct RowsShape {
 // Forward: the last LOGS stages, with the final reduction. Inverse: the first LOGS stages.
 // DERIVED: the direct pass reads 3 twiddles per thread from the compact table tw3_all
 // ([table][N/8][3], see TwCtx) instead of 7 from the full table.
-//
-// bid: the tile (blockIdx.x in the two-kernel form); sm: S * RS::CH words of shared memory.
-// CG: the forward's input comes from the same launch (see ld_data).
-template <int LOGN, int LOGS, bool FWD, bool DERIVED, bool EPI = false, bool CG = false>
+template <int LOGN, int LOGS, bool FWD, bool DERIVED, bool EPI = false>
 RHEA_INLINE void ntt_rows(u64* __restrict__ data, const ulonglong2* __restrict__ tw_all,
                           const ulonglong2* __restrict__ tw3_all,
-                          const NttPrime* __restrict__ primes, const NttArgs& a, u32 bid,
-                          u64* sm) {
+                          const NttPrime* __restrict__ primes, const NttArgs& a) {
     using RS = RowsShape<LOGS>;
     constexpr u32 S = 1u << LOGS;
     constexpr u32 BPR = (1u << LOGN) / (S * RS::CH);
     constexpr int LOG1 = LOGN - LOGS;
     static_assert(BPR >= 1, "at least one block per row");
+    __shared__ u64 sm[S * RS::CH];
     using PS = NttPasses<LOGS>;
 
-    const u32 row = bid / BPR;
+    const u32 row = blockIdx.x / BPR;
     const u32 b = threadIdx.x / RS::T;
     const u32 tau = threadIdx.x % RS::T;  // < T (PassIdx relies on it)
-    const u32 chunk = (bid % BPR) * RS::CH + b;
+    const u32 chunk = (blockIdx.x % BPR) * RS::CH + b;
     const NttRow nr = ntt_row(data, a, row, LOGN);
     const u32 table = nr.table;
     u64* base = nr.base + (u64)chunk * S;
@@ -733,7 +707,7 @@ RHEA_INLINE void ntt_rows(u64* __restrict__ data, const ulonglong2* __restrict__
     ulonglong2 w[NTT_PASS_TW];
     if constexpr (FWD) {
         pass_tw_load_of<LOGS, 0, DERIVED, false>(tau, R, tc, w);
-        rows_global_load<LOGS, 0, CG>(base, tau, v);
+        rows_global_load<LOGS, 0>(base, tau, v);
         fwd_passes<LOGS, 0, true, WARP, DERIVED>(v, w, sm, at, tau, R, tc, pr.q, pr.two_q);
         if constexpr (EPI) {
             rows_epilogue_store<LOGS, PS::COUNT - 1>(a, nr, (u64)chunk * S, LOGN, tau, v, pr.q);
@@ -745,123 +719,5 @@ RHEA_INLINE void ntt_rows(u64* __restrict__ data, const ulonglong2* __restrict__
         rows_global_load<LOGS, PS::COUNT - 1>(base, tau, v);
         inv_passes<LOGS, PS::COUNT - 1, false, WARP, DERIVED>(v, w, sm, at, tau, R, tc, pr);
         rows_global_store<LOGS, 0>(base, tau, v);
-    }
-}
-
-// The two-kernel form: one tile per block, each kernel with its own shared memory.
-template <int LOGN, int LOGS, int C, bool FWD, bool LIFT = false, bool ADD = false>
-RHEA_INLINE void ntt_cols_block(u64* __restrict__ data, const ulonglong2* __restrict__ tw_all,
-                                const NttPrime* __restrict__ primes, const NttArgs& a) {
-    __shared__ u64 sm[(1 << LOGS) * C];
-    ntt_cols<LOGN, LOGS, C, FWD, LIFT, ADD>(data, tw_all, primes, a, blockIdx.x, sm);
-}
-
-template <int LOGN, int LOGS, bool FWD, bool DERIVED, bool EPI = false>
-RHEA_INLINE void ntt_rows_block(u64* __restrict__ data, const ulonglong2* __restrict__ tw_all,
-                                const ulonglong2* __restrict__ tw3_all,
-                                const NttPrime* __restrict__ primes, const NttArgs& a) {
-    __shared__ u64 sm[(1u << LOGS) * RowsShape<LOGS>::CH];
-    ntt_rows<LOGN, LOGS, FWD, DERIVED, EPI>(data, tw_all, tw3_all, primes, a, blockIdx.x, sm);
-}
-
-// ---- the one-launch transform ----------------------------------------------------------------------
-//
-// Both phases in one launch of a persistent grid (as many blocks as fit at once; the column and
-// row tiles of the shape have the same block size). Each block takes tiles in order from a
-// counter: first every first-phase tile (forward: column tiles; inverse: row tiles), then every
-// second-phase tile, so no kernel boundary drains and refills the GPU between the phases, and
-// blocks in different phases overlap their memory and multiply work. A second-phase tile of a
-// row waits until the row's first-phase tiles are done (a per-row counter). No deadlock: every
-// first-phase tile was taken by a running block before any second-phase tile, and first-phase
-// tiles never wait. The second phase reads through L2 (ld_data<true>).
-//
-// sync (u32, zero before the launch, zero again after it): [0] the tile counter, [1] the blocks
-// that have left, [2 + r] first-phase tiles of row r done. The last block to leave clears them.
-#ifndef NTT_ONE_LAG
-#define NTT_ONE_LAG 0
-#endif
-RHEA_INLINE u32 ld_acquire_gpu(const u32* p) {
-    u32 v;
-    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-    return v;
-}
-
-template <int LOGN, int LOG1, int C, bool FWD, bool DERIVED, bool EPI, bool LIFT, bool ADD>
-RHEA_INLINE void ntt_one_launch(u64* __restrict__ data, const ulonglong2* __restrict__ tw_all,
-                                const ulonglong2* __restrict__ tw3_all,
-                                const NttPrime* __restrict__ primes, const NttArgs& a,
-                                u32* __restrict__ sync) {
-    constexpr int LOGS2 = LOGN - LOG1;
-    using RS = RowsShape<LOGS2>;
-    static_assert(((1 << LOG1) / 8) * C == (int)RS::THREADS, "both phases use one block size");
-    static_assert(FWD || (!EPI && !LIFT && !ADD), "the prologues and epilogue are forward only");
-    constexpr u32 COLS_BPR = (1u << LOGS2) / C;
-    constexpr u32 ROWS_BPR = (1u << LOGN) / ((1u << LOGS2) * RS::CH);
-    constexpr u32 COLS_WORDS = (1u << LOG1) * C, ROWS_WORDS = (1u << LOGS2) * RS::CH;
-    __shared__ u64 sm[COLS_WORDS > ROWS_WORDS ? COLS_WORDS : ROWS_WORDS];
-    __shared__ u32 s_tile;
-    constexpr u32 BPR1 = FWD ? COLS_BPR : ROWS_BPR;
-    constexpr u32 BPR2 = FWD ? ROWS_BPR : COLS_BPR;
-    const u32 total = a.rows * (BPR1 + BPR2);
-    u32* const done = sync + 2;
-    // Tile order: the first phase of rows 0 .. lag-1, then per step s the first phase of row
-    // lag + s and the second phase of row s, then the second phase of the last lag rows
-    // (NTT_ONE_LAG = 0: every first-phase tile, then every second-phase tile).
-    const u32 lag = NTT_ONE_LAG == 0 || NTT_ONE_LAG > a.rows ? a.rows : NTT_ONE_LAG;
-    const u32 head = lag * BPR1, mid = (a.rows - lag) * (BPR1 + BPR2);
-#pragma unroll 1
-    for (;;) {
-        if (threadIdx.x == 0) s_tile = atomicAdd(sync, 1u);
-        __syncthreads();
-        const u32 seq = s_tile;
-        if (seq >= total) break;
-        // tile < 0x80000000: first-phase tile `tile`; otherwise second-phase tile `tile & ~bit`.
-        u32 tile;
-        if (seq < head) {
-            tile = seq;
-        } else if (seq - head < mid) {
-            const u32 step = (seq - head) / (BPR1 + BPR2), o = (seq - head) % (BPR1 + BPR2);
-            tile = o < BPR1 ? (lag + step) * BPR1 + o : 0x80000000u | (step * BPR2 + o - BPR1);
-        } else {
-            tile = 0x80000000u | ((a.rows - lag) * BPR2 + (seq - head - mid));
-        }
-        if (tile < 0x80000000u) {
-            if constexpr (FWD) {
-                ntt_cols<LOGN, LOG1, C, true, LIFT, ADD>(data, tw_all, primes, a, tile, sm);
-            } else {
-                ntt_rows<LOGN, LOGS2, false, DERIVED>(data, tw_all, tw3_all, primes, a, tile, sm);
-            }
-            __syncthreads();
-            if (threadIdx.x == 0) {
-                __threadfence();
-                atomicAdd(done + tile / BPR1, 1u);
-            }
-        } else {
-            const u32 t = tile & 0x7fffffffu;
-            if (threadIdx.x == 0) {
-                const u32* f = done + t / BPR2;
-#pragma unroll 1
-                while (ld_acquire_gpu(f) < BPR1) __nanosleep(64);
-                __threadfence();
-            }
-            __syncthreads();
-            if constexpr (FWD) {
-                ntt_rows<LOGN, LOGS2, true, DERIVED, EPI, true>(data, tw_all, tw3_all, primes, a,
-                                                                t, sm);
-            } else {
-                ntt_cols<LOGN, LOG1, C, false, false, false, true>(data, tw_all, primes, a, t, sm);
-            }
-            __syncthreads();
-        }
-    }
-    __shared__ u32 s_last;
-    if (threadIdx.x == 0) s_last = atomicAdd(sync + 1, 1u) == gridDim.x - 1;
-    __syncthreads();
-    if (s_last) {
-        for (u32 i = threadIdx.x; i < a.rows; i += blockDim.x) done[i] = 0;
-        if (threadIdx.x == 0) {
-            sync[0] = 0;
-            sync[1] = 0;
-        }
     }
 }

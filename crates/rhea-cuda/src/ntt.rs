@@ -58,9 +58,7 @@
 //! estimate for primes below 2^59) or fewer passes (one kernel per limb with thread-block
 //! clusters and distributed shared memory).
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
 
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{DeviceRepr, LaunchConfig, PushKernelArg};
@@ -107,11 +105,6 @@ pub struct NttSplit {
     /// products) instead of loading 7: less than half the twiddle traffic, a few more
     /// multiplications. Pays off when the twiddles are not shared by many polynomials.
     pub derived_twiddles: bool,
-    /// Whether both phases run in one launch (`ntt_one_launch` in `ntt.cuh`): a persistent
-    /// grid takes the column and row tiles in order from a counter, a row's second-phase tiles
-    /// waiting for its first-phase ones, so the GPU is not drained and refilled between the
-    /// phases. Compiled for the default shape of each degree.
-    pub one_launch: bool,
 }
 
 impl NttSplit {
@@ -120,35 +113,18 @@ impl NttSplit {
             log_n1,
             cols_per_block,
             derived_twiddles,
-            one_launch: false,
         }
     }
 
-    /// A short label such as `8x8/c4`, `8x8/c4+d` or `7x9/c8+d+1` (`log N1 × log N2`, columns
-    /// per block, derived twiddles, one launch).
+    /// A short label such as `8x8/c4` or `8x8/c4+d` (`log N1 × log N2`, columns per block,
+    /// derived twiddles).
     pub fn label(&self, log_degree: u32) -> String {
         format!(
-            "{}x{}/c{}{}{}",
+            "{}x{}/c{}{}",
             self.log_n1,
             log_degree - self.log_n1,
             self.cols_per_block,
-            if self.derived_twiddles { "+d" } else { "" },
-            if self.one_launch { "+1" } else { "" }
-        )
-    }
-
-    /// The same split in one launch or two.
-    pub fn with_one_launch(self, one_launch: bool) -> Self {
-        Self { one_launch, ..self }
-    }
-
-    /// The one-launch kernel: `ntt_{fwd,inv}1<variant>_<log N>_<log N1>_<cols>`, the variant
-    /// `d` for derived twiddles or as given (`de`, `lde`, `lade`: epilogue and prologues).
-    fn one_launch_name(&self, dir: &str, log_n: u32, variant: Option<&str>) -> String {
-        let v = variant.unwrap_or(if self.derived_twiddles { "d" } else { "" });
-        format!(
-            "ntt_{dir}1{v}_{log_n}_{}_{}",
-            self.log_n1, self.cols_per_block
+            if self.derived_twiddles { "+d" } else { "" }
         )
     }
 
@@ -191,25 +167,16 @@ const SHAPES: [&[(u32, u32)]; 6] = [
 pub const DERIVED_TWIDDLES_MAX_POLYS: usize = 2;
 
 /// The compiled splits of the fast NTT for `N = 2^log_degree`: each shape with derived twiddles,
-/// then without; the default shape first, in one launch, then in two. Empty outside
+/// then without; the default shape first. Empty outside
 /// `MIN_FAST_LOG_DEGREE ..= MAX_FAST_LOG_DEGREE`.
 pub fn splits(log_degree: u32) -> Vec<NttSplit> {
     if !(MIN_FAST_LOG_DEGREE..=MAX_FAST_LOG_DEGREE).contains(&log_degree) {
         return Vec::new();
     }
     let mut out = Vec::new();
-    for (i, &(log_n1, cols)) in SHAPES[(log_degree - MIN_FAST_LOG_DEGREE) as usize]
-        .iter()
-        .enumerate()
-    {
-        for one_launch in [true, false] {
-            if one_launch && i > 0 {
-                continue;
-            }
-            for derived in [true, false] {
-                out.push(NttSplit::new(log_n1, cols, derived).with_one_launch(one_launch));
-            }
-        }
+    for &(log_n1, cols) in SHAPES[(log_degree - MIN_FAST_LOG_DEGREE) as usize] {
+        out.push(NttSplit::new(log_n1, cols, true));
+        out.push(NttSplit::new(log_n1, cols, false));
     }
     out
 }
@@ -217,18 +184,10 @@ pub fn splits(log_degree: u32) -> Vec<NttSplit> {
 /// The split [`NttAlgorithm::Fast`] uses for `N = 2^log_degree` and `polys` polynomials, if the
 /// fast NTT supports the degree: the default shape, with derived twiddles when
 /// `polys ≤ DERIVED_TWIDDLES_MAX_POLYS`.
-/// The default shape runs in one launch ([`DeviceNttTables::set_one_launch`] turns it off).
 pub fn default_split(log_degree: u32, polys: usize) -> Option<NttSplit> {
     splits(log_degree)
         .first()
         .map(|s| s.with_derived_twiddles(polys <= DERIVED_TWIDDLES_MAX_POLYS))
-}
-
-/// Whether new [`DeviceNttTables`] run the default shape in one launch: yes unless the
-/// environment variable `RHEA_NTT_ONE_LAUNCH` is `0` (for comparisons; read once).
-fn one_launch_by_default() -> bool {
-    static ONE_LAUNCH: OnceLock<bool> = OnceLock::new();
-    *ONE_LAUNCH.get_or_init(|| std::env::var("RHEA_NTT_ONE_LAUNCH").as_deref() != Ok("0"))
 }
 
 /// The direction of a transform.
@@ -432,13 +391,6 @@ pub struct DeviceNttTables {
     forward3: DeviceBuffer,
     inverse3: DeviceBuffer,
     primes: DeviceBuffer,
-    /// The one-launch kernels' counters (`sync` in `ntt_one_launch`), zero between launches;
-    /// grown to the largest batch.
-    sync: Mutex<Option<DeviceBuffer>>,
-    /// Resident blocks per multiprocessor of each one-launch kernel (its persistent grid).
-    resident: Mutex<HashMap<String, u32>>,
-    /// Whether [`NttAlgorithm::Fast`] and the grouped transforms run in one launch.
-    one_launch: AtomicBool,
 }
 
 impl std::fmt::Debug for DeviceNttTables {
@@ -530,9 +482,6 @@ impl DeviceNttTables {
             forward3: device.upload(&fwd3)?,
             inverse3: device.upload(&inv3)?,
             primes: device.upload(&primes)?,
-            sync: Mutex::new(None),
-            resident: Mutex::new(HashMap::new()),
-            one_launch: AtomicBool::new(one_launch_by_default()),
         })
     }
 
@@ -576,20 +525,6 @@ impl DeviceNttTables {
     /// Whether there are no tables (never, by construction).
     pub fn is_empty(&self) -> bool {
         self.moduli.is_empty()
-    }
-
-    /// Whether [`NttAlgorithm::Fast`] and the grouped transforms run the default shape in one
-    /// launch (the default, unless `RHEA_NTT_ONE_LAUNCH=0`) or in two (for comparisons and
-    /// tests). Both are bit-identical.
-    pub fn set_one_launch(&self, on: bool) {
-        self.one_launch.store(on, Ordering::Relaxed);
-    }
-
-    /// The split [`NttAlgorithm::Fast`] uses for `polys` polynomials: [`default_split`], in
-    /// one launch or two as [`DeviceNttTables::set_one_launch`] says.
-    pub fn default_split(&self, polys: usize) -> Option<NttSplit> {
-        default_split(self.log_degree, polys)
-            .map(|s| s.with_one_launch(self.one_launch.load(Ordering::Relaxed)))
     }
 
     /// Device bytes of the twiddle tables of one direction for `count` primes (what one transform
@@ -723,7 +658,7 @@ impl DeviceNttTables {
         let args = NttArgs::of(batch);
         let split = match alg {
             NttAlgorithm::Naive => None,
-            NttAlgorithm::Fast => self.default_split(batch.polys),
+            NttAlgorithm::Fast => default_split(self.log_degree, batch.polys),
             NttAlgorithm::FastSplit(s) => {
                 if !splits(self.log_degree).contains(&s) {
                     return Err(CudaError::InvalidArgument(format!(
@@ -757,7 +692,7 @@ impl DeviceNttTables {
             self.check_device(b)?;
         }
         let args = self.runs_args(&ptrs, &lens, runs)?;
-        match self.default_split(2) {
+        match default_split(self.log_degree, 2) {
             Some(s) => self.launch_fast_raw(&args, dir, s),
             None => self.launch_naive_raw(&args, dir),
         }
@@ -766,7 +701,7 @@ impl DeviceNttTables {
     /// Whether the fast kernels serve this degree (`N = 2^12 … 2^17`), which
     /// [`DeviceNttTables::forward_runs_epilogue`] needs.
     pub fn has_fast_kernels(&self) -> bool {
-        self.default_split(2).is_some()
+        default_split(self.log_degree, 2).is_some()
     }
 
     /// The forward transform of `runs` of `srcs` (in place: `srcs` are scratch) with the fused
@@ -791,9 +726,6 @@ impl DeviceNttTables {
         }
         let args = self.epilogue_args(&ptrs, &lens, runs, outs, epi, w_pairs)?;
         let s = self.grouped_split()?;
-        if s.one_launch {
-            return self.launch_one(0, &args, NttDirection::Forward, s, Some("de"));
-        }
         self.launch_phase_raw(&args, NttDirection::Forward, s, Phase::Cols, false)?;
         self.launch_phase_raw(&args, NttDirection::Forward, s, Phase::Rows, true)
     }
@@ -946,20 +878,16 @@ impl DeviceNttTables {
     /// The two launches of a lifted grouped transform, its column kernel `ntt_fwd_<cols>_*`.
     fn launch_lifted(&self, args: &NttArgs, cols: &str) -> Result<()> {
         let s = self.grouped_split()?;
-        if s.one_launch {
-            let variant = if cols == "colsla" { "lade" } else { "lde" };
-            return self.launch_one(0, args, NttDirection::Forward, s, Some(variant));
-        }
         let log_n = self.log_degree;
         let (_, cfg) = self.phase_config(args.rows, NttDirection::Forward, s, Phase::Cols, false);
         let name = format!("ntt_fwd_{cols}_{log_n}_{}_{}", s.log_n1, s.cols_per_block);
-        self.launch(&name, cfg, 0, args, NttDirection::Forward, None, None)?;
+        self.launch(&name, cfg, 0, args, NttDirection::Forward, None)?;
         self.launch_phase_raw(args, NttDirection::Forward, s, Phase::Rows, true)
     }
 
     /// The split of the epilogue launches (the default shape with derived twiddles).
     fn grouped_split(&self) -> Result<NttSplit> {
-        let s = self.default_split(2).ok_or_else(|| {
+        let s = default_split(self.log_degree, 2).ok_or_else(|| {
             CudaError::InvalidArgument(format!(
                 "grouped NTT needs the fast kernels (N = 2^{})",
                 self.log_degree
@@ -1101,9 +1029,6 @@ impl DeviceNttTables {
     }
 
     fn launch_fast_raw(&self, args: &NttArgs, dir: NttDirection, s: NttSplit) -> Result<()> {
-        if s.one_launch {
-            return self.launch_one(0, args, dir, s, None);
-        }
         match dir {
             NttDirection::Forward => {
                 self.launch_phase_raw(args, dir, s, Phase::Cols, false)?;
@@ -1116,7 +1041,6 @@ impl DeviceNttTables {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn launch(
         &self,
         name: &str,
@@ -1125,7 +1049,6 @@ impl DeviceNttTables {
         args: &NttArgs,
         dir: NttDirection,
         stage: Option<(u32, u32)>,
-        sync: Option<u64>,
     ) -> Result<()> {
         let dev = &self.device;
         let f = dev.function(&NTT, name)?;
@@ -1141,15 +1064,10 @@ impl DeviceNttTables {
         if stage.is_some() {
             b.arg(&log_n).arg(&log_m);
         }
-        let sync_ptr = sync.unwrap_or(0);
-        if sync.is_some() {
-            b.arg(&sync_ptr);
-        }
         // SAFETY: the arguments match the kernel's signature (NTT_ARGS, plus log_n and log_m for
-        // the naive stages, or the counters of the one-launch kernels: 2 + rows zeroed u32s,
-        // cleared again by the launch itself); `data` holds polys × limbs × N words (checked),
-        // the twiddle, compact and prime tables hold every table the batch uses (checked), all
-        // on this device, and all work is ordered on the device's one stream.
+        // the naive stages); `data` holds polys × limbs × N words (checked), the twiddle, compact
+        // and prime tables hold every table the batch uses (checked), all on this device, and all
+        // work is ordered on the device's one stream.
         unsafe { b.launch(cfg) }?;
         Ok(())
     }
@@ -1161,9 +1079,6 @@ impl DeviceNttTables {
         dir: NttDirection,
         s: NttSplit,
     ) -> Result<()> {
-        if s.one_launch {
-            return self.launch_one(buf.device_ptr(), args, dir, s, None);
-        }
         match dir {
             NttDirection::Forward => {
                 self.launch_phase(buf, args, dir, s, Phase::Cols)?;
@@ -1172,78 +1087,6 @@ impl DeviceNttTables {
             NttDirection::Inverse => {
                 self.launch_phase(buf, args, dir, s, Phase::Rows)?;
                 self.launch_phase(buf, args, dir, s, Phase::Cols)
-            }
-        }
-    }
-
-    /// The one-launch transform (`variant` as [`NttSplit::one_launch_name`]) over a persistent
-    /// grid of at most as many blocks as fit on the device at once.
-    fn launch_one(
-        &self,
-        data: u64,
-        args: &NttArgs,
-        dir: NttDirection,
-        s: NttSplit,
-        variant: Option<&str>,
-    ) -> Result<()> {
-        let log_n = self.log_degree;
-        let d = match dir {
-            NttDirection::Forward => "fwd",
-            NttDirection::Inverse => "inv",
-        };
-        let name = s.one_launch_name(d, log_n, variant);
-        let threads = ((1u32 << s.log_n1) / 8) * s.cols_per_block;
-        let log_n2 = log_n - s.log_n1;
-        // Tiles per row: the two phases' grids per row (phase_config).
-        let row_chunk_threads = (1u32 << log_n2) / 8;
-        let chunks = if row_chunk_threads >= 128 {
-            1
-        } else {
-            128 / row_chunk_threads
-        };
-        let row_tiles = (1u32 << log_n) / ((1u32 << log_n2) * chunks);
-        let col_tiles = (1u32 << log_n2) / s.cols_per_block;
-        let tiles = args.rows * (row_tiles + col_tiles);
-        let per_sm = self.resident_blocks(&name, threads)?;
-        let grid = tiles
-            .min(per_sm * self.device.multiprocessor_count())
-            .max(1);
-        let cfg = LaunchConfig {
-            grid_dim: (grid, 1, 1),
-            block_dim: (threads, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        let sync = self.sync_counters(args.rows as usize)?;
-        self.launch(&name, cfg, data, args, dir, None, Some(sync))
-    }
-
-    /// Resident blocks per multiprocessor of kernel `name` with `threads` per block (cached).
-    fn resident_blocks(&self, name: &str, threads: u32) -> Result<u32> {
-        let mut cache = self.resident.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(&n) = cache.get(name) {
-            return Ok(n);
-        }
-        let f = self.device.function(&NTT, name)?;
-        let n = f
-            .occupancy_max_active_blocks_per_multiprocessor(threads, 0, None)?
-            .max(1);
-        cache.insert(name.to_string(), n);
-        Ok(n)
-    }
-
-    /// The device address of the one-launch counters for `rows` rows (zero between launches:
-    /// allocated zeroed, cleared by each launch's last block).
-    fn sync_counters(&self, rows: usize) -> Result<u64> {
-        let words = (2 + rows).div_ceil(2);
-        let mut sync = self.sync.lock().unwrap_or_else(|e| e.into_inner());
-        match sync.as_ref() {
-            Some(b) if b.len() >= words => Ok(b.device_ptr()),
-            _ => {
-                // The old buffer's last use is queued before anything that can reuse it.
-                let b = self.device.alloc_zeroed(words.max(64))?;
-                let p = b.device_ptr();
-                *sync = Some(b);
-                Ok(p)
             }
         }
     }
@@ -1291,7 +1134,7 @@ impl DeviceNttTables {
         phase: Phase,
     ) -> Result<()> {
         let (name, cfg) = self.phase_config(args.rows, dir, s, phase, false);
-        self.launch(&name, cfg, buf.device_ptr(), args, dir, None, None)
+        self.launch(&name, cfg, buf.device_ptr(), args, dir, None)
     }
 
     /// A phase of a grouped launch (`args.groups > 0`: the kernel ignores `data`).
@@ -1304,7 +1147,7 @@ impl DeviceNttTables {
         epilogue: bool,
     ) -> Result<()> {
         let (name, cfg) = self.phase_config(args.rows, dir, s, phase, epilogue);
-        self.launch(&name, cfg, 0, args, dir, None, None)
+        self.launch(&name, cfg, 0, args, dir, None)
     }
 
     /// The kernel name and launch shape of one phase over `rows` limb-transforms.
@@ -1382,7 +1225,7 @@ impl DeviceNttTables {
             NttDirection::Inverse => "ntt_naive_inv_stage",
         };
         for log_m in stages {
-            self.launch(name, cfg, data, args, dir, Some((log_n, log_m)), None)?;
+            self.launch(name, cfg, data, args, dir, Some((log_n, log_m)))?;
         }
         Ok(())
     }
@@ -1738,19 +1581,14 @@ pub fn bench_ntt(dev: &Arc<GpuDevice>, opts: &NttBenchOptions) -> Result<NttBenc
         let full_bytes = (4 * bytes + tw_bytes) as u64;
         let sp = splits(case.log_degree);
         let mut jobs: Vec<(String, Job, u64)> = Vec::new();
-        // Without all_splits: the default shape, in one launch and in two.
-        let default_shape = |s: &NttSplit| {
-            sp.first()
-                .is_some_and(|d| (d.log_n1, d.cols_per_block) == (s.log_n1, s.cols_per_block))
-        };
-        for s in &sp {
-            if default_shape(s) || opts.all_splits {
+        for (i, s) in sp.iter().enumerate() {
+            if i < 2 || opts.all_splits {
                 let label = format!("fast {}", s.label(case.log_degree));
                 jobs.push((label, Job::Full(NttAlgorithm::FastSplit(*s)), full_bytes));
             }
         }
         if opts.phases && case_index == 0 {
-            for s in sp.iter().filter(|s| !s.one_launch).take(2) {
+            for s in sp.iter().take(2) {
                 let l = s.label(case.log_degree);
                 let (cols, rows) = ((2 * bytes) as u64, (2 * bytes + tw_bytes) as u64);
                 jobs.push((format!("[cols] {l}"), Job::Phase(*s, Phase::Cols), cols));
@@ -1760,10 +1598,10 @@ pub fn bench_ntt(dev: &Arc<GpuDevice>, opts: &NttBenchOptions) -> Result<NttBenc
         if opts.naive || sp.is_empty() {
             jobs.push(("naive".into(), Job::Full(NttAlgorithm::Naive), full_bytes));
         }
-        if opts.phases && case_index == 0 && words % 128 == 0 {
+        if opts.phases && case_index == 0 && words % 1024 == 0 {
             jobs.push(("arith floor (registers)".into(), Job::Arith, 0));
         }
-        // One thread per 8 entries, as the NTT kernels (benchmark of the arithmetic alone).
+        // One thread per 8 entries, as the NTT kernels (the arithmetic alone).
         let mut arith_out = dev.alloc((words / 8).max(128))?;
         let arith_passes = ARITH_PASSES_PER_LOG_N * case.log_degree;
         for (label, job, model_bytes) in &jobs {

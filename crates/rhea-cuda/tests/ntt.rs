@@ -27,6 +27,8 @@ fn ntt_kernels_compile_for_sm90() {
     let mut names = vec![
         "ntt_naive_fwd_stage".to_string(),
         "ntt_naive_inv_stage".to_string(),
+        "ntt_bf_fwd_throughput".to_string(),
+        "ntt_bf_inv_throughput".to_string(),
     ];
     for log_n in 12..=17 {
         for s in splits(log_n) {
@@ -37,14 +39,6 @@ fn ntt_kernels_compile_for_sm90() {
                     s.log_n1, s.cols_per_block
                 ));
                 names.push(format!("ntt_{d}_rows{dd}_{log_n}_{}", s.log_n1));
-            }
-            if s.one_launch {
-                let sh = format!("{log_n}_{}_{}", s.log_n1, s.cols_per_block);
-                for v in [
-                    "fwd1", "fwd1d", "fwd1de", "fwd1lde", "fwd1lade", "inv1", "inv1d",
-                ] {
-                    names.push(format!("ntt_{v}_{sh}"));
-                }
             }
             names.push(format!("ntt_fwd_rowsde_{log_n}_{}", s.log_n1));
             names.push(format!(
@@ -231,45 +225,46 @@ fn naive_serves_small_degrees() {
     }
 }
 
-/// The one-launch transform's counters are cleared by each launch and grow with the batch:
-/// back-to-back launches of alternating directions and sizes (3 to 300 rows, more than the
-/// first allocation holds), each against the CPU, with no synchronisation in between.
+/// The NTT benchmark runs end to end on a small case, with its arithmetic-floor row (the
+/// butterflies alone in registers), which must be faster than the whole transform.
 #[test]
-fn one_launch_back_to_back_and_growing() {
-    let test = "one_launch_back_to_back_and_growing";
-    let Some(dev) = gpu_or_skip(test) else {
+fn ntt_bench_reports_the_arithmetic_floor() {
+    use rhea_cuda::ntt::{bench_ntt, NttBenchCase, NttBenchOptions};
+    let Some(dev) = gpu_or_skip("ntt_bench_reports_the_arithmetic_floor") else {
         return;
     };
-    let mut r = rng(test);
-    for log_n in [12u32, 16] {
-        let degree = 1usize << log_n;
-        let moduli = moduli_for(&[60, 50, 61], degree);
-        let tables = host_tables(&moduli, degree);
-        let gpu = DeviceNttTables::new(&dev, &tables).unwrap();
-        let split = gpu.default_split(1).unwrap();
-        assert!(split.one_launch, "{test}: the default runs in one launch");
-        let mut queued = Vec::new();
-        for (i, polys) in [1usize, 100, 2, 100, 1, 7].into_iter().enumerate() {
-            let dir = if i % 2 == 0 {
-                NttDirection::Forward
-            } else {
-                NttDirection::Inverse
-            };
-            let batch = NttBatch::all(polys, moduli.len());
-            let input = random_rns(&mut r, &moduli, degree, polys);
-            let want = cpu_transform(&tables, &input, &batch, dir);
-            let mut buf = dev.upload(&input).unwrap();
-            gpu.transform(&mut buf, &batch, dir, NttAlgorithm::Fast)
-                .unwrap();
-            queued.push((
-                buf,
-                want,
-                format!("{test} 2^{log_n} launch {i} x{polys} {dir:?}"),
-            ));
-        }
-        for (buf, want, what) in &queued {
-            assert_same(&dev.download(buf).unwrap(), want, what);
-        }
+    let opts = NttBenchOptions {
+        cases: vec![NttBenchCase {
+            name: "small".into(),
+            log_degree: 14,
+            limbs: 4,
+            polys: 1,
+            prime_bits: 60,
+        }],
+        warmup: 1,
+        samples: 3,
+        all_splits: false,
+        naive: false,
+        phases: true,
+    };
+    let report = bench_ntt(&dev, &opts).unwrap();
+    let row = |alg: &str, dir: &str| {
+        report
+            .rows
+            .iter()
+            .find(|r| r.algorithm.starts_with(alg) && r.direction == dir)
+            .unwrap_or_else(|| panic!("no {alg} {dir} row"))
+    };
+    for dir in ["forward", "inverse"] {
+        let arith = row("arith floor", dir);
+        let fast = row("fast", dir);
+        assert!(arith.median_us > 0.0 && arith.limb_ntts_per_s > 0.0);
+        assert!(
+            arith.median_us < fast.median_us,
+            "{dir}: arithmetic alone {} us, the transform {} us",
+            arith.median_us,
+            fast.median_us
+        );
     }
 }
 
@@ -357,18 +352,6 @@ fn bad_batches_are_errors() {
         log_n1: 5,
         cols_per_block: 3,
         derived_twiddles: false,
-        one_launch: false,
-    });
-    assert!(matches!(
-        gpu.transform(&mut buf, &NttBatch::all(2, 3), fwd, bad_split),
-        Err(CudaError::InvalidArgument(_))
-    ));
-    // The one-launch kernels exist for the default shape only.
-    let second_shape = splits(12).into_iter().find(|s| !s.one_launch).unwrap();
-    let bad_split = NttAlgorithm::FastSplit(NttSplit {
-        log_n1: second_shape.log_n1 + 1,
-        one_launch: true,
-        ..second_shape
     });
     assert!(matches!(
         gpu.transform(&mut buf, &NttBatch::all(2, 3), fwd, bad_split),
@@ -410,14 +393,15 @@ fn cpu_run(
 /// Grouped transforms: several runs with holes over several buffers, tables not equal to the
 /// limb index (the ModUp and ModDown shapes), both directions, bit for bit against the CPU; the
 /// limbs outside the runs are untouched.
-fn grouped_runs_match_the_cpu_with(one_launch: bool) {
+#[test]
+fn grouped_runs_match_the_cpu() {
     use rhea_cuda::ntt::NttRun;
     for (log_n, bits) in [
         (12u32, vec![30u32, 50, 60, 61, 40, 60]),
         (16, vec![60, 40, 40, 40, 40, 60, 60]),
         (17, vec![50, 61, 30, 60]),
     ] {
-        let test = format!("[one launch: {one_launch}] grouped runs 2^{log_n}");
+        let test = format!("grouped runs 2^{log_n}");
         let Some(dev) = gpu_or_skip(&test) else {
             return;
         };
@@ -425,7 +409,6 @@ fn grouped_runs_match_the_cpu_with(one_launch: bool) {
         let moduli = moduli_for(&bits, degree);
         let tables = host_tables(&moduli, degree);
         let gpu = DeviceNttTables::new(&dev, &tables).unwrap();
-        gpu.set_one_launch(one_launch);
         let l = bits.len();
         let mut r = rng(&test);
         // Buffer 0: l limbs, runs [0, 1) and [3, l) (a hole at 1..3); buffer 1: 3 limbs whose
@@ -522,22 +505,17 @@ fn grouped_runs_match_the_cpu_with(one_launch: bool) {
     }
 }
 
-#[test]
-fn grouped_runs_match_the_cpu() {
-    grouped_runs_match_the_cpu_with(true);
-    grouped_runs_match_the_cpu_with(false);
-}
-
 /// The fused forward epilogue `[c +] (x − NTT(run)) · w`, with and without `c`, against the CPU
 /// composition, at N = 2^13, 2^16 and 2^17.
-fn forward_epilogue_matches_the_cpu_with(one_launch: bool) {
+#[test]
+fn forward_epilogue_matches_the_cpu() {
     use rhea_cuda::ntt::{EpilogueRun, NttRun};
     for (log_n, bits) in [
         (13u32, vec![60u32, 40, 50, 61, 30]),
         (16, vec![60, 40, 40, 60, 60]),
         (17, vec![61, 50, 30, 60, 40]),
     ] {
-        let test = format!("[one launch: {one_launch}] ntt epilogue 2^{log_n}");
+        let test = format!("ntt epilogue 2^{log_n}");
         let Some(dev) = gpu_or_skip(&test) else {
             return;
         };
@@ -546,7 +524,6 @@ fn forward_epilogue_matches_the_cpu_with(one_launch: bool) {
         let moduli = moduli_for(&bits, degree);
         let tables = host_tables(&moduli, degree);
         let gpu = DeviceNttTables::new(&dev, &tables).unwrap();
-        gpu.set_one_launch(one_launch);
         let l = bits.len();
         let mut r = rng(&test);
         // Two sources of 2 limbs each: source 0 limbs use tables 0..2, source 1 tables 2..4.
@@ -658,12 +635,6 @@ fn forward_epilogue_matches_the_cpu_with(one_launch: bool) {
     }
 }
 
-#[test]
-fn forward_epilogue_matches_the_cpu() {
-    forward_epilogue_matches_the_cpu_with(true);
-    forward_epilogue_matches_the_cpu_with(false);
-}
-
 /// The centred lift of `t` (canonical modulo the odd `q_last`) to `m`, with rhea_math's
 /// semantics: `t` if `t ≤ ⌊q_last/2⌋`, else `t − q_last`, reduced modulo `m`.
 fn lift_centred(t: u64, q_last: u64, m: &Modulus) -> u64 {
@@ -706,13 +677,14 @@ fn lifted_limbs(r: &mut impl rand::Rng, q_last: Modulus, n: usize) -> Vec<u64> {
 /// NTT domain) against the CPU composition (lift, `NttTable::forward`, `[c +] (x − v) · w`), at
 /// every N = 2^12 … 2^17 (each default shape's `ntt_fwd_colsl_*`), with `q_last` above, below and
 /// between the other primes; the lifted limbs include the boundary words around `q_last / 2`.
-fn lifted_epilogue_matches_the_cpu_with(one_launch: bool) {
+#[test]
+fn lifted_epilogue_matches_the_cpu() {
     use rand::Rng;
     use rhea_cuda::ntt::{EpilogueRun, LiftRun, NttRun};
     use rhea_cuda::DeviceModuli;
     // The last prime of each list is q_last.
     for (log_n, bits) in lift_cases() {
-        let test = format!("[one launch: {one_launch}] ntt lifted epilogue 2^{log_n}");
+        let test = format!("ntt lifted epilogue 2^{log_n}");
         let Some(dev) = gpu_or_skip(&test) else {
             return;
         };
@@ -720,7 +692,6 @@ fn lifted_epilogue_matches_the_cpu_with(one_launch: bool) {
         let moduli = moduli_for(&bits, n);
         let tables = host_tables(&moduli, n);
         let gpu = DeviceNttTables::new(&dev, &tables).unwrap();
-        gpu.set_one_launch(one_launch);
         let dm = DeviceModuli::new(&dev, &moduli).unwrap();
         let l = bits.len();
         let q_last = moduli[l - 1];
@@ -884,22 +855,17 @@ fn lifted_epilogue_matches_the_cpu_with(one_launch: bool) {
     }
 }
 
-#[test]
-fn lifted_epilogue_matches_the_cpu() {
-    lifted_epilogue_matches_the_cpu_with(true);
-    lifted_epilogue_matches_the_cpu_with(false);
-}
-
 /// The lift-and-add prologue with the two-factor epilogue (the merged ModDown-rescale) against
 /// the CPU composition: `v = NTT(run + F · lift(t))`, `out = ([c +] (x − v) · w) · w2`, at every
 /// N = 2^12 … 2^17, the runs' own contents random (they are read now), the lifted limbs with
 /// the lift's boundary words; plus the typed error for a short factor table.
-fn lift_add_epilogue_matches_the_cpu_with(one_launch: bool) {
+#[test]
+fn lift_add_epilogue_matches_the_cpu() {
     use rand::Rng;
     use rhea_cuda::ntt::{EpilogueRun, LiftAddFactors, LiftRun, NttRun};
     use rhea_cuda::DeviceModuli;
     for (log_n, bits) in lift_cases() {
-        let test = format!("[one launch: {one_launch}] ntt lift-add epilogue 2^{log_n}");
+        let test = format!("ntt lift-add epilogue 2^{log_n}");
         let Some(dev) = gpu_or_skip(&test) else {
             return;
         };
@@ -907,7 +873,6 @@ fn lift_add_epilogue_matches_the_cpu_with(one_launch: bool) {
         let moduli = moduli_for(&bits, n);
         let tables = host_tables(&moduli, n);
         let gpu = DeviceNttTables::new(&dev, &tables).unwrap();
-        gpu.set_one_launch(one_launch);
         let dm = DeviceModuli::new(&dev, &moduli).unwrap();
         let l = bits.len();
         let q_last = moduli[l - 1];
@@ -1031,10 +996,4 @@ fn lift_add_epilogue_matches_the_cpu_with(one_launch: bool) {
         );
         assert!(matches!(res, Err(CudaError::Shape(_))), "{res:?}");
     }
-}
-
-#[test]
-fn lift_add_epilogue_matches_the_cpu() {
-    lift_add_epilogue_matches_the_cpu_with(true);
-    lift_add_epilogue_matches_the_cpu_with(false);
 }
