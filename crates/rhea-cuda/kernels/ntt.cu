@@ -197,3 +197,66 @@ extern "C" __global__ void __launch_bounds__(128) ntt_bf_inv_throughput(
     u64* out, const ulonglong2* __restrict__ tw, const NttPrime* __restrict__ primes, u32 iters) {
     ntt_bf_loop<false>(out, tw, primes, iters);
 }
+
+// The same loop with 32-bit words (a prime q < 2^30, lazy values below 4q < 2^32, Shoup
+// companions floor(w * 2^32 / q)): what one butterfly costs if a 60-bit limb were carried by two
+// ~30-bit primes (Cheddar's word size). Twiddles derived from the thread index; q = `q32`.
+RHEA_INLINE void fwd_bf32(u32& x, u32& y, u32 w, u32 ws, u32 q, u32 two_q) {
+    const u32 u = x >= two_q ? x - two_q : x;
+    const u32 v = y * w - __umulhi(y, ws) * q;
+    x = u + v;
+    y = u + two_q - v;
+}
+
+RHEA_INLINE void inv_bf32(u32& x, u32& y, u32 w, u32 ws, u32 q, u32 two_q) {
+    const u32 a = x, b = y;
+    const u32 s = a + b;
+    x = s >= two_q ? s - two_q : s;
+    const u32 d = a + two_q - b;
+    y = d * w - __umulhi(d, ws) * q;
+}
+
+template <bool FWD>
+RHEA_INLINE void ntt_bf32_loop(u64* out, u32 q, u32 iters) {
+    const u32 gid = blockIdx.x * blockDim.x + threadIdx.x;
+    const u32 two_q = 2 * q;
+    u32 v[8], w[7], ws[7];
+#pragma unroll
+    for (int i = 0; i < 8; ++i) v[i] = (gid * 8u + i + 1u) % q;
+#pragma unroll
+    for (int i = 0; i < 7; ++i) {
+        w[i] = (u32)(((u64)(threadIdx.x & 63) * 7919u + 8u + i) % q);
+        ws[i] = (u32)(((u64)w[i] << 32) / q);
+    }
+#pragma unroll 1
+    for (u32 it = 0; it < iters; ++it) {
+#pragma unroll
+        for (int s = 0; s < 3; ++s) {
+            const int d = 4 >> s;
+#pragma unroll
+            for (int r = 0; r < 8; ++r) {
+                if (r & d) continue;
+                const int k = (1 << s) - 1 + (r >> (3 - s));
+                if (FWD) {
+                    fwd_bf32(v[r], v[r + d], w[k], ws[k], q, two_q);
+                } else {
+                    inv_bf32(v[r], v[r + d], w[k], ws[k], q, two_q);
+                }
+            }
+        }
+    }
+    u32 x = 0;
+#pragma unroll
+    for (int i = 0; i < 8; ++i) x ^= v[i];
+    out[gid] = x;
+}
+
+extern "C" __global__ void __launch_bounds__(128)
+    ntt_bf32_fwd_throughput(u64* out, u32 q32, u32 iters) {
+    ntt_bf32_loop<true>(out, q32, iters);
+}
+
+extern "C" __global__ void __launch_bounds__(128)
+    ntt_bf32_inv_throughput(u64* out, u32 q32, u32 iters) {
+    ntt_bf32_loop<false>(out, q32, iters);
+}

@@ -1124,6 +1124,34 @@ impl DeviceNttTables {
         Ok(())
     }
 
+    /// The 32-bit butterfly-throughput kernel, as [`DeviceNttTables::launch_butterflies`]
+    /// with words below `2^32` and the prime [`ARITH32_PRIME`] (benchmark only).
+    fn launch_butterflies32(
+        &self,
+        out: &mut DeviceBuffer,
+        dir: NttDirection,
+        passes: u32,
+    ) -> Result<()> {
+        let name = match dir {
+            NttDirection::Forward => "ntt_bf32_fwd_throughput",
+            NttDirection::Inverse => "ntt_bf32_inv_throughput",
+        };
+        let f = self.device.function(&NTT, name)?;
+        let ptr = out.device_ptr();
+        let cfg = LaunchConfig {
+            grid_dim: ((out.len() / 128) as u32, 1, 1),
+            block_dim: (128, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let stream = self.device.stream();
+        let mut b = stream.launch_builder(&f);
+        b.arg(&ptr).arg(&ARITH32_PRIME).arg(&passes);
+        // SAFETY: (out, q32, passes) is the kernel's signature; each of the out.len() threads
+        // writes its own word of `out`, on this device's one stream.
+        unsafe { b.launch(cfg) }?;
+        Ok(())
+    }
+
     /// One of the two kernels of the fast NTT (on its own it is not a transform: for timing).
     fn launch_phase(
         &self,
@@ -1318,7 +1346,8 @@ pub struct NttBenchRow {
     pub polys: usize,
     /// Prime size in bits.
     pub prime_bits: u32,
-    /// `fast <split>` or `naive`.
+    /// `fast <split>`, `naive`, `[cols]`/`[rows] <split>` (one kernel) or `arith floor …` (the
+    /// butterflies alone in registers, scaled to the transform's count).
     pub algorithm: String,
     /// `forward` or `inverse`.
     pub direction: String,
@@ -1452,7 +1481,12 @@ enum Job {
     Phase(NttSplit, Phase),
     /// The butterflies alone, in registers (`ntt_bf_*_throughput`): the arithmetic floor.
     Arith,
+    /// The same with 32-bit words (`ntt_bf32_*_throughput`), two ~30-bit primes per limb.
+    Arith32,
 }
+
+/// The ~30-bit prime of the 32-bit butterfly-throughput kernel (`7 · 2^26 + 1`).
+const ARITH32_PRIME: u32 = 469_762_049;
 
 /// Radix-8 passes per thread of the butterfly-throughput kernel, per `log2 N` (12 butterflies
 /// each: three times the 4 · log2 N butterflies an NTT thread does).
@@ -1600,6 +1634,7 @@ pub fn bench_ntt(dev: &Arc<GpuDevice>, opts: &NttBenchOptions) -> Result<NttBenc
         }
         if opts.phases && case_index == 0 && words % 1024 == 0 {
             jobs.push(("arith floor (registers)".into(), Job::Arith, 0));
+            jobs.push(("arith floor 2x32-bit words".into(), Job::Arith32, 0));
         }
         // One thread per 8 entries, as the NTT kernels (the arithmetic alone).
         let mut arith_out = dev.alloc((words / 8).max(128))?;
@@ -1613,13 +1648,16 @@ pub fn bench_ntt(dev: &Arc<GpuDevice>, opts: &NttBenchOptions) -> Result<NttBenc
                             tables.launch_phase(&mut bufs[it % nbuf], &args, dir, *s, *ph)
                         }
                         Job::Arith => tables.launch_butterflies(&mut arith_out, dir, arith_passes),
+                        Job::Arith32 => {
+                            tables.launch_butterflies32(&mut arith_out, dir, arith_passes)
+                        }
                     })?;
-                // The arithmetic row does 12 · passes butterflies per thread; the NTT 4 · log N.
+                // The arithmetic rows do 12 · passes butterflies per thread; the NTT 4 · log N,
+                // twice over with 32-bit words (two ~30-bit primes carry one 60-bit limb).
+                let scale = (4 * case.log_degree) as f64 / (12 * arith_passes) as f64;
                 let (median_us, min_us) = match job {
-                    Job::Arith => {
-                        let scale = (4 * case.log_degree) as f64 / (12 * arith_passes) as f64;
-                        (median_us * scale, min_us * scale)
-                    }
+                    Job::Arith => (median_us * scale, min_us * scale),
+                    Job::Arith32 => (2.0 * median_us * scale, 2.0 * min_us * scale),
                     _ => (median_us, min_us),
                 };
                 let secs = median_us * 1e-6;

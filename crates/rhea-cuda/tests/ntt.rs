@@ -29,6 +29,8 @@ fn ntt_kernels_compile_for_sm90() {
         "ntt_naive_inv_stage".to_string(),
         "ntt_bf_fwd_throughput".to_string(),
         "ntt_bf_inv_throughput".to_string(),
+        "ntt_bf32_fwd_throughput".to_string(),
+        "ntt_bf32_inv_throughput".to_string(),
     ];
     for log_n in 12..=17 {
         for s in splits(log_n) {
@@ -256,7 +258,8 @@ fn ntt_bench_reports_the_arithmetic_floor() {
             .unwrap_or_else(|| panic!("no {alg} {dir} row"))
     };
     for dir in ["forward", "inverse"] {
-        let arith = row("arith floor", dir);
+        assert!(row("arith floor 2x32", dir).median_us > 0.0);
+        let arith = row("arith floor (registers)", dir);
         let fast = row("fast", dir);
         assert!(arith.median_us > 0.0 && arith.limb_ntts_per_s > 0.0);
         assert!(
