@@ -18,6 +18,7 @@
 
 pub mod automorphism;
 pub mod bconv;
+pub mod bconv_tc;
 pub mod bench;
 pub mod buffer;
 pub mod device;
