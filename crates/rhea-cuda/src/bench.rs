@@ -437,17 +437,6 @@ pub fn bconv_suite(dev: &Arc<GpuDevice>, cfg: &BenchConfig) -> Result<Vec<BenchR
             })?;
             rows.push(BenchRow::new("bconv", label, &shape, bytes, t));
         }
-        if polys == 1 {
-            // The matrix product alone (input already times q̂_i^{-1}): the integer-pipe kernel
-            // against the tensor-core prototype, same input.
-            let tc = crate::bconv_tc::TensorConverter::new(&dconv, &conv)?;
-            let mut scaled = dev.alloc(from * n)?;
-            dconv.scale_by_q_hat_inv(&mut scaled, &x, n)?;
-            let t = time_op(dev, cfg, |_| dconv.convert_scaled(&mut out, &scaled, n))?;
-            rows.push(BenchRow::new("bconv", "scaled_auto", &shape, bytes, t));
-            let t = time_op(dev, cfg, |_| tc.convert_scaled(&mut out, &scaled, n))?;
-            rows.push(BenchRow::new("bconv", "scaled_tensor", &shape, bytes, t));
-        }
     }
     Ok(rows)
 }

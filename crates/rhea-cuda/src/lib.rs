@@ -18,7 +18,6 @@
 
 pub mod automorphism;
 pub mod bconv;
-pub mod bconv_tc;
 pub mod bench;
 pub mod buffer;
 pub mod device;

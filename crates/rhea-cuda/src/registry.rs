@@ -72,7 +72,6 @@ pub static ALL_KERNEL_SOURCES: &[KernelSource] = &[
     ARITH_SELFTEST,
     crate::ntt::NTT,
     crate::bconv::BCONV,
-    crate::bconv_tc::BCONV_TC,
     crate::automorphism::AUTOMORPHISM,
     crate::sample::SAMPLE,
     crate::keyswitch::KEYSWITCH,
