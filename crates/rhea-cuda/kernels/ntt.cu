@@ -151,9 +151,28 @@ extern "C" __global__ void ntt_naive_inv_stage(NTT_ARGS, const u32 log_n, const 
 // ---- butterfly throughput (benchmark) ------------------------------------------------------------
 //
 // The arithmetic floor of the fast NTT: each thread keeps 8 entries and 7 twiddles in registers
-// and runs `iters` radix-8 passes (3 stages, 12 lazy butterflies each) of the forward (FWD) or
-// inverse butterfly on them, with no memory traffic, then writes one word (so that nothing is
-// optimised away). 128 threads per block, as the NTT kernels; table 0 of `tw`, prime 0.
+// and runs `iters` radix-8 passes (3 stages, 12 lazy butterflies each) on them, with no memory
+// traffic, then writes one word (so that nothing is optimised away). 128 threads per block, as the
+// NTT kernels. 64-bit words: the forward (FWD) or inverse butterflies of the NTT, table 0 of `tw`,
+// prime 0. 32-bit words (`ntt_bf32_*`): the same butterflies on words below 2^32 with a prime
+// q32 < 2^30 (lazy values below 4q, Shoup companions floor(w * 2^32 / q)), twiddles derived from
+// the thread index: what one butterfly costs if a 60-bit limb were carried by two ~30-bit primes
+// (Cheddar's word size).
+
+// One radix-8 pass (3 stages) of butterfly bf(x, y, w) over v with the twiddles w[0..7).
+template <typename T, typename W, typename BF>
+RHEA_INLINE void radix8_pass(T (&v)[8], const W (&w)[7], BF bf) {
+#pragma unroll
+    for (int s = 0; s < 3; ++s) {
+        const int d = 4 >> s;
+#pragma unroll
+        for (int r = 0; r < 8; ++r) {
+            if (r & d) continue;
+            bf(v[r], v[r + d], w[(1 << s) - 1 + (r >> (3 - s))]);
+        }
+    }
+}
+
 template <bool FWD>
 RHEA_INLINE void ntt_bf_loop(u64* out, const ulonglong2* __restrict__ tw,
                              const NttPrime* __restrict__ primes, u32 iters) {
@@ -167,20 +186,13 @@ RHEA_INLINE void ntt_bf_loop(u64* out, const ulonglong2* __restrict__ tw,
     for (int i = 0; i < 7; ++i) w[i] = ldtw(tw + 8 + i + (threadIdx.x & 63));
 #pragma unroll 1
     for (u32 it = 0; it < iters; ++it) {
-#pragma unroll
-        for (int s = 0; s < 3; ++s) {
-            const int d = 4 >> s;
-#pragma unroll
-            for (int r = 0; r < 8; ++r) {
-                if (r & d) continue;
-                const ulonglong2 wk = w[(1 << s) - 1 + (r >> (3 - s))];
-                if (FWD) {
-                    fwd_bf(v[r], v[r + d], wk, pr.q, pr.two_q);
-                } else {
-                    inv_bf(v[r], v[r + d], wk, pr.q, pr.two_q);
-                }
+        radix8_pass(v, w, [&](u64& x, u64& y, ulonglong2 wk) {
+            if (FWD) {
+                fwd_bf(x, y, wk, pr.q, pr.two_q);
+            } else {
+                inv_bf(x, y, wk, pr.q, pr.two_q);
             }
-        }
+        });
     }
     u64 x = 0;
 #pragma unroll
@@ -188,62 +200,44 @@ RHEA_INLINE void ntt_bf_loop(u64* out, const ulonglong2* __restrict__ tw,
     out[gid] = x;
 }
 
-extern "C" __global__ void __launch_bounds__(128) ntt_bf_fwd_throughput(
-    u64* out, const ulonglong2* __restrict__ tw, const NttPrime* __restrict__ primes, u32 iters) {
-    ntt_bf_loop<true>(out, tw, primes, iters);
-}
-
-extern "C" __global__ void __launch_bounds__(128) ntt_bf_inv_throughput(
-    u64* out, const ulonglong2* __restrict__ tw, const NttPrime* __restrict__ primes, u32 iters) {
-    ntt_bf_loop<false>(out, tw, primes, iters);
-}
-
-// The same loop with 32-bit words (a prime q < 2^30, lazy values below 4q < 2^32, Shoup
-// companions floor(w * 2^32 / q)): what one butterfly costs if a 60-bit limb were carried by two
-// ~30-bit primes (Cheddar's word size). Twiddles derived from the thread index; q = `q32`.
-RHEA_INLINE void fwd_bf32(u32& x, u32& y, u32 w, u32 ws, u32 q, u32 two_q) {
+// The 32-bit butterflies (see above).
+RHEA_INLINE void fwd_bf32(u32& x, u32& y, uint2 w, u32 q, u32 two_q) {
     const u32 u = x >= two_q ? x - two_q : x;
-    const u32 v = y * w - __umulhi(y, ws) * q;
+    const u32 v = y * w.x - __umulhi(y, w.y) * q;
     x = u + v;
     y = u + two_q - v;
 }
 
-RHEA_INLINE void inv_bf32(u32& x, u32& y, u32 w, u32 ws, u32 q, u32 two_q) {
+RHEA_INLINE void inv_bf32(u32& x, u32& y, uint2 w, u32 q, u32 two_q) {
     const u32 a = x, b = y;
     const u32 s = a + b;
     x = s >= two_q ? s - two_q : s;
     const u32 d = a + two_q - b;
-    y = d * w - __umulhi(d, ws) * q;
+    y = d * w.x - __umulhi(d, w.y) * q;
 }
 
 template <bool FWD>
 RHEA_INLINE void ntt_bf32_loop(u64* out, u32 q, u32 iters) {
     const u32 gid = blockIdx.x * blockDim.x + threadIdx.x;
     const u32 two_q = 2 * q;
-    u32 v[8], w[7], ws[7];
+    u32 v[8];
+    uint2 w[7];
 #pragma unroll
     for (int i = 0; i < 8; ++i) v[i] = (gid * 8u + i + 1u) % q;
 #pragma unroll
     for (int i = 0; i < 7; ++i) {
-        w[i] = (u32)(((u64)(threadIdx.x & 63) * 7919u + 8u + i) % q);
-        ws[i] = (u32)(((u64)w[i] << 32) / q);
+        w[i].x = (u32)(((u64)(threadIdx.x & 63) * 7919u + 8u + i) % q);
+        w[i].y = (u32)(((u64)w[i].x << 32) / q);
     }
 #pragma unroll 1
     for (u32 it = 0; it < iters; ++it) {
-#pragma unroll
-        for (int s = 0; s < 3; ++s) {
-            const int d = 4 >> s;
-#pragma unroll
-            for (int r = 0; r < 8; ++r) {
-                if (r & d) continue;
-                const int k = (1 << s) - 1 + (r >> (3 - s));
-                if (FWD) {
-                    fwd_bf32(v[r], v[r + d], w[k], ws[k], q, two_q);
-                } else {
-                    inv_bf32(v[r], v[r + d], w[k], ws[k], q, two_q);
-                }
+        radix8_pass(v, w, [&](u32& x, u32& y, uint2 wk) {
+            if (FWD) {
+                fwd_bf32(x, y, wk, q, two_q);
+            } else {
+                inv_bf32(x, y, wk, q, two_q);
             }
-        }
+        });
     }
     u32 x = 0;
 #pragma unroll
@@ -251,12 +245,20 @@ RHEA_INLINE void ntt_bf32_loop(u64* out, u32 q, u32 iters) {
     out[gid] = x;
 }
 
-extern "C" __global__ void __launch_bounds__(128)
-    ntt_bf32_fwd_throughput(u64* out, u32 q32, u32 iters) {
+// Arguments of all four: (out, tw, primes, q32, iters); the 64-bit loops ignore q32, the 32-bit
+// ones tw and primes.
+#define NTT_BF_ARGS                                                                         \
+    u64 *out, const ulonglong2 *__restrict__ tw, const NttPrime *__restrict__ primes, u32 q32, \
+        u32 iters
+extern "C" __global__ void __launch_bounds__(128) ntt_bf_fwd_throughput(NTT_BF_ARGS) {
+    ntt_bf_loop<true>(out, tw, primes, iters);
+}
+extern "C" __global__ void __launch_bounds__(128) ntt_bf_inv_throughput(NTT_BF_ARGS) {
+    ntt_bf_loop<false>(out, tw, primes, iters);
+}
+extern "C" __global__ void __launch_bounds__(128) ntt_bf32_fwd_throughput(NTT_BF_ARGS) {
     ntt_bf32_loop<true>(out, q32, iters);
 }
-
-extern "C" __global__ void __launch_bounds__(128)
-    ntt_bf32_inv_throughput(u64* out, u32 q32, u32 iters) {
+extern "C" __global__ void __launch_bounds__(128) ntt_bf32_inv_throughput(NTT_BF_ARGS) {
     ntt_bf32_loop<false>(out, q32, iters);
 }

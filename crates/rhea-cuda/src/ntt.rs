@@ -1091,17 +1091,22 @@ impl DeviceNttTables {
         }
     }
 
-    /// The butterfly-throughput kernel: `out.len()` threads (a multiple of 128), each running
-    /// `passes` radix-8 passes in registers with table 0's twiddles (benchmark only).
+    /// The butterfly-throughput kernels (`ntt_bf[32]_{fwd,inv}_throughput`, benchmark only):
+    /// `out.len()` threads (a multiple of 128), each running `passes` radix-8 passes in
+    /// registers, with 64-bit words (table 0's twiddles, prime 0) or 32-bit words (the prime
+    /// [`ARITH32_PRIME`]).
     fn launch_butterflies(
         &self,
         out: &mut DeviceBuffer,
         dir: NttDirection,
         passes: u32,
+        words32: bool,
     ) -> Result<()> {
-        let name = match dir {
-            NttDirection::Forward => "ntt_bf_fwd_throughput",
-            NttDirection::Inverse => "ntt_bf_inv_throughput",
+        let name = match (words32, dir) {
+            (false, NttDirection::Forward) => "ntt_bf_fwd_throughput",
+            (false, NttDirection::Inverse) => "ntt_bf_inv_throughput",
+            (true, NttDirection::Forward) => "ntt_bf32_fwd_throughput",
+            (true, NttDirection::Inverse) => "ntt_bf32_inv_throughput",
         };
         let f = self.device.function(&NTT, name)?;
         let tw = match dir {
@@ -1116,38 +1121,14 @@ impl DeviceNttTables {
         };
         let stream = self.device.stream();
         let mut b = stream.launch_builder(&f);
-        b.arg(&ptr).arg(&tw).arg(&primes).arg(&passes);
-        // SAFETY: (out, twiddles, primes, passes) is the kernel's signature; each of the
-        // out.len() threads writes its own word of `out`, and reads twiddles 8 .. 8 + 70 of table
-        // 0 (N ≥ 2^12 entries) and prime 0, all on this device's one stream.
-        unsafe { b.launch(cfg) }?;
-        Ok(())
-    }
-
-    /// The 32-bit butterfly-throughput kernel, as [`DeviceNttTables::launch_butterflies`]
-    /// with words below `2^32` and the prime [`ARITH32_PRIME`] (benchmark only).
-    fn launch_butterflies32(
-        &self,
-        out: &mut DeviceBuffer,
-        dir: NttDirection,
-        passes: u32,
-    ) -> Result<()> {
-        let name = match dir {
-            NttDirection::Forward => "ntt_bf32_fwd_throughput",
-            NttDirection::Inverse => "ntt_bf32_inv_throughput",
-        };
-        let f = self.device.function(&NTT, name)?;
-        let ptr = out.device_ptr();
-        let cfg = LaunchConfig {
-            grid_dim: ((out.len() / 128) as u32, 1, 1),
-            block_dim: (128, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        let stream = self.device.stream();
-        let mut b = stream.launch_builder(&f);
-        b.arg(&ptr).arg(&ARITH32_PRIME).arg(&passes);
-        // SAFETY: (out, q32, passes) is the kernel's signature; each of the out.len() threads
-        // writes its own word of `out`, on this device's one stream.
+        b.arg(&ptr)
+            .arg(&tw)
+            .arg(&primes)
+            .arg(&ARITH32_PRIME)
+            .arg(&passes);
+        // SAFETY: (out, tw, primes, q32, passes) is the signature of all four kernels; each of
+        // the out.len() threads writes its own word of `out`; the 64-bit ones read twiddles
+        // 8 .. 8 + 70 of table 0 (N ≥ 2^12 entries) and prime 0; all on this device's one stream.
         unsafe { b.launch(cfg) }?;
         Ok(())
     }
@@ -1647,9 +1628,11 @@ pub fn bench_ntt(dev: &Arc<GpuDevice>, opts: &NttBenchOptions) -> Result<NttBenc
                         Job::Phase(s, ph) => {
                             tables.launch_phase(&mut bufs[it % nbuf], &args, dir, *s, *ph)
                         }
-                        Job::Arith => tables.launch_butterflies(&mut arith_out, dir, arith_passes),
+                        Job::Arith => {
+                            tables.launch_butterflies(&mut arith_out, dir, arith_passes, false)
+                        }
                         Job::Arith32 => {
-                            tables.launch_butterflies32(&mut arith_out, dir, arith_passes)
+                            tables.launch_butterflies(&mut arith_out, dir, arith_passes, true)
                         }
                     })?;
                 // The arithmetic rows do 12 · passes butterflies per thread; the NTT 4 · log N,
