@@ -1460,10 +1460,9 @@ enum Job {
     Full(NttAlgorithm),
     /// One kernel of the fast NTT.
     Phase(NttSplit, Phase),
-    /// The butterflies alone, in registers (`ntt_bf_*_throughput`): the arithmetic floor.
-    Arith,
-    /// The same with 32-bit words (`ntt_bf32_*_throughput`), two ~30-bit primes per limb.
-    Arith32,
+    /// The butterflies alone, in registers (`ntt_bf_*_throughput`): the arithmetic floor; with
+    /// `true`, in 32-bit words (`ntt_bf32_*_throughput`), two ~30-bit primes per limb.
+    Arith(bool),
 }
 
 /// The ~30-bit prime of the 32-bit butterfly-throughput kernel (`7 · 2^26 + 1`).
@@ -1613,12 +1612,14 @@ pub fn bench_ntt(dev: &Arc<GpuDevice>, opts: &NttBenchOptions) -> Result<NttBenc
         if opts.naive || sp.is_empty() {
             jobs.push(("naive".into(), Job::Full(NttAlgorithm::Naive), full_bytes));
         }
+        // The arithmetic alone: one thread per 8 entries, as the NTT kernels (a whole number of
+        // 128-thread blocks).
+        let mut arith_out = None;
         if opts.phases && case_index == 0 && words % 1024 == 0 {
-            jobs.push(("arith floor (registers)".into(), Job::Arith, 0));
-            jobs.push(("arith floor 2x32-bit words".into(), Job::Arith32, 0));
+            jobs.push(("arith floor (registers)".into(), Job::Arith(false), 0));
+            jobs.push(("arith floor 2x32-bit words".into(), Job::Arith(true), 0));
+            arith_out = Some(dev.alloc(words / 8)?);
         }
-        // One thread per 8 entries, as the NTT kernels (the arithmetic alone).
-        let mut arith_out = dev.alloc((words / 8).max(128))?;
         let arith_passes = ARITH_PASSES_PER_LOG_N * case.log_degree;
         for (label, job, model_bytes) in &jobs {
             for dir in [NttDirection::Forward, NttDirection::Inverse] {
@@ -1628,19 +1629,21 @@ pub fn bench_ntt(dev: &Arc<GpuDevice>, opts: &NttBenchOptions) -> Result<NttBenc
                         Job::Phase(s, ph) => {
                             tables.launch_phase(&mut bufs[it % nbuf], &args, dir, *s, *ph)
                         }
-                        Job::Arith => {
-                            tables.launch_butterflies(&mut arith_out, dir, arith_passes, false)
-                        }
-                        Job::Arith32 => {
-                            tables.launch_butterflies(&mut arith_out, dir, arith_passes, true)
-                        }
+                        Job::Arith(words32) => match arith_out.as_mut() {
+                            Some(out) => {
+                                tables.launch_butterflies(out, dir, arith_passes, *words32)
+                            }
+                            None => Ok(()),
+                        },
                     })?;
                 // The arithmetic rows do 12 · passes butterflies per thread; the NTT 4 · log N,
                 // twice over with 32-bit words (two ~30-bit primes carry one 60-bit limb).
                 let scale = (4 * case.log_degree) as f64 / (12 * arith_passes) as f64;
                 let (median_us, min_us) = match job {
-                    Job::Arith => (median_us * scale, min_us * scale),
-                    Job::Arith32 => (2.0 * median_us * scale, 2.0 * min_us * scale),
+                    Job::Arith(words32) => {
+                        let s = if *words32 { 2.0 * scale } else { scale };
+                        (median_us * s, min_us * s)
+                    }
                     _ => (median_us, min_us),
                 };
                 let secs = median_us * 1e-6;
