@@ -582,16 +582,12 @@ impl GpuRing {
             // Small rings (N < 2^12): the composition.
             let (a0, a1) = self.inner_product_plus(ring, ell, digits, keys, inner)?;
             let shape_q = ring.shape_q(ell);
-            let mut outs = [
+            let [mut o0, mut o1] = [
                 self.mod_down(ring, ell, &a0)?,
                 self.mod_down(ring, ell, &a1)?,
             ];
-            for (o, c) in outs.iter_mut().zip(adds) {
-                if let Some(c) = c {
-                    self.add(&shape_q, o, c)?;
-                }
-            }
-            return Ok(outs);
+            self.add_each(&shape_q, [&mut o0, &mut o1], adds)?;
+            return Ok([o0, o1]);
         }
         let pl = ring.p_len();
         let width = ell + pl;
@@ -960,13 +956,23 @@ impl GpuRing {
         inner: [Option<&DeviceBuffer>; 2],
     ) -> Result<(DeviceBuffer, DeviceBuffer)> {
         let (mut a0, mut a1) = self.inner_product(ring, ell, digits, keys)?;
-        let shape_qp = ring.shape_qp(ell);
-        for (a, x) in [(&mut a0, inner[0]), (&mut a1, inner[1])] {
-            if let Some(x) = x {
-                self.add(&shape_qp, a, x)?;
+        self.add_each(&ring.shape_qp(ell), [&mut a0, &mut a1], inner)?;
+        Ok((a0, a1))
+    }
+
+    /// `outs[c] += addends[c]` for each given addend (shape `shape`).
+    fn add_each(
+        &self,
+        shape: &PolyShape,
+        outs: [&mut DeviceBuffer; 2],
+        addends: [Option<&DeviceBuffer>; 2],
+    ) -> Result<()> {
+        for (o, c) in outs.into_iter().zip(addends) {
+            if let Some(c) = c {
+                self.add(shape, o, c)?;
             }
         }
-        Ok((a0, a1))
+        Ok(())
     }
 
     /// The key-switching inner product over `Q_ℓ ∪ P` (the twin of `cpu::inner_product`): the
