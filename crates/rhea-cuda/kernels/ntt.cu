@@ -112,9 +112,9 @@ extern "C" __global__ void ntt_naive_fwd_stage(NTT_ARGS, const u32 log_n, const 
         const ulonglong2 w = ldtw(tw + ((u64)table << log_n) + (1ull << log_m) + i);
         u64 vx = row[x], vy = row[y];
         if (log_t == 0) {
-            fwd_bf_last(vx, vy, w, pr.q, pr.four_q);
+            fwd_bf_last(vx, vy, w, pr.q, pr.two_q);
         } else {
-            fwd_bf(vx, vy, w, pr.q, pr.four_q);
+            fwd_bf(vx, vy, w, pr.q, pr.two_q);
         }
         row[x] = vx;
         row[y] = vy;
@@ -141,7 +141,7 @@ extern "C" __global__ void ntt_naive_inv_stage(NTT_ARGS, const u32 log_n, const 
             inv_bf_last(vx, vy, pr);
         } else {
             const ulonglong2 w = ldtw(tw + ((u64)table << log_n) + (1ull << log_m) + i);
-            inv_bf(vx, vy, w, pr.q, pr.four_q);
+            inv_bf(vx, vy, w, pr.q, pr.two_q);
         }
         row[x] = vx;
         row[y] = vy;
@@ -188,9 +188,9 @@ RHEA_INLINE void ntt_bf_loop(u64* out, const ulonglong2* __restrict__ tw,
     for (u32 it = 0; it < iters; ++it) {
         radix8_pass(v, w, [&](u64& x, u64& y, ulonglong2 wk) {
             if (FWD) {
-                fwd_bf(x, y, wk, pr.q, pr.four_q);
+                fwd_bf(x, y, wk, pr.q, pr.two_q);
             } else {
-                inv_bf(x, y, wk, pr.q, pr.four_q);
+                inv_bf(x, y, wk, pr.q, pr.two_q);
             }
         });
     }

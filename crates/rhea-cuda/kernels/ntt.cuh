@@ -11,9 +11,8 @@
 // Forward = Cooley-Tukey, natural -> bit-reversed; the stage with m blocks (block i spans 2t
 // entries, t = N/2m) uses w = root_powers[m + i]. Inverse = Gentleman-Sande, bit-reversed ->
 // natural, stage with m blocks uses inv_root_powers[m + i], the last stage (m = 1) times N^-1.
-// Harvey's lazy butterflies, one step lazier: forward values in [0, 8q), inverse values in [0, 4q),
-// so that the butterflies' Shoup products may drop the low partial products of their quotient
-// (ntt_shoup_approx); q < 2^61, so 8q < 2^64 and nothing overflows. Inputs and outputs are canonical ([0, q)); the final reduction is fused into
+// Harvey's lazy butterflies: forward values in [0, 4q), inverse values in [0, 2q); q < 2^61, so
+// nothing overflows. Inputs and outputs are canonical ([0, q)); the final reduction is fused into
 // the last stage, exactly as on the CPU.
 //
 // Two-kernel design (N = 2^LOGN = N1 x N2, N1 = 2^LOG1): the "column" kernel runs the LOG1 stages
@@ -29,7 +28,7 @@
 // Per-table constants (8 words, must match rhea_cuda::ntt::PRIME_WORDS / prime_words()).
 struct NttPrime {
     u64 q;
-    u64 four_q;
+    u64 two_q;
     u64 ninv;         // N^-1 mod q
     u64 ninv_shoup;
     u64 last_w;       // inv_root_powers[1] * N^-1 mod q
@@ -93,18 +92,19 @@ struct NttArgs {
 
 // ---- butterflies ---------------------------------------------------------------------------------
 
-// a - q if a >= q, else a; for q <= 2^63 and a < 2q, where the sign of a - q decides (one
-// subtraction, one test of the high word, two selects). Every use here has q <= 4 * 2^61.
+// a - q if a >= q, else a; for a, q < 2^63 (every value here is below 4q < 2^63), where the sign
+// of a - q decides (one subtraction, one test of the high word, two selects).
 RHEA_INLINE u64 ntt_csub(u64 a, u64 q) {
     const u64 d = a - q;
     return (i64)d < 0 ? a : d;
 }
 
-// a * w - h * q mod 2^64 for a quotient estimate h, written as a * w + h * (2^64 - q) over 32-bit
-// halves, so that the two low products share one chain of multiply-adds (two wide products for the
-// low word, four 32-bit ones for the high word) instead of two separate 64-bit products and a
-// negation.
-RHEA_INLINE u64 ntt_shoup_rest(u64 a, u64 w, u64 h, u64 q) {
+// shoup_mul_lazy (common.cuh), the same word: a * w - hi * q mod 2^64, written as
+// a * w + hi * (2^64 - q) over 32-bit halves, so that the two low products share one chain of
+// multiply-adds (two wide products for the low word, four 32-bit ones for the high word) instead
+// of two separate 64-bit products and a negation.
+RHEA_INLINE u64 ntt_shoup_lazy(u64 a, u64 w, u64 w_shoup, u64 q) {
+    const u64 h = __umul64hi(a, w_shoup);
     const u64 nq = 0ull - q;
     u64 r;
     asm("{\n\t"
@@ -128,65 +128,17 @@ RHEA_INLINE u64 ntt_shoup_rest(u64 a, u64 w, u64 h, u64 q) {
     return r;
 }
 
-// shoup_mul_lazy (common.cuh), the same word: a * w - floor(a * ws / 2^64) * q, below
-// q * (1 + a / 2^64) < 2q for any 64-bit a.
-RHEA_INLINE u64 ntt_shoup_lazy(u64 a, u64 w, u64 w_shoup, u64 q) {
-    return ntt_shoup_rest(a, w, __umul64hi(a, w_shoup), q);
-}
-
-// A lazier Shoup product, congruent to a * w mod q and below 4q for any 64-bit a: the quotient
-// estimate keeps only the high halves of the cross products of a * ws (a_hi * ws_hi + hi(a_lo *
-// ws_hi) + hi(a_hi * ws_lo)), which undershoots floor(a * ws / 2^64) by at most 2 (the dropped
-// terms sum to below 3 * 2^64), so the rest is below q * (1 + a / 2^64) + 2q < 4q. It saves one of
-// the four wide products and the carry chain of the exact high half: the butterflies are bound by
-// the multiply-add pipe (BENCHMARKS.md §12).
-RHEA_INLINE u64 ntt_shoup_approx(u64 a, u64 w, u64 w_shoup, u64 q) {
-#ifdef RHEA_NTT_APPROX_C
-    {
-        const u32 al = (u32)a, ah = (u32)(a >> 32);
-        const u32 sl = (u32)w_shoup, sh = (u32)(w_shoup >> 32);
-        const u64 h = (u64)ah * sh + __umulhi(al, sh) + __umulhi(ah, sl);
-        return ntt_shoup_rest(a, w, h, q);
-    }
-#endif
-    u64 h;
-    asm("{\n\t"
-        ".reg .u32 al, ah, sl, sh, x, y, cl, ch;\n\t"
-        ".reg .u64 c;\n\t"
-        "mov.b64 {al, ah}, %1;\n\t"
-        "mov.b64 {sl, sh}, %2;\n\t"
-        "mul.hi.u32 x, al, sh;\n\t"
-        "mul.hi.u32 y, ah, sl;\n\t"
-        "add.cc.u32 cl, x, y;\n\t"
-        "addc.u32 ch, 0, 0;\n\t"
-        "mov.b64 c, {cl, ch};\n\t"
-        "mad.wide.u32 %0, ah, sh, c;\n\t"
-        "}"
-        : "=l"(h)
-        : "l"(a), "l"(w_shoup));
-    return ntt_shoup_rest(a, w, h, q);
-}
-
-// Forward (Cooley-Tukey) lazy butterfly: x, y in [0, 8q) -> x + wy, x - wy in [0, 8q).
-RHEA_INLINE void fwd_bf(u64& x, u64& y, ulonglong2 w, u64 q, u64 four_q) {
-#ifdef RHEA_NTT_EXACT
-    const u64 two_q = four_q >> 1;
+// Forward (Cooley-Tukey) lazy butterfly: x, y in [0, 4q) -> x + wy, x - wy in [0, 4q).
+RHEA_INLINE void fwd_bf(u64& x, u64& y, ulonglong2 w, u64 q, u64 two_q) {
     const u64 u = ntt_csub(x, two_q);
     const u64 v = ntt_shoup_lazy(y, w.x, w.y, q);
     x = u + v;
     y = u + two_q - v;
-#else
-    const u64 u = ntt_csub(x, four_q);
-    const u64 v = ntt_shoup_approx(y, w.x, w.y, q);
-    x = u + v;
-    y = u + four_q - v;
-#endif
 }
 
 // The forward butterfly of the last stage, with the reduction to [0, q).
-RHEA_INLINE void fwd_bf_last(u64& x, u64& y, ulonglong2 w, u64 q, u64 four_q) {
-    u64 u = ntt_csub(x, four_q);
-    u = ntt_csub(u, four_q >> 1);
+RHEA_INLINE void fwd_bf_last(u64& x, u64& y, ulonglong2 w, u64 q, u64 two_q) {
+    u64 u = ntt_csub(x, two_q);
     u = ntt_csub(u, q);
     u64 v = ntt_shoup_lazy(y, w.x, w.y, q);
     v = ntt_csub(v, q);
@@ -194,32 +146,25 @@ RHEA_INLINE void fwd_bf_last(u64& x, u64& y, ulonglong2 w, u64 q, u64 four_q) {
     y = ntt_csub(u + q - v, q);
 }
 
-// Inverse (Gentleman-Sande) lazy butterfly: x, y in [0, 4q) -> x + y, (x - y) w in [0, 4q).
-RHEA_INLINE void inv_bf(u64& x, u64& y, ulonglong2 w, u64 q, u64 four_q) {
+// Inverse (Gentleman-Sande) lazy butterfly: x, y in [0, 2q) -> x + y, (x - y) w in [0, 2q).
+RHEA_INLINE void inv_bf(u64& x, u64& y, ulonglong2 w, u64 q, u64 two_q) {
     const u64 a = x, b = y;
-#ifdef RHEA_NTT_EXACT
-    const u64 two_q = four_q >> 1;
     x = ntt_csub(a + b, two_q);
     y = ntt_shoup_lazy(a + two_q - b, w.x, w.y, q);
-#else
-    x = ntt_csub(a + b, four_q);
-    y = ntt_shoup_approx(a + four_q - b, w.x, w.y, q);
-#endif
 }
 
 // The inverse butterfly with the twiddle w * c given as two factors (two lazy Shoup products).
-RHEA_INLINE void inv_bf2(u64& x, u64& y, ulonglong2 w, ulonglong2 c, u64 q, u64 four_q) {
+RHEA_INLINE void inv_bf2(u64& x, u64& y, ulonglong2 w, ulonglong2 c, u64 q, u64 two_q) {
     const u64 a = x, b = y;
-    x = ntt_csub(a + b, four_q);
-    y = ntt_shoup_approx(ntt_shoup_approx(a + four_q - b, w.x, w.y, q), c.x, c.y, q);
+    x = ntt_csub(a + b, two_q);
+    y = ntt_shoup_lazy(ntt_shoup_lazy(a + two_q - b, w.x, w.y, q), c.x, c.y, q);
 }
 
-// The inverse butterfly of the last stage (m = 1) with N^-1 folded in, results in [0, q): the exact
-// Shoup products of inputs below 8q are below 2q.
+// The inverse butterfly of the last stage (m = 1) with N^-1 folded in, results in [0, q).
 RHEA_INLINE void inv_bf_last(u64& x, u64& y, const NttPrime& p) {
     const u64 a = x, b = y;
     x = ntt_csub(ntt_shoup_lazy(a + b, p.ninv, p.ninv_shoup, p.q), p.q);
-    y = ntt_csub(ntt_shoup_lazy(a + p.four_q - b, p.last_w, p.last_w_shoup, p.q), p.q);
+    y = ntt_csub(ntt_shoup_lazy(a + p.two_q - b, p.last_w, p.last_w_shoup, p.q), p.q);
 }
 
 RHEA_INLINE NttPrime load_ntt_prime(const NttPrime* primes, u32 i) {
@@ -227,7 +172,7 @@ RHEA_INLINE NttPrime load_ntt_prime(const NttPrime* primes, u32 i) {
     const ulonglong2 a = __ldg(p), b = __ldg(p + 1), c = __ldg(p + 2);
     NttPrime r;
     r.q = a.x;
-    r.four_q = a.y;
+    r.two_q = a.y;
     r.ninv = b.x;
     r.ninv_shoup = b.y;
     r.last_w = c.x;
@@ -353,7 +298,7 @@ RHEA_INLINE void pass_tw_load_of(u32 tau, u32 R, const TwCtx& t, ulonglong2 (&w)
 // LAST fuses the final reduction into the last stage.
 template <int LOGS, int J0, int P, bool LAST, bool DERIVED>
 RHEA_INLINE void fwd_pass(u64 (&v)[8], const ulonglong2 (&w)[NTT_PASS_TW], const TwCtx& t, u64 q,
-                          u64 four_q) {
+                          u64 two_q) {
     constexpr int G = 1 << P;
     constexpr int LTL = LOGS - J0 - P;
     constexpr bool D = DERIVED && LTL == 0 && P == 3;
@@ -377,9 +322,9 @@ RHEA_INLINE void fwd_pass(u64 (&v)[8], const ulonglong2 (&w)[NTT_PASS_TW], const
                     wk = w[tw_slot<P>(u, s, k)];
                 }
                 if (LAST && s == P - 1) {
-                    fwd_bf_last(x, y, wk, q, four_q);
+                    fwd_bf_last(x, y, wk, q, two_q);
                 } else {
-                    fwd_bf(x, y, wk, q, four_q);
+                    fwd_bf(x, y, wk, q, two_q);
                 }
             }
         }
@@ -409,9 +354,9 @@ RHEA_INLINE void inv_pass(u64 (&v)[8], const ulonglong2 (&w)[NTT_PASS_TW], const
                 if (LAST && s == 0) {
                     inv_bf_last(x, y, pr);
                 } else if (D && k > 0) {
-                    inv_bf2(x, y, w[tw_slot<P>(u, s, 0)], t.cst[k - 1], pr.q, pr.four_q);
+                    inv_bf2(x, y, w[tw_slot<P>(u, s, 0)], t.cst[k - 1], pr.q, pr.two_q);
                 } else {
-                    inv_bf(x, y, w[tw_slot<P>(u, s, k)], pr.q, pr.four_q);
+                    inv_bf(x, y, w[tw_slot<P>(u, s, k)], pr.q, pr.two_q);
                 }
             }
         }
@@ -482,17 +427,17 @@ RHEA_INLINE void smem_load(const u64* sm, const Smem& at, u32 tau, u64 (&v)[8]) 
 // pass's entries on exit. LAST_PHASE: the last pass ends the whole transform.
 template <int LOGS, int I, bool LAST_PHASE, bool WARP, bool DERIVED, typename Smem>
 RHEA_INLINE void fwd_passes(u64 (&v)[8], ulonglong2 (&w)[NTT_PASS_TW], u64* sm, const Smem& at,
-                            u32 tau, u32 R, const TwCtx& t, u64 q, u64 four_q) {
+                            u32 tau, u32 R, const TwCtx& t, u64 q, u64 two_q) {
     using PS = NttPasses<LOGS>;
     constexpr bool last = I == PS::COUNT - 1;
-    fwd_pass<LOGS, PS::j0(I), PS::p(I), LAST_PHASE && last, DERIVED>(v, w, t, q, four_q);
+    fwd_pass<LOGS, PS::j0(I), PS::p(I), LAST_PHASE && last, DERIVED>(v, w, t, q, two_q);
     if constexpr (!last) {
         smem_store<LOGS, I>(sm, at, tau, v);
         if (NTT_PREFETCH) pass_tw_load_of<LOGS, I + 1, DERIVED, false>(tau, R, t, w);
         ntt_sync<WARP>();
         if (!NTT_PREFETCH) pass_tw_load_of<LOGS, I + 1, DERIVED, false>(tau, R, t, w);
         smem_load<LOGS, I + 1>(sm, at, tau, v);
-        fwd_passes<LOGS, I + 1, LAST_PHASE, WARP, DERIVED>(v, w, sm, at, tau, R, t, q, four_q);
+        fwd_passes<LOGS, I + 1, LAST_PHASE, WARP, DERIVED>(v, w, sm, at, tau, R, t, q, two_q);
     }
 }
 
@@ -703,7 +648,7 @@ RHEA_INLINE void ntt_cols(u64* __restrict__ data, const ulonglong2* __restrict__
         } else {
             cols_global_load<LOGS, 0, LOGN2>(base + c, tau, v);
         }
-        fwd_passes<LOGS, 0, false, false, false>(v, w, sm, at, tau, 1u, tc, pr.q, pr.four_q);
+        fwd_passes<LOGS, 0, false, false, false>(v, w, sm, at, tau, 1u, tc, pr.q, pr.two_q);
         cols_global_store<LOGS, PS::COUNT - 1, LOGN2>(base + c, tau, v);
     } else {
         pass_tw_load_of<LOGS, PS::COUNT - 1, false, PS::COUNT == 1>(tau, 1u, tc, w);
@@ -763,7 +708,7 @@ RHEA_INLINE void ntt_rows(u64* __restrict__ data, const ulonglong2* __restrict__
     if constexpr (FWD) {
         pass_tw_load_of<LOGS, 0, DERIVED, false>(tau, R, tc, w);
         rows_global_load<LOGS, 0>(base, tau, v);
-        fwd_passes<LOGS, 0, true, WARP, DERIVED>(v, w, sm, at, tau, R, tc, pr.q, pr.four_q);
+        fwd_passes<LOGS, 0, true, WARP, DERIVED>(v, w, sm, at, tau, R, tc, pr.q, pr.two_q);
         if constexpr (EPI) {
             rows_epilogue_store<LOGS, PS::COUNT - 1>(a, nr, (u64)chunk * S, LOGN, tau, v, pr.q);
         } else {

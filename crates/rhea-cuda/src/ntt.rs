@@ -379,7 +379,7 @@ pub struct LiftAddFactors<'a> {
 /// Built once per `(N, primes)` and kept by the caller. Device layout: forward and inverse
 /// twiddles as `[table][N]` pairs `(w, w_shoup)` (16-byte loads); the same entries of the last
 /// three stages gathered per thread ([`compact_last_stages`], `[table][N/8][3]` pairs); and
-/// [`PRIME_WORDS`] constants per table (`q, 4q, N^-1, shoup(N^-1), inv_root_powers[1]·N^-1, its
+/// [`PRIME_WORDS`] constants per table (`q, 2q, N^-1, shoup(N^-1), inv_root_powers[1]·N^-1, its
 /// Shoup companion, 0, 0`).
 pub struct DeviceNttTables {
     device: Arc<GpuDevice>,
@@ -434,7 +434,7 @@ pub fn prime_words(table: &NttTable) -> [u64; PRIME_WORDS] {
     let last_w = m.mul(table.inv_root_powers()[1], table.inv_degree());
     [
         q,
-        4 * q,
+        2 * q,
         table.inv_degree(),
         table.inv_degree_shoup(),
         last_w,
@@ -1722,7 +1722,7 @@ mod tests {
         let t = NttTable::new(q, 1 << 12).unwrap();
         let w = prime_words(&t);
         assert_eq!(w[0], q.value());
-        assert_eq!(w[1], 4 * q.value());
+        assert_eq!(w[1], 2 * q.value());
         assert_eq!(q.mul(w[2], 1 << 12), 1);
         assert_eq!(w[3], q.shoup(w[2]));
         assert_eq!(w[4], q.mul(t.inv_root_powers()[1], w[2]));
