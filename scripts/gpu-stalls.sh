@@ -25,6 +25,9 @@ fi
 METRICS="gpu__time_duration.sum,smsp__issue_active.avg.pct_of_peak_sustained_active,"
 METRICS+="dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,"
 METRICS+="launch__registers_per_thread,launch__grid_size,launch__block_size,"
+METRICS+="lts__t_sectors.avg.pct_of_peak_sustained_elapsed,l1tex__throughput.avg.pct_of_peak_sustained_active,"
+METRICS+="regex:sm__pipe_(alu|fma|fmaheavy|fp64|shared|lsu|uniform)_cycles_active\.avg\.pct_of_peak_sustained_active,"
+METRICS+="regex:sm__inst_executed_pipe_(alu|fma|fmaheavy|lsu|uniform)\.avg\.pct_of_peak_sustained_active,"
 METRICS+="regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio"
 timeout 400 "$NCU" -k "regex:$KRE" --metrics "$METRICS" --csv --print-units base "${CMD[@]}" \
   > "$OUT/stalls-$OP.csv" 2> "$OUT/stalls-$OP.err"
@@ -46,9 +49,15 @@ for k, ms in agg.items():
         return sum(v) / len(v) if v else float("nan")
     stalls = {n.split("stalled_")[1].split("_per_issue")[0]: avg(n) for n in ms[0] if "stalled_" in n}
     top = sorted(stalls.items(), key=lambda x: -x[1])[:6]
+    pipes = {n.replace("sm__", "").replace(".avg.pct_of_peak_sustained_active", ""): avg(n)
+             for n in ms[0] if n.startswith("sm__pipe_") or n.startswith("sm__inst_executed_pipe_")}
     print(f"{k[:40]:40s} n={len(ms):3d} t={avg('gpu__time_duration.sum')/1e3:8.1f}us "
           f"issue={avg('smsp__issue_active.avg.pct_of_peak_sustained_active'):5.1f}% "
           f"dram={avg('dram__throughput.avg.pct_of_peak_sustained_elapsed'):5.1f}% "
           f"warps={avg('sm__warps_active.avg.pct_of_peak_sustained_active'):5.1f}% "
-          f"regs={avg('launch__registers_per_thread'):.0f} | " + " ".join(f"{a}={b:.2f}" for a, b in top))
+          f"regs={avg('launch__registers_per_thread'):.0f} "
+          f"l2={avg('lts__t_sectors.avg.pct_of_peak_sustained_elapsed'):5.1f}% "
+          f"l1={avg('l1tex__throughput.avg.pct_of_peak_sustained_active'):5.1f}% | "
+          + " ".join(f"{a}={b:.2f}" for a, b in top))
+    print("    pipes % of peak: " + " ".join(f"{a}={b:.0f}" for a, b in sorted(pipes.items())))
 PY
