@@ -182,7 +182,25 @@ RHEA_INLINE NttPrime load_ntt_prime(const NttPrime* primes, u32 i) {
     return r;
 }
 
-RHEA_INLINE ulonglong2 ldtw(const ulonglong2* p) { return __ldg(p); }
+// One twiddle pair. A plain global load, not __ldg: ptxas moves read-only (.nc) loads past a
+// bar.sync (they cannot observe other threads' writes), so the next pass's twiddles, loaded
+// before the barrier that precedes the pass (NTT_PREFETCH), were issued after it, each a few
+// instructions before its first use. A plain load is ordered with the barrier and stays before
+// it, where its latency overlaps the shared-memory exchange: 2-4 % faster transforms on the H100
+// (BENCHMARKS.md §12c). `volatile` keeps the front end from moving it instead. NTT_TW_NC=1
+// restores __ldg (for comparison; RHEA_NVRTC_DEFINES).
+#ifndef NTT_TW_NC
+#define NTT_TW_NC 0
+#endif
+RHEA_INLINE ulonglong2 ldtw(const ulonglong2* p) {
+#if NTT_TW_NC
+    return __ldg(p);
+#else
+    ulonglong2 r;
+    asm volatile("ld.global.v2.u64 {%0, %1}, [%2];" : "=l"(r.x), "=l"(r.y) : "l"(p));
+    return r;
+#endif
+}
 
 // ---- passes --------------------------------------------------------------------------------------
 //
