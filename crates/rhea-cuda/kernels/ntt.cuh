@@ -187,7 +187,7 @@ RHEA_INLINE NttPrime load_ntt_prime(const NttPrime* primes, u32 i) {
 // before the barrier that precedes the pass (NTT_PREFETCH), were issued after it, each a few
 // instructions before its first use. A plain load is ordered with the barrier and stays before
 // it, where its latency overlaps the shared-memory exchange: 2-4 % faster transforms on the H100
-// (BENCHMARKS.md §12c). `volatile` keeps the front end from moving it instead. NTT_TW_NC=1
+// (BENCHMARKS.md §12b). `volatile` keeps the front end from moving it instead. NTT_TW_NC=1
 // restores __ldg (for comparison; RHEA_NVRTC_DEFINES).
 #ifndef NTT_TW_NC
 #define NTT_TW_NC 0
