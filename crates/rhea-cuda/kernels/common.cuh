@@ -33,6 +33,40 @@ typedef long long i64;
 
 #define RHEA_INLINE __device__ __forceinline__
 
+// Programmatic dependent launch (rhea_cuda::launch, sm_90 and up): a kernel launched with it
+// may start while the previous kernel of the stream still runs. pdl_trigger() lets the next
+// kernel start once every block of this one has executed it (or exited); pdl_wait() returns once
+// the previous kernel has completed and its writes are visible, and must come before any access
+// to memory that earlier work writes or reads (read-only tables may be read before it). Both are
+// no-ops for a kernel launched without the attribute, and on older architectures.
+RHEA_INLINE void pdl_trigger() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+RHEA_INLINE void pdl_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+// Loads of memory that earlier work writes, in a kernel launched with PDL: a plain ld.global in
+// volatile asm, which neither the front end nor ptxas moves above pdl_wait(). A read-only load
+// (__ldg, or a const __restrict__ pointer the compiler turns into ld.global.nc) may be moved
+// above it by ptxas, and was: it then reads what the previous kernel has not written yet.
+RHEA_INLINE u64 ld_dep(const u64* p) {
+    u64 r;
+    asm volatile("ld.global.u64 %0, [%1];" : "=l"(r) : "l"(p));
+    return r;
+}
+
+RHEA_INLINE ulonglong2 ld_dep2(const ulonglong2* p) {
+    ulonglong2 r;
+    asm volatile("ld.global.v2.u64 {%0, %1}, [%2];" : "=l"(r.x), "=l"(r.y) : "l"(p));
+    return r;
+}
+
 // Constants of one modulus q, as uploaded by DeviceModuli (4 words, in this order).
 struct RheaModulus {
     u64 value;     // q, 2 <= q < 2^61

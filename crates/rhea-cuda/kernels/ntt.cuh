@@ -485,7 +485,7 @@ RHEA_INLINE void cols_global_load(const u64* __restrict__ base, u32 tau, u64 (&v
     using PI = PassIdxOf<LOGS, I>;
     const u64* p = base + (PI::a(tau) << LOGN2);
 #pragma unroll
-    for (int idx = 0; idx < 8; ++idx) v[idx] = p[PI::b(idx) << LOGN2];
+    for (int idx = 0; idx < 8; ++idx) v[idx] = ld_dep(p + (PI::b(idx) << LOGN2));
 }
 
 template <int LOGS, int I, int LOGN2>
@@ -505,7 +505,7 @@ RHEA_INLINE void rows_global_load(const u64* __restrict__ base, u32 tau, u64 (&v
         const ulonglong2* p = reinterpret_cast<const ulonglong2*>(base + 8 * tau);
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
-            const ulonglong2 x = p[i];
+            const ulonglong2 x = ld_dep2(p + i);
             v[2 * i] = x.x;
             v[2 * i + 1] = x.y;
         }
@@ -513,7 +513,7 @@ RHEA_INLINE void rows_global_load(const u64* __restrict__ base, u32 tau, u64 (&v
         using PI = PassIdx<LOGS, J0, P>;
         const u64* p = base + PI::a(tau);
 #pragma unroll
-        for (int idx = 0; idx < 8; ++idx) v[idx] = p[PI::b(idx)];
+        for (int idx = 0; idx < 8; ++idx) v[idx] = ld_dep(p + PI::b(idx));
     }
 }
 
@@ -574,7 +574,7 @@ RHEA_INLINE void rows_epilogue_store(const NttArgs& a, const NttRow& nr, u64 chu
     using PS = NttPasses<LOGS>;
     static_assert(PS::p(I) == 3 && PS::j0(I) + PS::p(I) == LOGS, "the last pass is direct");
     const u64 off = ((u64)nr.j << logn) + chunk_off + 8 * tau;
-    const ulonglong2 w = __ldg(reinterpret_cast<const ulonglong2*>(a.epi_w) + nr.table);
+    const ulonglong2 w = ld_dep2(reinterpret_cast<const ulonglong2*>(a.epi_w) + nr.table);
     const ulonglong2* xp = reinterpret_cast<const ulonglong2*>(
         reinterpret_cast<const u64*>(a.epi_x[nr.group]) + off);
     const u64 cptr = a.epi_c[nr.group];
@@ -582,7 +582,7 @@ RHEA_INLINE void rows_epilogue_store(const NttArgs& a, const NttRow& nr, u64 chu
     u64 r[8];
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-        const ulonglong2 x = __ldg(xp + i);
+        const ulonglong2 x = ld_dep2(xp + i);
         r[2 * i] = shoup_mul(mod_sub(x.x, v[2 * i], q), w.x, w.y, q);
         r[2 * i + 1] = shoup_mul(mod_sub(x.y, v[2 * i + 1], q), w.x, w.y, q);
     }
@@ -591,13 +591,13 @@ RHEA_INLINE void rows_epilogue_store(const NttArgs& a, const NttRow& nr, u64 chu
             reinterpret_cast<const ulonglong2*>(reinterpret_cast<const u64*>(cptr) + off);
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
-            const ulonglong2 c = __ldg(cp + i);
+            const ulonglong2 c = ld_dep2(cp + i);
             r[2 * i] = mod_add(c.x, r[2 * i], q);
             r[2 * i + 1] = mod_add(c.y, r[2 * i + 1], q);
         }
     }
     if (a.epi_w2 != 0) {
-        const ulonglong2 w2 = __ldg(reinterpret_cast<const ulonglong2*>(a.epi_w2) + nr.table);
+        const ulonglong2 w2 = ld_dep2(reinterpret_cast<const ulonglong2*>(a.epi_w2) + nr.table);
 #pragma unroll
         for (int i = 0; i < 8; ++i) r[i] = shoup_mul(r[i], w2.x, w2.y, q);
     }
@@ -628,6 +628,7 @@ RHEA_INLINE void ntt_cols(u64* __restrict__ data, const ulonglong2* __restrict__
     __shared__ u64 sm[(1 << LOGS) * C];
     using PS = NttPasses<LOGS>;
 
+    pdl_trigger();
     const u32 row = blockIdx.x / BPR;
     const u32 col0 = (blockIdx.x % BPR) * C;
     const NttRow nr = ntt_row(data, a, row, LOGN);
@@ -647,8 +648,9 @@ RHEA_INLINE void ntt_cols(u64* __restrict__ data, const ulonglong2* __restrict__
     static_assert(FWD || !LIFT, "the lifting prologue is forward only");
     if constexpr (FWD) {
         pass_tw_load_of<LOGS, 0, false, false>(tau, 1u, tc, w);
+        pdl_wait();
         if constexpr (LIFT) {
-            const u64 s1 = __ldg(reinterpret_cast<const u64*>(a.pro_moduli) + 4ull * table + 1);
+            const u64 s1 = ld_dep(reinterpret_cast<const u64*>(a.pro_moduli) + 4ull * table + 1);
             const u64 ql = a.pro_q;
             const u64 neg = pr.q - ntt_csub(shoup_mul_lazy(ql, 1ull, s1, pr.q), pr.q);
             const u64* src = reinterpret_cast<const u64*>(a.pro_src[nr.group]) + col0 + c;
@@ -657,7 +659,7 @@ RHEA_INLINE void ntt_cols(u64* __restrict__ data, const ulonglong2* __restrict__
             for (int i = 0; i < 8; ++i) v[i] = lift_lazy(v[i], ql >> 1, neg, s1, pr.q);
             if constexpr (ADD) {
                 // run + P_t * lift: [0, q) + [0, 2q), a valid lazy input below 4q.
-                const ulonglong2 pw = __ldg(reinterpret_cast<const ulonglong2*>(a.pro_w) + table);
+                const ulonglong2 pw = ld_dep2(reinterpret_cast<const ulonglong2*>(a.pro_w) + table);
                 u64 y[8];
                 cols_global_load<LOGS, 0, LOGN2>(base + c, tau, y);
 #pragma unroll
@@ -670,6 +672,7 @@ RHEA_INLINE void ntt_cols(u64* __restrict__ data, const ulonglong2* __restrict__
         cols_global_store<LOGS, PS::COUNT - 1, LOGN2>(base + c, tau, v);
     } else {
         pass_tw_load_of<LOGS, PS::COUNT - 1, false, PS::COUNT == 1>(tau, 1u, tc, w);
+        pdl_wait();
         cols_global_load<LOGS, PS::COUNT - 1, LOGN2>(base + c, tau, v);
         inv_passes<LOGS, PS::COUNT - 1, true, false, false>(v, w, sm, at, tau, 1u, tc, pr);
         cols_global_store<LOGS, 0, LOGN2>(base + c, tau, v);
@@ -700,6 +703,7 @@ RHEA_INLINE void ntt_rows(u64* __restrict__ data, const ulonglong2* __restrict__
     __shared__ u64 sm[S * RS::CH];
     using PS = NttPasses<LOGS>;
 
+    pdl_trigger();
     const u32 row = blockIdx.x / BPR;
     const u32 b = threadIdx.x / RS::T;
     const u32 tau = threadIdx.x % RS::T;  // < T (PassIdx relies on it)
@@ -725,6 +729,7 @@ RHEA_INLINE void ntt_rows(u64* __restrict__ data, const ulonglong2* __restrict__
     ulonglong2 w[NTT_PASS_TW];
     if constexpr (FWD) {
         pass_tw_load_of<LOGS, 0, DERIVED, false>(tau, R, tc, w);
+        pdl_wait();
         rows_global_load<LOGS, 0>(base, tau, v);
         fwd_passes<LOGS, 0, true, WARP, DERIVED>(v, w, sm, at, tau, R, tc, pr.q, pr.two_q);
         if constexpr (EPI) {
@@ -734,6 +739,7 @@ RHEA_INLINE void ntt_rows(u64* __restrict__ data, const ulonglong2* __restrict__
         }
     } else {
         pass_tw_load_of<LOGS, PS::COUNT - 1, DERIVED, false>(tau, R, tc, w);
+        pdl_wait();
         rows_global_load<LOGS, PS::COUNT - 1>(base, tau, v);
         inv_passes<LOGS, PS::COUNT - 1, false, WARP, DERIVED>(v, w, sm, at, tau, R, tc, pr);
         rows_global_store<LOGS, 0>(base, tau, v);

@@ -103,6 +103,7 @@ pub struct GpuDevice {
     modules: Mutex<HashMap<&'static str, Arc<CudaModule>>>,
     functions: Mutex<HashMap<(&'static str, String), CudaFunction>>,
     pub(crate) moduli_cache: Mutex<crate::elementwise::ModuliCache>,
+    pdl: bool,
 }
 
 impl std::fmt::Debug for GpuDevice {
@@ -172,6 +173,7 @@ impl GpuDevice {
             modules: Mutex::new(HashMap::new()),
             functions: Mutex::new(HashMap::new()),
             moduli_cache: Mutex::new(HashMap::new()),
+            pdl: major >= 9 && !std::env::var("RHEA_PDL").is_ok_and(|v| v.trim() == "0"),
         })
     }
 
@@ -212,6 +214,13 @@ impl GpuDevice {
     /// Compute capability `(major, minor)`.
     pub fn compute_capability(&self) -> (u32, u32) {
         self.info.compute_capability
+    }
+
+    /// Whether kernels written for it are launched with programmatic dependent launch (PDL,
+    /// `launch.rs`): compute capability 9.0 or later, unless `RHEA_PDL=0` was set when the
+    /// device was opened.
+    pub fn uses_pdl(&self) -> bool {
+        self.pdl
     }
 
     /// The NVRTC architecture of this device, e.g. `sm_90`.

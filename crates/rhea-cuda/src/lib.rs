@@ -25,6 +25,7 @@ pub mod elementwise;
 pub mod error;
 pub mod fused;
 pub mod keyswitch;
+pub(crate) mod launch;
 pub mod ntt;
 pub mod pool;
 pub mod registry;

@@ -198,6 +198,63 @@ fn ntt_131072() {
     check_case(17, &[60, 60, 61, 61, 50, 50, 30, 30], 1);
 }
 
+/// Transforms launched back to back with no host synchronisation between them (each may start
+/// while the previous one drains: programmatic dependent launch): a chain of forward and inverse
+/// transforms over the whole batch, and over alternating halves of it, must still equal the CPU's
+/// chain, i.e. every kernel must see all of the previous kernel's writes.
+#[test]
+fn back_to_back_transforms_see_each_others_writes() {
+    for (log_n, limbs, polys) in [
+        (16u32, 32usize, 1usize),
+        (17, 6, 2),
+        (14, 24, 3),
+        (12, 9, 2),
+    ] {
+        let test = format!("ntt chain 2^{log_n} x{limbs} x{polys}");
+        let Some(dev) = gpu_or_skip(&test) else {
+            return;
+        };
+        let degree = 1usize << log_n;
+        let bits: Vec<u32> = (0..limbs).map(|i| [61, 50, 40, 60][i % 4]).collect();
+        let moduli = moduli_for(&bits, degree);
+        let tables = host_tables(&moduli, degree);
+        let gpu = DeviceNttTables::new(&dev, &tables).unwrap();
+        let mut r = rng(&test);
+        let input = random_rns(&mut r, &moduli, degree, polys);
+        let all = NttBatch::all(polys, limbs);
+        let low = NttBatch {
+            count: limbs / 2,
+            ..NttBatch::all(polys, limbs)
+        };
+        let high = NttBatch {
+            start: limbs / 2,
+            count: limbs - limbs / 2,
+            ..NttBatch::all(polys, limbs)
+        };
+        use NttDirection::{Forward, Inverse};
+        let chain = [
+            (&all, Forward),
+            (&low, Inverse),
+            (&low, Forward),
+            (&all, Inverse),
+            (&high, Forward),
+            (&all, Forward),
+            (&all, Inverse),
+            (&high, Inverse),
+            (&all, Forward),
+        ];
+        let mut want = input.clone();
+        let mut buf = dev.upload(&input).unwrap();
+        for (batch, dir) in chain {
+            want = cpu_transform(&tables, &want, batch, dir);
+            gpu.transform(&mut buf, batch, dir, NttAlgorithm::Fast)
+                .unwrap();
+        }
+        assert_ne!(want, input, "{test}: the chain changed nothing");
+        assert_same(&dev.download(&buf).unwrap(), &want, &test);
+    }
+}
+
 #[test]
 fn naive_serves_small_degrees() {
     let Some(dev) = gpu_or_skip("naive_serves_small_degrees") else {

@@ -1,0 +1,72 @@
+//! Kernel launches that may overlap the previous kernel of the stream: programmatic dependent
+//! launch (PDL, compute capability 9.0 and up).
+//!
+//! A kernel launched by [`launch_dependent`] may start while the kernel before it on the stream
+//! still runs, once every block of that kernel has executed `griddepcontrol.launch_dependents`
+//! (`pdl_trigger()` in `kernels/common.cuh`) or exited. Its blocks then run their preamble
+//! (indices, read-only tables such as twiddles) and must execute `griddepcontrol.wait`
+//! (`pdl_wait()`) before they touch memory that earlier work writes or reads: the wait returns
+//! once the previous kernel has completed and its writes are visible. Only kernels written that
+//! way may be launched here; on a device without PDL, or with `RHEA_PDL=0` in the environment
+//! (for comparisons), it is an ordinary launch and the two instructions are no-ops.
+
+use std::ffi::c_void;
+
+use cudarc::driver::sys;
+use cudarc::driver::{CudaFunction, LaunchConfig};
+
+use crate::device::GpuDevice;
+use crate::error::Result;
+
+/// Launches `f` on `device`'s stream with the kernel parameters `params` (one pointer per
+/// parameter, in order), allowing it to overlap the previous kernel when [`GpuDevice::uses_pdl`].
+///
+/// # Safety
+/// As `cudarc`'s `LaunchArgs::launch`: `params` must match the kernel's signature and point to
+/// live values, the memory the kernel touches must be valid for it; and the kernel must execute
+/// `pdl_wait()` before it touches any memory that earlier stream work writes or reads.
+pub(crate) unsafe fn launch_dependent(
+    device: &GpuDevice,
+    f: &CudaFunction,
+    cfg: LaunchConfig,
+    params: &mut [*mut c_void],
+) -> Result<()> {
+    device.context().bind_to_thread()?;
+    let mut attr = sys::CUlaunchAttribute {
+        id: sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
+        pad: [0; 4],
+        value: sys::CUlaunchAttributeValue {
+            programmaticStreamSerializationAllowed: 1,
+        },
+    };
+    let use_pdl = device.uses_pdl();
+    let config = sys::CUlaunchConfig {
+        gridDimX: cfg.grid_dim.0,
+        gridDimY: cfg.grid_dim.1,
+        gridDimZ: cfg.grid_dim.2,
+        blockDimX: cfg.block_dim.0,
+        blockDimY: cfg.block_dim.1,
+        blockDimZ: cfg.block_dim.2,
+        sharedMemBytes: cfg.shared_mem_bytes,
+        hStream: device.stream().cu_stream(),
+        attrs: if use_pdl {
+            &mut attr
+        } else {
+            std::ptr::null_mut()
+        },
+        numAttrs: u32::from(use_pdl),
+    };
+    // SAFETY: `config` and `attr` live across the call; the function handle belongs to this
+    // device's context (bound above); the caller guarantees the parameters and the kernel's
+    // use of `pdl_wait()` (see the function's contract).
+    unsafe {
+        sys::cuLaunchKernelEx(
+            &config,
+            f.cu_function(),
+            params.as_mut_ptr(),
+            std::ptr::null_mut(),
+        )
+    }
+    .result()?;
+    Ok(())
+}
