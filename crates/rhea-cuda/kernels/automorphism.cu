@@ -12,6 +12,9 @@
 //
 // Twins: rhea_math::ntt (forward transform of the coefficient-domain automorphism) and the
 // host functions in rhea_cuda::automorphism::host.
+//
+// Launched with programmatic dependent launch (rhea_cuda::launch): pdl_trigger() first, the
+// index arithmetic before pdl_wait(), every memory access after it (input rows with ld_dep).
 
 #include "common.cuh"
 
@@ -33,22 +36,25 @@ struct AutoArgs {
 RHEA_INLINE u64 bitrev(u64 i, u32 log_n) { return log_n == 0 ? 0 : __brevll(i) >> (64 - log_n); }
 
 extern "C" __global__ void automorphism_ntt(const AutoArgs A) {
+    pdl_trigger();
     const u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= A.n) return;
     const u64 mask = 2 * A.n - 1;
     const u64 e = ((2 * bitrev(i, A.log_n) + 1) * A.g) & mask;
     const u64 j = bitrev((e - 1) >> 1, A.log_n);
     const u32 r0 = blockIdx.y * AUTO_ROWS_PER_BLOCK;
+    pdl_wait();
 #pragma unroll
     for (u32 r = 0; r < AUTO_ROWS_PER_BLOCK; ++r) {
         if (r0 + r < A.rows) {
             const u64 base = (u64)(r0 + r) * A.n;
-            A.out[base + i] = __ldg(A.input + base + j);
+            A.out[base + i] = ld_dep(A.input + base + j);
         }
     }
 }
 
 extern "C" __global__ void automorphism_coeff(const AutoArgs A) {
+    pdl_trigger();
     const u64 k = (u64)blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= A.n) return;
     const u64 mask = 2 * A.n - 1;
@@ -56,12 +62,13 @@ extern "C" __global__ void automorphism_coeff(const AutoArgs A) {
     const bool negate = src >= A.n;
     const u64 i = negate ? src - A.n : src;
     const u32 r0 = blockIdx.y * AUTO_ROWS_PER_BLOCK;
+    pdl_wait();
 #pragma unroll
     for (u32 r = 0; r < AUTO_ROWS_PER_BLOCK; ++r) {
         const u32 row = r0 + r;
         if (row < A.rows) {
             const u64 base = (u64)row * A.n;
-            const u64 v = __ldg(A.input + base + i);
+            const u64 v = ld_dep(A.input + base + i);
             const u64 q = A.moduli[A.mod_offset + row % A.limbs].value;
             A.out[base + k] = negate ? mod_neg(v, q) : v;
         }

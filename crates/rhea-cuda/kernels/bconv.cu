@@ -30,6 +30,12 @@
 // Which output columns a launch computes, and which output limb each goes to, is the launch's
 // plan (col[], out_limb[]), carried in the parameter block: plain conversion (column k -> limb
 // k), ModUp (skip the digit's own limbs) and ModDown (only the active Q columns) are all plans.
+//
+// Every kernel here is launched with programmatic dependent launch (rhea_cuda::launch): it calls
+// pdl_trigger() first, reads only the tables uploaded once by the host (moduli, the converter's
+// qhat tables, the ModDown and rescale constants) before pdl_wait(), and reads the input and aux
+// rows (written by earlier kernels) after it with ld_dep / ld_dep2. The matrix product stages its
+// table slice in shared memory before the wait, while the previous kernel drains.
 
 #include "common.cuh"
 
@@ -150,16 +156,18 @@ struct Words {
     u64 v[C];
 };
 
+// Input and aux rows are written by earlier kernels: plain loads (ld_dep), never read-only ones,
+// which ptxas may move above pdl_wait().
 template <int C>
 RHEA_INLINE Words<C> load_words(const u64* p) {
     Words<C> w;
     if (C == 2) {
-        ulonglong2 x = __ldg(reinterpret_cast<const ulonglong2*>(p));
+        ulonglong2 x = ld_dep2(reinterpret_cast<const ulonglong2*>(p));
         w.v[0] = x.x;
         w.v[C - 1] = x.y;
     } else {
 #pragma unroll
-        for (int c = 0; c < C; ++c) w.v[c] = __ldg(p + c);
+        for (int c = 0; c < C; ++c) w.v[c] = ld_dep(p + c);
     }
     return w;
 }
@@ -180,6 +188,7 @@ RHEA_INLINE void store_words(u64* p, const Words<C>& w) {
 template <int J, int C, bool NARROW, bool CENTERED, int U = BCONV_U>
 RHEA_INLINE void bconv_matmul_body(const BconvArgs& A, const u32 p) {
     extern __shared__ u64 smem[];
+    pdl_trigger();
     const u32 L = A.from_count;
     const u32 g0 = blockIdx.z * J;
     // A multi-conversion launch sizes its grid for the longest plan (block-uniform exit).
@@ -214,6 +223,9 @@ RHEA_INLINE void bconv_matmul_body(const BconvArgs& A, const u32 p) {
         tmod[e] = v;
     }
     __syncthreads();
+    // The staging above read only host-uploaded tables (it overlaps the previous kernel's
+    // tail); the input and aux rows may be that kernel's output.
+    pdl_wait();
 
     const u64 n0 = ((u64)blockIdx.x * blockDim.x + threadIdx.x) * C;
     if (n0 >= A.n) return;
@@ -461,17 +473,19 @@ struct ScaleArgs {
 // out[p][i][k] = x[p][i][k] * qhat_i^{-1} mod q_i (Shoup). blockIdx.y = p * L + i; two words
 // per thread (16-byte accesses; N is even).
 extern "C" __global__ void bconv_scale(const ScaleArgs A) {
+    pdl_trigger();
     const u32 r = blockIdx.y;
     const u32 p = r / A.from_count;
     const u32 i = r - p * A.from_count;
     const u64 q = A.from_mod[i].value;
     const u64 w = A.q_hat_inv[i], ws = A.q_hat_inv_shoup[i];
+    pdl_wait();
     const u64* x = A.input + (u64)p * A.in_stride + (u64)i * A.n;
     u64* o = A.out + (u64)p * A.out_stride + (u64)i * A.n;
     const u64 stride = (u64)gridDim.x * blockDim.x;
     const u64 half = A.n >> 1;
     for (u64 k = (u64)blockIdx.x * blockDim.x + threadIdx.x; k < half; k += stride) {
-        const ulonglong2 v = __ldg(reinterpret_cast<const ulonglong2*>(x) + k);
+        const ulonglong2 v = ld_dep2(reinterpret_cast<const ulonglong2*>(x) + k);
         store2(o + 2 * k, make_ulonglong2(shoup_mul(v.x, w, ws, q), shoup_mul(v.y, w, ws, q)));
     }
 }
@@ -495,6 +509,7 @@ struct RescaleArgs {
 // lower limbs in chunks of 8 (all loads of a chunk in flight before its stores).
 #define RESCALE_U 8
 extern "C" __global__ void bconv_rescale_last(const RescaleArgs A) {
+    pdl_trigger();
     const u64 k = (u64)blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= A.n) return;
     const u32 p = blockIdx.y;
@@ -503,12 +518,13 @@ extern "C" __global__ void bconv_rescale_last(const RescaleArgs A) {
     u64* o = A.out + (u64)p * A.out_stride + k;
     const RheaModulus ml = load_modulus(A.moduli, last);
     const u64 h = ml.value >> 1;
-    const u64 r = mod_add(reduce_u64(__ldg(x + (u64)last * A.n), ml), h, ml.value);
+    pdl_wait();
+    const u64 r = mod_add(reduce_u64(ld_dep(x + (u64)last * A.n), ml), h, ml.value);
     for (u32 i0 = 0; i0 < last; i0 += RESCALE_U) {
         u64 v[RESCALE_U];
 #pragma unroll
         for (int u = 0; u < RESCALE_U; ++u)
-            if (i0 + u < last) v[u] = __ldg(x + (u64)(i0 + u) * A.n);
+            if (i0 + u < last) v[u] = ld_dep(x + (u64)(i0 + u) * A.n);
 #pragma unroll
         for (int u = 0; u < RESCALE_U; ++u) {
             const u32 i = i0 + u;

@@ -11,6 +11,10 @@
 // moduli[mod_offset + l]. A stride of 0 broadcasts one polynomial to all (ciphertext × plaintext).
 // `out` may equal any input (in-place operation): each thread reads its words before writing them.
 //
+// Launched with programmatic dependent launch (rhea_cuda::launch): the prologue (pdl_trigger(),
+// the row pointers, the modulus from its host-uploaded table, the scalars from the parameter
+// block) runs before pdl_wait(); the operand rows are read after it with ld_dep / ld_dep2.
+//
 // Twin: the rhea_math::Modulus operation on each word (see rhea-cuda/src/elementwise.rs).
 
 #include "common.cuh"
@@ -68,9 +72,11 @@ RHEA_INLINE void ew_row(const EwLayout& L, const RowPtrs& rp, Op op) {
         const u64 half = L.n >> 1;
         for (u64 i = start; i < half; i += stride) {
             const u64 k = 2 * i;
-            ulonglong2 va = load2(rp.a + k);
-            ulonglong2 vb = rp.b ? load2(rp.b + k) : make_ulonglong2(0, 0);
-            ulonglong2 vc = rp.c ? load2(rp.c + k) : make_ulonglong2(0, 0);
+            ulonglong2 va = ld_dep2(reinterpret_cast<const ulonglong2*>(rp.a + k));
+            ulonglong2 vb = rp.b ? ld_dep2(reinterpret_cast<const ulonglong2*>(rp.b + k))
+                                 : make_ulonglong2(0, 0);
+            ulonglong2 vc = rp.c ? ld_dep2(reinterpret_cast<const ulonglong2*>(rp.c + k))
+                                 : make_ulonglong2(0, 0);
             ulonglong2 r;
             r.x = op(va.x, vb.x, vc.x);
             r.y = op(va.y, vb.y, vc.y);
@@ -78,9 +84,9 @@ RHEA_INLINE void ew_row(const EwLayout& L, const RowPtrs& rp, Op op) {
         }
     } else {
         for (u64 i = start; i < L.n; i += stride) {
-            const u64 xb = rp.b ? rp.b[i] : 0;
-            const u64 xc = rp.c ? rp.c[i] : 0;
-            rp.out[i] = op(rp.a[i], xb, xc);
+            const u64 xb = rp.b ? ld_dep(rp.b + i) : 0;
+            const u64 xc = rp.c ? ld_dep(rp.c + i) : 0;
+            rp.out[i] = op(ld_dep(rp.a + i), xb, xc);
         }
     }
 }
@@ -90,10 +96,12 @@ RHEA_INLINE void ew_row(const EwLayout& L, const RowPtrs& rp, Op op) {
         const RheaModulus* moduli
 
 #define EW_PLAIN_PROLOGUE                                                               \
+    pdl_trigger();                                                                      \
     const RowPtrs rp = row_ptrs(L, out, a, b, c);                                       \
     const RheaModulus m = load_modulus(moduli, L.mod_offset + L.limb_begin + rp.limb);  \
     const u64 q = m.value;                                                              \
-    (void)q;
+    (void)q;                                                                            \
+    pdl_wait();
 
 // out = a + b
 extern "C" __global__ void ew_add(EW_PLAIN_ARGS) {
@@ -130,12 +138,14 @@ extern "C" __global__ void ew_mul_add(EW_PLAIN_ARGS) {
         const __grid_constant__ ScalarTable t
 
 #define EW_SCALAR_PROLOGUE                                                              \
+    pdl_trigger();                                                                      \
     const RowPtrs rp = row_ptrs(L, out, a, b, nullptr);                                 \
     const RheaModulus m = load_modulus(moduli, L.mod_offset + L.limb_begin + rp.limb);  \
     const u64 q = m.value;                                                              \
     const u64 w = t.w[rp.limb];                                                         \
     const u64 ws = t.w_shoup[rp.limb];                                                  \
-    (void)ws;
+    (void)ws;                                                                           \
+    pdl_wait();
 
 // out = a * w_l (Shoup)
 extern "C" __global__ void ew_mul_scalar(EW_SCALAR_ARGS) {

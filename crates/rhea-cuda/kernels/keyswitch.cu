@@ -17,6 +17,10 @@
 // Two 128-bit accumulators per coefficient; products < 2^122, so 63 of them plus a folded
 // value < 2^61 fit: after every 63 digits the accumulators are folded (Barrett), and each is
 // reduced once (Barrett) at the end. The loads of KS_U digits are issued before their products.
+//
+// Launched with programmatic dependent launch (rhea_cuda::launch): pdl_trigger() first, the
+// limb's modulus (a host-uploaded table) before pdl_wait(), the digits and the key (which earlier
+// kernels may write) after it with ld_dep2.
 
 #include "common.cuh"
 
@@ -38,11 +42,13 @@ struct KsArgs {
 };
 
 extern "C" __global__ void __launch_bounds__(256) keyswitch_inner_product(const KsArgs A) {
+    pdl_trigger();
     const u64 k = ((u64)blockIdx.x * blockDim.x + threadIdx.x) * 2;
     if (k >= A.n) return;
     const u32 i = blockIdx.y;
     const u32 kl = i < A.level ? i : A.q_full + (i - A.level);
     const RheaModulus m = load_modulus(A.moduli, kl);
+    pdl_wait();
     const u64 digit_stride = (u64)A.width * A.n;  // words per digit
     const u64 key_stride = (u64)A.full * A.n;     // words per key component
     const u64* x = A.digits + (u64)i * A.n + k;
@@ -55,9 +61,9 @@ extern "C" __global__ void __launch_bounds__(256) keyswitch_inner_product(const 
         for (int u = 0; u < KS_U; ++u) {
             const u32 d = d0 + u;
             if (d < A.count) {
-                xv[u] = __ldg(reinterpret_cast<const ulonglong2*>(x + d * digit_stride));
-                bv[u] = __ldg(reinterpret_cast<const ulonglong2*>(kb + 2 * d * key_stride));
-                av[u] = __ldg(
+                xv[u] = ld_dep2(reinterpret_cast<const ulonglong2*>(x + d * digit_stride));
+                bv[u] = ld_dep2(reinterpret_cast<const ulonglong2*>(kb + 2 * d * key_stride));
+                av[u] = ld_dep2(
                     reinterpret_cast<const ulonglong2*>(kb + (2 * d + 1) * key_stride));
             }
         }

@@ -13,16 +13,19 @@
 //!
 //! One launch covers every polynomial and limb of the buffer: each thread computes its source
 //! index once and moves that word for 4 rows. Out of place only (`out` and `input` are distinct
-//! buffers).
+//! buffers). Launched with programmatic dependent launch ((`launch.rs`)): the index
+//! arithmetic overlaps the previous kernel's tail.
 
+use std::ffi::c_void;
 use std::sync::Arc;
 
-use cudarc::driver::{DeviceRepr, LaunchConfig, PushKernelArg};
+use cudarc::driver::{DeviceRepr, LaunchConfig};
 
 use crate::buffer::DeviceBuffer;
 use crate::device::GpuDevice;
 use crate::elementwise::{DeviceModuli, RnsLayout};
 use crate::error::{CudaError, Result};
+use crate::launch::launch_dependent;
 use crate::registry::{KernelSource, COMMON_CUH};
 
 /// `kernels/automorphism.cu`: NTT- and coefficient-domain automorphisms.
@@ -134,7 +137,12 @@ fn check_shape(
     Ok(input.device().clone())
 }
 
-fn launch(kernel: &str, dev: &Arc<GpuDevice>, args: AutoArgs, layout: &RnsLayout) -> Result<()> {
+fn launch(
+    kernel: &str,
+    dev: &Arc<GpuDevice>,
+    mut args: AutoArgs,
+    layout: &RnsLayout,
+) -> Result<()> {
     let rows = layout.polys * layout.limbs;
     let cfg = LaunchConfig {
         grid_dim: (
@@ -146,13 +154,13 @@ fn launch(kernel: &str, dev: &Arc<GpuDevice>, args: AutoArgs, layout: &RnsLayout
         shared_mem_bytes: 0,
     };
     let f = dev.function(&AUTOMORPHISM, kernel)?;
-    let mut b = dev.stream().launch_builder(&f);
-    b.arg(&args);
-    // SAFETY: `args` matches `struct AutoArgs`; both buffers hold `rows · N` words (checked by
-    // the caller), the moduli table covers `mod_offset + limbs` entries when it is read; all work
-    // is ordered on the device's one stream.
-    unsafe { b.launch(cfg) }?;
-    Ok(())
+    let mut params = [(&mut args as *mut AutoArgs).cast::<c_void>()];
+    // SAFETY: the one parameter is `struct AutoArgs` by value (#[repr(C)] like its CUDA twin),
+    // pointing to a local that lives across the call; both buffers hold `rows · N` words
+    // (checked by the caller), the moduli table covers `mod_offset + limbs` entries when it is
+    // read; all work is ordered on the device's one stream, and the kernels touch no memory
+    // before pdl_wait().
+    unsafe { launch_dependent(dev, &f, cfg, &mut params) }
 }
 
 /// `out = σ_g(input)` in the NTT domain (bit-reversed evaluation order), every polynomial and

@@ -43,11 +43,16 @@
 //! polynomials is inferred from the buffer lengths (batch along the first axis, at most 65535).
 //! Inputs may be any `u64` (read modulo their limb's modulus, like the host), outputs are
 //! canonical.
+//!
+//! Every kernel is launched with programmatic dependent launch ((`launch.rs`)): it starts
+//! while the previous kernel drains, reads (and stages) its host-uploaded tables, then waits for
+//! that kernel before it reads the input.
 
 use std::collections::HashMap;
+use std::ffi::c_void;
 use std::sync::{Arc, Mutex};
 
-use cudarc::driver::{DeviceRepr, LaunchConfig, PushKernelArg};
+use cudarc::driver::{DeviceRepr, LaunchConfig};
 use rhea_math::bconv::{BaseConverter, ModDown, ModUp, Rescaler};
 use rhea_math::Modulus;
 
@@ -55,6 +60,7 @@ use crate::buffer::DeviceBuffer;
 use crate::device::GpuDevice;
 use crate::elementwise::DeviceModuli;
 use crate::error::{CudaError, Result};
+use crate::launch::launch_dependent;
 use crate::registry::{KernelSource, COMMON_CUH};
 
 /// `kernels/bconv.cu`: base conversion, ModUp, ModDown, rescale.
@@ -475,7 +481,7 @@ impl DeviceBaseConverter {
         check_device(&self.device, &[out, input])?;
         let polys = polys_of("scale input", input.len(), self.l, n)?;
         check_len("scale output", out.len(), input.len())?;
-        let args = ScaleArgs {
+        let mut args = ScaleArgs {
             n: n as u64,
             in_stride: (self.l * n) as u64,
             out_stride: (self.l * n) as u64,
@@ -504,12 +510,13 @@ impl DeviceBaseConverter {
             shared_mem_bytes: 0,
         };
         let f = self.device.function(&BCONV, "bconv_scale")?;
-        let mut b = self.device.stream().launch_builder(&f);
-        b.arg(&args);
-        // SAFETY: `args` matches `struct ScaleArgs`; every address is a live allocation of this
-        // device whose size was checked above; all work is ordered on the device's one stream.
-        unsafe { b.launch(cfg) }?;
-        Ok(())
+        let mut params = [(&mut args as *mut ScaleArgs).cast::<c_void>()];
+        // SAFETY: the one parameter is `struct ScaleArgs` by value (#[repr(C)] like its CUDA
+        // twin), pointing to a local that lives across the call; every address is a live
+        // allocation of this device whose size was checked above; all work is ordered on the
+        // device's one stream, and the kernel reads only the moduli and q̂ tables (host uploads)
+        // before pdl_wait().
+        unsafe { launch_dependent(&self.device, &f, cfg, &mut params) }
     }
 
     /// The fast base conversion of `input` (`[polys][L][n]`) into `out` (`[polys][K][n]`), the
@@ -725,7 +732,7 @@ impl DeviceBaseConverter {
         };
         for (ci, chunk) in chunks.into_iter().enumerate() {
             let chunk_flags = if ci == 0 { flags } else { flags & !FLAG_COPY };
-            let args = self.args(io, chunk, chunk_flags, copy_first, epi)?;
+            let mut args = self.args(io, chunk, chunk_flags, copy_first, epi)?;
             let groups = chunk.len().div_ceil(j as usize).max(1);
             let cfg = LaunchConfig {
                 grid_dim: (
@@ -736,12 +743,14 @@ impl DeviceBaseConverter {
                 block_dim: (THREADS, 1, 1),
                 shared_mem_bytes: shared,
             };
-            let mut b = self.device.stream().launch_builder(&f);
-            b.arg(&args);
-            // SAFETY: `args` matches `struct BconvArgs`; the callers checked every buffer
-            // against the plan (input rows, output limbs, aux rows, table columns < K); all work
-            // is ordered on the device's one stream.
-            unsafe { b.launch(cfg) }?;
+            let mut params = [(&mut args as *mut BconvArgs).cast::<c_void>()];
+            // SAFETY: the one parameter is `struct BconvArgs` by value (#[repr(C)] like its CUDA
+            // twin), pointing to a local that lives across the call; the callers checked every
+            // buffer against the plan (input rows, output limbs, aux rows, table columns < K);
+            // all work is ordered on the device's one stream, and before pdl_wait() the kernel
+            // reads only this converter's tables and the moduli (uploaded by the host when they
+            // were built, never written by a kernel).
+            unsafe { launch_dependent(&self.device, &f, cfg, &mut params) }?;
         }
         Ok(())
     }
@@ -970,14 +979,15 @@ impl DeviceModUp {
                 block_dim: (THREADS, 1, 1),
                 shared_mem_bytes: shared,
             };
-            let mut b = self.device.stream().launch_builder(&f);
-            b.arg(&multi);
-            // SAFETY: `multi` matches `struct BconvMulti`; blockIdx.y < group.len() selects a
-            // filled entry; each entry's buffers were checked as in `convert_centered` (input
-            // limbs of one level-`level` polynomial, an output of `level + |P|` limbs, table
-            // columns below K); blocks past an entry's plan exit before reading anything; all
-            // work is ordered on the device's one stream.
-            unsafe { b.launch(cfg) }?;
+            let mut params = [(&mut multi as *mut BconvMulti).cast::<c_void>()];
+            // SAFETY: the one parameter is `struct BconvMulti` by value (#[repr(C)] like its CUDA
+            // twin), pointing to a local that lives across the call; blockIdx.y < group.len()
+            // selects a filled entry; each entry's buffers were checked as in
+            // `convert_centered` (input limbs of one level-`level` polynomial, an output of
+            // `level + |P|` limbs, table columns below K); blocks past an entry's plan exit
+            // before reading anything; all work is ordered on the device's one stream, and
+            // before pdl_wait() the kernel reads only the converters' host-uploaded tables.
+            unsafe { launch_dependent(&self.device, &f, cfg, &mut params) }?;
         }
         Ok(())
     }
@@ -1292,7 +1302,7 @@ impl DeviceRescaler {
         let polys = polys_of("rescale input", input.len(), level, n)?;
         check_len("rescale output", output.len(), polys * (level - 1) * n)?;
         let off = self.offsets[level - 2];
-        let args = RescaleArgs {
+        let mut args = RescaleArgs {
             n: n as u64,
             in_stride: (level * n) as u64,
             out_stride: ((level - 1) * n) as u64,
@@ -1311,12 +1321,12 @@ impl DeviceRescaler {
             shared_mem_bytes: 0,
         };
         let f = self.device.function(&BCONV, "bconv_rescale_last")?;
-        let mut b = self.device.stream().launch_builder(&f);
-        b.arg(&args);
-        // SAFETY: `args` matches `struct RescaleArgs`; buffer sizes were checked above and the
-        // level's tables lie inside `tables`; all work is ordered on the device's one stream.
-        unsafe { b.launch(cfg) }?;
-        Ok(())
+        let mut params = [(&mut args as *mut RescaleArgs).cast::<c_void>()];
+        // SAFETY: the one parameter is `struct RescaleArgs` by value (#[repr(C)] like its CUDA
+        // twin), pointing to a local that lives across the call; buffer sizes were checked above
+        // and the level's tables lie inside `tables`; all work is ordered on the device's one
+        // stream, and before pdl_wait() the kernel reads only the moduli table (a host upload).
+        unsafe { launch_dependent(&self.device, &f, cfg, &mut params) }
     }
 }
 

@@ -21,16 +21,22 @@
 //!
 //! Per-limb scalars travel in the launch's parameter block (no upload, nothing counted as a
 //! host↔device transfer); more than 128 limbs are split over several launches.
+//!
+//! Every kernel is launched with programmatic dependent launch ((`launch.rs`)): its prologue
+//! (row pointers, the limb's modulus) overlaps the previous kernel's tail, and it waits for that
+//! kernel before it reads an operand.
 
 use std::collections::HashMap;
+use std::ffi::c_void;
 use std::sync::{Arc, Weak};
 
-use cudarc::driver::{DeviceRepr, LaunchConfig, PushKernelArg};
+use cudarc::driver::{DeviceRepr, LaunchConfig};
 use rhea_math::Modulus;
 
 use crate::buffer::DeviceBuffer;
 use crate::device::GpuDevice;
 use crate::error::{CudaError, Result};
+use crate::launch::launch_dependent;
 use crate::registry::ELEMENTWISE;
 
 /// The most limbs one scalar launch carries (`RHEA_MAX_SCALAR_LIMBS` in `elementwise.cu`).
@@ -281,7 +287,7 @@ fn launch_plain(
     moduli: &DeviceModuli,
 ) -> Result<()> {
     let f = dev.function(&ELEMENTWISE, kernel)?;
-    let lay = EwLayout {
+    let mut lay = EwLayout {
         n: layout.degree as u64,
         limb_count: layout.limbs as u32,
         limb_begin: 0,
@@ -294,19 +300,20 @@ fn launch_plain(
     };
     let table = moduli.device_ptr();
     let cfg = launch_config(layout, layout.polys * layout.limbs);
-    let stream = dev.stream();
-    let mut b = stream.launch_builder(&f);
-    b.arg(&lay)
-        .arg(&ops.out)
-        .arg(&ops.a)
-        .arg(&ops.b)
-        .arg(&ops.c)
-        .arg(&table);
-    // SAFETY: the argument list matches the kernel's signature (EW_PLAIN_ARGS); every address
-    // is a live allocation of this device whose size was checked against `layout`, and all
-    // work is ordered on the device's one stream.
-    unsafe { b.launch(cfg) }?;
-    Ok(())
+    let mut params = [
+        (&mut lay as *mut EwLayout).cast::<c_void>(),
+        (&ops.out as *const u64).cast_mut().cast::<c_void>(),
+        (&ops.a as *const u64).cast_mut().cast::<c_void>(),
+        (&ops.b as *const u64).cast_mut().cast::<c_void>(),
+        (&ops.c as *const u64).cast_mut().cast::<c_void>(),
+        (&table as *const u64).cast_mut().cast::<c_void>(),
+    ];
+    // SAFETY: the parameters are EW_PLAIN_ARGS in order (the EwLayout struct by value,
+    // #[repr(C)] like its CUDA twin, then five device addresses), each pointing to a value that
+    // lives across the call (the driver only reads them); every address is a live allocation of
+    // this device whose size was checked against `layout`; all work is ordered on the device's
+    // one stream, and before pdl_wait() the kernel reads only the moduli table (a host upload).
+    unsafe { launch_dependent(dev, &f, cfg, &mut params) }
 }
 
 fn launch_scalar(
@@ -327,7 +334,6 @@ fn launch_scalar(
     let f = dev.function(&ELEMENTWISE, kernel)?;
     let table = moduli.device_ptr();
     let mods = &moduli.moduli()[layout.first_modulus..layout.first_modulus + layout.limbs];
-    let stream = dev.stream();
     for begin in (0..layout.limbs).step_by(MAX_SCALAR_LIMBS) {
         let count = (layout.limbs - begin).min(MAX_SCALAR_LIMBS);
         let mut t = ScalarTable {
@@ -340,7 +346,7 @@ fn launch_scalar(
             t.w[j] = w;
             t.w_shoup[j] = m.shoup(w);
         }
-        let lay = EwLayout {
+        let mut lay = EwLayout {
             n: layout.degree as u64,
             limb_count: count as u32,
             limb_begin: begin as u32,
@@ -352,16 +358,19 @@ fn launch_scalar(
             stride_c: 0,
         };
         let cfg = launch_config(layout, layout.polys * count);
-        let mut b = stream.launch_builder(&f);
-        b.arg(&lay)
-            .arg(&ops.out)
-            .arg(&ops.a)
-            .arg(&ops.b)
-            .arg(&table)
-            .arg(&t);
-        // SAFETY: as in `launch_plain`, with the signature EW_SCALAR_ARGS; the scalar table is
-        // copied into the launch's parameter block by cuLaunchKernel.
-        unsafe { b.launch(cfg) }?;
+        let mut params = [
+            (&mut lay as *mut EwLayout).cast::<c_void>(),
+            (&ops.out as *const u64).cast_mut().cast::<c_void>(),
+            (&ops.a as *const u64).cast_mut().cast::<c_void>(),
+            (&ops.b as *const u64).cast_mut().cast::<c_void>(),
+            (&table as *const u64).cast_mut().cast::<c_void>(),
+            (&mut t as *mut ScalarTable).cast::<c_void>(),
+        ];
+        // SAFETY: as in `launch_plain`, with the signature EW_SCALAR_ARGS (the ScalarTable
+        // struct by value last, #[repr(C)] like its CUDA twin); the scalar table is copied into
+        // the launch's parameter block by the driver; the scalars are read from it before
+        // pdl_wait(), and from memory only the moduli table (a host upload).
+        unsafe { launch_dependent(dev, &f, cfg, &mut params) }?;
     }
     Ok(())
 }

@@ -17,15 +17,20 @@
 //! Every result is the canonical residue of an exact expression, so it equals any other exact
 //! evaluation word for word (the host oracles are `rhea_math`'s `ModDown`/`Rescaler` and the
 //! per-term multiply-accumulate).
+//!
+//! Every kernel is launched with programmatic dependent launch ((`launch.rs`)): it starts
+//! while the previous kernel drains and waits for it before it reads any operand buffer.
 
+use std::ffi::c_void;
 use std::sync::Arc;
 
-use cudarc::driver::{DeviceRepr, LaunchConfig, PushKernelArg};
+use cudarc::driver::{DeviceRepr, LaunchConfig};
 
 use crate::buffer::DeviceBuffer;
 use crate::device::GpuDevice;
 use crate::elementwise::DeviceModuli;
 use crate::error::{CudaError, Result};
+use crate::launch::launch_dependent;
 use crate::registry::{KernelSource, COMMON_CUH};
 
 /// `kernels/fused.cu`.
@@ -280,13 +285,13 @@ fn ks_launch(
     }
     let cfg = grid(n, width)?;
     let f = dev.function(&FUSED, "fused_ks_inner_product")?;
-    let mut lb = dev.stream().launch_builder(&f);
-    lb.arg(&args);
-    // SAFETY: `args` matches `struct KsPtrArgs`; every buffer was checked to hold the words the
-    // kernel reads or writes (`width` rows of `n`, key rows below `full`), the moduli table
-    // holds `full` records; all work is ordered on the device's one stream.
-    unsafe { lb.launch(cfg) }?;
-    Ok(())
+    let mut params = [(&mut args as *mut KsPtrArgs).cast::<c_void>()];
+    // SAFETY: the one parameter is `struct KsPtrArgs` by value (#[repr(C)] like its CUDA twin),
+    // pointing to a local that lives across the call; every buffer was checked to hold the words
+    // the kernel reads or writes (`width` rows of `n`, key rows below `full`), the moduli table
+    // holds `full` records; all work is ordered on the device's one stream, and before
+    // pdl_wait() the kernel reads only the moduli table (a host upload).
+    unsafe { launch_dependent(&dev, &f, cfg, &mut params) }
 }
 
 /// `y_i = (x_i − y_i) · w_i mod q_i` for the first `limbs` limbs (`[limbs][n]`; `x` may be
@@ -317,7 +322,7 @@ pub fn sub_mul_scalar_assign(
             moduli.len()
         )));
     }
-    let args = SubMulArgs {
+    let mut args = SubMulArgs {
         n: n as u64,
         y: y.device_ptr(),
         x: x.device_ptr(),
@@ -328,12 +333,12 @@ pub fn sub_mul_scalar_assign(
     };
     let cfg = grid(n, limbs)?;
     let f = dev.function(&FUSED, "fused_sub_mul_scalar")?;
-    let mut lb = dev.stream().launch_builder(&f);
-    lb.arg(&args);
-    // SAFETY: `args` matches `struct SubMulArgs`; `x`, `y` hold `limbs · n` words, `w` holds
-    // `2 · limbs`, the moduli table `mod_offset + limbs` records; one ordered stream.
-    unsafe { lb.launch(cfg) }?;
-    Ok(())
+    let mut params = [(&mut args as *mut SubMulArgs).cast::<c_void>()];
+    // SAFETY: the one parameter is `struct SubMulArgs` by value (#[repr(C)] like its CUDA twin),
+    // pointing to a local that lives across the call; `x`, `y` hold `limbs · n` words, `w` holds
+    // `2 · limbs`, the moduli table `mod_offset + limbs` records; one ordered stream, and before
+    // pdl_wait() the kernel reads only the moduli table (a host upload; `w` after it).
+    unsafe { launch_dependent(&dev, &f, cfg, &mut params) }
 }
 
 /// `out_i = [c]_{q_i}` for `i < limbs`, word by word, where `c ∈ [−⌊q_last/2⌋, ⌊q_last/2⌋]`
@@ -360,7 +365,7 @@ pub fn rescale_lift(
             moduli.len()
         )));
     }
-    let args = LiftArgs {
+    let mut args = LiftArgs {
         n: n as u64,
         out: out.device_ptr(),
         t: t.device_ptr(),
@@ -371,12 +376,12 @@ pub fn rescale_lift(
     };
     let cfg = grid(n, limbs)?;
     let f = dev.function(&FUSED, "fused_rescale_lift")?;
-    let mut lb = dev.stream().launch_builder(&f);
-    lb.arg(&args);
-    // SAFETY: `args` matches `struct LiftArgs`; `out` holds `limbs · n` words, `t` holds `n`,
-    // the moduli table `limbs` records or more; one ordered stream.
-    unsafe { lb.launch(cfg) }?;
-    Ok(())
+    let mut params = [(&mut args as *mut LiftArgs).cast::<c_void>()];
+    // SAFETY: the one parameter is `struct LiftArgs` by value (#[repr(C)] like its CUDA twin),
+    // pointing to a local that lives across the call; `out` holds `limbs · n` words, `t` holds
+    // `n`, the moduli table `limbs` records or more; one ordered stream, and before pdl_wait()
+    // the kernel reads only the moduli table (a host upload).
+    unsafe { launch_dependent(&dev, &f, cfg, &mut params) }
 }
 
 #[repr(C)]
@@ -428,7 +433,7 @@ pub fn tensor(
             moduli.len()
         )));
     }
-    let args = TensorArgs {
+    let mut args = TensorArgs {
         n: n as u64,
         a0: a[0].device_ptr(),
         a1: a[1].device_ptr(),
@@ -441,14 +446,14 @@ pub fn tensor(
     };
     let cfg = grid(n, limbs)?;
     let f = dev.function(&FUSED, "fused_tensor")?;
-    let mut lb = dev.stream().launch_builder(&f);
-    lb.arg(&args);
-    // SAFETY: `args` matches `struct TensorArgs`; the four inputs and three outputs hold
+    let mut params = [(&mut args as *mut TensorArgs).cast::<c_void>()];
+    // SAFETY: the one parameter is `struct TensorArgs` by value (#[repr(C)] like its CUDA twin),
+    // pointing to a local that lives across the call; the four inputs and three outputs hold
     // `limbs · n` words each (checked; outputs are distinct `&mut` buffers, so they do not alias
     // each other or the inputs), the moduli table holds `limbs` records; all work is ordered on
-    // the device's one stream.
-    unsafe { lb.launch(cfg) }?;
-    Ok(())
+    // the device's one stream, and before pdl_wait() the kernel reads only the moduli table (a
+    // host upload).
+    unsafe { launch_dependent(&dev, &f, cfg, &mut params) }
 }
 
 /// The most rows [`moddown_rows`] takes.
@@ -535,11 +540,10 @@ pub fn moddown_rows(
     }
     let cfg = grid(n, rows.len())?;
     let f = dev.function(&FUSED, "fused_moddown_rows")?;
-    let mut lb = dev.stream().launch_builder(&f);
-    lb.arg(&args);
-    // SAFETY: `args` matches `struct ModDownRowsArgs`; `t` holds `rows · n` words and every `x`,
-    // `y` limb lies inside its buffer (checked); `t` is `&mut`, so it aliases no `x`, `y`; one
-    // ordered stream.
-    unsafe { lb.launch(cfg) }?;
-    Ok(())
+    let mut params = [(&mut args as *mut ModDownRowsArgs).cast::<c_void>()];
+    // SAFETY: the one parameter is `struct ModDownRowsArgs` by value (#[repr(C)] like its CUDA
+    // twin), pointing to a local that lives across the call; `t` holds `rows · n` words and every
+    // `x`, `y` limb lies inside its buffer (checked); `t` is `&mut`, so it aliases no `x`, `y`;
+    // one ordered stream, and the kernel touches no memory before pdl_wait().
+    unsafe { launch_dependent(&dev, &f, cfg, &mut params) }
 }

@@ -25,16 +25,21 @@
 //! Each output word is the exact sum of `count` products `< 2^122`, accumulated in 128 bits
 //! (folded by Barrett every 63 digits) and reduced once: the canonical residue, equal word for
 //! word to the CPU's per-term `u128` accumulation (or any per-term `mul_add` chain).
+//!
+//! The kernel is launched with programmatic dependent launch ((`launch.rs`)): it starts while
+//! the previous kernel drains and waits for it before reading the digits and the key.
 
+use std::ffi::c_void;
 use std::sync::Arc;
 
-use cudarc::driver::{DeviceRepr, LaunchConfig, PushKernelArg};
+use cudarc::driver::{DeviceRepr, LaunchConfig};
 use rhea_math::Modulus;
 
 use crate::buffer::DeviceBuffer;
 use crate::device::GpuDevice;
 use crate::elementwise::DeviceModuli;
 use crate::error::{CudaError, Result};
+use crate::launch::launch_dependent;
 use crate::registry::{KernelSource, COMMON_CUH};
 
 /// `kernels/keyswitch.cu`: the fused key-switching inner product.
@@ -184,7 +189,7 @@ impl DeviceKeySwitch {
                 "{width} limbs exceed one launch (65535 rows)"
             )));
         }
-        let args = KsArgs {
+        let mut args = KsArgs {
             n: n as u64,
             digits: digits.device_ptr(),
             key: key.device_ptr(),
@@ -205,12 +210,12 @@ impl DeviceKeySwitch {
         let f = self
             .device
             .function(&KEYSWITCH, "keyswitch_inner_product")?;
-        let mut b = self.device.stream().launch_builder(&f);
-        b.arg(&args);
-        // SAFETY: `args` matches `struct KsArgs`; the digit, key and output lengths were checked
-        // against `count`, `width` and `full` above, and the moduli table holds `L + K` records;
-        // all work is ordered on the device's one stream.
-        unsafe { b.launch(cfg) }?;
-        Ok(())
+        let mut params = [(&mut args as *mut KsArgs).cast::<c_void>()];
+        // SAFETY: the one parameter is `struct KsArgs` by value (#[repr(C)] like its CUDA twin),
+        // pointing to a local that lives across the call; the digit, key and output lengths were
+        // checked against `count`, `width` and `full` above, and the moduli table holds `L + K`
+        // records; all work is ordered on the device's one stream, and before pdl_wait() the
+        // kernel reads only the moduli table (a host upload).
+        unsafe { launch_dependent(&self.device, &f, cfg, &mut params) }
     }
 }

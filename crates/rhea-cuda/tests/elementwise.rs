@@ -244,6 +244,53 @@ fn a_sub_range_of_moduli_and_many_scalar_limbs() {
     );
 }
 
+/// Kernels launched back to back with no host synchronisation between them (each may start
+/// while the previous one drains: programmatic dependent launch), in place and across two
+/// buffers, so that every kernel reads what the previous one wrote (read after write) and
+/// overwrites what it read (write after read): the chain must equal the host's.
+#[test]
+fn back_to_back_launches_see_each_others_writes() {
+    let Some(dev) = gpu_or_skip("elementwise back_to_back_launches_see_each_others_writes") else {
+        return;
+    };
+    let (degree, limbs, polys) = (1usize << 16, 8usize, 2usize);
+    let mut rng = common::rng("elementwise chain");
+    let moduli = common::primes(61, limbs, degree);
+    let table = dev.moduli(&moduli).unwrap();
+    let layout = RnsLayout::new(degree, limbs, polys);
+    let a = random_rns(&mut rng, &moduli, degree, polys);
+    let b = random_rns(&mut rng, &moduli, degree, polys);
+    let scal = common::random_nonzero(&mut rng, u64::MAX, limbs);
+    let (da, db) = (dev.upload(&a).unwrap(), dev.upload(&b).unwrap());
+    let mut acc = da.try_clone().unwrap();
+    let mut tmp = dev.alloc(layout.words()).unwrap();
+    let none: &[u64] = &[];
+    let h = |x: &[u64], y: &[u64], z: &[u64], f: &dyn Fn(&Modulus, u64, u64, u64) -> u64| {
+        host::apply(&layout, &moduli, x, y, z, f)
+    };
+    let (mut want_acc, mut want_tmp) = (a.clone(), vec![0u64; layout.words()]);
+    for _ in 0..6 {
+        ew::add_assign(&mut acc, &db, &layout, &table).unwrap();
+        want_acc = h(&want_acc, &b, none, &|m, x, y, _| m.add(x, y));
+        ew::sub(&mut tmp, &acc, &da, &layout, &table).unwrap();
+        want_tmp = h(&want_acc, &a, none, &|m, x, y, _| m.sub(x, y));
+        ew::mul_add_assign(&mut acc, &tmp, &db, &layout, &table).unwrap();
+        want_acc = h(&want_tmp, &b, &want_acc, &|m, x, y, z| m.mul_add(x, y, z));
+        ew::neg_assign(&mut tmp, &layout, &table).unwrap();
+        want_tmp = h(&want_tmp, none, none, &|m, x, _, _| m.neg(x));
+        ew::mul_scalar_assign(&mut tmp, &scal, &layout, &table).unwrap();
+        want_tmp = host::apply_scalar(&layout, &moduli, &want_tmp, &scal, none, |m, x, w, _| {
+            m.mul(x, w)
+        });
+        ew::add_assign(&mut acc, &tmp, &layout, &table).unwrap();
+        want_acc = h(&want_acc, &want_tmp, none, &|m, x, y, _| m.add(x, y));
+        ew::mul_assign(&mut tmp, &acc, &layout, &table).unwrap();
+        want_tmp = h(&want_tmp, &want_acc, none, &|m, x, y, _| m.mul(x, y));
+    }
+    check("chain acc", &acc, &want_acc);
+    check("chain tmp", &tmp, &want_tmp);
+}
+
 #[test]
 fn evaluation_moves_no_host_bytes() {
     let Some(dev) = gpu_or_skip("evaluation_moves_no_host_bytes") else {
