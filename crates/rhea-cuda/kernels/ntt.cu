@@ -22,57 +22,65 @@
     u64* __restrict__ data, const ulonglong2* __restrict__ tw,                              \
         const ulonglong2* __restrict__ tw3, const NttPrime* __restrict__ primes, const NttArgs a
 
-// Blocks of up to 128 threads get a minimum-blocks hint of 7 x 128 threads per SM, i.e. a
-// budget of 72 registers: without it ptxas settles at 56-66 for most kernels and 74-78 for the
-// forward row kernels (6 blocks per SM); with it every 128-thread kernel takes 70-72 and the
-// column kernels, scheduled more freely, run 4-11 % faster (BENCHMARKS.md §13). Larger blocks
-// get no hint (a 7-block hint would cap them at 32 registers and spill), nor do the transforms
-// below N = 2^14 (the lift-and-add column kernel would spill). NTT_MIN_BLOCKS (e.g.
+// Register budgets. Blocks of up to 128 threads (N >= 2^14) get a minimum-blocks hint of B x 128
+// threads per SM: B = 7 (72 registers) for the column kernels, 6 (up to 80) for the forward
+// row kernels, 8 (64) for the inverse row kernels. Without hints ptxas settles at 56-66
+// registers for most kernels and 74-78 for the forward row kernels; each B is the fastest of
+// 6, 7, 8 for its kernel on the H100 (BENCHMARKS.md §13: the column kernels, scheduled more
+// freely with 72, run 4-11 % faster; the forward row kernel spills at 64). Larger blocks get
+// no hint (a 7-block hint would cap them at 32 registers and spill), nor do the transforms
+// below N = 2^14 (the lift-and-add column kernel would spill at 72). NTT_MIN_BLOCKS (e.g.
 // through RHEA_NVRTC_DEFINES) sets one hint for every kernel instead, for tuning; 0 removes it.
+#define NTT_COLS_B 7
+#define NTT_ROWS_FWD_B 6
+#define NTT_ROWS_INV_B 8
 #ifdef NTT_MIN_BLOCKS
 #if NTT_MIN_BLOCKS > 0
-#define NTT_BOUNDS(THREADS, LOGN) __launch_bounds__(THREADS, NTT_MIN_BLOCKS)
+#define NTT_BOUNDS(THREADS, LOGN, B) __launch_bounds__(THREADS, NTT_MIN_BLOCKS)
 #else
-#define NTT_BOUNDS(THREADS, LOGN) __launch_bounds__(THREADS)
+#define NTT_BOUNDS(THREADS, LOGN, B) __launch_bounds__(THREADS)
 #endif
 #else
-#define NTT_BOUNDS(THREADS, LOGN) \
-    __launch_bounds__(THREADS, (THREADS) <= 128 && (LOGN) >= 14 ? 7 * 128 / (THREADS) : 0)
+#define NTT_BOUNDS(THREADS, LOGN, B) \
+    __launch_bounds__(THREADS, (THREADS) <= 128 && (LOGN) >= 14 ? (B) * 128 / (THREADS) : 0)
 #endif
 
 // Column kernels: ntt_{fwd,inv}_cols_<LOGN>_<LOG1>_<C>, and ntt_fwd_colsl[a]_<LOGN>_<LOG1>_<C>
 // with the centred-lift (and lift-and-add) prologue (grouped launches, see NttArgs).
 #define NTT_COLS(LOGN, LOG1, C)                                                             \
-    extern "C" __global__ void NTT_BOUNDS(((1 << LOG1) / 8) * C, LOGN)                      \
+    extern "C" __global__ void NTT_BOUNDS(((1 << LOG1) / 8) * C, LOGN, NTT_COLS_B)          \
         ntt_fwd_colsl_##LOGN##_##LOG1##_##C(NTT_ARGS) {                                     \
         ntt_cols<LOGN, LOG1, C, true, true>(data, tw, primes, a);                           \
     }                                                                                       \
-    extern "C" __global__ void NTT_BOUNDS(((1 << LOG1) / 8) * C, LOGN)                      \
+    extern "C" __global__ void NTT_BOUNDS(((1 << LOG1) / 8) * C, LOGN, NTT_COLS_B)          \
         ntt_fwd_colsla_##LOGN##_##LOG1##_##C(NTT_ARGS) {                                    \
         ntt_cols<LOGN, LOG1, C, true, true, true>(data, tw, primes, a);                     \
     }                                                                                       \
-    extern "C" __global__ void NTT_BOUNDS(((1 << LOG1) / 8) * C, LOGN)                      \
+    extern "C" __global__ void NTT_BOUNDS(((1 << LOG1) / 8) * C, LOGN, NTT_COLS_B)          \
         ntt_fwd_cols_##LOGN##_##LOG1##_##C(NTT_ARGS) {                                      \
         ntt_cols<LOGN, LOG1, C, true>(data, tw, primes, a);                                 \
     }                                                                                       \
-    extern "C" __global__ void NTT_BOUNDS(((1 << LOG1) / 8) * C, LOGN)                      \
+    extern "C" __global__ void NTT_BOUNDS(((1 << LOG1) / 8) * C, LOGN, NTT_COLS_B)          \
         ntt_inv_cols_##LOGN##_##LOG1##_##C(NTT_ARGS) {                                      \
         ntt_cols<LOGN, LOG1, C, false>(data, tw, primes, a);                                \
     }
 
 // Row kernels: ntt_{fwd,inv}_rows[d]_<LOGN>_<LOG1> (d: derived twiddles from the compact table).
 #define NTT_ROWS_V(LOGN, LOG1, D, SUFFIX)                                                   \
-    extern "C" __global__ void NTT_BOUNDS(RowsShape<LOGN - LOG1>::THREADS, LOGN)            \
+    extern "C" __global__ void NTT_BOUNDS(RowsShape<LOGN - LOG1>::THREADS, LOGN,           \
+                                          NTT_ROWS_FWD_B)                                   \
         ntt_fwd_rows##SUFFIX##_##LOGN##_##LOG1(NTT_ARGS) {                                  \
         ntt_rows<LOGN, LOGN - LOG1, true, D>(data, tw, tw3, primes, a);                     \
     }                                                                                       \
-    extern "C" __global__ void NTT_BOUNDS(RowsShape<LOGN - LOG1>::THREADS, LOGN)            \
+    extern "C" __global__ void NTT_BOUNDS(RowsShape<LOGN - LOG1>::THREADS, LOGN,           \
+                                          NTT_ROWS_INV_B)                                   \
         ntt_inv_rows##SUFFIX##_##LOGN##_##LOG1(NTT_ARGS) {                                  \
         ntt_rows<LOGN, LOGN - LOG1, false, D>(data, tw, tw3, primes, a);                    \
     }
 // ntt_fwd_rowsde_<LOGN>_<LOG1>: derived twiddles and the fused epilogue (grouped launches).
 #define NTT_ROWS_EPI(LOGN, LOG1)                                                            \
-    extern "C" __global__ void NTT_BOUNDS(RowsShape<LOGN - LOG1>::THREADS, LOGN)            \
+    extern "C" __global__ void NTT_BOUNDS(RowsShape<LOGN - LOG1>::THREADS, LOGN,           \
+                                          NTT_ROWS_FWD_B)                                   \
         ntt_fwd_rowsde_##LOGN##_##LOG1(NTT_ARGS) {                                          \
         ntt_rows<LOGN, LOGN - LOG1, true, true, true>(data, tw, tw3, primes, a);            \
     }
