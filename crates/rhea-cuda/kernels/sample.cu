@@ -18,6 +18,11 @@
 //   rhea_math::sampler::gaussian_from_seed (T = gaussian_cdt(sigma, bound), 2B entries, passed
 //   in the launch arguments), lifted to every limb as in rhea_math::sampler::lift_signed.
 
+//
+// Programmatic dependent launch (common.cuh): the keystream depends on the launch arguments
+// alone, so every kernel computes its samples (and reads only the host-uploaded moduli table)
+// before pdl_wait(), while the previous kernel drains, and waits only before its first store.
+
 #include "common.cuh"
 
 // Must match rhea_cuda::sample::SampleArgs (#[repr(C)]).
@@ -88,6 +93,7 @@ RHEA_INLINE void chacha20_block(const u32 key[8], u64 stream, u64 counter, u32 o
 
 // One thread per ChaCha block (4 coefficients); blockIdx.y = polynomial.
 extern "C" __global__ void sample_uniform(const __grid_constant__ SampleArgs A) {
+    pdl_trigger();
     const u64 total = (u64)A.limbs * A.n;
     const u64 blocks = (total + 3) >> 2;
     const u64 b = (u64)blockIdx.x * blockDim.x + threadIdx.x;
@@ -100,6 +106,7 @@ extern "C" __global__ void sample_uniform(const __grid_constant__ SampleArgs A) 
     u32 limb = (u32)(k / A.n);
     u64 limb_end = (u64)(limb + 1) * A.n;
     RheaModulus m = load_modulus(A.moduli, A.mod_offset + limb);
+    pdl_wait();
 #pragma unroll
     for (int s = 0; s < 4; ++s, ++k) {
         if (k < total) {
@@ -117,6 +124,7 @@ extern "C" __global__ void sample_uniform(const __grid_constant__ SampleArgs A) 
 
 // One thread per ChaCha block (8 coefficients, written to every limb); blockIdx.y = polynomial.
 extern "C" __global__ void sample_ternary(const __grid_constant__ SampleArgs A) {
+    pdl_trigger();
     const u64 blocks = (A.n + 7) >> 3;
     const u64 b = (u64)blockIdx.x * blockDim.x + threadIdx.x;
     if (b >= blocks) return;
@@ -132,6 +140,7 @@ extern "C" __global__ void sample_ternary(const __grid_constant__ SampleArgs A) 
     }
     u64* out = A.out + (u64)p * A.limbs * A.n;
     const u64 k0 = 8 * b;
+    pdl_wait();
     for (u32 l = 0; l < A.limbs; ++l) {
         const u64 q = A.moduli[A.mod_offset + l].value;
         u64* row = out + (u64)l * A.n;
@@ -171,6 +180,7 @@ struct GaussianArgs {
 extern "C" __global__ void __launch_bounds__(GAUSSIAN_THREADS)
     sample_gaussian(const __grid_constant__ GaussianArgs G) {
     __shared__ int xs[8 * GAUSSIAN_THREADS];
+    pdl_trigger();
     const SampleArgs& A = G.s;
     const u64 blocks = (A.n + 7) >> 3;
     const u64 b = (u64)blockIdx.x * GAUSSIAN_THREADS + threadIdx.x;
@@ -195,6 +205,7 @@ extern "C" __global__ void __launch_bounds__(GAUSSIAN_THREADS)
         for (int s = 0; s < 8; ++s) xs[8 * threadIdx.x + s] = (int)count[s] - (int)G.bound;
     }
     __syncthreads();
+    pdl_wait();
     const u64 base = (u64)blockIdx.x * (8 * GAUSSIAN_THREADS);
     const u32 l0 = blockIdx.z * GAUSSIAN_LIMBS_PER_BLOCK;
     const u32 l1 = min(A.limbs, l0 + GAUSSIAN_LIMBS_PER_BLOCK);

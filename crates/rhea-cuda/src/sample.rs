@@ -19,14 +19,16 @@
 //! tables of at most [`MAX_GAUSSIAN_TABLE`] entries (`bound < 129`: `σ < 21.5` at the usual
 //! `6σ` cut).
 
+use std::ffi::c_void;
 use std::sync::Arc;
 
-use cudarc::driver::{DeviceRepr, LaunchConfig, PushKernelArg};
+use cudarc::driver::{DeviceRepr, LaunchConfig};
 
 use crate::buffer::DeviceBuffer;
 use crate::device::GpuDevice;
 use crate::elementwise::{DeviceModuli, RnsLayout};
 use crate::error::{CudaError, Result};
+use crate::launch::launch_dependent;
 use crate::registry::{KernelSource, COMMON_CUH};
 
 /// `kernels/sample.cu`: ChaCha20 uniform, ternary and discrete Gaussian sampling.
@@ -154,14 +156,13 @@ unsafe fn run<A: DeviceRepr>(
     cfg: LaunchConfig,
 ) -> Result<()> {
     let result = dev.function(&SAMPLE, kernel).and_then(|f| {
-        let mut b = dev.stream().launch_builder(&f);
-        b.arg(&*args);
-        // SAFETY (the caller's contract): `args` matches the kernel's argument struct; the
-        // output holds `polys · limbs · N` words and the moduli table covers the limbs;
-        // cuLaunchKernel copies the argument block before it returns; all work is ordered on
-        // the device's one stream.
-        unsafe { b.launch(cfg) }?;
-        Ok(())
+        let mut params = [(args as *mut A).cast::<c_void>()];
+        // SAFETY (the caller's contract): `args` matches the kernel's one argument struct and
+        // lives across the call; the output holds `polys · limbs · N` words and the moduli
+        // table covers the limbs; the driver copies the argument block before it returns; all
+        // work is ordered on the device's one stream, and the kernels read nothing but the
+        // moduli table (a host upload) and store only after pdl_wait().
+        unsafe { launch_dependent(dev, &f, cfg, &mut params) }
     });
     // SAFETY: `key(args)` is a valid, aligned, exclusively borrowed array.
     unsafe { std::ptr::write_volatile(key(args), [0u32; 8]) };
