@@ -162,7 +162,7 @@ template <int C>
 RHEA_INLINE Words<C> load_words(const u64* p) {
     Words<C> w;
     if (C == 2) {
-        ulonglong2 x = ld_dep2(reinterpret_cast<const ulonglong2*>(p));
+        ulonglong2 x = ld_dep2(p);
         w.v[0] = x.x;
         w.v[C - 1] = x.y;
     } else {

@@ -67,6 +67,11 @@ RHEA_INLINE ulonglong2 ld_dep2(const ulonglong2* p) {
     return r;
 }
 
+// Two consecutive words (16-byte aligned address), as ld_dep2 above.
+RHEA_INLINE ulonglong2 ld_dep2(const u64* p) {
+    return ld_dep2(reinterpret_cast<const ulonglong2*>(p));
+}
+
 // Constants of one modulus q, as uploaded by DeviceModuli (4 words, in this order).
 struct RheaModulus {
     u64 value;     // q, 2 <= q < 2^61
@@ -223,9 +228,6 @@ RHEA_INLINE u64 mod_pow(u64 base, u64 exp, const RheaModulus& m) {
 }
 
 // ---- vector memory access --------------------------------------------------------------------
-
-// Loads two consecutive words (16-byte aligned address).
-RHEA_INLINE ulonglong2 load2(const u64* p) { return *reinterpret_cast<const ulonglong2*>(p); }
 
 // Stores two consecutive words (16-byte aligned address).
 RHEA_INLINE void store2(u64* p, ulonglong2 v) { *reinterpret_cast<ulonglong2*>(p) = v; }

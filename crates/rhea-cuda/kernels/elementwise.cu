@@ -72,10 +72,10 @@ RHEA_INLINE void ew_row(const EwLayout& L, const RowPtrs& rp, Op op) {
         const u64 half = L.n >> 1;
         for (u64 i = start; i < half; i += stride) {
             const u64 k = 2 * i;
-            ulonglong2 va = ld_dep2(reinterpret_cast<const ulonglong2*>(rp.a + k));
-            ulonglong2 vb = rp.b ? ld_dep2(reinterpret_cast<const ulonglong2*>(rp.b + k))
+            ulonglong2 va = ld_dep2(rp.a + k);
+            ulonglong2 vb = rp.b ? ld_dep2(rp.b + k)
                                  : make_ulonglong2(0, 0);
-            ulonglong2 vc = rp.c ? ld_dep2(reinterpret_cast<const ulonglong2*>(rp.c + k))
+            ulonglong2 vc = rp.c ? ld_dep2(rp.c + k)
                                  : make_ulonglong2(0, 0);
             ulonglong2 r;
             r.x = op(va.x, vb.x, vc.x);

@@ -52,21 +52,21 @@ extern "C" __global__ void __launch_bounds__(256) fused_ks_inner_product(const K
     U128 acc1[2] = {{0ull, 0ull}, {0ull, 0ull}};
     // The addends enter as the sums' starting values (< 2^61: 16 products < 2^122 on top fit).
     if (A.add0 != nullptr) {
-        const ulonglong2 v = ld_dep2(reinterpret_cast<const ulonglong2*>(A.add0 + xo));
+        const ulonglong2 v = ld_dep2(A.add0 + xo);
         acc0[0].lo = v.x;
         acc0[1].lo = v.y;
     }
     if (A.add1 != nullptr) {
-        const ulonglong2 v = ld_dep2(reinterpret_cast<const ulonglong2*>(A.add1 + xo));
+        const ulonglong2 v = ld_dep2(A.add1 + xo);
         acc1[0].lo = v.x;
         acc1[1].lo = v.y;
     }
 #pragma unroll
     for (u32 d = 0; d < FUSED_MAX_DIGITS; ++d) {
         if (d < A.count) {
-            const ulonglong2 xv = ld_dep2(reinterpret_cast<const ulonglong2*>(A.digits[d] + xo));
-            const ulonglong2 bv = ld_dep2(reinterpret_cast<const ulonglong2*>(A.key_b[d] + ko));
-            const ulonglong2 av = ld_dep2(reinterpret_cast<const ulonglong2*>(A.key_a[d] + ko));
+            const ulonglong2 xv = ld_dep2(A.digits[d] + xo);
+            const ulonglong2 bv = ld_dep2(A.key_b[d] + ko);
+            const ulonglong2 av = ld_dep2(A.key_a[d] + ko);
             acc0[0] = add_wide(acc0[0], mul_wide(xv.x, bv.x));
             acc0[1] = add_wide(acc0[1], mul_wide(xv.y, bv.y));
             acc1[0] = add_wide(acc1[0], mul_wide(xv.x, av.x));
@@ -98,8 +98,8 @@ extern "C" __global__ void __launch_bounds__(256) fused_sub_mul_scalar(const Sub
     pdl_wait();
     const u64 w = ld_dep(A.w + 2 * i), ws = ld_dep(A.w + 2 * i + 1);
     const u64 o = (u64)i * A.n + k;
-    const ulonglong2 xv = ld_dep2(reinterpret_cast<const ulonglong2*>(A.x + o));
-    const ulonglong2 yv = ld_dep2(reinterpret_cast<const ulonglong2*>(A.y + o));
+    const ulonglong2 xv = ld_dep2(A.x + o);
+    const ulonglong2 yv = ld_dep2(A.y + o);
     store2(A.y + o, make_ulonglong2(shoup_mul(mod_sub(xv.x, yv.x, q), w, ws, q),
                                     shoup_mul(mod_sub(xv.y, yv.y, q), w, ws, q)));
 }
@@ -128,7 +128,7 @@ extern "C" __global__ void __launch_bounds__(256) fused_rescale_lift(const LiftA
     const u32 i = blockIdx.y;
     const RheaModulus m = load_modulus(A.moduli, i);
     pdl_wait();
-    const ulonglong2 tv = ld_dep2(reinterpret_cast<const ulonglong2*>(A.t + k));
+    const ulonglong2 tv = ld_dep2(A.t + k);
     store2(A.out + (u64)i * A.n + k,
            make_ulonglong2(lift_centred(tv.x, A.q_last, m), lift_centred(tv.y, A.q_last, m)));
 }
@@ -154,10 +154,10 @@ extern "C" __global__ void __launch_bounds__(256) fused_tensor(const TensorArgs 
     const RheaModulus m = load_modulus(A.moduli, i);
     const u64 o = (u64)i * A.n + k;
     pdl_wait();
-    const ulonglong2 a0 = ld_dep2(reinterpret_cast<const ulonglong2*>(A.a0 + o));
-    const ulonglong2 a1 = ld_dep2(reinterpret_cast<const ulonglong2*>(A.a1 + o));
-    const ulonglong2 b0 = ld_dep2(reinterpret_cast<const ulonglong2*>(A.b0 + o));
-    const ulonglong2 b1 = ld_dep2(reinterpret_cast<const ulonglong2*>(A.b1 + o));
+    const ulonglong2 a0 = ld_dep2(A.a0 + o);
+    const ulonglong2 a1 = ld_dep2(A.a1 + o);
+    const ulonglong2 b0 = ld_dep2(A.b0 + o);
+    const ulonglong2 b1 = ld_dep2(A.b1 + o);
     store2(A.d0 + o, make_ulonglong2(mod_mul(a0.x, b0.x, m), mod_mul(a0.y, b0.y, m)));
     // a0 b1 + a1 b0 < 2 q^2 < 2^122: one exact 128-bit sum, one reduction.
     const U128 cx = add_wide(mul_wide(a0.x, b1.x), mul_wide(a1.x, b0.x));
@@ -187,12 +187,12 @@ extern "C" __global__ void __launch_bounds__(256) fused_moddown_rows(const ModDo
     const u32 r = blockIdx.y;
     const u64 q = A.q;
     pdl_wait();
-    const ulonglong2 xv = ld_dep2(reinterpret_cast<const ulonglong2*>(A.x[r] + k));
-    const ulonglong2 yv = ld_dep2(reinterpret_cast<const ulonglong2*>(A.y[r] + k));
+    const ulonglong2 xv = ld_dep2(A.x[r] + k);
+    const ulonglong2 yv = ld_dep2(A.y[r] + k);
     u64 a = shoup_mul(mod_sub(xv.x, yv.x, q), A.w, A.w_shoup, q);
     u64 b = shoup_mul(mod_sub(xv.y, yv.y, q), A.w, A.w_shoup, q);
     if ((A.add_mask >> r) & 1u) {
-        const ulonglong2 tv = ld_dep2(reinterpret_cast<const ulonglong2*>(A.t[r] + k));
+        const ulonglong2 tv = ld_dep2(A.t[r] + k);
         a = mod_add(tv.x, a, q);
         b = mod_add(tv.y, b, q);
     }

@@ -61,10 +61,9 @@ extern "C" __global__ void __launch_bounds__(256) keyswitch_inner_product(const 
         for (int u = 0; u < KS_U; ++u) {
             const u32 d = d0 + u;
             if (d < A.count) {
-                xv[u] = ld_dep2(reinterpret_cast<const ulonglong2*>(x + d * digit_stride));
-                bv[u] = ld_dep2(reinterpret_cast<const ulonglong2*>(kb + 2 * d * key_stride));
-                av[u] = ld_dep2(
-                    reinterpret_cast<const ulonglong2*>(kb + (2 * d + 1) * key_stride));
+                xv[u] = ld_dep2(x + d * digit_stride);
+                bv[u] = ld_dep2(kb + 2 * d * key_stride);
+                av[u] = ld_dep2(kb + (2 * d + 1) * key_stride);
             }
         }
 #pragma unroll

@@ -196,9 +196,7 @@ RHEA_INLINE ulonglong2 ldtw(const ulonglong2* p) {
 #if NTT_TW_NC
     return __ldg(p);
 #else
-    ulonglong2 r;
-    asm volatile("ld.global.v2.u64 {%0, %1}, [%2];" : "=l"(r.x), "=l"(r.y) : "l"(p));
-    return r;
+    return ld_dep2(p);  // the same plain load (common.cuh)
 #endif
 }
 
