@@ -13,10 +13,9 @@
 //!
 //! One launch covers every polynomial and limb of the buffer: each thread computes its source
 //! index once and moves that word for 4 rows. Out of place only (`out` and `input` are distinct
-//! buffers). Launched with programmatic dependent launch ((`launch.rs`)): the index
+//! buffers). Launched with programmatic dependent launch (`launch.rs`): the index
 //! arithmetic overlaps the previous kernel's tail.
 
-use std::ffi::c_void;
 use std::sync::Arc;
 
 use cudarc::driver::{DeviceRepr, LaunchConfig};
@@ -25,7 +24,7 @@ use crate::buffer::DeviceBuffer;
 use crate::device::GpuDevice;
 use crate::elementwise::{DeviceModuli, RnsLayout};
 use crate::error::{CudaError, Result};
-use crate::launch::launch_dependent;
+use crate::launch::{launch_dependent, param};
 use crate::registry::{KernelSource, COMMON_CUH};
 
 /// `kernels/automorphism.cu`: NTT- and coefficient-domain automorphisms.
@@ -137,12 +136,7 @@ fn check_shape(
     Ok(input.device().clone())
 }
 
-fn launch(
-    kernel: &str,
-    dev: &Arc<GpuDevice>,
-    mut args: AutoArgs,
-    layout: &RnsLayout,
-) -> Result<()> {
+fn launch(kernel: &str, dev: &Arc<GpuDevice>, args: AutoArgs, layout: &RnsLayout) -> Result<()> {
     let rows = layout.polys * layout.limbs;
     let cfg = LaunchConfig {
         grid_dim: (
@@ -154,7 +148,7 @@ fn launch(
         shared_mem_bytes: 0,
     };
     let f = dev.function(&AUTOMORPHISM, kernel)?;
-    let mut params = [(&mut args as *mut AutoArgs).cast::<c_void>()];
+    let mut params = [param(&args)];
     // SAFETY: the one parameter is `struct AutoArgs` by value (#[repr(C)] like its CUDA twin),
     // pointing to a local that lives across the call; both buffers hold `rows · N` words
     // (checked by the caller), the moduli table covers `mod_offset + limbs` entries when it is

@@ -44,12 +44,11 @@
 //! Inputs may be any `u64` (read modulo their limb's modulus, like the host), outputs are
 //! canonical.
 //!
-//! Every kernel is launched with programmatic dependent launch ((`launch.rs`)): it starts
+//! Every kernel is launched with programmatic dependent launch (`launch.rs`): it starts
 //! while the previous kernel drains, reads (and stages) its host-uploaded tables, then waits for
 //! that kernel before it reads the input.
 
 use std::collections::HashMap;
-use std::ffi::c_void;
 use std::sync::{Arc, Mutex};
 
 use cudarc::driver::{DeviceRepr, LaunchConfig};
@@ -60,7 +59,7 @@ use crate::buffer::DeviceBuffer;
 use crate::device::GpuDevice;
 use crate::elementwise::DeviceModuli;
 use crate::error::{CudaError, Result};
-use crate::launch::launch_dependent;
+use crate::launch::{launch_dependent, param};
 use crate::registry::{KernelSource, COMMON_CUH};
 
 /// `kernels/bconv.cu`: base conversion, ModUp, ModDown, rescale.
@@ -481,7 +480,7 @@ impl DeviceBaseConverter {
         check_device(&self.device, &[out, input])?;
         let polys = polys_of("scale input", input.len(), self.l, n)?;
         check_len("scale output", out.len(), input.len())?;
-        let mut args = ScaleArgs {
+        let args = ScaleArgs {
             n: n as u64,
             in_stride: (self.l * n) as u64,
             out_stride: (self.l * n) as u64,
@@ -510,7 +509,7 @@ impl DeviceBaseConverter {
             shared_mem_bytes: 0,
         };
         let f = self.device.function(&BCONV, "bconv_scale")?;
-        let mut params = [(&mut args as *mut ScaleArgs).cast::<c_void>()];
+        let mut params = [param(&args)];
         // SAFETY: the one parameter is `struct ScaleArgs` by value (#[repr(C)] like its CUDA
         // twin), pointing to a local that lives across the call; every address is a live
         // allocation of this device whose size was checked above; all work is ordered on the
@@ -732,7 +731,7 @@ impl DeviceBaseConverter {
         };
         for (ci, chunk) in chunks.into_iter().enumerate() {
             let chunk_flags = if ci == 0 { flags } else { flags & !FLAG_COPY };
-            let mut args = self.args(io, chunk, chunk_flags, copy_first, epi)?;
+            let args = self.args(io, chunk, chunk_flags, copy_first, epi)?;
             let groups = chunk.len().div_ceil(j as usize).max(1);
             let cfg = LaunchConfig {
                 grid_dim: (
@@ -743,7 +742,7 @@ impl DeviceBaseConverter {
                 block_dim: (THREADS, 1, 1),
                 shared_mem_bytes: shared,
             };
-            let mut params = [(&mut args as *mut BconvArgs).cast::<c_void>()];
+            let mut params = [param(&args)];
             // SAFETY: the one parameter is `struct BconvArgs` by value (#[repr(C)] like its CUDA
             // twin), pointing to a local that lives across the call; the callers checked every
             // buffer against the plan (input rows, output limbs, aux rows, table columns < K);
@@ -979,7 +978,7 @@ impl DeviceModUp {
                 block_dim: (THREADS, 1, 1),
                 shared_mem_bytes: shared,
             };
-            let mut params = [(&mut multi as *mut BconvMulti).cast::<c_void>()];
+            let mut params = [param(&multi)];
             // SAFETY: the one parameter is `struct BconvMulti` by value (#[repr(C)] like its CUDA
             // twin), pointing to a local that lives across the call; blockIdx.y < group.len()
             // selects a filled entry; each entry's buffers were checked as in
@@ -1302,7 +1301,7 @@ impl DeviceRescaler {
         let polys = polys_of("rescale input", input.len(), level, n)?;
         check_len("rescale output", output.len(), polys * (level - 1) * n)?;
         let off = self.offsets[level - 2];
-        let mut args = RescaleArgs {
+        let args = RescaleArgs {
             n: n as u64,
             in_stride: (level * n) as u64,
             out_stride: ((level - 1) * n) as u64,
@@ -1321,7 +1320,7 @@ impl DeviceRescaler {
             shared_mem_bytes: 0,
         };
         let f = self.device.function(&BCONV, "bconv_rescale_last")?;
-        let mut params = [(&mut args as *mut RescaleArgs).cast::<c_void>()];
+        let mut params = [param(&args)];
         // SAFETY: the one parameter is `struct RescaleArgs` by value (#[repr(C)] like its CUDA
         // twin), pointing to a local that lives across the call; buffer sizes were checked above
         // and the level's tables lie inside `tables`; all work is ordered on the device's one

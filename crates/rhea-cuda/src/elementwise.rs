@@ -22,12 +22,11 @@
 //! Per-limb scalars travel in the launch's parameter block (no upload, nothing counted as a
 //! host↔device transfer); more than 128 limbs are split over several launches.
 //!
-//! Every kernel is launched with programmatic dependent launch ((`launch.rs`)): its prologue
+//! Every kernel is launched with programmatic dependent launch (`launch.rs`): its prologue
 //! (row pointers, the limb's modulus) overlaps the previous kernel's tail, and it waits for that
 //! kernel before it reads an operand.
 
 use std::collections::HashMap;
-use std::ffi::c_void;
 use std::sync::{Arc, Weak};
 
 use cudarc::driver::{DeviceRepr, LaunchConfig};
@@ -36,7 +35,7 @@ use rhea_math::Modulus;
 use crate::buffer::DeviceBuffer;
 use crate::device::GpuDevice;
 use crate::error::{CudaError, Result};
-use crate::launch::launch_dependent;
+use crate::launch::{launch_dependent, param};
 use crate::registry::ELEMENTWISE;
 
 /// The most limbs one scalar launch carries (`RHEA_MAX_SCALAR_LIMBS` in `elementwise.cu`).
@@ -287,7 +286,7 @@ fn launch_plain(
     moduli: &DeviceModuli,
 ) -> Result<()> {
     let f = dev.function(&ELEMENTWISE, kernel)?;
-    let mut lay = EwLayout {
+    let lay = EwLayout {
         n: layout.degree as u64,
         limb_count: layout.limbs as u32,
         limb_begin: 0,
@@ -301,12 +300,12 @@ fn launch_plain(
     let table = moduli.device_ptr();
     let cfg = launch_config(layout, layout.polys * layout.limbs);
     let mut params = [
-        (&mut lay as *mut EwLayout).cast::<c_void>(),
-        (&ops.out as *const u64).cast_mut().cast::<c_void>(),
-        (&ops.a as *const u64).cast_mut().cast::<c_void>(),
-        (&ops.b as *const u64).cast_mut().cast::<c_void>(),
-        (&ops.c as *const u64).cast_mut().cast::<c_void>(),
-        (&table as *const u64).cast_mut().cast::<c_void>(),
+        param(&lay),
+        param(&ops.out),
+        param(&ops.a),
+        param(&ops.b),
+        param(&ops.c),
+        param(&table),
     ];
     // SAFETY: the parameters are EW_PLAIN_ARGS in order (the EwLayout struct by value,
     // #[repr(C)] like its CUDA twin, then five device addresses), each pointing to a value that
@@ -346,7 +345,7 @@ fn launch_scalar(
             t.w[j] = w;
             t.w_shoup[j] = m.shoup(w);
         }
-        let mut lay = EwLayout {
+        let lay = EwLayout {
             n: layout.degree as u64,
             limb_count: count as u32,
             limb_begin: begin as u32,
@@ -359,12 +358,12 @@ fn launch_scalar(
         };
         let cfg = launch_config(layout, layout.polys * count);
         let mut params = [
-            (&mut lay as *mut EwLayout).cast::<c_void>(),
-            (&ops.out as *const u64).cast_mut().cast::<c_void>(),
-            (&ops.a as *const u64).cast_mut().cast::<c_void>(),
-            (&ops.b as *const u64).cast_mut().cast::<c_void>(),
-            (&table as *const u64).cast_mut().cast::<c_void>(),
-            (&mut t as *mut ScalarTable).cast::<c_void>(),
+            param(&lay),
+            param(&ops.out),
+            param(&ops.a),
+            param(&ops.b),
+            param(&table),
+            param(&t),
         ];
         // SAFETY: as in `launch_plain`, with the signature EW_SCALAR_ARGS (the ScalarTable
         // struct by value last, #[repr(C)] like its CUDA twin); the scalar table is copied into

@@ -18,10 +18,9 @@
 //! evaluation word for word (the host oracles are `rhea_math`'s `ModDown`/`Rescaler` and the
 //! per-term multiply-accumulate).
 //!
-//! Every kernel is launched with programmatic dependent launch ((`launch.rs`)): it starts
+//! Every kernel is launched with programmatic dependent launch (`launch.rs`): it starts
 //! while the previous kernel drains and waits for it before it reads any operand buffer.
 
-use std::ffi::c_void;
 use std::sync::Arc;
 
 use cudarc::driver::{DeviceRepr, LaunchConfig};
@@ -30,7 +29,7 @@ use crate::buffer::DeviceBuffer;
 use crate::device::GpuDevice;
 use crate::elementwise::DeviceModuli;
 use crate::error::{CudaError, Result};
-use crate::launch::launch_dependent;
+use crate::launch::{launch_dependent, param};
 use crate::registry::{KernelSource, COMMON_CUH};
 
 /// `kernels/fused.cu`.
@@ -285,7 +284,7 @@ fn ks_launch(
     }
     let cfg = grid(n, width)?;
     let f = dev.function(&FUSED, "fused_ks_inner_product")?;
-    let mut params = [(&mut args as *mut KsPtrArgs).cast::<c_void>()];
+    let mut params = [param(&args)];
     // SAFETY: the one parameter is `struct KsPtrArgs` by value (#[repr(C)] like its CUDA twin),
     // pointing to a local that lives across the call; every buffer was checked to hold the words
     // the kernel reads or writes (`width` rows of `n`, key rows below `full`), the moduli table
@@ -322,7 +321,7 @@ pub fn sub_mul_scalar_assign(
             moduli.len()
         )));
     }
-    let mut args = SubMulArgs {
+    let args = SubMulArgs {
         n: n as u64,
         y: y.device_ptr(),
         x: x.device_ptr(),
@@ -333,7 +332,7 @@ pub fn sub_mul_scalar_assign(
     };
     let cfg = grid(n, limbs)?;
     let f = dev.function(&FUSED, "fused_sub_mul_scalar")?;
-    let mut params = [(&mut args as *mut SubMulArgs).cast::<c_void>()];
+    let mut params = [param(&args)];
     // SAFETY: the one parameter is `struct SubMulArgs` by value (#[repr(C)] like its CUDA twin),
     // pointing to a local that lives across the call; `x`, `y` hold `limbs · n` words, `w` holds
     // `2 · limbs`, the moduli table `mod_offset + limbs` records; one ordered stream, and before
@@ -365,7 +364,7 @@ pub fn rescale_lift(
             moduli.len()
         )));
     }
-    let mut args = LiftArgs {
+    let args = LiftArgs {
         n: n as u64,
         out: out.device_ptr(),
         t: t.device_ptr(),
@@ -376,7 +375,7 @@ pub fn rescale_lift(
     };
     let cfg = grid(n, limbs)?;
     let f = dev.function(&FUSED, "fused_rescale_lift")?;
-    let mut params = [(&mut args as *mut LiftArgs).cast::<c_void>()];
+    let mut params = [param(&args)];
     // SAFETY: the one parameter is `struct LiftArgs` by value (#[repr(C)] like its CUDA twin),
     // pointing to a local that lives across the call; `out` holds `limbs · n` words, `t` holds
     // `n`, the moduli table `limbs` records or more; one ordered stream, and before pdl_wait()
@@ -433,7 +432,7 @@ pub fn tensor(
             moduli.len()
         )));
     }
-    let mut args = TensorArgs {
+    let args = TensorArgs {
         n: n as u64,
         a0: a[0].device_ptr(),
         a1: a[1].device_ptr(),
@@ -446,7 +445,7 @@ pub fn tensor(
     };
     let cfg = grid(n, limbs)?;
     let f = dev.function(&FUSED, "fused_tensor")?;
-    let mut params = [(&mut args as *mut TensorArgs).cast::<c_void>()];
+    let mut params = [param(&args)];
     // SAFETY: the one parameter is `struct TensorArgs` by value (#[repr(C)] like its CUDA twin),
     // pointing to a local that lives across the call; the four inputs and three outputs hold
     // `limbs · n` words each (checked; outputs are distinct `&mut` buffers, so they do not alias
@@ -540,7 +539,7 @@ pub fn moddown_rows(
     }
     let cfg = grid(n, rows.len())?;
     let f = dev.function(&FUSED, "fused_moddown_rows")?;
-    let mut params = [(&mut args as *mut ModDownRowsArgs).cast::<c_void>()];
+    let mut params = [param(&args)];
     // SAFETY: the one parameter is `struct ModDownRowsArgs` by value (#[repr(C)] like its CUDA
     // twin), pointing to a local that lives across the call; `t` holds `rows · n` words and every
     // `x`, `y` limb lies inside its buffer (checked); `t` is `&mut`, so it aliases no `x`, `y`;

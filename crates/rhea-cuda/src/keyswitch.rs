@@ -26,10 +26,9 @@
 //! (folded by Barrett every 63 digits) and reduced once: the canonical residue, equal word for
 //! word to the CPU's per-term `u128` accumulation (or any per-term `mul_add` chain).
 //!
-//! The kernel is launched with programmatic dependent launch ((`launch.rs`)): it starts while
+//! The kernel is launched with programmatic dependent launch (`launch.rs`): it starts while
 //! the previous kernel drains and waits for it before reading the digits and the key.
 
-use std::ffi::c_void;
 use std::sync::Arc;
 
 use cudarc::driver::{DeviceRepr, LaunchConfig};
@@ -39,7 +38,7 @@ use crate::buffer::DeviceBuffer;
 use crate::device::GpuDevice;
 use crate::elementwise::DeviceModuli;
 use crate::error::{CudaError, Result};
-use crate::launch::launch_dependent;
+use crate::launch::{launch_dependent, param};
 use crate::registry::{KernelSource, COMMON_CUH};
 
 /// `kernels/keyswitch.cu`: the fused key-switching inner product.
@@ -189,7 +188,7 @@ impl DeviceKeySwitch {
                 "{width} limbs exceed one launch (65535 rows)"
             )));
         }
-        let mut args = KsArgs {
+        let args = KsArgs {
             n: n as u64,
             digits: digits.device_ptr(),
             key: key.device_ptr(),
@@ -210,7 +209,7 @@ impl DeviceKeySwitch {
         let f = self
             .device
             .function(&KEYSWITCH, "keyswitch_inner_product")?;
-        let mut params = [(&mut args as *mut KsArgs).cast::<c_void>()];
+        let mut params = [param(&args)];
         // SAFETY: the one parameter is `struct KsArgs` by value (#[repr(C)] like its CUDA twin),
         // pointing to a local that lives across the call; the digit, key and output lengths were
         // checked against `count`, `width` and `full` above, and the moduli table holds `L + K`

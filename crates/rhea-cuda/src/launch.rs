@@ -13,13 +13,19 @@
 use std::ffi::c_void;
 
 use cudarc::driver::sys;
-use cudarc::driver::{CudaFunction, LaunchConfig};
+use cudarc::driver::{CudaFunction, DeviceRepr, LaunchConfig};
 
 use crate::device::GpuDevice;
 use crate::error::Result;
 
+/// The kernel-parameter pointer to `value`, for [`launch_dependent`]'s `params` (the driver only
+/// reads through it, copying the value into the launch's parameter block).
+pub(crate) fn param<T: DeviceRepr>(value: &T) -> *mut c_void {
+    (value as *const T).cast_mut().cast()
+}
+
 /// Launches `f` on `device`'s stream with the kernel parameters `params` (one pointer per
-/// parameter, in order), allowing it to overlap the previous kernel when [`GpuDevice::uses_pdl`].
+/// parameter, in order, each from [`param`]), allowing it to overlap the previous kernel when [`GpuDevice::uses_pdl`].
 ///
 /// # Safety
 /// As `cudarc`'s `LaunchArgs::launch`: `params` must match the kernel's signature and point to

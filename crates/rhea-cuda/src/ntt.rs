@@ -58,7 +58,6 @@
 //! estimate for primes below 2^59) or fewer passes (one kernel per limb with thread-block
 //! clusters and distributed shared memory).
 
-use std::ffi::c_void;
 use std::sync::Arc;
 
 use cudarc::driver::sys::CUevent_flags;
@@ -70,7 +69,7 @@ use crate::buffer::DeviceBuffer;
 use crate::device::GpuDevice;
 use crate::elementwise::DeviceModuli;
 use crate::error::{CudaError, Result};
-use crate::launch::launch_dependent;
+use crate::launch::{launch_dependent, param};
 use crate::registry::{Header, KernelSource, COMMON_CUH};
 
 /// `kernels/ntt.cuh`: butterflies, passes and the two kernel bodies of the fast NTT.
@@ -1062,17 +1061,16 @@ impl DeviceNttTables {
         if stage.is_none() {
             // The two-kernel transforms call pdl_wait() before their first access to `data` or
             // any argument buffer; before it they read only the tables.
-            let mut args = *args;
             let mut params = [
-                (&data as *const u64).cast_mut().cast::<c_void>(),
-                (&tw as *const u64).cast_mut().cast::<c_void>(),
-                (&tw3 as *const u64).cast_mut().cast::<c_void>(),
-                (&primes as *const u64).cast_mut().cast::<c_void>(),
-                (&mut args as *mut NttArgs).cast::<c_void>(),
+                param(&data),
+                param(&tw),
+                param(&tw3),
+                param(&primes),
+                param(args),
             ];
             // SAFETY: the parameters are NTT_ARGS in order (data, tw, tw3, primes, the NttArgs
-            // struct by value, #[repr(C)] like its CUDA twin), each pointing to a local that lives
-            // across the call; `data` holds polys × limbs × N words and the tables every table
+            // struct by value, #[repr(C)] like its CUDA twin), each pointing to a value that
+            // lives across the call; `data` holds polys × limbs × N words and the tables every table
             // the batch uses (checked by the callers), all on this device; the kernels wait for
             // the previous kernel (pdl_wait) before touching anything but the tables.
             return unsafe { launch_dependent(dev, &f, cfg, &mut params) };

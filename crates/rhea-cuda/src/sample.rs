@@ -19,7 +19,6 @@
 //! tables of at most [`MAX_GAUSSIAN_TABLE`] entries (`bound < 129`: `σ < 21.5` at the usual
 //! `6σ` cut).
 
-use std::ffi::c_void;
 use std::sync::Arc;
 
 use cudarc::driver::{DeviceRepr, LaunchConfig};
@@ -28,7 +27,7 @@ use crate::buffer::DeviceBuffer;
 use crate::device::GpuDevice;
 use crate::elementwise::{DeviceModuli, RnsLayout};
 use crate::error::{CudaError, Result};
-use crate::launch::launch_dependent;
+use crate::launch::{launch_dependent, param};
 use crate::registry::{KernelSource, COMMON_CUH};
 
 /// `kernels/sample.cu`: ChaCha20 uniform, ternary and discrete Gaussian sampling.
@@ -156,7 +155,7 @@ unsafe fn run<A: DeviceRepr>(
     cfg: LaunchConfig,
 ) -> Result<()> {
     let result = dev.function(&SAMPLE, kernel).and_then(|f| {
-        let mut params = [(args as *mut A).cast::<c_void>()];
+        let mut params = [param(&*args)];
         // SAFETY (the caller's contract): `args` matches the kernel's one argument struct and
         // lives across the call; the output holds `polys · limbs · N` words and the moduli
         // table covers the limbs; the driver copies the argument block before it returns; all
