@@ -11,6 +11,8 @@
 //! - [`elementwise`]: element-wise RNS arithmetic over `[poly][limb][N]` buffers, with the
 //!   shared per-limb moduli table [`DeviceModuli`].
 //! - [`bench`]: bandwidth benchmarks returning structured results.
+//! - `launch` (crate-internal): programmatic dependent launch, so that each kernel starts while
+//!   the previous one drains; the contract kernels keep is in `docs/cuda-backend.md`.
 //!
 //! Without a driver or a GPU every entry point returns [`CudaError::NoDriver`]; nothing panics.
 //! See `docs/cuda-backend.md` for the design.
