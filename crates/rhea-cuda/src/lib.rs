@@ -10,7 +10,7 @@
 //!   architecture, the on-disk CUBIN cache; [`registry::compile_all`] needs no GPU.
 //! - [`elementwise`]: element-wise RNS arithmetic over `[poly][limb][N]` buffers, with the
 //!   shared per-limb moduli table [`DeviceModuli`].
-//! - [`bench`]: bandwidth benchmarks returning structured results.
+//! - [`bench`](mod@bench): bandwidth benchmarks returning structured results.
 //! - `launch` (crate-internal): programmatic dependent launch, so that each kernel starts while
 //!   the previous one drains; the contract kernels keep is in `docs/cuda-backend.md`.
 //!
