@@ -25,6 +25,7 @@ fi
 METRICS="gpu__time_duration.sum,smsp__issue_active.avg.pct_of_peak_sustained_active,"
 METRICS+="dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,"
 METRICS+="launch__registers_per_thread,launch__grid_size,launch__block_size,"
+METRICS+="launch__occupancy_limit_shared_mem,launch__occupancy_limit_registers,dram__bytes.sum,"
 METRICS+="lts__t_sectors.avg.pct_of_peak_sustained_elapsed,l1tex__throughput.avg.pct_of_peak_sustained_active,"
 METRICS+="regex:sm__pipe_(alu|fma|fmaheavy|fp64|shared|lsu|uniform)_cycles_active\.avg\.pct_of_peak_sustained_active,"
 METRICS+="regex:sm__inst_executed_pipe_(alu|fma|fmaheavy|lsu|uniform)\.avg\.pct_of_peak_sustained_active,"
@@ -56,6 +57,8 @@ for k, ms in agg.items():
           f"dram={avg('dram__throughput.avg.pct_of_peak_sustained_elapsed'):5.1f}% "
           f"warps={avg('sm__warps_active.avg.pct_of_peak_sustained_active'):5.1f}% "
           f"regs={avg('launch__registers_per_thread'):.0f} "
+          f"blk/SM(smem,regs)={avg('launch__occupancy_limit_shared_mem'):.0f},{avg('launch__occupancy_limit_registers'):.0f} "
+          f"MB={avg('dram__bytes.sum')/1e6:.1f} "
           f"l2={avg('lts__t_sectors.avg.pct_of_peak_sustained_elapsed'):5.1f}% "
           f"l1={avg('l1tex__throughput.avg.pct_of_peak_sustained_active'):5.1f}% | "
           + " ".join(f"{a}={b:.2f}" for a, b in top))

@@ -29,6 +29,7 @@ pub mod fused;
 pub mod keyswitch;
 pub(crate) mod launch;
 pub mod ntt;
+pub mod ntt_keyswitch;
 pub mod pool;
 pub mod registry;
 pub mod sample;

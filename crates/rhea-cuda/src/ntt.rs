@@ -699,6 +699,48 @@ impl DeviceNttTables {
         }
     }
 
+    /// The column phase alone of the forward transform of `runs` (grouped, in place): the
+    /// first `log N1` stages, to be finished by a row phase that reads the runs, such as
+    /// [`DeviceNttTables::forward_rows_keyswitch`]. On its own the result is not a transform.
+    ///
+    /// Errors: as [`DeviceNttTables::transform_runs`], plus [`CudaError::InvalidArgument`] for a
+    /// degree without the fast kernels.
+    pub fn forward_columns_runs(
+        &self,
+        bufs: &mut [&mut DeviceBuffer],
+        runs: &[NttRun],
+    ) -> Result<()> {
+        let ptrs: Vec<u64> = bufs.iter().map(|b| b.device_ptr()).collect();
+        let lens: Vec<usize> = bufs.iter().map(|b| b.len()).collect();
+        for b in bufs.iter() {
+            self.check_device(b)?;
+        }
+        let args = self.runs_args(&ptrs, &lens, runs)?;
+        let s = self.grouped_split()?;
+        self.launch_phase_raw(&args, NttDirection::Forward, s, Phase::Cols, false)
+    }
+
+    /// Device addresses of the forward twiddles, the compact forward twiddles and the prime
+    /// constants (for the fused kernels that run a forward row phase).
+    pub(crate) fn forward_table_ptrs(&self) -> (u64, u64, u64) {
+        (
+            self.forward.device_ptr(),
+            self.forward3.device_ptr(),
+            self.primes.device_ptr(),
+        )
+    }
+
+    /// The split of the grouped launches (the default shape, derived twiddles), if the fast
+    /// kernels serve this degree.
+    pub(crate) fn grouped_split_of(&self) -> Result<NttSplit> {
+        self.grouped_split()
+    }
+
+    /// Checks that `b` lives on this tables' device.
+    pub(crate) fn check_same_device(&self, b: &DeviceBuffer) -> Result<()> {
+        self.check_device(b)
+    }
+
     /// Whether the fast kernels serve this degree (`N = 2^12 … 2^17`), which
     /// [`DeviceNttTables::forward_runs_epilogue`] needs.
     pub fn has_fast_kernels(&self) -> bool {

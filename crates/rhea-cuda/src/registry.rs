@@ -71,6 +71,7 @@ pub static ALL_KERNEL_SOURCES: &[KernelSource] = &[
     ELEMENTWISE,
     ARITH_SELFTEST,
     crate::ntt::NTT,
+    crate::ntt_keyswitch::NTT_KEYSWITCH,
     crate::bconv::BCONV,
     crate::automorphism::AUTOMORPHISM,
     crate::sample::SAMPLE,

@@ -167,6 +167,15 @@ fn check_ring(test: &str, ring: &RnsRing) {
                 let what = format!("{test}: keyswitch_moddown {c} (adds {k}) at {ell}");
                 same(ring, &what, &want[c], &got[c]);
             }
+            // Key switching from the polynomial itself (on the GPU the ModUp's row phase and the
+            // inner product fused, up to 4 digits; the composition beyond).
+            let got = ring.keyswitch_poly(&xg, &key_gpu, *ag, false).unwrap();
+            let cpu = ring.keyswitch_poly(&xc, &key_cpu, *ac, false).unwrap();
+            for c in 0..2 {
+                let what = format!("{test}: keyswitch_poly {c} (adds {k}) at {ell}");
+                same(ring, &what, &want[c], &got[c]);
+                same(ring, &format!("{what}, CPU"), &want[c], &cpu[c]);
+            }
             // With addends inside the ModDown too (public-key encryption's errors): one digit
             // here is enough, the inner product is the same launch.
             let (e0c, e0g) = pair(ring, ring.shape_qp(ell), next());
@@ -199,6 +208,11 @@ fn check_ring(test: &str, ring: &RnsRing) {
                     same(ring, &what, &want[c], &got[c]);
                     same(ring, &format!("{what}, CPU"), &want[c], &cpu[c]);
                 }
+                let got = ring.keyswitch_poly(&xg, &key_gpu, *ag, true).unwrap();
+                for c in 0..2 {
+                    let what = format!("{test}: keyswitch_poly + rescale {c} (adds {k}) at {ell}");
+                    same(ring, &what, &want[c], &got[c]);
+                }
             }
         }
     }
@@ -215,6 +229,8 @@ fn gpu_primitives_match_cpu_small_rings() {
         (2048, 9, 3, 3, 58),
         (4096, 5, 2, 1, 45),
         (1024, 18, 1, 18, 40),
+        // Digits of 2: 5 at the top level (beyond the fused launch's 4), 4 and fewer below.
+        (8192, 10, 2, 5, 50),
     ] {
         let r = ring(n, lq, lp, dnum, bits);
         check_ring(&format!("n={n} Q={lq} P={lp} dnum={dnum}"), &r);

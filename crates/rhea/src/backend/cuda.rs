@@ -30,6 +30,7 @@ use rhea_cuda::ntt::{
     DeviceNttTables, EpilogueRun, LiftAddFactors, LiftRun, NttAlgorithm, NttBatch, NttDirection,
     NttRun, MAX_RUNS,
 };
+use rhea_cuda::ntt_keyswitch::{self, KsDigit};
 use rhea_cuda::{automorphism, elementwise as ew, fused, sample};
 use rhea_cuda::{CudaError, DeviceBuffer, DeviceModuli, GpuDevice, RnsLayout};
 
@@ -87,6 +88,9 @@ pub(crate) struct GpuRing {
     p_mod_q_w: DeviceBuffer,
     /// The Q primes.
     q_values: Vec<u64>,
+    /// Whether [`GpuRing::keyswitch_poly`] fuses the ModUp's row phase with the inner product
+    /// (`RHEA_FUSED_KEYSWITCH=0` at ring creation turns it off, for A/B measurements).
+    fused_keyswitch: bool,
 }
 
 /// `(w_i, shoup(w_i))` pairs, interleaved.
@@ -163,6 +167,7 @@ impl GpuRing {
             rescale_w,
             p_mod_q_w,
             q_values,
+            fused_keyswitch: std::env::var("RHEA_FUSED_KEYSWITCH").map_or(true, |v| v != "0"),
         })
     }
 
@@ -516,15 +521,43 @@ impl GpuRing {
         input: &DeviceBuffer,
     ) -> Result<Vec<DeviceBuffer>> {
         let n = ring.n();
+        let (mut outs, runs) = self.mod_up_converted(ring, ell, input)?;
+        for (d, o) in outs.iter_mut().enumerate() {
+            let own = Self::own_limbs(ring, d, ell);
+            DeviceBuffer::copy_region(input, own.start * n, o, own.start * n, own.len() * n)?;
+        }
+        // One grouped forward transform (per MAX_RUNS runs) over every digit.
+        for chunk in runs.chunks(MAX_RUNS) {
+            let mut bufs: Vec<&mut DeviceBuffer> = outs.iter_mut().collect();
+            self.ntt
+                .transform_runs(&mut bufs, chunk, NttDirection::Forward)?;
+        }
+        Ok(outs)
+    }
+
+    /// Digit `d`'s own Q limbs at level `ℓ`.
+    fn own_limbs(ring: &RnsRing, d: usize, ell: usize) -> std::ops::Range<usize> {
+        let r = &ring.digits()[d];
+        r.start..r.end.min(ell)
+    }
+
+    /// The first part of a ModUp: one inverse NTT of `input`, then every active digit's
+    /// centred conversion to the other limbs of `Q_ℓ ∪ P` (coefficient form, one
+    /// `[Q_ℓ ∪ P][N]` buffer per digit, its own limbs left unwritten), and the runs of converted
+    /// limbs a forward transform must cover (per digit: the Q limbs before and after its own,
+    /// tables = limb index, and the P limbs, tables from `|Q|`).
+    fn mod_up_converted(
+        &self,
+        ring: &RnsRing,
+        ell: usize,
+        input: &DeviceBuffer,
+    ) -> Result<(Vec<DeviceBuffer>, Vec<NttRun>)> {
+        let n = ring.n();
         let shape_q = ring.shape_q(ell);
         let shape_qp = ring.shape_qp(ell);
         let mut coeff = input.try_clone()?;
         self.ntt(&shape_q, &mut coeff, 0..ell, NttDirection::Inverse)?;
         let pl = shape_qp.p_limbs;
-        let mut outs = Vec::with_capacity(ring.active_digits(ell));
-        // Runs of converted limbs to transform, per digit: the Q limbs before and after its own
-        // (tables = limb index) and the P limbs (tables from |Q|).
-        let mut runs = Vec::new();
         let digits = ring.active_digits(ell);
         let mut converted = (0..digits)
             .map(|_| self.alloc(shape_qp.words()))
@@ -536,10 +569,10 @@ impl GpuRing {
             self.mod_up
                 .convert_centered_many(ell, &coeff, &mut jobs, n)?;
         }
-        for (d, mut o) in converted.into_iter().enumerate() {
-            let r = &ring.digits()[d];
-            let (s, e) = (r.start, r.end.min(ell));
-            DeviceBuffer::copy_region(input, s * n, &mut o, s * n, (e - s) * n)?;
+        let mut runs = Vec::new();
+        for d in 0..digits {
+            let own = Self::own_limbs(ring, d, ell);
+            let (s, e) = (own.start, own.end);
             for (first, limbs, table) in [(0, s, 0), (e, ell - e, e), (ell, pl, self.q_len)] {
                 if limbs > 0 {
                     runs.push(NttRun {
@@ -550,15 +583,80 @@ impl GpuRing {
                     });
                 }
             }
-            outs.push(o);
         }
-        // One grouped forward transform (per MAX_RUNS runs) over every digit.
+        Ok((converted, runs))
+    }
+
+    /// Key switching of one NTT-form polynomial `input` over `Q_ℓ`, to the end: the twin of
+    /// [`GpuRing::mod_up`] then [`GpuRing::keyswitch_moddown`] (no inner addends) or, with
+    /// `rescale`, [`GpuRing::keyswitch_moddown_rescale`], bit for bit. The ModUp's forward row
+    /// phase and the inner product run as one kernel
+    /// ([`DeviceNttTables::forward_rows_keyswitch`]): the digits' transformed limbs never go
+    /// through device memory and their own limbs are read from `input` (no copies). Launches:
+    /// inverse NTT (2), conversion (1), column phase (1 per 24 runs), fused rows and inner
+    /// product (1), then the ModDown tail. Beyond `ntt_keyswitch::MAX_DIGITS` digits, or
+    /// without the fast NTT, the composition.
+    pub(crate) fn keyswitch_poly(
+        &self,
+        ring: &RnsRing,
+        ell: usize,
+        input: &DeviceBuffer,
+        keys: &[(&DeviceBuffer, &DeviceBuffer)],
+        adds: [Option<&DeviceBuffer>; 2],
+        rescale: bool,
+    ) -> Result<[DeviceBuffer; 2]> {
+        let n = ring.n();
+        if rescale && ell < 2 {
+            return Err(Error::InvalidInput(format!(
+                "keyswitch_moddown_rescale at {ell} limb(s): rescaling needs 2"
+            )));
+        }
+        let digits = ring.active_digits(ell);
+        if !self.fused_keyswitch
+            || !self.ntt.has_fast_kernels()
+            || digits > ntt_keyswitch::MAX_DIGITS
+        {
+            let ds = self.mod_up(ring, ell, input)?;
+            let refs: Vec<&DeviceBuffer> = ds.iter().collect();
+            return if rescale {
+                self.keyswitch_moddown_rescale(ring, ell, &refs, keys, adds)
+            } else {
+                self.keyswitch_moddown(ring, ell, &refs, keys, [None, None], adds)
+            };
+        }
+        if keys.len() < digits {
+            return Err(Error::InvalidInput(format!(
+                "key switching: {} key parts for {digits} digits",
+                keys.len()
+            )));
+        }
+        let (mut converted, runs) = self.mod_up_converted(ring, ell, input)?;
         for chunk in runs.chunks(MAX_RUNS) {
-            let mut bufs: Vec<&mut DeviceBuffer> = outs.iter_mut().collect();
-            self.ntt
-                .transform_runs(&mut bufs, chunk, NttDirection::Forward)?;
+            let mut bufs: Vec<&mut DeviceBuffer> = converted.iter_mut().collect();
+            self.ntt.forward_columns_runs(&mut bufs, chunk)?;
         }
-        Ok(outs)
+        let kd: Vec<KsDigit<'_>> = converted
+            .iter()
+            .zip(keys)
+            .enumerate()
+            .map(|(d, (c, (b, a)))| KsDigit {
+                converted: c,
+                own: Self::own_limbs(ring, d, ell),
+                key_b: b,
+                key_a: a,
+            })
+            .collect();
+        let width = ell + ring.p_len();
+        let mut acc = self.alloc(2 * width * n)?;
+        self.ntt
+            .forward_rows_keyswitch(input, ell, self.q_len, &self.full, &kd, &mut acc)?;
+        drop(kd);
+        drop(converted);
+        if rescale {
+            self.moddown_rescale_from_inner(ring, ell, acc, adds, n)
+        } else {
+            self.moddown_from_inner(ell, acc, adds, n)
+        }
     }
 
     /// The end of a key switching, fused (the twin of `cpu::inner_product`, the optional
@@ -601,6 +699,20 @@ impl GpuRing {
             DeviceBuffer::copy_region(&a0, 0, &mut acc, 0, width * n)?;
             DeviceBuffer::copy_region(&a1, 0, &mut acc, width * n, width * n)?;
         }
+        self.moddown_from_inner(ell, acc, adds, n)
+    }
+
+    /// The ModDown of both halves of a key switching's inner product `acc` (`[2][Q_ℓ ∪ P][N]`,
+    /// NTT form), plus the addends: the tail of [`GpuRing::keyswitch_moddown`].
+    fn moddown_from_inner(
+        &self,
+        ell: usize,
+        mut acc: DeviceBuffer,
+        adds: [Option<&DeviceBuffer>; 2],
+        n: usize,
+    ) -> Result<[DeviceBuffer; 2]> {
+        let pl = self.ntt.len() - self.q_len;
+        let width = ell + pl;
         let batch = NttBatch::limb_range(2, width, ell, pl).with_first_table(self.q_len - ell);
         self.ntt
             .transform(&mut acc, &batch, NttDirection::Inverse, NttAlgorithm::Fast)?;
@@ -680,12 +792,27 @@ impl GpuRing {
                 .try_into()
                 .map_err(|_| Error::InvalidInput("rescale: missing output".into()));
         }
-        let pl = ring.p_len();
-        let width = ell + pl;
-        let last = ell - 1;
+        let width = ell + ring.p_len();
         let mut acc = self.alloc(2 * width * n)?;
         let none = [None, None];
         fused::ks_inner_product_pair(&self.full, ell, self.q_len, digits, keys, none, &mut acc, n)?;
+        self.moddown_rescale_from_inner(ring, ell, acc, adds, n)
+    }
+
+    /// The merged ModDown and rescale of both halves of a key switching's inner product `acc`
+    /// (`[2][Q_ℓ ∪ P][N]`, NTT form, `ℓ ≥ 2`), plus the addends: the tail of
+    /// [`GpuRing::keyswitch_moddown_rescale`].
+    fn moddown_rescale_from_inner(
+        &self,
+        ring: &RnsRing,
+        ell: usize,
+        mut acc: DeviceBuffer,
+        adds: [Option<&DeviceBuffer>; 2],
+        n: usize,
+    ) -> Result<[DeviceBuffer; 2]> {
+        let pl = self.ntt.len() - self.q_len;
+        let width = ell + pl;
+        let last = ell - 1;
         // The addends' last limbs, to be inverse-transformed (z's first term).
         let mut t = self.alloc(2 * n)?;
         for (c, a) in adds.iter().enumerate() {

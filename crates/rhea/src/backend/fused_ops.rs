@@ -9,6 +9,8 @@
 //! - [`RnsRing::rescale_many`]: the rescale of all parts of a ciphertext.
 //! - [`RnsRing::keyswitch_moddown_rescale`]: `keyswitch_moddown` then `rescale_many` of both
 //!   results, ModDown merged with the rescale (relinearise-and-rescale).
+//! - [`RnsRing::keyswitch_poly`]: `mod_up` then `keyswitch_moddown[_rescale]`, the ModUp's
+//!   forward row phase merged with the inner product (key switching without hoisting).
 
 use std::sync::Arc;
 
@@ -233,6 +235,94 @@ impl RnsRing {
             Error::InvalidInput("keyswitch_moddown_rescale: rescale returned no pair".to_string())
         })?;
         Ok(r)
+    }
+
+    /// Key switching of one polynomial to the end: [`RnsRing::mod_up`] of `d` (NTT form over
+    /// `Q_ℓ`), then [`RnsRing::keyswitch_moddown`] with `adds` or, with `rescale`,
+    /// [`RnsRing::keyswitch_moddown_rescale`], bit for bit. On the GPU the ModUp's forward row
+    /// phase and the inner product run as one kernel (`GpuRing::keyswitch_poly`): the digits'
+    /// NTT-form limbs never go through device memory. Use [`RnsRing::mod_up`] and
+    /// `keyswitch_moddown` instead when one ModUp serves several keys (hoisting).
+    ///
+    /// Errors: those of [`RnsRing::mod_up`] and [`RnsRing::keyswitch_moddown`] (or
+    /// `keyswitch_moddown_rescale`, including [`Error::InvalidInput`] for `ℓ < 2`).
+    pub fn keyswitch_poly(
+        &self,
+        d: &Poly,
+        key: &[[Poly; 2]],
+        adds: [Option<&Poly>; 2],
+        rescale: bool,
+    ) -> Result<[Poly; 2]> {
+        if let Some((ring, x, ks, add_bufs)) = self.gpu_keyswitch_poly_args(d, key, adds)? {
+            let ell = d.shape.q_limbs;
+            let [o0, o1] = ring.keyswitch_poly(self, ell, x, &ks, add_bufs, rescale)?;
+            let out_shape = self.shape_q(if rescale { ell - 1 } else { ell });
+            return Ok([
+                Poly::cuda(o0, out_shape, Form::Ntt),
+                Poly::cuda(o1, out_shape, Form::Ntt),
+            ]);
+        }
+        let digits = self.mod_up(d)?;
+        if rescale {
+            self.keyswitch_moddown_rescale(&digits, key, adds)
+        } else {
+            self.keyswitch_moddown(&digits, key, adds)
+        }
+    }
+
+    /// The device buffers of [`RnsRing::keyswitch_poly`] when `d`, the key parts it uses and
+    /// the addends (NTT form, `d`'s shape) are all on one GPU and valid; `None` when the
+    /// composed path must run (it then reports any error).
+    #[allow(clippy::type_complexity)]
+    fn gpu_keyswitch_poly_args<'a>(
+        &self,
+        d: &'a Poly,
+        key: &'a [[Poly; 2]],
+        adds: [Option<&'a Poly>; 2],
+    ) -> Result<
+        Option<(
+            Arc<GpuRing>,
+            &'a rhea_cuda::DeviceBuffer,
+            Vec<(&'a rhea_cuda::DeviceBuffer, &'a rhea_cuda::DeviceBuffer)>,
+            [Option<&'a rhea_cuda::DeviceBuffer>; 2],
+        )>,
+    > {
+        let Storage::Cuda(x) = &d.storage else {
+            return Ok(None);
+        };
+        let ell = d.shape.q_limbs;
+        let in_shape = self.shape_q(ell);
+        if d.form != Form::Ntt || d.shape != in_shape || ell == 0 || ell > self.q_len() {
+            return Ok(None);
+        }
+        let dev = x.device().index();
+        let on_dev = |p: &'a Poly| match &p.storage {
+            Storage::Cuda(b) if b.device().index() == dev => Some(b),
+            _ => None,
+        };
+        let digits = self.active_digits(ell);
+        let full = self.full_shape();
+        let mut ks = Vec::with_capacity(digits);
+        for [b, a] in key.iter().take(digits) {
+            let ok = |k: &Poly| k.shape == full && k.form == Form::Ntt;
+            match (on_dev(b), on_dev(a)) {
+                (Some(kb), Some(ka)) if ok(b) && ok(a) => ks.push((kb, ka)),
+                _ => return Ok(None),
+            }
+        }
+        if ks.len() < digits {
+            return Ok(None);
+        }
+        let mut add_bufs = [None, None];
+        for (slot, c) in add_bufs.iter_mut().zip(adds) {
+            if let Some(c) = c {
+                match on_dev(c) {
+                    Some(b) if c.shape == in_shape && c.form == Form::Ntt => *slot = Some(b),
+                    _ => return Ok(None),
+                }
+            }
+        }
+        Ok(Some((self.cuda_ring(x)?, x, ks, add_bufs)))
     }
 
     /// [`RnsRing::rescale`] of every polynomial of `parts` (one level, one form, one device):

@@ -711,7 +711,18 @@ impl Evaluator {
     ///
     /// Errors: [`Error::MissingRotationKey`] if the Galois key of `step` was not given.
     pub fn rotate(&self, ct: &Ciphertext, step: i64) -> Result<Ciphertext> {
-        Ok(self.rotate_hoisted(ct, &[step])?.remove(0))
+        self.check("rotate", ct)?;
+        check_two_components("rotate", ct.parts.len())?;
+        let rlwe = self.ctx.rlwe();
+        let g = rlwe.galois_element_for_rotation(step);
+        if g == 1 {
+            return ct.try_clone();
+        }
+        let key = self.keys.galois_key(g, Some(step))?;
+        // One key switching without a shared ModUp (`RnsRing::keyswitch_poly`): bit-identical
+        // to the hoisted path.
+        let parts = self.on_pool(|| rlwe.automorphism(&ct.parts, g, key))?;
+        Ok(self.wrap(ct, parts, ct.scale))
     }
 
     /// Rotations of one ciphertext by several steps sharing one ModUp (hoisting); the results are

@@ -342,10 +342,11 @@ impl RlweContext {
     }
 
     /// Key switching of one polynomial: [`RlweContext::decompose`] then
-    /// [`RlweContext::keyswitch_digits`].
+    /// [`RlweContext::keyswitch_digits`], bit for bit (on the GPU with the ModUp's row phase and
+    /// the inner product fused: [`RnsRing::keyswitch_poly`]).
     pub fn keyswitch(&self, d: &Poly, key: &KeySwitchKey) -> Result<[Poly; 2]> {
-        let digits = self.decompose(d)?;
-        self.keyswitch_digits(&digits, key)
+        self.check_id("key switch", key.params_id)?;
+        self.ring.keyswitch_poly(d, &key.parts, [None, None], false)
     }
 
     /// Relinearises `(c_0, c_1, c_2)` to `(c_0 + u_0, c_1 + u_1)` with `(u_0, u_1) =
@@ -376,14 +377,10 @@ impl RlweContext {
             });
         }
         self.check_id("key switch", rlk.0.params_id)?;
-        let digits = self.decompose(&cs[2])?;
         let adds = [Some(&cs[0]), Some(&cs[1])];
-        let [c0, c1] = if rescale {
-            self.ring
-                .keyswitch_moddown_rescale(&digits, &rlk.0.parts, adds)?
-        } else {
-            self.ring.keyswitch_moddown(&digits, &rlk.0.parts, adds)?
-        };
+        let [c0, c1] = self
+            .ring
+            .keyswitch_poly(&cs[2], &rlk.0.parts, adds, rescale)?;
         Ok(vec![c0, c1])
     }
 
@@ -406,8 +403,9 @@ impl RlweContext {
         ])
     }
 
-    /// The automorphism `σ_g` of a 2-component ciphertext (one ModUp, then
-    /// [`RlweContext::automorphism_hoisted`]).
+    /// The automorphism `σ_g` of a 2-component ciphertext: one key switching of `c_1`
+    /// ([`RnsRing::keyswitch_poly`]), bit-identical to [`RlweContext::decompose`] then
+    /// [`RlweContext::automorphism_hoisted`].
     pub fn automorphism(&self, cs: &[Poly], g: u64, key: &KeySwitchKey) -> Result<Vec<Poly>> {
         if cs.len() != 2 {
             return Err(Error::CiphertextDegree {
@@ -417,8 +415,14 @@ impl RlweContext {
                 hint: "relinearize the ciphertext first",
             });
         }
-        let digits = self.decompose(&cs[1])?;
-        self.automorphism_hoisted(&cs[0], &digits, g, key)
+        self.check_id("key switch", key.params_id)?;
+        let [u0, u1] = self
+            .ring
+            .keyswitch_poly(&cs[1], &key.parts, [Some(&cs[0]), None], false)?;
+        Ok(vec![
+            self.ring.automorphism(&u0, g)?,
+            self.ring.automorphism(&u1, g)?,
+        ])
     }
 }
 

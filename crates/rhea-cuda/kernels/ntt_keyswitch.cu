@@ -1,0 +1,175 @@
+// ntt_keyswitch.cu: the forward row phase of a ModUp fused with the key-switching inner product.
+//
+// Twin: the composition it replaces, bit for bit: the ModUp's forward row kernel over every
+// converted limb of every digit (ntt.cu, ntt_fwd_rowsd_*), the digits' own limbs copied from
+// the NTT-form input, then fused_ks_inner_product (fused.cu) over the digits:
+//
+//   out_c[i] = sum_d x_d[i] * key_{d,c}[kl(i)] mod p_i        (c = 0, 1; i < width)
+//
+// with x_d[i] = input[i] when Q limb i is one of digit d's own limbs (own_start[d] <= i <
+// own_end[d]), else the forward transform of conv[d][i], the column phase of which
+// (ntt_fwd_cols_*) has already run in place. kl(i) = i for the Q limbs (i < level) and q_full +
+// (i - level) for the P limbs: the limb's index in the full Q u P list, which is also its NTT
+// table and its key limb.
+//
+// One block per 1024 entries (RowsShape: CH chunks of 2^LOGS) of one output limb. For each
+// digit the block transforms its chunks exactly as the row kernel does (derived twiddles, the
+// final reduction fused, so the values are canonical) and parks them in shared memory (`held`,
+// [count][1024]). After one barrier the entries are dealt anew, two consecutive ones per thread
+// and a warp's 32 pairs contiguous (coalesced key loads and output stores), and each output
+// word is summed over the digits like fused_ks_inner_product (exact 128-bit sums of
+// count < 2^6 products < 2^122, one Barrett reduction). The ModUp's converted limbs are thus
+// never written back to device memory after their column phase, nor read again by the inner
+// product.
+//
+// Launched with programmatic dependent launch: only twiddles and prime constants (host-uploaded
+// tables) before pdl_wait(); the converted limbs, the input and the key with ld_dep / ld_dep2.
+
+#include "ntt.cuh"
+
+#define NKS_MAX_DIGITS 4
+
+// Must match rhea_cuda::ntt_keyswitch::NttKsArgs (#[repr(C)]).
+struct NttKsArgs {
+    u64 out;     // u64* [2][width][N]
+    u64 input;   // const u64* [level][N], NTT form: the digits' own limbs
+    u64 moduli;  // const RheaModulus* [L + K]: the full Q u P list
+    u32 width;   // level + K
+    u32 level;   // active Q limbs
+    u32 q_full;  // L
+    u32 count;   // digits, 1 ..= NKS_MAX_DIGITS
+    u32 own_start[NKS_MAX_DIGITS];
+    u32 own_end[NKS_MAX_DIGITS];
+    u64 conv[NKS_MAX_DIGITS];   // u64* [width][N]: column-phase output (own limbs unused)
+    u64 key_b[NKS_MAX_DIGITS];  // const u64* [L + K][N]
+    u64 key_a[NKS_MAX_DIGITS];
+};
+
+// ld_dep2 (common.cuh) when `on`, else no load and zeros: a predicated load, so that a loop
+// over a run-time number of operands issues its loads back to back.
+RHEA_INLINE ulonglong2 ld_dep2_if(const u64* p, bool on) {
+    ulonglong2 r = make_ulonglong2(0ull, 0ull);
+    asm volatile(
+        "{\n\t.reg .pred p;\n\tsetp.ne.u32 p, %3, 0;\n\t"
+        "@p ld.global.v2.u64 {%0, %1}, [%2];\n\t}"
+        : "+l"(r.x), "+l"(r.y)
+        : "l"(p), "r"((u32)on));
+    return r;
+}
+
+template <int LOGN, int LOGS>
+RHEA_INLINE void ntt_rows_keyswitch(const ulonglong2* __restrict__ tw_all,
+                                    const ulonglong2* __restrict__ tw3_all,
+                                    const NttPrime* __restrict__ primes, const NttKsArgs& a) {
+    using RS = RowsShape<LOGS>;
+    using PS = NttPasses<LOGS>;
+    constexpr u32 S = 1u << LOGS;
+    constexpr u32 E = S * RS::CH;  // entries per block
+    constexpr u32 BPR = (1u << LOGN) / E;
+    constexpr int LOG1 = LOGN - LOGS;
+    constexpr bool WARP = RS::T <= 32;
+    static_assert(BPR >= 1, "at least one block per limb");
+    __shared__ u64 sm[E];
+    extern __shared__ __align__(16) u64 held[];  // [count][E]
+
+    pdl_trigger();
+    const u32 i = blockIdx.x / BPR;
+    const u32 b = threadIdx.x / RS::T;
+    const u32 tau = threadIdx.x % RS::T;
+    const u32 chunk = (blockIdx.x % BPR) * RS::CH + b;
+    const u32 table = i < a.level ? i : a.q_full + (i - a.level);
+    TwCtx tc;
+    tc.tw = tw_all + ((u64)table << LOGN);
+    tc.tw3 = tw3_all + 3 * (((u64)table << (LOGN - 3)) + chunk * RS::T + tau);
+    tc.cst[0] = ldtw(tc.tw + 1);
+    tc.cst[1] = ldtw(tc.tw + 2);
+    tc.cst[2] = ldtw(tc.tw + 3);
+    const NttPrime pr = load_ntt_prime(primes, table);
+    const RheaModulus m = load_modulus(reinterpret_cast<const RheaModulus*>(a.moduli), table);
+    const u32 R = (1u << LOG1) + chunk;
+    const RowsSmem at{b * S};
+    // This thread's 8 entries (the direct pass: contiguous) within the block.
+    const u32 slot = b * S + 8 * tau;
+    ulonglong2 w[NTT_PASS_TW];
+    pass_tw_load_of<LOGS, 0, true, false>(tau, R, tc, w);
+    bool w_ready = true;
+    pdl_wait();
+    const bool is_q = i < a.level;
+#pragma unroll 1
+    for (u32 d = 0; d < a.count; ++d) {
+        u64 v[8];
+        if (is_q && i >= a.own_start[d] && i < a.own_end[d]) {
+            // One of the digit's own limbs: the input's NTT-form words as they are.
+            const u64* src = reinterpret_cast<const u64*>(a.input) + ((u64)i << LOGN);
+            rows_global_load<LOGS, PS::COUNT - 1>(src + (u64)chunk * S, tau, v);
+        } else {
+            // The previous digit's last pass may still be reading the exchange buffer.
+            if (d > 0) ntt_sync<WARP>();
+            if (!w_ready) pass_tw_load_of<LOGS, 0, true, false>(tau, R, tc, w);
+            const u64* src = reinterpret_cast<const u64*>(a.conv[d]) + ((u64)i << LOGN);
+            rows_global_load<LOGS, 0>(src + (u64)chunk * S, tau, v);
+            fwd_passes<LOGS, 0, true, WARP, true>(v, w, sm, at, tau, R, tc, pr.q, pr.two_q);
+            w_ready = false;
+        }
+        ulonglong2* h = reinterpret_cast<ulonglong2*>(held + d * E + slot);
+#pragma unroll
+        for (int j = 0; j < 4; ++j) h[j] = make_ulonglong2(v[2 * j], v[2 * j + 1]);
+    }
+
+    // The inner product, entries re-dealt so that a warp's key loads and output stores are
+    // contiguous: thread t takes the pairs 2 (j T + t) of the block's E entries.
+    ntt_sync<false>();
+    constexpr u32 THREADS = RS::THREADS;
+    const u64 blk_off = (u64)(blockIdx.x % BPR) * E;  // the block's first entry in the limb
+    u64* out0 = reinterpret_cast<u64*>(a.out) + ((u64)i << LOGN) + blk_off;
+    u64* out1 = out0 + ((u64)a.width << LOGN);
+    const u64 kb_off = ((u64)table << LOGN) + blk_off;
+#pragma unroll
+    for (u32 j = 0; j < E / (2 * THREADS); ++j) {
+        const u32 e = 2 * (j * THREADS + threadIdx.x);
+        U128 acc0[2] = {{0ull, 0ull}, {0ull, 0ull}};
+        U128 acc1[2] = {{0ull, 0ull}, {0ull, 0ull}};
+        // Every load of the pair first (predicated, not branched around: a branch per digit
+        // would leave one digit's loads in flight at a time), then the products.
+        ulonglong2 x[NKS_MAX_DIGITS], kb[NKS_MAX_DIGITS], ka[NKS_MAX_DIGITS];
+#pragma unroll
+        for (u32 d = 0; d < NKS_MAX_DIGITS; ++d) {
+            const bool on = d < a.count;
+            kb[d] = ld_dep2_if(reinterpret_cast<const u64*>(a.key_b[d]) + kb_off + e, on);
+            ka[d] = ld_dep2_if(reinterpret_cast<const u64*>(a.key_a[d]) + kb_off + e, on);
+            x[d] = on ? *reinterpret_cast<const ulonglong2*>(held + d * E + e)
+                      : make_ulonglong2(0ull, 0ull);
+        }
+#pragma unroll
+        for (u32 d = 0; d < NKS_MAX_DIGITS; ++d) {
+            if (d < a.count) {
+                acc0[0] = add_wide(acc0[0], mul_wide(x[d].x, kb[d].x));
+                acc0[1] = add_wide(acc0[1], mul_wide(x[d].y, kb[d].y));
+                acc1[0] = add_wide(acc1[0], mul_wide(x[d].x, ka[d].x));
+                acc1[1] = add_wide(acc1[1], mul_wide(x[d].y, ka[d].y));
+            }
+        }
+        store2(out0 + e, make_ulonglong2(barrett_reduce(acc0[0], m), barrett_reduce(acc0[1], m)));
+        store2(out1 + e, make_ulonglong2(barrett_reduce(acc1[0], m), barrett_reduce(acc1[1], m)));
+    }
+}
+
+#define NKS_ARGS                                                                            \
+    const ulonglong2* __restrict__ tw, const ulonglong2* __restrict__ tw3,                  \
+        const NttPrime* __restrict__ primes, const NttKsArgs a
+
+// ntt_fwd_rowsks_<LOGN>_<LOG1>: the default split of each degree (rhea_cuda::ntt::SHAPES'
+// first entry), with the forward row kernels' register budget (NTT_ROWS_FWD_B in ntt.cu).
+#define NTT_ROWS_KS(LOGN, LOG1)                                                             \
+    extern "C" __global__ void __launch_bounds__(RowsShape<LOGN - LOG1>::THREADS,          \
+                                                 (LOGN) >= 14 ? 6 : 0)                      \
+        ntt_fwd_rowsks_##LOGN##_##LOG1(NKS_ARGS) {                                          \
+        ntt_rows_keyswitch<LOGN, LOGN - LOG1>(tw, tw3, primes, a);                          \
+    }
+
+NTT_ROWS_KS(12, 6)
+NTT_ROWS_KS(13, 6)
+NTT_ROWS_KS(14, 7)
+NTT_ROWS_KS(15, 7)
+NTT_ROWS_KS(16, 7)
+NTT_ROWS_KS(17, 8)
