@@ -70,7 +70,7 @@ struct BconvArgs {
     u32 count;                   // output columns of this launch (<= BCONV_MAX_PLAN)
     u32 flags;
     u32 copy_first;
-    u32 pad;
+    u32 group;                   // bconv_rin_*: output columns per block (blockIdx.z groups)
     u32 col[BCONV_MAX_PLAN];      // table column of plan entry k
     u32 out_limb[BCONV_MAX_PLAN]; // output limb of plan entry k
 };
@@ -182,6 +182,59 @@ RHEA_INLINE void store_words(u64* p, const Words<C>& w) {
     }
 }
 
+// The block's constants in shared memory, for J output columns from plan entry g0 (cnt of
+// them real, the others zero): the table slice tab [L][J], the input moduli fq, qhat_i^{-1}
+// (finv) and its Shoup companion (finvs), the output moduli tmod [J][4] (RheaModulus words;
+// CENTERED: the unused 4th word holds Q mod p_j instead of -p_j^{-1}) and CENTERED: 1/q_i
+// (finvd). Reads only host-uploaded tables (before pdl_wait). The caller synchronises.
+struct BconvStage {
+    u64* tab;
+    u64* fq;
+    u64* finv;
+    u64* finvs;
+    u64* tmod;
+    double* finvd;
+};
+
+template <bool CENTERED>
+RHEA_INLINE BconvStage bconv_stage(const BconvArgs& A, u64* smem, u32 g0, u32 cnt, u32 J) {
+    const u32 L = A.from_count;
+    BconvStage st;
+    st.tab = smem;
+    st.fq = st.tab + L * J;
+    st.finv = st.fq + L;
+    st.finvs = st.finv + L;
+    st.tmod = st.finvs + L;
+    st.finvd = reinterpret_cast<double*>(st.tmod + 4 * J);
+    for (u32 e = threadIdx.x; e < L * J; e += blockDim.x) {
+        const u32 i = e / J, jj = e - (e / J) * J;
+        st.tab[e] = jj < cnt ? A.q_hat_mod_p[(u64)i * A.table_stride + A.col[g0 + jj]] : 0ull;
+    }
+    for (u32 i = threadIdx.x; i < L; i += blockDim.x) {
+        st.fq[i] = A.from_mod[i].value;
+        st.finv[i] = A.q_hat_inv[i];
+        st.finvs[i] = A.q_hat_inv_shoup[i];
+        if (CENTERED) st.finvd[i] = A.q_inv_f64[i];
+    }
+    for (u32 e = threadIdx.x; e < 4 * J; e += blockDim.x) {
+        const u32 jj = e >> 2, w = e & 3;
+        u64 v = 0;
+        if (jj < cnt) {
+            const u64* m = reinterpret_cast<const u64*>(A.to_mod + A.col[g0 + jj]);
+            v = (CENTERED && w == 3) ? A.q_mod_p[A.col[g0 + jj]] : m[w];
+        }
+        st.tmod[e] = v;
+    }
+    return st;
+}
+
+// The centred correction's v = floor(s) + (s - floor(s) > 1/2) (round half down; both
+// subtractions exact).
+RHEA_INLINE u64 round_half_down(double s) {
+    const double fl = floor(s);
+    return __double2ull_rz(fl) + (__dsub_rn(__dsub_rn(s, fl), 0.5) > 0.0 ? 1ull : 0ull);
+}
+
 // NARROW: every input and output modulus is below 2^32, so t_i and the table entries fit in
 // 32 bits and each product is one 32 x 32 -> 64-bit multiply (IMAD.WIDE.U32) instead of a full
 // 64 x 64 -> 128-bit one; the accumulation stays 128-bit.
@@ -195,33 +248,13 @@ RHEA_INLINE void bconv_matmul_body(const BconvArgs& A, const u32 p) {
     if (g0 >= A.count) return;
     const u32 cnt = min((u32)J, A.count - g0);
 
-    u64* tab = smem;           // [L][J]
-    u64* fq = tab + L * J;     // [L] q_i
-    u64* finv = fq + L;        // [L] qhat_i^{-1}
-    u64* finvs = finv + L;     // [L] Shoup companions
-    u64* tmod = finvs + L;     // [J][4] output moduli (RheaModulus words; CENTERED: the
-                               // unused 4th word holds Q mod p_j instead of -p_j^{-1})
-    double* finvd = reinterpret_cast<double*>(tmod + 4 * J);  // CENTERED: [L] 1/q_i
-
-    for (u32 e = threadIdx.x; e < L * J; e += blockDim.x) {
-        const u32 i = e / J, jj = e - (e / J) * J;
-        tab[e] = jj < cnt ? A.q_hat_mod_p[(u64)i * A.table_stride + A.col[g0 + jj]] : 0ull;
-    }
-    for (u32 i = threadIdx.x; i < L; i += blockDim.x) {
-        fq[i] = A.from_mod[i].value;
-        finv[i] = A.q_hat_inv[i];
-        finvs[i] = A.q_hat_inv_shoup[i];
-        if (CENTERED) finvd[i] = A.q_inv_f64[i];
-    }
-    for (u32 e = threadIdx.x; e < 4 * J; e += blockDim.x) {
-        const u32 jj = e >> 2, w = e & 3;
-        u64 v = 0;
-        if (jj < cnt) {
-            const u64* m = reinterpret_cast<const u64*>(A.to_mod + A.col[g0 + jj]);
-            v = (CENTERED && w == 3) ? A.q_mod_p[A.col[g0 + jj]] : m[w];
-        }
-        tmod[e] = v;
-    }
+    const BconvStage st = bconv_stage<CENTERED>(A, smem, g0, cnt, J);
+    u64* tab = st.tab;
+    u64* fq = st.fq;
+    u64* finv = st.finv;
+    u64* finvs = st.finvs;
+    u64* tmod = st.tmod;
+    double* finvd = st.finvd;
     __syncthreads();
     // The staging above read only host-uploaded tables (it overlaps the previous kernel's
     // tail); the input and aux rows may be that kernel's output.
@@ -327,8 +360,7 @@ RHEA_INLINE void bconv_matmul_body(const BconvArgs& A, const u32 p) {
     for (int c = 0; c < C; ++c) {
         vcor[c] = 0ull;
         if (CENTERED) {
-            const double fl = floor(fsum[c]);
-            vcor[c] = __double2ull_rz(fl) + (__dsub_rn(__dsub_rn(fsum[c], fl), 0.5) > 0.0 ? 1ull : 0ull);
+            vcor[c] = round_half_down(fsum[c]);
         }
     }
 
@@ -374,6 +406,91 @@ RHEA_INLINE void bconv_matmul_body(const BconvArgs& A, const u32 p) {
                 store_words<C>(out + (u64)A.out_limb[g0 + j] * A.n, y);
             }
         }
+    }
+}
+
+// The conversion with the inputs held in registers ("rin" tiles): each thread loads its C
+// coefficients of all L <= BCONV_RIN_LMAX input limbs once (every load in flight together),
+// computes t_i (and the centred sum) once, then walks the block's group of output columns
+// (A.group of them, blockIdx.z), one column at a time with C accumulators, reading the
+// column's table entries from shared memory (a broadcast). Few live accumulators, so many
+// more warps per SM than the register-tiled bconv_matmul_body (whose J x C accumulators hold
+// 128-168 registers), which is latency-bound at key switching's 7-9 input limbs. Same
+// words: exact sums (L < 48 products, no fold needed) reduced once. The host uses it only
+// for L <= BCONV_RIN_LMAX and without the COPY and MODDOWN flags.
+#define BCONV_RIN_LMAX 12
+template <int C, bool NARROW, bool CENTERED>
+RHEA_INLINE void bconv_rin_body(const BconvArgs& A, const u32 p) {
+    extern __shared__ u64 smem[];
+    pdl_trigger();
+    const u32 L = A.from_count;
+    const u32 G = A.group;
+    const u32 g0 = blockIdx.z * G;
+    if (g0 >= A.count) return;  // block-uniform (a multi launch sizes its grid for the longest)
+    const u32 cnt = min(G, A.count - g0);
+    const BconvStage st = bconv_stage<CENTERED>(A, smem, g0, cnt, G);
+    __syncthreads();
+    pdl_wait();
+
+    const u64 n0 = ((u64)blockIdx.x * blockDim.x + threadIdx.x) * C;
+    if (n0 >= A.n) return;
+    const u64* x = A.input + (u64)p * A.in_stride + n0;
+    const bool scaled = (A.flags & BCONV_FLAG_SCALED) != 0;
+    Words<C> t[BCONV_RIN_LMAX];
+#pragma unroll
+    for (u32 i = 0; i < BCONV_RIN_LMAX; ++i) {
+        if (i >= L) break;
+        t[i] = load_words<C>(x + (u64)i * A.n);
+    }
+    double fsum[C];
+#pragma unroll
+    for (int c = 0; c < C; ++c) fsum[c] = 0.0;
+#pragma unroll
+    for (u32 i = 0; i < BCONV_RIN_LMAX; ++i) {
+        if (i >= L) break;
+        if (!scaled) {
+            const u64 q = st.fq[i], w = st.finv[i], ws = st.finvs[i];
+#pragma unroll
+            for (int c = 0; c < C; ++c) t[i].v[c] = shoup_mul(t[i].v[c], w, ws, q);
+        }
+        if (CENTERED) {
+            const double inv = st.finvd[i];
+#pragma unroll
+            for (int c = 0; c < C; ++c)
+                fsum[c] = __dadd_rn(fsum[c], __dmul_rn(__ull2double_rn(t[i].v[c]), inv));
+        }
+    }
+    u64 vcor[C];
+#pragma unroll
+    for (int c = 0; c < C; ++c) vcor[c] = CENTERED ? round_half_down(fsum[c]) : 0ull;
+
+    u64* out = A.out + (u64)p * A.out_stride + n0;
+#pragma unroll 1
+    for (u32 jj = 0; jj < cnt; ++jj) {
+        BconvAcc acc[C];
+#pragma unroll
+        for (int c = 0; c < C; ++c) acc_set(acc[c], 0ull);
+#pragma unroll
+        for (u32 i = 0; i < BCONV_RIN_LMAX; ++i) {
+            if (i >= L) break;
+            const u64 cf = st.tab[i * G + jj];
+#pragma unroll
+            for (int c = 0; c < C; ++c) {
+                if (NARROW)
+                    acc_mac_narrow(acc[c], t[i].v[c], cf);
+                else
+                    acc_mac(acc[c], t[i].v[c], cf);
+            }
+        }
+        const RheaModulus m = {st.tmod[4 * jj], st.tmod[4 * jj + 1], st.tmod[4 * jj + 2], 0ull};
+        Words<C> y;
+#pragma unroll
+        for (int c = 0; c < C; ++c) {
+            U128 z = acc_value(acc[c]);
+            if (CENTERED) z = add_wide(z, mul_wide(vcor[c], m.value - st.tmod[4 * jj + 3]));
+            y.v[c] = barrett_reduce(z, m);
+        }
+        store_words<C>(out + (u64)A.out_limb[g0 + jj] * A.n, y);
     }
 }
 
@@ -455,6 +572,36 @@ BCONV_INSTANCE(8, 2)
 BCONV_INSTANCE(5, 2)
 BCONV_INSTANCE(6, 2)
 BCONV_INSTANCE(7, 2)
+
+// The register-input tiles: bconv_rin_c<C>[_narrow][_centered] and the multi-conversion
+// bconv_multi_rin_c<C>[_narrow]_centered.
+#define BCONV_RIN_INSTANCE(C)                                                              \
+    extern "C" __global__ void __launch_bounds__(128)                                      \
+        bconv_rin_c##C(const __grid_constant__ BconvArgs A) {                              \
+        bconv_rin_body<C, false, false>(A, blockIdx.y);                                    \
+    }                                                                                      \
+    extern "C" __global__ void __launch_bounds__(128)                                      \
+        bconv_rin_c##C##_narrow(const __grid_constant__ BconvArgs A) {                     \
+        bconv_rin_body<C, true, false>(A, blockIdx.y);                                     \
+    }                                                                                      \
+    extern "C" __global__ void __launch_bounds__(128)                                      \
+        bconv_rin_c##C##_centered(const __grid_constant__ BconvArgs A) {                   \
+        bconv_rin_body<C, false, true>(A, blockIdx.y);                                     \
+    }                                                                                      \
+    extern "C" __global__ void __launch_bounds__(128)                                      \
+        bconv_rin_c##C##_narrow_centered(const __grid_constant__ BconvArgs A) {            \
+        bconv_rin_body<C, true, true>(A, blockIdx.y);                                      \
+    }                                                                                      \
+    extern "C" __global__ void __launch_bounds__(128)                                      \
+        bconv_multi_rin_c##C##_centered(const __grid_constant__ BconvMulti M) {            \
+        bconv_rin_body<C, false, true>(M.a[blockIdx.y], 0u);                               \
+    }                                                                                      \
+    extern "C" __global__ void __launch_bounds__(128)                                      \
+        bconv_multi_rin_c##C##_narrow_centered(const __grid_constant__ BconvMulti M) {     \
+        bconv_rin_body<C, true, true>(M.a[blockIdx.y], 0u);                                \
+    }
+BCONV_RIN_INSTANCE(1)
+BCONV_RIN_INSTANCE(2)
 
 // Must match rhea_cuda::bconv::ScaleArgs (#[repr(C)]).
 struct ScaleArgs {

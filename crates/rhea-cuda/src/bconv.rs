@@ -112,11 +112,19 @@ pub enum BconvTile {
     J6C2,
     /// 5 outputs × 2 coefficients (9 or 10 outputs: two groups of 5).
     J5C2,
+    /// Inputs in registers, 1 coefficient per thread: each thread loads its words of every input
+    /// limb once and walks a group of up to 8 outputs with one accumulator (`bconv_rin_*`; up to
+    /// 12 input limbs, plain and centred conversions; otherwise the register-tiled choice).
+    RinC1,
+    /// [`BconvTile::RinC1`] with 2 coefficients per thread (16-byte loads).
+    RinC2,
 }
 
 impl BconvTile {
     /// Every concrete tile (for benchmarks and tests).
-    pub const ALL: [BconvTile; 9] = [
+    pub const ALL: [BconvTile; 11] = [
+        BconvTile::RinC2,
+        BconvTile::RinC1,
         BconvTile::J8C2U8,
         BconvTile::J2C1,
         BconvTile::J4C1,
@@ -140,7 +148,21 @@ impl BconvTile {
             BconvTile::J7C2 => Some((7, 2)),
             BconvTile::J6C2 => Some((6, 2)),
             BconvTile::J5C2 => Some((5, 2)),
+            BconvTile::RinC1 => Some((RIN_MAX_GROUP, 1)),
+            BconvTile::RinC2 => Some((RIN_MAX_GROUP, 2)),
         }
+    }
+
+    /// Whether this is a register-input tile ([`BconvTile::RinC1`], [`BconvTile::RinC2`]).
+    pub fn is_rin(self) -> bool {
+        matches!(self, BconvTile::RinC1 | BconvTile::RinC2)
+    }
+
+    /// Output columns per block of a register-input tile for `outputs` columns: as few groups
+    /// of at most [`RIN_MAX_GROUP`] as possible, split evenly (23 → 8, 8, 7; 25 → 7, 7, 7, 4).
+    fn rin_group(outputs: usize) -> usize {
+        let outputs = outputs.max(1);
+        outputs.div_ceil(outputs.div_ceil(RIN_MAX_GROUP as usize))
     }
 
     /// The concrete tile for `polys` polynomials of degree `n`, `outputs` output columns, on a
@@ -187,19 +209,24 @@ impl BconvTile {
             return None;
         }
         let (j, c) = self.shape()?; // none for Auto
-        Some(format!(
-            "bconv_multi_j{j}_c{c}{}_centered",
-            if narrow { "_narrow" } else { "" }
-        ))
+        let narrow = if narrow { "_narrow" } else { "" };
+        Some(if self.is_rin() {
+            format!("bconv_multi_rin_c{c}{narrow}_centered")
+        } else {
+            format!("bconv_multi_j{j}_c{c}{narrow}_centered")
+        })
     }
 
     fn kernel(self, narrow: bool, centered: bool) -> String {
         let (j, c) = self.shape().unwrap_or((8, 2));
+        let narrow = if narrow { "_narrow" } else { "" };
+        let centered = if centered { "_centered" } else { "" };
+        if self.is_rin() {
+            return format!("bconv_rin_c{c}{narrow}{centered}");
+        }
         format!(
-            "bconv_matmul_j{j}_c{c}{}{}{}",
+            "bconv_matmul_j{j}_c{c}{}{narrow}{centered}",
             if self == BconvTile::J8C2U8 { "_u8" } else { "" },
-            if narrow { "_narrow" } else { "" },
-            if centered { "_centered" } else { "" }
         )
     }
 }
@@ -229,7 +256,7 @@ struct BconvArgs {
     count: u32,
     flags: u32,
     copy_first: u32,
-    pad: u32,
+    group: u32,
     col: [u32; MAX_PLAN],
     out_limb: [u32; MAX_PLAN],
 }
@@ -239,6 +266,24 @@ unsafe impl DeviceRepr for BconvArgs {}
 
 /// Conversions of one polynomial each in one launch (`struct BconvMulti` in `bconv.cu`).
 const MAX_MULTI: usize = 5;
+
+/// The register-input tile `BconvTile::Auto` picks where one serves: `RinC2`, or as
+/// `RHEA_BCONV_RIN` says (read once; `0`: none, the register-tiled choice; `c1`: `RinC1`), for
+/// A/B measurements.
+fn rin_default() -> Option<BconvTile> {
+    static RIN: std::sync::OnceLock<Option<BconvTile>> = std::sync::OnceLock::new();
+    *RIN.get_or_init(|| match std::env::var("RHEA_BCONV_RIN").as_deref() {
+        Ok("0") => None,
+        Ok("c1") => Some(BconvTile::RinC1),
+        _ => Some(BconvTile::RinC2),
+    })
+}
+
+/// The most output columns one block of a register-input tile walks.
+const RIN_MAX_GROUP: u32 = 8;
+
+/// The most input limbs a register-input tile holds (`BCONV_RIN_LMAX` in `bconv.cu`).
+const RIN_MAX_INPUTS: usize = 12;
 
 #[repr(C)]
 #[derive(Clone, Copy)]
@@ -675,7 +720,7 @@ impl DeviceBaseConverter {
             count: chunk.len() as u32,
             flags: flags | (if epi.is_some() { FLAG_MODDOWN } else { 0 }),
             copy_first,
-            pad: 0,
+            group: 0,
             col: [0; MAX_PLAN],
             out_limb: [0; MAX_PLAN],
         };
@@ -700,7 +745,11 @@ impl DeviceBaseConverter {
         centered: bool,
         tile: BconvTile,
     ) -> Result<()> {
+        let rin_ok = self.l <= RIN_MAX_INPUTS && flags & FLAG_COPY == 0 && epi.is_none();
         let tile = match tile {
+            BconvTile::Auto if rin_ok && rin_default().is_some() => {
+                rin_default().unwrap_or(BconvTile::RinC2)
+            }
             BconvTile::Auto => {
                 let t = BconvTile::choose(
                     io.n,
@@ -717,13 +766,14 @@ impl DeviceBaseConverter {
                     t
                 }
             }
+            // A register-input tile asked for where it does not serve: the register-tiled one.
+            t if t.is_rin() && !rin_ok => BconvTile::J8C2,
             t => t,
         };
-        let (j, c) = tile.shape().unwrap_or((8, 2));
+        let (_, c) = tile.shape().unwrap_or((8, 2));
         let f = self
             .device
             .function(&BCONV, &tile.kernel(self.narrow, centered))?;
-        let shared = self.shared_bytes(j, centered);
         let chunks: Vec<&[(u32, u32)]> = if plan.is_empty() {
             vec![&[]]
         } else {
@@ -731,7 +781,14 @@ impl DeviceBaseConverter {
         };
         for (ci, chunk) in chunks.into_iter().enumerate() {
             let chunk_flags = if ci == 0 { flags } else { flags & !FLAG_COPY };
-            let args = self.args(io, chunk, chunk_flags, copy_first, epi)?;
+            let mut args = self.args(io, chunk, chunk_flags, copy_first, epi)?;
+            let j = if tile.is_rin() {
+                let g = BconvTile::rin_group(chunk.len());
+                args.group = g as u32;
+                g as u32
+            } else {
+                tile.shape().map_or(8, |(j, _)| j)
+            };
             let groups = chunk.len().div_ceil(j as usize).max(1);
             let cfg = LaunchConfig {
                 grid_dim: (
@@ -740,7 +797,7 @@ impl DeviceBaseConverter {
                     groups as u32,
                 ),
                 block_dim: (THREADS, 1, 1),
-                shared_mem_bytes: shared,
+                shared_mem_bytes: self.shared_bytes(j, centered),
             };
             let mut params = [param(&args)];
             // SAFETY: the one parameter is `struct BconvArgs` by value (#[repr(C)] like its CUDA
@@ -936,7 +993,10 @@ impl DeviceModUp {
         }
         let longest = jobs.iter().map(|(_, p, _)| p.len()).max().unwrap_or(0);
         let narrow = jobs.first().is_some_and(|(c, _, _)| c.narrow);
-        let tile = BconvTile::choose(n, 1, longest, self.device.multiprocessor_count());
+        let rin = rin_default().filter(|_| jobs.iter().all(|(c, _, _)| c.l <= RIN_MAX_INPUTS));
+        let tile = rin.unwrap_or_else(|| {
+            BconvTile::choose(n, 1, longest, self.device.multiprocessor_count())
+        });
         let kernel = tile.multi_kernel(narrow);
         let uniform = jobs
             .iter()
@@ -951,9 +1011,22 @@ impl DeviceModUp {
         let (j, c) = tile.shape().unwrap_or((8, 2));
         let f = self.device.function(&BCONV, &kernel)?;
         for group in jobs.chunks(MAX_MULTI) {
+            let group_of = |plan: &[(u32, u32)]| {
+                if tile.is_rin() {
+                    BconvTile::rin_group(plan.len()) as u32
+                } else {
+                    j
+                }
+            };
             let args = group
                 .iter()
-                .map(|(conv, plan, io)| conv.args(io, plan, 0, 0, None))
+                .map(|(conv, plan, io)| {
+                    let mut a = conv.args(io, plan, 0, 0, None)?;
+                    if tile.is_rin() {
+                        a.group = group_of(plan);
+                    }
+                    Ok(a)
+                })
                 .collect::<Result<Vec<_>>>()?;
             // Entries past the group repeat its first (never read: blockIdx.y < group.len()).
             let mut multi = BconvMulti {
@@ -962,11 +1035,11 @@ impl DeviceModUp {
             multi.a[..args.len()].copy_from_slice(&args);
             let shared = group
                 .iter()
-                .map(|(conv, _, _)| conv.shared_bytes(j, true))
+                .map(|(conv, plan, _)| conv.shared_bytes(group_of(plan), true))
                 .max();
             let groups = group
                 .iter()
-                .map(|(_, plan, _)| plan.len().div_ceil(j as usize))
+                .map(|(_, plan, _)| plan.len().div_ceil(group_of(plan) as usize))
                 .max();
             let (shared, groups) = (shared.unwrap_or(0), groups.unwrap_or(1).max(1));
             let cfg = LaunchConfig {

@@ -422,6 +422,8 @@ pub fn bconv_suite(dev: &Arc<GpuDevice>, cfg: &BenchConfig) -> Result<Vec<BenchR
         let bytes = ((from + to) * polys * n * 8) as u64;
         let shape = format!("N={n} {from}->{to} P={polys}");
         for (label, tile) in [
+            ("centered_rin_c2", BconvTile::RinC2),
+            ("centered_rin_c1", BconvTile::RinC1),
             ("centered_j8c2u8", BconvTile::J8C2U8),
             ("centered_j8c2", BconvTile::J8C2),
             ("centered_j8c1", BconvTile::J8C1),
