@@ -30,10 +30,17 @@
 // freely with 72, run 4-11 % faster; the forward row kernel spills at 64). Larger blocks get
 // no hint (a 7-block hint would cap them at 32 registers and spill), nor do the transforms
 // below N = 2^14 (the lift-and-add column kernel would spill at 72). NTT_MIN_BLOCKS (e.g.
-// through RHEA_NVRTC_DEFINES) sets one hint for every kernel instead, for tuning; 0 removes it.
+// through RHEA_NVRTC_DEFINES) sets one hint for every kernel instead, for tuning; 0 removes it;
+// NTT_COLS_B, NTT_ROWS_FWD_B and NTT_ROWS_INV_B can be set the same way, one class at a time.
+#ifndef NTT_COLS_B
 #define NTT_COLS_B 7
+#endif
+#ifndef NTT_ROWS_FWD_B
 #define NTT_ROWS_FWD_B 6
+#endif
+#ifndef NTT_ROWS_INV_B
 #define NTT_ROWS_INV_B 8
+#endif
 #ifdef NTT_MIN_BLOCKS
 #if NTT_MIN_BLOCKS > 0
 #define NTT_BOUNDS(THREADS, LOGN, B) __launch_bounds__(THREADS, NTT_MIN_BLOCKS)

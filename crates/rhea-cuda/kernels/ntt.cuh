@@ -11,9 +11,10 @@
 // Forward = Cooley-Tukey, natural -> bit-reversed; the stage with m blocks (block i spans 2t
 // entries, t = N/2m) uses w = root_powers[m + i]. Inverse = Gentleman-Sande, bit-reversed ->
 // natural, stage with m blocks uses inv_root_powers[m + i], the last stage (m = 1) times N^-1.
-// Harvey's lazy butterflies: forward values in [0, 4q), inverse values in [0, 2q); q < 2^61, so
-// nothing overflows. Inputs and outputs are canonical ([0, q)); the final reduction is fused into
-// the last stage, exactly as on the CPU.
+// Harvey's lazy butterflies with Shoup products whose quotient may come out one low (see
+// NTT_APPROX_HI): forward values in [0, 6q), inverse values in [0, 3q); q < 2^61, so nothing
+// overflows (6q < 2^64). Inputs and outputs are canonical ([0, q)); the final reduction is fused
+// into the last stage, so the outputs are the CPU's words exactly.
 //
 // Two-kernel design (N = 2^LOGN = N1 x N2, N1 = 2^LOG1): the "column" kernel runs the LOG1 stages
 // whose butterfly distance is >= N2 (entries c + k*N2, k < N1, for each column c < N2); the
@@ -92,19 +93,60 @@ struct NttArgs {
 
 // ---- butterflies ---------------------------------------------------------------------------------
 
-// a - q if a >= q, else a; for a, q < 2^63 (every value here is below 4q < 2^63), where the sign
-// of a - q decides (one subtraction, one test of the high word, two selects).
+// a - q if a >= q, else a, where the sign of a - q decides (one subtraction, one test of the high
+// word, two selects): for q < 2^63 and a < 2q (every call here: a below 2 x its threshold), so
+// that a - q lies in (-2^63, 2^63).
 RHEA_INLINE u64 ntt_csub(u64 a, u64 q) {
     const u64 d = a - q;
     return (i64)d < 0 ? a : d;
 }
+
+// NTT_APPROX_HI (default 1): the high word of the Shoup quotient a * w' / 2^64 drops the
+// low-by-low partial product a0 * w0' (and the carry it may send up), so the quotient is the
+// exact one or one less and a lazy product a * w - h * q lies in [0, 3q) instead of [0, 2q).
+// The butterflies keep forward values in [0, 6q) (reduced by 3q) and inverse values in
+// [0, 3q); with q < 2^61 the largest, 6q, stays below 2^64. One 32 x 32 -> 64-bit multiply
+// fewer per butterfly (6 -> 4 IMAD.WIDE in SASS): on the H100 the arithmetic floor drops 8 %,
+// the 2^16 x 32 transform 2 % forward and 4 % inverse (BENCHMARKS.md §14). 0: the exact
+// quotient (for comparison, through RHEA_NVRTC_DEFINES); the outputs are the same words.
+#ifndef NTT_APPROX_HI
+#define NTT_APPROX_HI 1
+#endif
+
+// The high word of a * b (NTT_APPROX_HI: that word or one less).
+RHEA_INLINE u64 ntt_mulhi(u64 a, u64 b) {
+#if NTT_APPROX_HI
+    u64 h;
+    asm("{\n\t"
+        ".reg .u32 a0, a1, b0, b1, sl, sh, c;\n\t"
+        ".reg .u64 t, u, s, x;\n\t"
+        "mov.b64 {a0, a1}, %1;\n\t"
+        "mov.b64 {b0, b1}, %2;\n\t"
+        "mul.wide.u32 t, a0, b1;\n\t"
+        "mul.wide.u32 u, a1, b0;\n\t"
+        "add.cc.u64 s, t, u;\n\t"
+        "addc.u32 c, 0, 0;\n\t"
+        "mov.b64 {sl, sh}, s;\n\t"
+        "mov.b64 x, {sh, c};\n\t"
+        "mad.wide.u32 %0, a1, b1, x;\n\t"
+        "}"
+        : "=l"(h)
+        : "l"(a), "l"(b));
+    return h;
+#else
+    return __umul64hi(a, b);
+#endif
+}
+
+// The lazy bound b the butterflies reduce to: 3q (2q without NTT_APPROX_HI), from 2q.
+RHEA_INLINE u64 ntt_lazy_bound(u64 q, u64 two_q) { return NTT_APPROX_HI ? two_q + q : two_q; }
 
 // shoup_mul_lazy (common.cuh), the same word: a * w - hi * q mod 2^64, written as
 // a * w + hi * (2^64 - q) over 32-bit halves, so that the two low products share one chain of
 // multiply-adds (two wide products for the low word, four 32-bit ones for the high word) instead
 // of two separate 64-bit products and a negation.
 RHEA_INLINE u64 ntt_shoup_lazy(u64 a, u64 w, u64 w_shoup, u64 q) {
-    const u64 h = __umul64hi(a, w_shoup);
+    const u64 h = ntt_mulhi(a, w_shoup);
     const u64 nq = 0ull - q;
     u64 r;
     asm("{\n\t"
@@ -128,43 +170,51 @@ RHEA_INLINE u64 ntt_shoup_lazy(u64 a, u64 w, u64 w_shoup, u64 q) {
     return r;
 }
 
-// Forward (Cooley-Tukey) lazy butterfly: x, y in [0, 4q) -> x + wy, x - wy in [0, 4q).
+// Forward (Cooley-Tukey) lazy butterfly: x, y in [0, 2b) -> x + wy, x - wy in [0, 2b), with
+// b = ntt_lazy_bound (3q: [0, 6q); 2q: [0, 4q) without NTT_APPROX_HI).
 RHEA_INLINE void fwd_bf(u64& x, u64& y, ulonglong2 w, u64 q, u64 two_q) {
-    const u64 u = ntt_csub(x, two_q);
+    const u64 b = ntt_lazy_bound(q, two_q);
+    const u64 u = ntt_csub(x, b);
     const u64 v = ntt_shoup_lazy(y, w.x, w.y, q);
     x = u + v;
-    y = u + two_q - v;
+    y = u + b - v;
+}
+
+// Reduces a lazy product (below b = ntt_lazy_bound) to [0, q).
+RHEA_INLINE u64 ntt_reduce_lazy(u64 v, u64 q, u64 two_q) {
+    if (NTT_APPROX_HI) v = ntt_csub(v, two_q);
+    return ntt_csub(v, q);
 }
 
 // The forward butterfly of the last stage, with the reduction to [0, q).
 RHEA_INLINE void fwd_bf_last(u64& x, u64& y, ulonglong2 w, u64 q, u64 two_q) {
-    u64 u = ntt_csub(x, two_q);
-    u = ntt_csub(u, q);
-    u64 v = ntt_shoup_lazy(y, w.x, w.y, q);
-    v = ntt_csub(v, q);
+    u64 u = ntt_csub(x, ntt_lazy_bound(q, two_q));
+    u = ntt_reduce_lazy(u, q, two_q);
+    const u64 v = ntt_reduce_lazy(ntt_shoup_lazy(y, w.x, w.y, q), q, two_q);
     x = ntt_csub(u + v, q);
     y = ntt_csub(u + q - v, q);
 }
 
-// Inverse (Gentleman-Sande) lazy butterfly: x, y in [0, 2q) -> x + y, (x - y) w in [0, 2q).
+// Inverse (Gentleman-Sande) lazy butterfly: x, y in [0, b) -> x + y, (x - y) w in [0, b), with
+// b = ntt_lazy_bound (3q, or 2q without NTT_APPROX_HI).
 RHEA_INLINE void inv_bf(u64& x, u64& y, ulonglong2 w, u64 q, u64 two_q) {
-    const u64 a = x, b = y;
-    x = ntt_csub(a + b, two_q);
-    y = ntt_shoup_lazy(a + two_q - b, w.x, w.y, q);
+    const u64 a = x, c = y, b = ntt_lazy_bound(q, two_q);
+    x = ntt_csub(a + c, b);
+    y = ntt_shoup_lazy(a + b - c, w.x, w.y, q);
 }
 
 // The inverse butterfly with the twiddle w * c given as two factors (two lazy Shoup products).
 RHEA_INLINE void inv_bf2(u64& x, u64& y, ulonglong2 w, ulonglong2 c, u64 q, u64 two_q) {
-    const u64 a = x, b = y;
-    x = ntt_csub(a + b, two_q);
-    y = ntt_shoup_lazy(ntt_shoup_lazy(a + two_q - b, w.x, w.y, q), c.x, c.y, q);
+    const u64 a = x, d = y, b = ntt_lazy_bound(q, two_q);
+    x = ntt_csub(a + d, b);
+    y = ntt_shoup_lazy(ntt_shoup_lazy(a + b - d, w.x, w.y, q), c.x, c.y, q);
 }
 
 // The inverse butterfly of the last stage (m = 1) with N^-1 folded in, results in [0, q).
 RHEA_INLINE void inv_bf_last(u64& x, u64& y, const NttPrime& p) {
-    const u64 a = x, b = y;
-    x = ntt_csub(ntt_shoup_lazy(a + b, p.ninv, p.ninv_shoup, p.q), p.q);
-    y = ntt_csub(ntt_shoup_lazy(a + p.two_q - b, p.last_w, p.last_w_shoup, p.q), p.q);
+    const u64 a = x, c = y, b = ntt_lazy_bound(p.q, p.two_q);
+    x = ntt_reduce_lazy(ntt_shoup_lazy(a + c, p.ninv, p.ninv_shoup, p.q), p.q, p.two_q);
+    y = ntt_reduce_lazy(ntt_shoup_lazy(a + b - c, p.last_w, p.last_w_shoup, p.q), p.q, p.two_q);
 }
 
 RHEA_INLINE NttPrime load_ntt_prime(const NttPrime* primes, u32 i) {
@@ -606,7 +656,7 @@ RHEA_INLINE void rows_epilogue_store(const NttArgs& a, const NttRow& nr, u64 chu
 // The centred lift of the prologue (see NttArgs) as a lazy forward input: for t < q_last < 2^61,
 // [t]_{q} lazily reduced by a Shoup product by 1 (s1 = floor(2^64 / q), result in [0, 2q)), plus
 // neg = q - (q_last mod q) in (0, q] when t is above q_last / 2: in [0, 3q), congruent to the
-// centred representative of t modulo q. The forward butterflies take inputs in [0, 4q) and the
+// centred representative of t modulo q. The forward butterflies take inputs in [0, 6q) and the
 // transform's output is canonical, so the result is the transform of the canonical lift, bit
 // for bit.
 RHEA_INLINE u64 lift_lazy(u64 t, u64 half, u64 neg, u64 s1, u64 q) {
@@ -656,7 +706,7 @@ RHEA_INLINE void ntt_cols(u64* __restrict__ data, const ulonglong2* __restrict__
 #pragma unroll
             for (int i = 0; i < 8; ++i) v[i] = lift_lazy(v[i], ql >> 1, neg, s1, pr.q);
             if constexpr (ADD) {
-                // run + P_t * lift: [0, q) + [0, 2q), a valid lazy input below 4q.
+                // run + P_t * lift: [0, q) + [0, 2q), a valid lazy input below 6q.
                 const ulonglong2 pw = ld_dep2(reinterpret_cast<const ulonglong2*>(a.pro_w) + table);
                 u64 y[8];
                 cols_global_load<LOGS, 0, LOGN2>(base + c, tau, y);

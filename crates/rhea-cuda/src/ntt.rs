@@ -14,7 +14,8 @@
 //!   remaining stages on contiguous chunks of `N2` entries. Each thread keeps 8 entries in registers
 //!   and applies up to three radix-2 stages per pass (radix 8); passes exchange entries through
 //!   shared memory with an XOR swizzle that keeps 64-bit accesses free of bank conflicts. Harvey's
-//!   lazy butterflies with Shoup twiddles (forward values in `[0, 4q)`, inverse in `[0, 2q)`); the
+//!   lazy butterflies with Shoup twiddles (forward values in `[0, 6q)`, inverse in `[0, 3q)`: the
+//!   Shoup quotient's high product skips its low-by-low part and may come out one low); the
 //!   reduction to `[0, q)` is fused into the last stage, and `N^-1` into the inverse's last stage.
 //!   The split `(log N1, columns per block)` is an [`NttSplit`]; [`splits`] lists the compiled
 //!   ones, the first being the default.

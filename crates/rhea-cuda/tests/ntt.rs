@@ -1057,3 +1057,51 @@ fn lift_add_epilogue_matches_the_cpu() {
         assert!(matches!(res, Err(CudaError::Shape(_))), "{res:?}");
     }
 }
+
+/// The largest values the lazy butterflies can meet: 61-bit primes (the largest the library
+/// takes, closest to 2^61) and inputs at q - 1, q - 2, alternating with 1, so that the lazy
+/// forward values approach their bound 6q (just below 2^64) and the Shoup quotient's dropped
+/// partial product is largest; every algorithm, forward and inverse, against the CPU.
+#[test]
+fn extreme_inputs_on_61_bit_primes_match_the_cpu() {
+    for log_n in [12u32, 16, 17] {
+        let test = format!("ntt extreme inputs 2^{log_n}");
+        let Some(dev) = gpu_or_skip(&test) else {
+            return;
+        };
+        let degree = 1usize << log_n;
+        let moduli = primes(61, 3, degree);
+        assert!(moduli
+            .iter()
+            .all(|m| m.value() > (1u64 << 60) + (1u64 << 59)));
+        let tables = host_tables(&moduli, degree);
+        let gpu = DeviceNttTables::new(&dev, &tables).unwrap();
+        let batch = NttBatch::all(1, moduli.len());
+        let patterns: [fn(u64, usize) -> u64; 3] = [
+            |q, _| q - 1,
+            |q, k| if k % 2 == 0 { q - 1 } else { 1 },
+            |q, k| {
+                if k % 3 == 0 {
+                    q - 2
+                } else {
+                    q - 1 - (k as u64 % 7)
+                }
+            },
+        ];
+        for (p, pat) in patterns.iter().enumerate() {
+            let data: Vec<u64> = moduli
+                .iter()
+                .flat_map(|m| (0..degree).map(move |k| pat(m.value(), k)))
+                .collect();
+            for dir in [NttDirection::Forward, NttDirection::Inverse] {
+                let want = cpu_transform(&tables, &data, &batch, dir);
+                for (name, alg) in algorithms(log_n) {
+                    let mut buf = dev.upload(&data).unwrap();
+                    gpu.transform(&mut buf, &batch, dir, alg).unwrap();
+                    let what = format!("{test} pattern {p} {dir:?} {name}");
+                    assert_same(&dev.download(&buf).unwrap(), &want, &what);
+                }
+            }
+        }
+    }
+}
