@@ -23,11 +23,12 @@
         const ulonglong2* __restrict__ tw3, const NttPrime* __restrict__ primes, const NttArgs a
 
 // Register budgets. Blocks of up to 128 threads (N >= 2^14) get a minimum-blocks hint of B x 128
-// threads per SM: B = 7 (72 registers) for the column kernels, 6 (up to 80) for the forward
-// row kernels, 8 (64) for the inverse row kernels. Without hints ptxas settles at 56-66
-// registers for most kernels and 74-78 for the forward row kernels; each B is the fastest of
-// 6, 7, 8 for its kernel on the H100 (BENCHMARKS.md §13: the column kernels, scheduled more
-// freely with 72, run 4-11 % faster; the forward row kernel spills at 64). Larger blocks get
+// threads per SM: B = 7 (72 registers) for the column kernels, 8 (64) for the row kernels.
+// Without hints ptxas settles at 56-66 registers for most kernels and 74-78 for the forward
+// row kernels; each B is the fastest of 6, 7, 8 for its kernel on the H100 (BENCHMARKS.md §13:
+// the column kernels, scheduled more freely with 72, run 4-11 % faster; §14: the forward row
+// kernels fit 64 without spilling once their derived-twiddle factors are loaded late,
+// NTT_LATE_CST, and the forward transform is then 2 % faster than at 80). Larger blocks get
 // no hint (a 7-block hint would cap them at 32 registers and spill), nor do the transforms
 // below N = 2^14 (the lift-and-add column kernel would spill at 72). NTT_MIN_BLOCKS (e.g.
 // through RHEA_NVRTC_DEFINES) sets one hint for every kernel instead, for tuning; 0 removes it;
@@ -36,7 +37,7 @@
 #define NTT_COLS_B 7
 #endif
 #ifndef NTT_ROWS_FWD_B
-#define NTT_ROWS_FWD_B 6
+#define NTT_ROWS_FWD_B 8
 #endif
 #ifndef NTT_ROWS_INV_B
 #define NTT_ROWS_INV_B 8

@@ -489,16 +489,33 @@ RHEA_INLINE void smem_load(const u64* sm, const Smem& at, u32 tau, u64 (&v)[8]) 
 #define NTT_PREFETCH 1
 #endif
 
+// NTT_LATE_CST (default 1): a forward row kernel with derived twiddles loads the factors
+// cst = table[1..3] of its direct pass (the last one) with that pass's twiddles instead of at
+// its start, so that they do not hold 12 registers through the earlier passes. 0: at the start.
+#ifndef NTT_LATE_CST
+#define NTT_LATE_CST 1
+#endif
+
+// The derived twiddles' factors table[1..3] (see TwCtx).
+RHEA_INLINE void load_cst(TwCtx& t) {
+    t.cst[0] = ldtw(t.tw + 1);
+    t.cst[1] = ldtw(t.tw + 2);
+    t.cst[2] = ldtw(t.tw + 3);
+}
+
 // Forward passes I .. COUNT-1; pass I's entries and twiddles are in registers on entry, the last
-// pass's entries on exit. LAST_PHASE: the last pass ends the whole transform.
+// pass's entries on exit. LAST_PHASE: the last pass ends the whole transform. With DERIVED and
+// NTT_LATE_CST, t.cst is loaded here, before the direct pass (the caller loads it when that pass
+// is the first).
 template <int LOGS, int I, bool LAST_PHASE, bool WARP, bool DERIVED, typename Smem>
 RHEA_INLINE void fwd_passes(u64 (&v)[8], ulonglong2 (&w)[NTT_PASS_TW], u64* sm, const Smem& at,
-                            u32 tau, u32 R, const TwCtx& t, u64 q, u64 two_q) {
+                            u32 tau, u32 R, TwCtx& t, u64 q, u64 two_q) {
     using PS = NttPasses<LOGS>;
     constexpr bool last = I == PS::COUNT - 1;
     fwd_pass<LOGS, PS::j0(I), PS::p(I), LAST_PHASE && last, DERIVED>(v, w, t, q, two_q);
     if constexpr (!last) {
         smem_store<LOGS, I>(sm, at, tau, v);
+        if constexpr (DERIVED && NTT_LATE_CST && I + 1 == PS::COUNT - 1) load_cst(t);
         if (NTT_PREFETCH) pass_tw_load_of<LOGS, I + 1, DERIVED, false>(tau, R, t, w);
         ntt_sync<WARP>();
         if (!NTT_PREFETCH) pass_tw_load_of<LOGS, I + 1, DERIVED, false>(tau, R, t, w);
@@ -763,11 +780,8 @@ RHEA_INLINE void ntt_rows(u64* __restrict__ data, const ulonglong2* __restrict__
     tc.tw = tw_all + ((u64)table << LOGN);
     tc.tw3 = tw3_all + 3 * (((u64)table << (LOGN - 3)) + chunk * RS::T + tau);
     tc.cst[0] = tc.cst[1] = tc.cst[2] = make_ulonglong2(0, 0);
-    if constexpr (DERIVED) {
-        tc.cst[0] = ldtw(tc.tw + 1);
-        tc.cst[1] = ldtw(tc.tw + 2);
-        tc.cst[2] = ldtw(tc.tw + 3);
-    }
+    // The inverse's direct pass is its first; the forward's is its last (see NTT_LATE_CST).
+    if constexpr (DERIVED && (!FWD || !NTT_LATE_CST || PS::COUNT == 1)) load_cst(tc);
     const NttPrime pr = load_ntt_prime(primes, table);
     const u32 R = (1u << LOG1) + chunk;
 

@@ -28,6 +28,9 @@
 #include "ntt.cuh"
 
 #define NKS_MAX_DIGITS 4
+#ifndef NKS_MIN_BLOCKS
+#define NKS_MIN_BLOCKS 7
+#endif
 
 // Must match rhea_cuda::ntt_keyswitch::NttKsArgs (#[repr(C)]).
 struct NttKsArgs {
@@ -69,8 +72,8 @@ RHEA_INLINE void ntt_rows_keyswitch(const ulonglong2* __restrict__ tw_all,
     constexpr int LOG1 = LOGN - LOGS;
     constexpr bool WARP = RS::T <= 32;
     static_assert(BPR >= 1, "at least one block per limb");
-    __shared__ u64 sm[E];
-    extern __shared__ __align__(16) u64 held[];  // [count][E]
+    __shared__ __align__(16) u64 sm[E];
+    extern __shared__ __align__(16) u64 held[];  // [count - 1][E]; the last digit parks in sm
 
     pdl_trigger();
     const u32 i = blockIdx.x / BPR;
@@ -81,9 +84,8 @@ RHEA_INLINE void ntt_rows_keyswitch(const ulonglong2* __restrict__ tw_all,
     TwCtx tc;
     tc.tw = tw_all + ((u64)table << LOGN);
     tc.tw3 = tw3_all + 3 * (((u64)table << (LOGN - 3)) + chunk * RS::T + tau);
-    tc.cst[0] = ldtw(tc.tw + 1);
-    tc.cst[1] = ldtw(tc.tw + 2);
-    tc.cst[2] = ldtw(tc.tw + 3);
+    tc.cst[0] = tc.cst[1] = tc.cst[2] = make_ulonglong2(0, 0);
+    if (!NTT_LATE_CST || PS::COUNT == 1) load_cst(tc);  // else fwd_passes loads them
     const NttPrime pr = load_ntt_prime(primes, table);
     const RheaModulus m = load_modulus(reinterpret_cast<const RheaModulus*>(a.moduli), table);
     const u32 R = (1u << LOG1) + chunk;
@@ -111,7 +113,10 @@ RHEA_INLINE void ntt_rows_keyswitch(const ulonglong2* __restrict__ tw_all,
             fwd_passes<LOGS, 0, true, WARP, true>(v, w, sm, at, tau, R, tc, pr.q, pr.two_q);
             w_ready = false;
         }
-        ulonglong2* h = reinterpret_cast<ulonglong2*>(held + d * E + slot);
+        // The last digit parks in the exchange buffer, once every thread is done with it.
+        const bool last = d + 1 == a.count;
+        if (last) ntt_sync<false>();
+        ulonglong2* h = reinterpret_cast<ulonglong2*>((last ? sm : held + d * E) + slot);
 #pragma unroll
         for (int j = 0; j < 4; ++j) h[j] = make_ulonglong2(v[2 * j], v[2 * j + 1]);
     }
@@ -127,30 +132,35 @@ RHEA_INLINE void ntt_rows_keyswitch(const ulonglong2* __restrict__ tw_all,
 #pragma unroll
     for (u32 j = 0; j < E / (2 * THREADS); ++j) {
         const u32 e = 2 * (j * THREADS + threadIdx.x);
-        U128 acc0[2] = {{0ull, 0ull}, {0ull, 0ull}};
-        U128 acc1[2] = {{0ull, 0ull}, {0ull, 0ull}};
-        // Every load of the pair first (predicated, not branched around: a branch per digit
-        // would leave one digit's loads in flight at a time), then the products.
-        ulonglong2 x[NKS_MAX_DIGITS], kb[NKS_MAX_DIGITS], ka[NKS_MAX_DIGITS];
+        ulonglong2 x[NKS_MAX_DIGITS];
 #pragma unroll
         for (u32 d = 0; d < NKS_MAX_DIGITS; ++d) {
-            const bool on = d < a.count;
-            kb[d] = ld_dep2_if(reinterpret_cast<const u64*>(a.key_b[d]) + kb_off + e, on);
-            ka[d] = ld_dep2_if(reinterpret_cast<const u64*>(a.key_a[d]) + kb_off + e, on);
-            x[d] = on ? *reinterpret_cast<const ulonglong2*>(held + d * E + e)
-                      : make_ulonglong2(0ull, 0ull);
+            const u64* parked = d + 1 == a.count ? sm : held + d * E;
+            x[d] = d < a.count ? *reinterpret_cast<const ulonglong2*>(parked + e)
+                               : make_ulonglong2(0ull, 0ull);
         }
+        // One key component at a time (fewer live registers), each with every digit's loads
+        // issued first (predicated, not branched around: a branch per digit would leave one
+        // digit's loads in flight at a time), then the products.
 #pragma unroll
-        for (u32 d = 0; d < NKS_MAX_DIGITS; ++d) {
-            if (d < a.count) {
-                acc0[0] = add_wide(acc0[0], mul_wide(x[d].x, kb[d].x));
-                acc0[1] = add_wide(acc0[1], mul_wide(x[d].y, kb[d].y));
-                acc1[0] = add_wide(acc1[0], mul_wide(x[d].x, ka[d].x));
-                acc1[1] = add_wide(acc1[1], mul_wide(x[d].y, ka[d].y));
+        for (int c = 0; c < 2; ++c) {
+            ulonglong2 k[NKS_MAX_DIGITS];
+#pragma unroll
+            for (u32 d = 0; d < NKS_MAX_DIGITS; ++d) {
+                const u64* key = reinterpret_cast<const u64*>(c == 0 ? a.key_b[d] : a.key_a[d]);
+                k[d] = ld_dep2_if(key + kb_off + e, d < a.count);
             }
+            U128 acc[2] = {{0ull, 0ull}, {0ull, 0ull}};
+#pragma unroll
+            for (u32 d = 0; d < NKS_MAX_DIGITS; ++d) {
+                if (d < a.count) {
+                    acc[0] = add_wide(acc[0], mul_wide(x[d].x, k[d].x));
+                    acc[1] = add_wide(acc[1], mul_wide(x[d].y, k[d].y));
+                }
+            }
+            store2((c == 0 ? out0 : out1) + e,
+                   make_ulonglong2(barrett_reduce(acc[0], m), barrett_reduce(acc[1], m)));
         }
-        store2(out0 + e, make_ulonglong2(barrett_reduce(acc0[0], m), barrett_reduce(acc0[1], m)));
-        store2(out1 + e, make_ulonglong2(barrett_reduce(acc1[0], m), barrett_reduce(acc1[1], m)));
     }
 }
 
@@ -159,10 +169,13 @@ RHEA_INLINE void ntt_rows_keyswitch(const ulonglong2* __restrict__ tw_all,
         const NttPrime* __restrict__ primes, const NttKsArgs a
 
 // ntt_fwd_rowsks_<LOGN>_<LOG1>: the default split of each degree (rhea_cuda::ntt::SHAPES'
-// first entry), with the forward row kernels' register budget (NTT_ROWS_FWD_B in ntt.cu).
+// first entry), with NKS_MIN_BLOCKS blocks per SM asked of ptxas from N = 2^14 (7: 72
+// registers, no spills; the shared memory, 8 KiB per digit with the last digit in the exchange
+// buffer, allows 8 blocks of 3 digits). On the H100 6, 7 and 8 blocks (80, 72, 64 registers)
+// run the deep mul+relin within 1 % of each other (BENCHMARKS.md §14).
 #define NTT_ROWS_KS(LOGN, LOG1)                                                             \
     extern "C" __global__ void __launch_bounds__(RowsShape<LOGN - LOG1>::THREADS,          \
-                                                 (LOGN) >= 14 ? 6 : 0)                      \
+                                                 (LOGN) >= 14 ? NKS_MIN_BLOCKS : 0)         \
         ntt_fwd_rowsks_##LOGN##_##LOG1(NKS_ARGS) {                                          \
         ntt_rows_keyswitch<LOGN, LOGN - LOG1>(tw, tw3, primes, a);                          \
     }

@@ -37,7 +37,7 @@ pub const NTT_KEYSWITCH: KernelSource = KernelSource {
 };
 
 /// The most digits one fused launch takes (`NKS_MAX_DIGITS`): each digit's transformed slice
-/// stays in shared memory (8 KiB per digit per block).
+/// stays in shared memory (8 KiB per digit per block, the last one in the exchange buffer).
 pub const MAX_DIGITS: usize = 4;
 
 /// Entries of one output limb per block (`RowsShape`: 128 threads × 8 entries).
@@ -190,7 +190,7 @@ impl DeviceNttTables {
         let cfg = LaunchConfig {
             grid_dim: (blocks as u32, 1, 1),
             block_dim: (128, 1, 1),
-            shared_mem_bytes: (digits.len() * ENTRIES_PER_BLOCK * 8) as u32,
+            shared_mem_bytes: ((digits.len() - 1) * ENTRIES_PER_BLOCK * 8) as u32,
         };
         let (tw, tw3, primes) = self.forward_table_ptrs();
         let mut params = [param(&tw), param(&tw3), param(&primes), param(&args)];
@@ -201,7 +201,7 @@ impl DeviceNttTables {
         // [ℓ + K][N], each key component [L + K][N], the output [2][ℓ + K][N]), the tables and
         // the moduli cover Q ∪ P, the output overlaps no operand; the grid covers exactly the
         // output's ℓ + K limbs (N is a multiple of 1024 for the fast degrees), the dynamic
-        // shared memory is the kernel's [count][1024] words; the kernel reads only the tables
+        // shared memory is the kernel's [count - 1][1024] words; the kernel reads only the tables
         // before pdl_wait.
         unsafe { launch_dependent(dev, &f, cfg, &mut params) }
     }
