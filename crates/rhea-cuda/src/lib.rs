@@ -10,6 +10,9 @@
 //!   architecture, the on-disk CUBIN cache; [`registry::compile_all`] needs no GPU.
 //! - [`elementwise`]: element-wise RNS arithmetic over `[poly][limb][N]` buffers, with the
 //!   shared per-limb moduli table [`DeviceModuli`].
+//! - [`ntt`], [`bconv`], [`keyswitch`], [`automorphism`], [`sample`], [`fused`]: the kernels
+//!   of the RNS primitives, each with its `rhea-math` twin; [`ntt_keyswitch`]: the ModUp's
+//!   forward row phase fused with the key-switching inner product.
 //! - [`bench`](mod@bench): bandwidth benchmarks returning structured results.
 //! - `launch` (crate-internal): programmatic dependent launch, so that each kernel starts while
 //!   the previous one drains; the contract kernels keep is in `docs/cuda-backend.md`.
