@@ -688,11 +688,7 @@ impl DeviceNttTables {
         runs: &[NttRun],
         dir: NttDirection,
     ) -> Result<()> {
-        let ptrs: Vec<u64> = bufs.iter().map(|b| b.device_ptr()).collect();
-        let lens: Vec<usize> = bufs.iter().map(|b| b.len()).collect();
-        for b in bufs.iter() {
-            self.check_device(b)?;
-        }
+        let (ptrs, lens) = self.buffers_of(bufs)?;
         let args = self.runs_args(&ptrs, &lens, runs)?;
         match default_split(self.log_degree, 2) {
             Some(s) => self.launch_fast_raw(&args, dir, s),
@@ -711,11 +707,7 @@ impl DeviceNttTables {
         bufs: &mut [&mut DeviceBuffer],
         runs: &[NttRun],
     ) -> Result<()> {
-        let ptrs: Vec<u64> = bufs.iter().map(|b| b.device_ptr()).collect();
-        let lens: Vec<usize> = bufs.iter().map(|b| b.len()).collect();
-        for b in bufs.iter() {
-            self.check_device(b)?;
-        }
+        let (ptrs, lens) = self.buffers_of(bufs)?;
         let args = self.runs_args(&ptrs, &lens, runs)?;
         let s = self.grouped_split()?;
         self.launch_phase_raw(&args, NttDirection::Forward, s, Phase::Cols, false)
@@ -763,11 +755,7 @@ impl DeviceNttTables {
         epi: &[EpilogueRun<'_>],
         w_pairs: &DeviceBuffer,
     ) -> Result<()> {
-        let ptrs: Vec<u64> = srcs.iter().map(|b| b.device_ptr()).collect();
-        let lens: Vec<usize> = srcs.iter().map(|b| b.len()).collect();
-        for b in srcs.iter() {
-            self.check_device(b)?;
-        }
+        let (ptrs, lens) = self.buffers_of(srcs)?;
         let args = self.epilogue_args(&ptrs, &lens, runs, outs, epi, w_pairs)?;
         let s = self.grouped_split()?;
         self.launch_phase_raw(&args, NttDirection::Forward, s, Phase::Cols, false)?;
@@ -860,11 +848,7 @@ impl DeviceNttTables {
         epi: &[EpilogueRun<'_>],
         w_pairs: &DeviceBuffer,
     ) -> Result<NttArgs> {
-        let ptrs: Vec<u64> = scratch.iter().map(|b| b.device_ptr()).collect();
-        let lens: Vec<usize> = scratch.iter().map(|b| b.len()).collect();
-        for b in scratch.iter() {
-            self.check_device(b)?;
-        }
+        let (ptrs, lens) = self.buffers_of(scratch)?;
         self.check_device(moduli.buffer())?;
         let mut args = self.epilogue_args(&ptrs, &lens, runs, outs, epi, w_pairs)?;
         if lift.len() != runs.len() {
@@ -1013,6 +997,18 @@ impl DeviceNttTables {
         }
         args.epi_w = w_pairs.device_ptr();
         Ok(args)
+    }
+
+    /// The device addresses and lengths of a grouped launch's buffers, each checked to be on
+    /// this device.
+    fn buffers_of(&self, bufs: &[&mut DeviceBuffer]) -> Result<(Vec<u64>, Vec<usize>)> {
+        for b in bufs.iter() {
+            self.check_device(b)?;
+        }
+        Ok((
+            bufs.iter().map(|b| b.device_ptr()).collect(),
+            bufs.iter().map(|b| b.len()).collect(),
+        ))
     }
 
     fn check_device(&self, b: &DeviceBuffer) -> Result<()> {
