@@ -70,7 +70,8 @@ struct BconvArgs {
     u32 count;                   // output columns of this launch (<= BCONV_MAX_PLAN)
     u32 flags;
     u32 copy_first;
-    u32 group;                   // bconv_rin_*: output columns per block (blockIdx.z groups)
+    u32 group;                   // output columns per block (blockIdx.z groups); read by the
+                                 // bconv_rin_* kernels, the others use their J
     u32 col[BCONV_MAX_PLAN];      // table column of plan entry k
     u32 out_limb[BCONV_MAX_PLAN]; // output limb of plan entry k
 };

@@ -72,6 +72,18 @@ RHEA_INLINE ulonglong2 ld_dep2(const u64* p) {
     return ld_dep2(reinterpret_cast<const ulonglong2*>(p));
 }
 
+// ld_dep2 when `on`, else no load and zeros: a predicated load, so that a loop
+// over a run-time number of operands issues its loads back to back.
+RHEA_INLINE ulonglong2 ld_dep2_if(const u64* p, bool on) {
+    ulonglong2 r = make_ulonglong2(0ull, 0ull);
+    asm volatile(
+        "{\n\t.reg .pred p;\n\tsetp.ne.u32 p, %3, 0;\n\t"
+        "@p ld.global.v2.u64 {%0, %1}, [%2];\n\t}"
+        : "+l"(r.x), "+l"(r.y)
+        : "l"(p), "r"((u32)on));
+    return r;
+}
+
 // Constants of one modulus q, as uploaded by DeviceModuli (4 words, in this order).
 struct RheaModulus {
     u64 value;     // q, 2 <= q < 2^61

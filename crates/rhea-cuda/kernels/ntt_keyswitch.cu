@@ -15,7 +15,7 @@
 // One block per 1024 entries (RowsShape: CH chunks of 2^LOGS) of one output limb. For each
 // digit the block transforms its chunks exactly as the row kernel does (derived twiddles, the
 // final reduction fused, so the values are canonical) and parks them in shared memory (`held`,
-// [count][1024]). After one barrier the entries are dealt anew, two consecutive ones per thread
+// [count - 1][1024], the last digit in the transform's exchange buffer). After one barrier the entries are dealt anew, two consecutive ones per thread
 // and a warp's 32 pairs contiguous (coalesced key loads and output stores), and each output
 // word is summed over the digits like fused_ks_inner_product (exact 128-bit sums of
 // count < 2^6 products < 2^122, one Barrett reduction). The ModUp's converted limbs are thus
@@ -23,7 +23,7 @@
 // product.
 //
 // Launched with programmatic dependent launch: only twiddles and prime constants (host-uploaded
-// tables) before pdl_wait(); the converted limbs, the input and the key with ld_dep / ld_dep2.
+// tables) before pdl_wait(); the converted limbs, the input and the key with ld_dep2(_if).
 
 #include "ntt.cuh"
 
@@ -47,18 +47,6 @@ struct NttKsArgs {
     u64 key_b[NKS_MAX_DIGITS];  // const u64* [L + K][N]
     u64 key_a[NKS_MAX_DIGITS];
 };
-
-// ld_dep2 (common.cuh) when `on`, else no load and zeros: a predicated load, so that a loop
-// over a run-time number of operands issues its loads back to back.
-RHEA_INLINE ulonglong2 ld_dep2_if(const u64* p, bool on) {
-    ulonglong2 r = make_ulonglong2(0ull, 0ull);
-    asm volatile(
-        "{\n\t.reg .pred p;\n\tsetp.ne.u32 p, %3, 0;\n\t"
-        "@p ld.global.v2.u64 {%0, %1}, [%2];\n\t}"
-        : "+l"(r.x), "+l"(r.y)
-        : "l"(p), "r"((u32)on));
-    return r;
-}
 
 template <int LOGN, int LOGS>
 RHEA_INLINE void ntt_rows_keyswitch(const ulonglong2* __restrict__ tw_all,

@@ -158,11 +158,18 @@ impl BconvTile {
         matches!(self, BconvTile::RinC1 | BconvTile::RinC2)
     }
 
-    /// Output columns per block of a register-input tile for `outputs` columns: as few groups
-    /// of at most [`RIN_MAX_GROUP`] as possible, split evenly (23 → 8, 8, 7; 25 → 7, 7, 7, 4).
-    fn rin_group(outputs: usize) -> usize {
-        let outputs = outputs.max(1);
-        outputs.div_ceil(outputs.div_ceil(RIN_MAX_GROUP as usize))
+    /// Output columns per block (`blockIdx.z` groups) for `outputs` columns: `J` for the
+    /// register-tiled tiles; for the register-input ones as few groups of at most
+    /// [`RIN_MAX_GROUP`] as possible, split evenly (23 → 8, 8, 7; 25 → 7, 7, 7, 4), which the
+    /// kernel reads from `BconvArgs::group`.
+    fn columns_per_block(self, outputs: usize) -> u32 {
+        let (j, _) = self.shape().unwrap_or((8, 2));
+        if self.is_rin() {
+            let outputs = outputs.max(1);
+            outputs.div_ceil(outputs.div_ceil(j as usize)) as u32
+        } else {
+            j
+        }
     }
 
     /// The concrete tile for `polys` polynomials of degree `n`, `outputs` output columns, on a
@@ -746,11 +753,10 @@ impl DeviceBaseConverter {
         tile: BconvTile,
     ) -> Result<()> {
         let rin_ok = self.l <= RIN_MAX_INPUTS && flags & FLAG_COPY == 0 && epi.is_none();
-        let tile = match tile {
-            BconvTile::Auto if rin_ok && rin_default().is_some() => {
-                rin_default().unwrap_or(BconvTile::RinC2)
-            }
-            BconvTile::Auto => {
+        let rin = rin_default().filter(|_| rin_ok);
+        let tile = match (tile, rin) {
+            (BconvTile::Auto, Some(r)) => r,
+            (BconvTile::Auto, None) => {
                 let t = BconvTile::choose(
                     io.n,
                     io.polys,
@@ -767,8 +773,8 @@ impl DeviceBaseConverter {
                 }
             }
             // A register-input tile asked for where it does not serve: the register-tiled one.
-            t if t.is_rin() && !rin_ok => BconvTile::J8C2,
-            t => t,
+            (t, _) if t.is_rin() && !rin_ok => BconvTile::J8C2,
+            (t, _) => t,
         };
         let (_, c) = tile.shape().unwrap_or((8, 2));
         let f = self
@@ -782,13 +788,8 @@ impl DeviceBaseConverter {
         for (ci, chunk) in chunks.into_iter().enumerate() {
             let chunk_flags = if ci == 0 { flags } else { flags & !FLAG_COPY };
             let mut args = self.args(io, chunk, chunk_flags, copy_first, epi)?;
-            let j = if tile.is_rin() {
-                let g = BconvTile::rin_group(chunk.len());
-                args.group = g as u32;
-                g as u32
-            } else {
-                tile.shape().map_or(8, |(j, _)| j)
-            };
+            let j = tile.columns_per_block(chunk.len());
+            args.group = j;
             let groups = chunk.len().div_ceil(j as usize).max(1);
             let cfg = LaunchConfig {
                 grid_dim: (
@@ -1008,23 +1009,15 @@ impl DeviceModUp {
             }
             return Ok(());
         };
-        let (j, c) = tile.shape().unwrap_or((8, 2));
+        let (_, c) = tile.shape().unwrap_or((8, 2));
         let f = self.device.function(&BCONV, &kernel)?;
+        let group_of = |plan: &[(u32, u32)]| tile.columns_per_block(plan.len());
         for group in jobs.chunks(MAX_MULTI) {
-            let group_of = |plan: &[(u32, u32)]| {
-                if tile.is_rin() {
-                    BconvTile::rin_group(plan.len()) as u32
-                } else {
-                    j
-                }
-            };
             let args = group
                 .iter()
                 .map(|(conv, plan, io)| {
                     let mut a = conv.args(io, plan, 0, 0, None)?;
-                    if tile.is_rin() {
-                        a.group = group_of(plan);
-                    }
+                    a.group = group_of(plan);
                     Ok(a)
                 })
                 .collect::<Result<Vec<_>>>()?;
