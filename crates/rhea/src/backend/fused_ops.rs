@@ -18,7 +18,7 @@ use rayon::prelude::*;
 
 use super::cuda::GpuRing;
 use super::poly::{Form, Poly, Storage};
-use super::RnsRing;
+use super::{PolyShape, RnsRing};
 use crate::error::{Error, Result};
 
 impl RnsRing {
@@ -48,15 +48,12 @@ impl RnsRing {
             return Ok(None);
         };
         let out_shape = self.shape_q(first.shape.q_limbs);
-        let gpu_adds = adds.iter().flatten().all(|c| {
-            c.shape == out_shape && c.form == Form::Ntt && matches!(c.storage, Storage::Cuda(_))
-        });
         let Storage::Cuda(fb) = &first.storage else {
             return Ok(None);
         };
-        if !gpu_adds {
+        let Some(add_bufs) = gpu_addends(adds, out_shape, fb.device().index()) else {
             return Ok(None);
-        }
+        };
         // The checks of the composed path (shapes, forms, devices, key length).
         self.keyswitch_inner_product_checks(digits, key)?;
         let ds: Vec<_> = digits
@@ -74,15 +71,7 @@ impl RnsRing {
                 _ => None,
             })
             .collect();
-        let add_bufs = adds.map(|c| match c.map(|c| &c.storage) {
-            Some(Storage::Cuda(x)) => Some(x),
-            _ => None,
-        });
-        let same_dev = add_bufs
-            .iter()
-            .flatten()
-            .all(|x| x.device().index() == fb.device().index());
-        if ds.len() == digits.len() && ks.len() == digits.len() && same_dev {
+        if ds.len() == digits.len() && ks.len() == digits.len() {
             Ok(Some((self.cuda_ring(fb)?, ds, ks, add_bufs)))
         } else {
             Ok(None)
@@ -313,15 +302,9 @@ impl RnsRing {
         if ks.len() < digits {
             return Ok(None);
         }
-        let mut add_bufs = [None, None];
-        for (slot, c) in add_bufs.iter_mut().zip(adds) {
-            if let Some(c) = c {
-                match on_dev(c) {
-                    Some(b) if c.shape == in_shape && c.form == Form::Ntt => *slot = Some(b),
-                    _ => return Ok(None),
-                }
-            }
-        }
+        let Some(add_bufs) = gpu_addends(adds, in_shape, dev) else {
+            return Ok(None);
+        };
         Ok(Some((self.cuda_ring(x)?, x, ks, add_bufs)))
     }
 
@@ -360,4 +343,28 @@ impl RnsRing {
         }
         parts.par_iter().map(|p| self.rescale(p)).collect()
     }
+}
+
+/// The device buffers of a key switching's addends when every one present is an NTT-form
+/// polynomial of `shape` on GPU `dev`; `None` when one is not (the composed path then runs and
+/// reports it).
+fn gpu_addends(
+    adds: [Option<&Poly>; 2],
+    shape: PolyShape,
+    dev: usize,
+) -> Option<[Option<&rhea_cuda::DeviceBuffer>; 2]> {
+    let mut bufs = [None, None];
+    for (slot, c) in bufs.iter_mut().zip(adds) {
+        if let Some(c) = c {
+            match &c.storage {
+                Storage::Cuda(b)
+                    if c.shape == shape && c.form == Form::Ntt && b.device().index() == dev =>
+                {
+                    *slot = Some(b)
+                }
+                _ => return None,
+            }
+        }
+    }
+    Some(bufs)
 }

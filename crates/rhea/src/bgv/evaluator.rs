@@ -660,32 +660,26 @@ impl Evaluator {
     }
 
     /// Row rotations of one ciphertext by several steps, sharing one decomposition of `ĉ_1`
-    /// (hoisting); equal, word for word, to separate [`Evaluator::rotate_rows`] calls.
+    /// (hoisting; a single keyed step takes the unshared, fused path: `RlweContext::automorphisms`);
+    /// equal, word for word, to separate [`Evaluator::rotate_rows`] calls.
     pub fn rotate_rows_hoisted(&self, ct: &Ciphertext, steps: &[i64]) -> Result<Vec<Ciphertext>> {
         const OP: &str = "rotate_rows_hoisted";
         self.check(OP, ct)?;
         check_two_components(OP, ct.parts.len())?;
         let rlwe = self.ctx.rlwe();
         let log_noise = log_add(ct.log_noise, self.ctx.noise.key_switch(ct.level()));
+        let plan = self.keys.rotation_plan(rlwe, steps)?;
+        if plan.iter().any(|(_, k)| k.is_some()) {
+            self.check_bound(OP, log_noise, ct.level())?;
+        }
         self.on_pool(|| {
-            let mut digits = None;
-            let mut out = Vec::with_capacity(steps.len());
-            for &step in steps {
-                let g = rlwe.galois_element_for_rotation(step);
-                if g == 1 {
-                    out.push(ct.try_clone()?);
-                    continue;
-                }
-                let key = self.keys.galois_key(g, Some(step))?;
-                self.check_bound(OP, log_noise, ct.level())?;
-                if digits.is_none() {
-                    digits = Some(rlwe.decompose(&ct.parts[1])?);
-                }
-                let d = digits.as_deref().unwrap_or_default();
-                let parts = rlwe.automorphism_hoisted(&ct.parts[0], d, g, key)?;
-                out.push(self.wrap(ct, parts, ct.factor, log_noise));
-            }
-            Ok(out)
+            rlwe.automorphisms(&ct.parts, &plan)?
+                .into_iter()
+                .map(|parts| match parts {
+                    None => ct.try_clone(),
+                    Some(parts) => Ok(self.wrap(ct, parts, ct.factor, log_noise)),
+                })
+                .collect()
         })
     }
 

@@ -8,8 +8,7 @@ use super::{Ciphertext, CkksContext, Plaintext};
 use crate::backend::{Poly, RnsRing};
 use crate::error::{Error, Result};
 use crate::rlwe::{
-    check_degree, check_two_components, clone_polys, EvaluationKeys, GaloisKeys, KeySwitchKey,
-    RelinearizationKey,
+    check_degree, check_two_components, clone_polys, EvaluationKeys, GaloisKeys, RelinearizationKey,
 };
 
 /// Two scales are treated as equal when they differ by at most this relative amount (far below
@@ -711,50 +710,23 @@ impl Evaluator {
     ///
     /// Errors: [`Error::MissingRotationKey`] if the Galois key of `step` was not given.
     pub fn rotate(&self, ct: &Ciphertext, step: i64) -> Result<Ciphertext> {
-        self.check("rotate", ct)?;
-        check_two_components("rotate", ct.parts.len())?;
-        let rlwe = self.ctx.rlwe();
-        let g = rlwe.galois_element_for_rotation(step);
-        if g == 1 {
-            return ct.try_clone();
-        }
-        let key = self.keys.galois_key(g, Some(step))?;
-        // One key switching without a shared ModUp (`RnsRing::keyswitch_poly`): bit-identical
-        // to the hoisted path.
-        let parts = self.on_pool(|| rlwe.automorphism(&ct.parts, g, key))?;
-        Ok(self.wrap(ct, parts, ct.scale))
+        Ok(self.rotate_hoisted(ct, &[step])?.remove(0))
     }
 
-    /// Rotations of one ciphertext by several steps sharing one ModUp (hoisting); the results are
+    /// Rotations of one ciphertext by several steps sharing one ModUp (hoisting; one rotation
+    /// with a key takes the unshared, fused path: `RlweContext::automorphisms`); the results are
     /// bit-for-bit those of [`Evaluator::rotate`].
     pub fn rotate_hoisted(&self, ct: &Ciphertext, steps: &[i64]) -> Result<Vec<Ciphertext>> {
         self.check("rotate", ct)?;
         check_two_components("rotate", ct.parts.len())?;
         let rlwe = self.ctx.rlwe();
-        let plan: Vec<(u64, Option<&KeySwitchKey>)> = steps
-            .iter()
-            .map(|&s| {
-                let g = rlwe.galois_element_for_rotation(s);
-                if g == 1 {
-                    Ok((g, None))
-                } else {
-                    Ok((g, Some(self.keys.galois_key(g, Some(s))?)))
-                }
-            })
-            .collect::<Result<_>>()?;
+        let plan = self.keys.rotation_plan(rlwe, steps)?;
         self.on_pool(|| {
-            let digits = if plan.iter().any(|(_, k)| k.is_some()) {
-                rlwe.decompose(&ct.parts[1])?
-            } else {
-                Vec::new()
-            };
-            plan.into_iter()
-                .map(|(g, key)| match key {
+            rlwe.automorphisms(&ct.parts, &plan)?
+                .into_iter()
+                .map(|parts| match parts {
                     None => ct.try_clone(),
-                    Some(key) => {
-                        let parts = rlwe.automorphism_hoisted(&ct.parts[0], &digits, g, key)?;
-                        Ok(self.wrap(ct, parts, ct.scale))
-                    }
+                    Some(parts) => Ok(self.wrap(ct, parts, ct.scale)),
                 })
                 .collect()
         })

@@ -113,6 +113,27 @@ impl EvaluationKeys {
             .and_then(|k| k.get(g))
             .ok_or_else(missing)
     }
+
+    /// The rotations by `steps` as [`RlweContext::automorphisms`] takes them: each step's Galois
+    /// element with its key, `None` for a step that is the identity (`g = 1`). Errors: the first
+    /// missing key, as [`EvaluationKeys::galois_key`].
+    pub(crate) fn rotation_plan(
+        &self,
+        rlwe: &RlweContext,
+        steps: &[i64],
+    ) -> Result<Vec<(u64, Option<&KeySwitchKey>)>> {
+        steps
+            .iter()
+            .map(|&step| {
+                let g = rlwe.galois_element_for_rotation(step);
+                if g == 1 {
+                    Ok((g, None))
+                } else {
+                    Ok((g, Some(self.galois_key(g, Some(step))?)))
+                }
+            })
+            .collect()
+    }
 }
 
 /// The key an encryptor encrypts under.

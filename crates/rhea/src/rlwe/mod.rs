@@ -394,36 +394,75 @@ impl RlweContext {
         key: &KeySwitchKey,
     ) -> Result<Vec<Poly>> {
         self.check_id("key switch", key.params_id)?;
-        let [u0, u1] = self
+        let switched = self
             .ring
             .keyswitch_moddown(digits, &key.parts, [Some(c0), None])?;
-        Ok(vec![
-            self.ring.automorphism(&u0, g)?,
-            self.ring.automorphism(&u1, g)?,
-        ])
+        self.apply_galois(switched, g)
     }
 
     /// The automorphism `σ_g` of a 2-component ciphertext: one key switching of `c_1`
     /// ([`RnsRing::keyswitch_poly`]), bit-identical to [`RlweContext::decompose`] then
     /// [`RlweContext::automorphism_hoisted`].
     pub fn automorphism(&self, cs: &[Poly], g: u64, key: &KeySwitchKey) -> Result<Vec<Poly>> {
-        if cs.len() != 2 {
-            return Err(Error::CiphertextDegree {
-                op: "automorphism",
-                expected: 2,
-                found: cs.len(),
-                hint: "relinearize the ciphertext first",
-            });
-        }
+        check_two_parts(cs)?;
         self.check_id("key switch", key.params_id)?;
-        let [u0, u1] = self
+        let switched = self
             .ring
             .keyswitch_poly(&cs[1], &key.parts, [Some(&cs[0]), None], false)?;
+        self.apply_galois(switched, g)
+    }
+
+    /// The automorphisms `σ_g` of one 2-component ciphertext for several `(g, key)` pairs, in
+    /// order; `None` for a pair without a key (the identity, `g = 1`: nothing to switch). A single
+    /// keyed pair is one [`RlweContext::automorphism`] (on the GPU the ModUp's last NTT phase
+    /// fused with the inner product); several share one [`RlweContext::decompose`] of `c_1`
+    /// (hoisting). Bit-identical either way.
+    pub fn automorphisms(
+        &self,
+        cs: &[Poly],
+        plan: &[(u64, Option<&KeySwitchKey>)],
+    ) -> Result<Vec<Option<Vec<Poly>>>> {
+        check_two_parts(cs)?;
+        let keyed = plan.iter().filter(|(_, k)| k.is_some()).count();
+        let digits = if keyed > 1 {
+            Some(self.decompose(&cs[1])?)
+        } else {
+            None
+        };
+        plan.iter()
+            .map(|&(g, key)| {
+                let Some(key) = key else {
+                    return Ok(None);
+                };
+                let parts = match &digits {
+                    Some(d) => self.automorphism_hoisted(&cs[0], d, g, key)?,
+                    None => self.automorphism(cs, g, key)?,
+                };
+                Ok(Some(parts))
+            })
+            .collect()
+    }
+
+    /// `(σ_g(u_0), σ_g(u_1))`.
+    fn apply_galois(&self, [u0, u1]: [Poly; 2], g: u64) -> Result<Vec<Poly>> {
         Ok(vec![
             self.ring.automorphism(&u0, g)?,
             self.ring.automorphism(&u1, g)?,
         ])
     }
+}
+
+/// [`Error::CiphertextDegree`] unless `cs` has the two components an automorphism takes.
+fn check_two_parts(cs: &[Poly]) -> Result<()> {
+    if cs.len() != 2 {
+        return Err(Error::CiphertextDegree {
+            op: "automorphism",
+            expected: 2,
+            found: cs.len(),
+            hint: "relinearize the ciphertext first",
+        });
+    }
+    Ok(())
 }
 
 /// `base^exp mod m` for small `m` (`m < 2^32`).
