@@ -123,6 +123,27 @@ RHEA_INLINE void acc_mac(BconvAcc& a, u64 t, u64 c) {
         : "l"(t), "l"(c));
 }
 
+// a += t * c for t < 2^32 and c < 2^61: t·c0 into l (its carry into h), t·c1 into m (its carry,
+// worth 2^96, into the high half of h).
+RHEA_INLINE void acc_mac_small(BconvAcc& a, u32 t, u64 c) {
+    asm("{\n\t"
+        ".reg .u32 c0, c1, hl, hh;\n\t"
+        ".reg .u64 p;\n\t"
+        "mov.b64 {c0, c1}, %4;\n\t"
+        "mov.b64 {hl, hh}, %2;\n\t"
+        "mul.wide.u32 p, %3, c0;\n\t"
+        "add.cc.u64 %0, %0, p;\n\t"
+        "addc.cc.u32 hl, hl, 0;\n\t"
+        "addc.u32 hh, hh, 0;\n\t"
+        "mul.wide.u32 p, %3, c1;\n\t"
+        "add.cc.u64 %1, %1, p;\n\t"
+        "addc.u32 hh, hh, 0;\n\t"
+        "mov.b64 %2, {hl, hh};\n\t"
+        "}"
+        : "+l"(a.l), "+l"(a.m), "+l"(a.h)
+        : "r"(t), "l"(c));
+}
+
 // a += t * c for t, c < 2^32 (narrow moduli): one product into l, its carry into h.
 RHEA_INLINE void acc_mac_narrow(BconvAcc& a, u64 t, u64 c) {
     asm("{\n\t"
@@ -145,6 +166,7 @@ struct BconvAcc {
 };
 RHEA_INLINE void acc_set(BconvAcc& a, u64 x) { a.v = U128{x, 0ull}; }
 RHEA_INLINE void acc_mac(BconvAcc& a, u64 t, u64 c) { a.v = add_wide(a.v, mul_wide(t, c)); }
+RHEA_INLINE void acc_mac_small(BconvAcc& a, u32 t, u64 c) { a.v = add_wide(a.v, mul_wide(t, c)); }
 RHEA_INLINE void acc_mac_narrow(BconvAcc& a, u64 t, u64 c) {
     a.v = add_wide(a.v, (u64)(u32)t * (u64)(u32)c);
 }
@@ -197,7 +219,35 @@ struct BconvStage {
     double* finvd;
 };
 
-template <bool CENTERED>
+// BCONV_MONT (default 1): the register-input tiles (bconv_rin_*) reduce each output with one
+// Montgomery reduction (R = 2^64) instead of the 128-bit Barrett reduction, and add the centred
+// correction v * (p - Q mod p) as a 32 x 64-bit product instead of a 64 x 64-bit one. Their
+// stage holds the table slice as c * R mod p (and the correction's factor likewise), so the exact
+// sum T = sum_i t_i * c'_i + v * k' is R times the output modulo p, and REDC(T) = T / R mod p is
+// the output (same words: both are the canonical residue). The Barrett reduction and the full
+// correction product took ~40 % of the multiply pipe's work at key switching's 7-9 inputs.
+// 0: the Barrett epilogue (comparison, through RHEA_NVRTC_DEFINES).
+#ifndef BCONV_MONT
+#define BCONV_MONT 1
+#endif
+
+// 2^64 mod p, from the Barrett word ratio_hi = floor(2^64 / p) (p odd, so not a power of two).
+RHEA_INLINE u64 mont_r_mod(const RheaModulus& m) { return 0ull - m.value * m.ratio_hi; }
+
+// REDC for a 128-bit z < 2^65 * p and q_inv_neg = -p^{-1} mod 2^64: z / 2^64 mod p in [0, p).
+// (z + m p) / 2^64 = z.hi + hi(m p) + [z.lo != 0] (the low words sum to 0 or to 2^64), below
+// z / 2^64 + p < 3p, then two conditional subtractions.
+RHEA_INLINE u64 mont_redc_3p(U128 z, u64 p, u64 q_inv_neg) {
+    const u64 mq = z.lo * q_inv_neg;
+    u64 t = z.hi + __umul64hi(mq, p) + (z.lo != 0ull ? 1ull : 0ull);
+    t = t >= 2 * p ? t - 2 * p : t;
+    return t >= p ? t - p : t;
+}
+
+// The block's constants in shared memory (see bconv_stage). MONT (the rin tiles with BCONV_MONT):
+// tab holds c * R mod p_j and the rows of tmod are [p, -p^{-1} mod 2^64, (p - Q mod p) * R mod p
+// (centred) or 0, 0].
+template <bool CENTERED, bool MONT = false>
 RHEA_INLINE BconvStage bconv_stage(const BconvArgs& A, u64* smem, u32 g0, u32 cnt, u32 J) {
     const u32 L = A.from_count;
     BconvStage st;
@@ -209,7 +259,12 @@ RHEA_INLINE BconvStage bconv_stage(const BconvArgs& A, u64* smem, u32 g0, u32 cn
     st.finvd = reinterpret_cast<double*>(st.tmod + 4 * J);
     for (u32 e = threadIdx.x; e < L * J; e += blockDim.x) {
         const u32 i = e / J, jj = e - (e / J) * J;
-        st.tab[e] = jj < cnt ? A.q_hat_mod_p[(u64)i * A.table_stride + A.col[g0 + jj]] : 0ull;
+        u64 v = jj < cnt ? A.q_hat_mod_p[(u64)i * A.table_stride + A.col[g0 + jj]] : 0ull;
+        if (MONT && jj < cnt) {
+            const RheaModulus m = A.to_mod[A.col[g0 + jj]];
+            v = mod_mul(v, mont_r_mod(m), m);
+        }
+        st.tab[e] = v;
     }
     for (u32 i = threadIdx.x; i < L; i += blockDim.x) {
         st.fq[i] = A.from_mod[i].value;
@@ -222,7 +277,16 @@ RHEA_INLINE BconvStage bconv_stage(const BconvArgs& A, u64* smem, u32 g0, u32 cn
         u64 v = 0;
         if (jj < cnt) {
             const u64* m = reinterpret_cast<const u64*>(A.to_mod + A.col[g0 + jj]);
-            v = (CENTERED && w == 3) ? A.q_mod_p[A.col[g0 + jj]] : m[w];
+            if (MONT) {
+                const RheaModulus mm = A.to_mod[A.col[g0 + jj]];
+                if (w == 0) v = mm.value;
+                if (w == 1) v = mm.mont_inv;
+                if (CENTERED && w == 2) {
+                    v = mod_mul(mm.value - A.q_mod_p[A.col[g0 + jj]], mont_r_mod(mm), mm);
+                }
+            } else {
+                v = (CENTERED && w == 3) ? A.q_mod_p[A.col[g0 + jj]] : m[w];
+            }
         }
         st.tmod[e] = v;
     }
@@ -429,7 +493,7 @@ RHEA_INLINE void bconv_rin_body(const BconvArgs& A, const u32 p) {
     const u32 g0 = blockIdx.z * G;
     if (g0 >= A.count) return;  // block-uniform (a multi launch sizes its grid for the longest)
     const u32 cnt = min(G, A.count - g0);
-    const BconvStage st = bconv_stage<CENTERED>(A, smem, g0, cnt, G);
+    const BconvStage st = bconv_stage<CENTERED, BCONV_MONT>(A, smem, g0, cnt, G);
     __syncthreads();
     pdl_wait();
 
@@ -483,13 +547,25 @@ RHEA_INLINE void bconv_rin_body(const BconvArgs& A, const u32 p) {
                     acc_mac(acc[c], t[i].v[c], cf);
             }
         }
-        const RheaModulus m = {st.tmod[4 * jj], st.tmod[4 * jj + 1], st.tmod[4 * jj + 2], 0ull};
         Words<C> y;
+        if (BCONV_MONT) {
+            const u64 pj = st.tmod[4 * jj], pinv = st.tmod[4 * jj + 1];
+            const u64 kc = st.tmod[4 * jj + 2];
 #pragma unroll
-        for (int c = 0; c < C; ++c) {
-            U128 z = acc_value(acc[c]);
-            if (CENTERED) z = add_wide(z, mul_wide(vcor[c], m.value - st.tmod[4 * jj + 3]));
-            y.v[c] = barrett_reduce(z, m);
+            for (int c = 0; c < C; ++c) {
+                // v < L <= BCONV_RIN_LMAX: one 32-bit factor.
+                if (CENTERED) acc_mac_small(acc[c], (u32)vcor[c], kc);
+                y.v[c] = mont_redc_3p(acc_value(acc[c]), pj, pinv);
+            }
+        } else {
+            const RheaModulus m = {st.tmod[4 * jj], st.tmod[4 * jj + 1], st.tmod[4 * jj + 2],
+                                   0ull};
+#pragma unroll
+            for (int c = 0; c < C; ++c) {
+                U128 z = acc_value(acc[c]);
+                if (CENTERED) z = add_wide(z, mul_wide(vcor[c], m.value - st.tmod[4 * jj + 3]));
+                y.v[c] = barrett_reduce(z, m);
+            }
         }
         store_words<C>(out + (u64)A.out_limb[g0 + jj] * A.n, y);
     }

@@ -129,6 +129,57 @@ fn convert_centered_matches_host() {
     }
 }
 
+/// The register-input tiles reduce with a Montgomery step whose bound is the sum of the input
+/// moduli (< 2^65): 12 inputs of 61-bit primes (1.5 × 2^64) with every t_i = q_i − 1 or q_i − 2,
+/// the largest sums and corrections, into 61- and 30-bit outputs, both conversions, every tile.
+#[test]
+fn largest_sums_match_the_host() {
+    let Some(dev) = gpu_or_skip("largest_sums_match_the_host") else {
+        return;
+    };
+    let n = 1usize << 12;
+    for (bt, k) in [(61u32, 5usize), (30, 3)] {
+        let lists = disjoint(&[(61, 12), (bt, k)]);
+        let (from, to) = (&lists[0], &lists[1]);
+        let conv = BaseConverter::new(&basis(from), &basis(to)).unwrap();
+        // x_i = t_i · q̂_i mod q_i, so that the kernels' t_i = x_i · q̂_i^{-1} is q_i − 1 − (c % 2).
+        let inv = conv.q_hat_inv_mod_q();
+        let mut x = vec![0u64; from.len() * n];
+        for (i, q) in from.iter().enumerate() {
+            let q_hat = q.inv(inv[i]).unwrap();
+            for c in 0..n {
+                x[i * n + c] = q.mul(q.value() - 1 - (c as u64 % 2), q_hat);
+            }
+        }
+        let mut centered = vec![0u64; k * n];
+        conv.convert_centered(&x, &mut centered, n).unwrap();
+        let mut approx = vec![0u64; k * n];
+        conv.convert_approx(&x, &mut approx, n).unwrap();
+        let d = DeviceBaseConverter::new(&dev, &conv).unwrap();
+        let dx = dev.upload(&x).unwrap();
+        let mut dy = dev.alloc(k * n).unwrap();
+        for tile in BconvTile::ALL {
+            let case = format!("12 x 61 -> {k} x {bt} bits, {tile:?}");
+            dy.fill_zero().unwrap();
+            d.convert_centered_with(&mut dy, &dx, n, false, tile)
+                .unwrap();
+            assert_words(
+                &dev.download(&dy).unwrap(),
+                &centered,
+                &format!("{case} centred"),
+            );
+            dy.fill_zero().unwrap();
+            d.convert_with(&mut dy, &dx, n, false, tile).unwrap();
+            assert_words(
+                &dev.download(&dy).unwrap(),
+                &approx,
+                &format!("{case} approximate"),
+            );
+        }
+        println!("ok: largest sums, 12 x 61 -> {k} x {bt} bits");
+    }
+}
+
 #[test]
 fn modup_centered_matches_host() {
     let Some(dev) = gpu_or_skip("modup_centered_matches_host") else {
