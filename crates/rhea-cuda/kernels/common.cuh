@@ -225,6 +225,100 @@ RHEA_INLINE u64 montgomery_mul(u64 a, u64 b, u64 q, u64 q_inv_neg) {
     return montgomery_reduce(mul_wide(a, b), q, q_inv_neg);
 }
 
+// 2^64 mod p, from the Barrett word ratio_hi = floor(2^64 / p) (p odd, so not a power of two).
+RHEA_INLINE u64 mont_r_mod(const RheaModulus& m) { return 0ull - m.value * m.ratio_hi; }
+
+// REDC for a 128-bit z < 2^65 * p and q_inv_neg = -p^{-1} mod 2^64: z / 2^64 mod p in [0, p).
+// (z + m p) / 2^64 = z.hi + hi(m p) + [z.lo != 0] (the low words sum to 0 or to 2^64), below
+// z / 2^64 + p < 3p, then two conditional subtractions.
+RHEA_INLINE u64 mont_redc_3p(U128 z, u64 p, u64 q_inv_neg) {
+    const u64 mq = z.lo * q_inv_neg;
+    u64 t = z.hi + __umul64hi(mq, p) + (z.lo != 0ull ? 1ull : 0ull);
+    t = t >= 2 * p ? t - 2 * p : t;
+    return t >= p ? t - p : t;
+}
+
+// ---- three-word accumulators ---------------------------------------------------------------
+//
+// Value l + m·2^32 + h·2^64 (mod 2^128). A product t·c of t, c < 2^61 is added as its four
+// 32 × 32-bit partial products: t0·c0 into l (its carry into h), t0·c1 and t1·c0 (each < 2^61)
+// into m (their carries, worth 2^96, into the high half of h), t1·c1 (< 2^58) into h: four
+// multiply-adds with carry-out and four carry additions, against about thirteen instructions for
+// a 128-bit product added to a 128-bit sum. h gains < 2^58 + 1 + 2·2^32 per product, so 48
+// products keep it below 2^64.
+struct Acc3 {
+    u64 l, m, h;
+};
+
+RHEA_INLINE void acc3_set(Acc3& a, u64 v) {
+    a.l = v;
+    a.m = 0ull;
+    a.h = 0ull;
+}
+
+// a += t * c for t, c < 2^61.
+RHEA_INLINE void acc3_mac(Acc3& a, u64 t, u64 c) {
+    asm("{\n\t"
+        ".reg .u32 t0, t1, c0, c1, hl, hh;\n\t"
+        ".reg .u64 p;\n\t"
+        "mov.b64 {t0, t1}, %3;\n\t"
+        "mov.b64 {c0, c1}, %4;\n\t"
+        "mov.b64 {hl, hh}, %2;\n\t"
+        "mul.wide.u32 p, t0, c0;\n\t"
+        "add.cc.u64 %0, %0, p;\n\t"
+        "addc.cc.u32 hl, hl, 0;\n\t"
+        "addc.u32 hh, hh, 0;\n\t"
+        "mul.wide.u32 p, t0, c1;\n\t"
+        "add.cc.u64 %1, %1, p;\n\t"
+        "addc.u32 hh, hh, 0;\n\t"
+        "mul.wide.u32 p, t1, c0;\n\t"
+        "add.cc.u64 %1, %1, p;\n\t"
+        "addc.u32 hh, hh, 0;\n\t"
+        "mov.b64 %2, {hl, hh};\n\t"
+        "mad.wide.u32 %2, t1, c1, %2;\n\t"
+        "}"
+        : "+l"(a.l), "+l"(a.m), "+l"(a.h)
+        : "l"(t), "l"(c));
+}
+
+// a += t * c for t < 2^32 and c < 2^61: t·c0 into l (its carry into h), t·c1 into m (its carry,
+// worth 2^96, into the high half of h).
+RHEA_INLINE void acc3_mac_small(Acc3& a, u32 t, u64 c) {
+    asm("{\n\t"
+        ".reg .u32 c0, c1, hl, hh;\n\t"
+        ".reg .u64 p;\n\t"
+        "mov.b64 {c0, c1}, %4;\n\t"
+        "mov.b64 {hl, hh}, %2;\n\t"
+        "mul.wide.u32 p, %3, c0;\n\t"
+        "add.cc.u64 %0, %0, p;\n\t"
+        "addc.cc.u32 hl, hl, 0;\n\t"
+        "addc.u32 hh, hh, 0;\n\t"
+        "mul.wide.u32 p, %3, c1;\n\t"
+        "add.cc.u64 %1, %1, p;\n\t"
+        "addc.u32 hh, hh, 0;\n\t"
+        "mov.b64 %2, {hl, hh};\n\t"
+        "}"
+        : "+l"(a.l), "+l"(a.m), "+l"(a.h)
+        : "r"(t), "l"(c));
+}
+
+// a += t * c for t, c < 2^32 (narrow moduli): one product into l, its carry into h.
+RHEA_INLINE void acc3_mac_narrow(Acc3& a, u64 t, u64 c) {
+    asm("{\n\t"
+        ".reg .u64 p;\n\t"
+        "mul.wide.u32 p, %2, %3;\n\t"
+        "add.cc.u64 %0, %0, p;\n\t"
+        "addc.u64 %1, %1, 0;\n\t"
+        "}"
+        : "+l"(a.l), "+l"(a.h)
+        : "r"((u32)t), "r"((u32)c));
+}
+
+// The 128-bit value l + m·2^32 + h·2^64.
+RHEA_INLINE U128 acc3_value(const Acc3& a) {
+    return add_wide(U128{a.l, a.h}, U128{a.m << 32, a.m >> 32});
+}
+
 // ---- exponentiation ------------------------------------------------------------------------
 
 // base^exp mod q (rhea_math::Modulus::pow); 1 mod q for exp = 0.

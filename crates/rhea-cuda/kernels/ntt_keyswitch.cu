@@ -17,8 +17,8 @@
 // final reduction fused, so the values are canonical) and parks them in shared memory (`held`,
 // [count - 1][1024], the last digit in the transform's exchange buffer). After one barrier the entries are dealt anew, two consecutive ones per thread
 // and a warp's 32 pairs contiguous (coalesced key loads and output stores), and each output
-// word is summed over the digits like fused_ks_inner_product (exact 128-bit sums of
-// count < 2^6 products < 2^122, one Barrett reduction). The ModUp's converted limbs are thus
+// word is summed over the digits into a three-word accumulator (common.cuh Acc3: exact sums of
+// count <= 4 products < 2^122), one Barrett reduction. The ModUp's converted limbs are thus
 // never written back to device memory after their column phase, nor read again by the inner
 // product.
 //
@@ -28,6 +28,7 @@
 #include "ntt.cuh"
 
 #define NKS_MAX_DIGITS 4
+
 #ifndef NKS_MIN_BLOCKS
 #define NKS_MIN_BLOCKS 7
 #endif
@@ -138,16 +139,19 @@ RHEA_INLINE void ntt_rows_keyswitch(const ulonglong2* __restrict__ tw_all,
                 const u64* key = reinterpret_cast<const u64*>(c == 0 ? a.key_b[d] : a.key_a[d]);
                 k[d] = ld_dep2_if(key + kb_off + e, d < a.count);
             }
-            U128 acc[2] = {{0ull, 0ull}, {0ull, 0ull}};
+            Acc3 acc[2];
+            acc3_set(acc[0], 0ull);
+            acc3_set(acc[1], 0ull);
 #pragma unroll
             for (u32 d = 0; d < NKS_MAX_DIGITS; ++d) {
                 if (d < a.count) {
-                    acc[0] = add_wide(acc[0], mul_wide(x[d].x, k[d].x));
-                    acc[1] = add_wide(acc[1], mul_wide(x[d].y, k[d].y));
+                    acc3_mac(acc[0], x[d].x, k[d].x);
+                    acc3_mac(acc[1], x[d].y, k[d].y);
                 }
             }
             store2((c == 0 ? out0 : out1) + e,
-                   make_ulonglong2(barrett_reduce(acc[0], m), barrett_reduce(acc[1], m)));
+                   make_ulonglong2(barrett_reduce(acc3_value(acc[0]), m),
+                                   barrett_reduce(acc3_value(acc[1]), m)));
         }
     }
 }
