@@ -78,7 +78,8 @@ struct NttArgs {
     u32 groups;       // 0: the strided form above; else the number of groups
     u32 row_start[NTT_MAX_GROUPS + 1];
     u32 table[NTT_MAX_GROUPS];
-    u32 pad;
+    u32 pair_half;    // row kernels with an even CH: rows r and r + pair_half share a table
+                      // and each block takes CH/2 chunks of both (0: CH chunks of one row)
     u64 ptr[NTT_MAX_GROUPS];
     u64 epi_out[NTT_MAX_GROUPS];
     u64 epi_x[NTT_MAX_GROUPS];
@@ -769,10 +770,18 @@ RHEA_INLINE void ntt_rows(u64* __restrict__ data, const ulonglong2* __restrict__
     using PS = NttPasses<LOGS>;
 
     pdl_trigger();
-    const u32 row = blockIdx.x / BPR;
     const u32 b = threadIdx.x / RS::T;
     const u32 tau = threadIdx.x % RS::T;  // < T (PassIdx relies on it)
-    const u32 chunk = (blockIdx.x % BPR) * RS::CH + b;
+    u32 row, chunk;
+    if (RS::CH % 2 == 0 && a.pair_half != 0) {
+        // Two rows with one table (a ciphertext's two polynomials): both halves of the block
+        // load the same twiddles, which the second finds in L1.
+        row = blockIdx.x / (2 * BPR) + (b & 1) * a.pair_half;
+        chunk = (blockIdx.x % (2 * BPR)) * (RS::CH / 2) + (b >> 1);
+    } else {
+        row = blockIdx.x / BPR;
+        chunk = (blockIdx.x % BPR) * RS::CH + b;
+    }
     const NttRow nr = ntt_row(data, a, row, LOGN);
     const u32 table = nr.table;
     u64* base = nr.base + (u64)chunk * S;

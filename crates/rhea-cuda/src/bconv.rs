@@ -148,8 +148,8 @@ impl BconvTile {
             BconvTile::J7C2 => Some((7, 2)),
             BconvTile::J6C2 => Some((6, 2)),
             BconvTile::J5C2 => Some((5, 2)),
-            BconvTile::RinC1 => Some((RIN_MAX_GROUP, 1)),
-            BconvTile::RinC2 => Some((RIN_MAX_GROUP, 2)),
+            BconvTile::RinC1 => Some((rin_max_group(), 1)),
+            BconvTile::RinC2 => Some((rin_max_group(), 2)),
         }
     }
 
@@ -158,15 +158,22 @@ impl BconvTile {
         matches!(self, BconvTile::RinC1 | BconvTile::RinC2)
     }
 
-    /// Output columns per block (`blockIdx.z` groups) for `outputs` columns: `J` for the
-    /// register-tiled tiles; for the register-input ones as few groups of at most
-    /// [`RIN_MAX_GROUP`] as possible, split evenly (23 → 8, 8, 7; 25 → 7, 7, 7, 4), which the
-    /// kernel reads from `BconvArgs::group`.
-    fn columns_per_block(self, outputs: usize) -> u32 {
+    /// Output columns per block (`blockIdx.z` groups) for `outputs` columns, when the launch
+    /// has `blocks` blocks per group (coefficient blocks × polynomials or digits) on `sms`
+    /// multiprocessors: `J` for the register-tiled tiles. The register-input ones split the
+    /// outputs evenly into as few groups of at most [`rin_max_group`] as give the launch at
+    /// least [`RIN_BLOCKS_PER_SM`] blocks per multiprocessor (each group recomputes the inputs'
+    /// `t_i`, so fewer groups do less work, but too few blocks leave multiprocessors idle): at
+    /// N = 2^16 a ModUp's three digits (768 blocks) take 23 → 12, 11 and 25 → 13, 12, a
+    /// two-polynomial ModDown 25 → 13, 12, one 9 → 23 conversion 8, 8, 7. The kernel reads the
+    /// size from `BconvArgs::group`.
+    fn columns_per_block(self, outputs: usize, blocks: usize, sms: u32) -> u32 {
         let (j, _) = self.shape().unwrap_or((8, 2));
         if self.is_rin() {
             let outputs = outputs.max(1);
-            outputs.div_ceil(outputs.div_ceil(j as usize)) as u32
+            let fill = (RIN_BLOCKS_PER_SM * sms as usize).div_ceil(blocks.max(1));
+            let groups = outputs.div_ceil(j as usize).max(fill).min(outputs);
+            outputs.div_ceil(groups) as u32
         } else {
             j
         }
@@ -286,8 +293,25 @@ fn rin_default() -> Option<BconvTile> {
     })
 }
 
-/// The most output columns one block of a register-input tile walks.
-const RIN_MAX_GROUP: u32 = 8;
+/// The most output columns one block of a register-input tile walks (measured on an H100 at the
+/// deep preset: 16 against 8, 12 and 25: mul+relin 0.343 against 0.350, 0.345, 0.350 ms).
+const RIN_MAX_GROUP: u32 = 16;
+
+/// The blocks per multiprocessor a register-input launch is split into output groups for (see
+/// [`BconvTile::columns_per_block`]).
+const RIN_BLOCKS_PER_SM: usize = 4;
+
+/// [`RIN_MAX_GROUP`], or `RHEA_BCONV_RIN_GROUP` (1 ..= 32, read once) for A/B runs.
+fn rin_max_group() -> u32 {
+    static GROUP: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    *GROUP.get_or_init(|| {
+        std::env::var("RHEA_BCONV_RIN_GROUP")
+            .ok()
+            .and_then(|v| v.trim().parse::<u32>().ok())
+            .filter(|g| (1..=32).contains(g))
+            .unwrap_or(RIN_MAX_GROUP)
+    })
+}
 
 /// The most input limbs a register-input tile holds (`BCONV_RIN_LMAX` in `bconv.cu`).
 const RIN_MAX_INPUTS: usize = 12;
@@ -788,15 +812,13 @@ impl DeviceBaseConverter {
         for (ci, chunk) in chunks.into_iter().enumerate() {
             let chunk_flags = if ci == 0 { flags } else { flags & !FLAG_COPY };
             let mut args = self.args(io, chunk, chunk_flags, copy_first, epi)?;
-            let j = tile.columns_per_block(chunk.len());
+            let coeff_blocks = io.n.div_ceil((THREADS * c) as usize);
+            let sms = self.device.multiprocessor_count();
+            let j = tile.columns_per_block(chunk.len(), coeff_blocks * io.polys, sms);
             args.group = j;
             let groups = chunk.len().div_ceil(j as usize).max(1);
             let cfg = LaunchConfig {
-                grid_dim: (
-                    io.n.div_ceil((THREADS * c) as usize) as u32,
-                    io.polys as u32,
-                    groups as u32,
-                ),
+                grid_dim: (coeff_blocks as u32, io.polys as u32, groups as u32),
                 block_dim: (THREADS, 1, 1),
                 shared_mem_bytes: self.shared_bytes(j, centered),
             };
@@ -1011,8 +1033,14 @@ impl DeviceModUp {
         };
         let (_, c) = tile.shape().unwrap_or((8, 2));
         let f = self.device.function(&BCONV, &kernel)?;
-        let group_of = |plan: &[(u32, u32)]| tile.columns_per_block(plan.len());
+        let (coeff_blocks, sms) = (
+            n.div_ceil((THREADS * c) as usize),
+            self.device.multiprocessor_count(),
+        );
         for group in jobs.chunks(MAX_MULTI) {
+            let group_of = |plan: &[(u32, u32)]| {
+                tile.columns_per_block(plan.len(), coeff_blocks * group.len(), sms)
+            };
             let args = group
                 .iter()
                 .map(|(conv, plan, io)| {
@@ -1036,11 +1064,7 @@ impl DeviceModUp {
                 .max();
             let (shared, groups) = (shared.unwrap_or(0), groups.unwrap_or(1).max(1));
             let cfg = LaunchConfig {
-                grid_dim: (
-                    n.div_ceil((THREADS * c) as usize) as u32,
-                    group.len() as u32,
-                    groups as u32,
-                ),
+                grid_dim: (coeff_blocks as u32, group.len() as u32, groups as u32),
                 block_dim: (THREADS, 1, 1),
                 shared_mem_bytes: shared,
             };
@@ -1398,6 +1422,25 @@ impl DeviceRescaler {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn register_input_groups_fill_the_device_with_few_groups() {
+        // N = 2^16, C = 2: 256 coefficient blocks; an H100 has 132 multiprocessors.
+        let rin = BconvTile::RinC2;
+        // A ModUp's three digits in one launch: two groups each.
+        assert_eq!(rin.columns_per_block(23, 3 * 256, 132), 12);
+        assert_eq!(rin.columns_per_block(25, 3 * 256, 132), 13);
+        // A two-polynomial ModDown: two groups; one polynomial: three.
+        assert_eq!(rin.columns_per_block(25, 2 * 256, 132), 13);
+        assert_eq!(rin.columns_per_block(23, 256, 132), 8);
+        // Never more groups than outputs, never an empty plan's division by zero.
+        assert_eq!(rin.columns_per_block(3, 8, 132), 1);
+        assert_eq!(rin.columns_per_block(0, 0, 132), 1);
+        // Many blocks: as few groups of at most RIN_MAX_GROUP as the outputs need.
+        assert_eq!(rin.columns_per_block(40, 1 << 14, 132), 14);
+        // The register-tiled tiles keep their J.
+        assert_eq!(BconvTile::J7C2.columns_per_block(25, 256, 132), 7);
+    }
 
     #[test]
     fn modup_plans_skip_the_digits_own_limbs() {

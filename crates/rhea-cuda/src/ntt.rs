@@ -151,6 +151,13 @@ impl NttSplit {
     }
 }
 
+/// Whether row launches over two polynomials with the same tables pair their rows in one block
+/// (see `NttArgs::pairing`); `RHEA_NTT_PAIR=0` (read once) turns it off for A/B runs.
+fn paired_rows_enabled() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var("RHEA_NTT_PAIR").map_or(true, |v| v.trim() != "0"))
+}
+
 /// The compiled `(log N1, columns per block)` pairs per `log2 N` (keep in sync with the
 /// `NTT_COLS`/`NTT_ROWS` list in `kernels/ntt.cu`); each is compiled with and without derived
 /// twiddles. The first pair is the default.
@@ -290,7 +297,7 @@ struct NttArgs {
     groups: u32,
     row_start: [u32; MAX_RUNS + 1],
     table: [u32; MAX_RUNS],
-    pad: u32,
+    pair_half: u32,
     ptr: [u64; MAX_RUNS],
     epi_out: [u64; MAX_RUNS],
     epi_x: [u64; MAX_RUNS],
@@ -307,6 +314,34 @@ struct NttArgs {
 unsafe impl DeviceRepr for NttArgs {}
 
 impl NttArgs {
+    /// The table of launch row `r` (see `ntt_row` in `ntt.cuh`).
+    fn table_of(&self, r: u32) -> u32 {
+        if self.groups == 0 {
+            return self.first_table + self.start + r % self.count.max(1);
+        }
+        let g = (0..self.groups as usize)
+            .rev()
+            .find(|&g| r >= self.row_start[g])
+            .unwrap_or(0);
+        self.table[g] + (r - self.row_start[g])
+    }
+
+    /// `rows / 2` when every row `r` of the first half has the table of row `r + rows / 2` (the
+    /// two polynomials of a ciphertext), else 0: the row kernel then gives each block one chunk
+    /// of each of two such rows, whose twiddles are the same (`pair_half` in `ntt.cuh`).
+    fn pairing(&self) -> u32 {
+        let half = self.rows / 2;
+        if half == 0 || self.rows % 2 != 0 || !paired_rows_enabled() {
+            return 0;
+        }
+        let same = (0..half).all(|r| self.table_of(r) == self.table_of(r + half));
+        if same {
+            half
+        } else {
+            0
+        }
+    }
+
     /// The arguments of a checked batch (every count fits in 32 bits).
     fn of(batch: &NttBatch) -> Self {
         Self {
@@ -1200,7 +1235,22 @@ impl DeviceNttTables {
         phase: Phase,
     ) -> Result<()> {
         let (name, cfg) = self.phase_config(args.rows, dir, s, phase, false);
-        self.launch(&name, cfg, buf.device_ptr(), args, dir, None)
+        let args = self.paired(args, s, phase);
+        self.launch(&name, cfg, buf.device_ptr(), &args, dir, None)
+    }
+
+    /// `args` with `pair_half` set for a row phase whose blocks hold an even number of chunks
+    /// and whose rows pair up (see [`NttArgs::pairing`]).
+    fn paired(&self, args: &NttArgs, s: NttSplit, phase: Phase) -> NttArgs {
+        let mut a = *args;
+        let t = (1u32 << (self.log_degree - s.log_n1)) / 8;
+        let chunks = if t >= 128 { 1 } else { 128 / t };
+        a.pair_half = if phase == Phase::Rows && chunks % 2 == 0 {
+            a.pairing()
+        } else {
+            0
+        };
+        a
     }
 
     /// A phase of a grouped launch (`args.groups > 0`: the kernel ignores `data`).
@@ -1213,7 +1263,8 @@ impl DeviceNttTables {
         epilogue: bool,
     ) -> Result<()> {
         let (name, cfg) = self.phase_config(args.rows, dir, s, phase, epilogue);
-        self.launch(&name, cfg, 0, args, dir, None)
+        let args = self.paired(args, s, phase);
+        self.launch(&name, cfg, 0, &args, dir, None)
     }
 
     /// The kernel name and launch shape of one phase over `rows` limb-transforms.
@@ -1771,6 +1822,35 @@ mod tests {
             assert!(rhea_math::prime::is_ntt_friendly(p.value(), 1 << 16));
         }
         assert!(bench_primes(62, 1 << 16, 1).is_err());
+    }
+
+    #[test]
+    fn rows_pair_when_both_halves_use_the_same_tables() {
+        // Strided: two polynomials of limbs 1..4 (tables 3..6 with first_table 2): paired.
+        let mut a = NttArgs::of(&NttBatch::limb_range(2, 6, 1, 3).with_first_table(2));
+        assert_eq!(
+            (a.rows, a.table_of(0), a.table_of(3), a.table_of(5)),
+            (6, 3, 3, 5)
+        );
+        assert_eq!(a.pairing(), 3);
+        // One polynomial: nothing to pair.
+        a = NttArgs::of(&NttBatch::all(1, 4));
+        assert_eq!(a.pairing(), 0);
+        // Grouped: runs of tables 5..8 and 5..8 pair; 5..8 and 6..9 do not; odd rows never.
+        a = NttArgs {
+            rows: 8,
+            groups: 2,
+            ..NttArgs::default()
+        };
+        a.row_start[..3].copy_from_slice(&[0, 4, 8]);
+        a.table[..2].copy_from_slice(&[5, 5]);
+        assert_eq!((a.table_of(3), a.table_of(4), a.table_of(7)), (8, 5, 8));
+        assert_eq!(a.pairing(), 4);
+        a.table[1] = 6;
+        assert_eq!(a.pairing(), 0);
+        a.rows = 7;
+        a.table[1] = 5;
+        assert_eq!(a.pairing(), 0);
     }
 
     #[test]
