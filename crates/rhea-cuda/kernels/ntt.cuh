@@ -80,6 +80,10 @@ struct NttArgs {
     u32 table[NTT_MAX_GROUPS];
     u32 pair_half;    // row kernels with an even CH: rows r and r + pair_half share a table
                       // and each block takes CH/2 chunks of both (0: CH chunks of one row)
+    u32 epi_galois;   // epilogue: 0, or h = g^-1 mod 2N: the result is written permuted by
+                      // the automorphism sigma_g (entry k to bitrev(((2 bitrev(k) + 1) h
+                      // mod 2N - 1) / 2), the scatter form of automorphism_ntt's gather)
+    u32 pad;
     u64 ptr[NTT_MAX_GROUPS];
     u64 epi_out[NTT_MAX_GROUPS];
     u64 epi_x[NTT_MAX_GROUPS];
@@ -666,6 +670,17 @@ RHEA_INLINE void rows_epilogue_store(const NttArgs& a, const NttRow& nr, u64 chu
         const ulonglong2 w2 = ld_dep2(reinterpret_cast<const ulonglong2*>(a.epi_w2) + nr.table);
 #pragma unroll
         for (int i = 0; i < 8; ++i) r[i] = shoup_mul(r[i], w2.x, w2.y, q);
+    }
+    if (a.epi_galois != 0) {
+        u64* ob = reinterpret_cast<u64*>(a.epi_out[nr.group]) + ((u64)nr.j << logn);
+        const u64 k0 = chunk_off + 8 * tau;
+        const u64 mask = (2ull << logn) - 1ull;
+#pragma unroll
+        for (int i = 0; i < 8; ++i) {
+            const u64 e = ((2ull * (__brevll(k0 + i) >> (64 - logn)) + 1ull) * a.epi_galois) & mask;
+            ob[__brevll((e - 1ull) >> 1) >> (64 - logn)] = r[i];
+        }
+        return;
     }
 #pragma unroll
     for (int i = 0; i < 4; ++i) op[i] = make_ulonglong2(r[2 * i], r[2 * i + 1]);

@@ -158,6 +158,21 @@ fn paired_rows_enabled() -> bool {
     *ON.get_or_init(|| std::env::var("RHEA_NTT_PAIR").map_or(true, |v| v.trim() != "0"))
 }
 
+/// `g^{-1} mod 2N` for an odd Galois element `g` (the epilogue's scatter form of `σ_g`).
+fn galois_inverse(g: u64, n: usize) -> Result<u32> {
+    if g % 2 == 0 {
+        return Err(CudaError::InvalidArgument(format!(
+            "the Galois element must be odd, got {g}"
+        )));
+    }
+    // Newton's iteration doubles the correct low bits of an inverse modulo 2^64 each step.
+    let mut x = g;
+    for _ in 0..6 {
+        x = x.wrapping_mul(2u64.wrapping_sub(g.wrapping_mul(x)));
+    }
+    Ok((x & (2 * n as u64 - 1)) as u32)
+}
+
 /// The compiled `(log N1, columns per block)` pairs per `log2 N` (keep in sync with the
 /// `NTT_COLS`/`NTT_ROWS` list in `kernels/ntt.cu`); each is compiled with and without derived
 /// twiddles. The first pair is the default.
@@ -298,6 +313,8 @@ struct NttArgs {
     row_start: [u32; MAX_RUNS + 1],
     table: [u32; MAX_RUNS],
     pair_half: u32,
+    epi_galois: u32,
+    pad: u32,
     ptr: [u64; MAX_RUNS],
     epi_out: [u64; MAX_RUNS],
     epi_x: [u64; MAX_RUNS],
@@ -790,8 +807,29 @@ impl DeviceNttTables {
         epi: &[EpilogueRun<'_>],
         w_pairs: &DeviceBuffer,
     ) -> Result<()> {
+        self.forward_runs_epilogue_automorphism(srcs, runs, outs, epi, w_pairs, None)
+    }
+
+    /// [`DeviceNttTables::forward_runs_epilogue`] with, for `Some(g)`, the results written
+    /// permuted by the automorphism `σ_g` (as [`crate::automorphism::apply_ntt`] of the
+    /// results would leave them, word for word): a key switching's ModDown and a rotation's
+    /// automorphism in one pass.
+    ///
+    /// Errors: as `forward_runs_epilogue`, plus [`CudaError::InvalidArgument`] for an even `g`.
+    pub fn forward_runs_epilogue_automorphism(
+        &self,
+        srcs: &mut [&mut DeviceBuffer],
+        runs: &[NttRun],
+        outs: &mut [&mut DeviceBuffer],
+        epi: &[EpilogueRun<'_>],
+        w_pairs: &DeviceBuffer,
+        galois: Option<u64>,
+    ) -> Result<()> {
         let (ptrs, lens) = self.buffers_of(srcs)?;
-        let args = self.epilogue_args(&ptrs, &lens, runs, outs, epi, w_pairs)?;
+        let mut args = self.epilogue_args(&ptrs, &lens, runs, outs, epi, w_pairs)?;
+        if let Some(g) = galois {
+            args.epi_galois = galois_inverse(g, self.degree)?;
+        }
         let s = self.grouped_split()?;
         self.launch_phase_raw(&args, NttDirection::Forward, s, Phase::Cols, false)?;
         self.launch_phase_raw(&args, NttDirection::Forward, s, Phase::Rows, true)
@@ -1822,6 +1860,15 @@ mod tests {
             assert!(rhea_math::prime::is_ntt_friendly(p.value(), 1 << 16));
         }
         assert!(bench_primes(62, 1 << 16, 1).is_err());
+    }
+
+    #[test]
+    fn galois_inverse_inverts_modulo_2n() {
+        for g in [1u64, 3, 5, 25, (1 << 17) - 1, 12345] {
+            let h = u64::from(galois_inverse(g, 1 << 16).unwrap());
+            assert_eq!(g * h % (1 << 17), 1, "g = {g}");
+        }
+        assert!(galois_inverse(4, 1 << 16).is_err());
     }
 
     #[test]

@@ -686,6 +686,55 @@ fn forward_epilogue_matches_the_cpu() {
             &format!("{test} with add"),
         );
         assert!(l >= 4);
+        // With an automorphism: the same results, each limb permuted by σ_g as
+        // automorphism_ntt's gather out[i] = in[bitrev(((2 bitrev(i) + 1) g mod 2N − 1) / 2)].
+        for g in [5u64.pow(3) % (2 * n as u64), 2 * n as u64 - 1] {
+            let mut s0 = dev.upload(&src_host[0]).unwrap();
+            let mut s1 = dev.upload(&src_host[1]).unwrap();
+            out1.copy_from_host(&vec![7u64; 3 * n]).unwrap();
+            gpu.forward_runs_epilogue_automorphism(
+                &mut [&mut s0, &mut s1],
+                &runs,
+                &mut [&mut out0, &mut out1],
+                &epi,
+                &wd,
+                Some(g),
+            )
+            .unwrap();
+            let br = |i: usize| i.reverse_bits() >> (usize::BITS - log_n);
+            let perm = |want: &[u64], first: usize| {
+                let mut p = want.to_vec();
+                for limb in first..want.len() / n {
+                    for i in 0..n {
+                        let e = ((2 * br(i) as u64 + 1) * g) % (2 * n as u64);
+                        p[limb * n + i] = want[limb * n + br(((e - 1) / 2) as usize)];
+                    }
+                }
+                p
+            };
+            assert_same(
+                &dev.download(&out0).unwrap(),
+                &perm(&want0, 0),
+                &format!("{test} no add, sigma_{g}"),
+            );
+            assert_same(
+                &dev.download(&out1).unwrap(),
+                &perm(&want1, 1),
+                &format!("{test} with add, sigma_{g}"),
+            );
+        }
+        let mut s0 = dev.upload(&src_host[0]).unwrap();
+        assert!(matches!(
+            gpu.forward_runs_epilogue_automorphism(
+                &mut [&mut s0],
+                &runs[..1],
+                &mut [&mut out0],
+                &epi[..1],
+                &wd,
+                Some(4)
+            ),
+            Err(CudaError::InvalidArgument(_))
+        ));
         // A mismatched epilogue list is a typed error.
         let mut s0 = dev.upload(&src_host[0]).unwrap();
         assert!(matches!(

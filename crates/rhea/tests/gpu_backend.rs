@@ -176,6 +176,28 @@ fn check_ring(test: &str, ring: &RnsRing) {
                 same(ring, &what, &want[c], &got[c]);
                 same(ring, &format!("{what}, CPU"), &want[c], &cpu[c]);
             }
+            // The same followed by an automorphism (a rotation): on the GPU written permuted by
+            // the ModDown's last kernel, on the CPU the composition.
+            let g = 25 % (2 * ring.n() as u64);
+            let perm: Vec<Poly> = want
+                .iter()
+                .map(|u| ring.automorphism(u, g).unwrap())
+                .collect();
+            let got = ring
+                .keyswitch_poly_automorphism(&xg, &key_gpu, *ag, g)
+                .unwrap();
+            let cpu = ring
+                .keyswitch_poly_automorphism(&xc, &key_cpu, *ac, g)
+                .unwrap();
+            let hoisted = ring
+                .keyswitch_moddown_automorphism(&dg, &key_gpu, *ag, g)
+                .unwrap();
+            for c in 0..2 {
+                let what = format!("{test}: keyswitch_poly_automorphism {c} (adds {k}) at {ell}");
+                same(ring, &what, &perm[c], &got[c]);
+                same(ring, &format!("{what}, CPU"), &perm[c], &cpu[c]);
+                same(ring, &format!("{what}, hoisted"), &perm[c], &hoisted[c]);
+            }
             // With addends inside the ModDown too (public-key encryption's errors): one digit
             // here is enough, the inner product is the same launch.
             let (e0c, e0g) = pair(ring, ring.shape_qp(ell), next());

@@ -604,8 +604,14 @@ impl GpuRing {
         keys: &[(&DeviceBuffer, &DeviceBuffer)],
         adds: [Option<&DeviceBuffer>; 2],
         rescale: bool,
+        galois: Option<u64>,
     ) -> Result<[DeviceBuffer; 2]> {
         let n = ring.n();
+        if rescale && galois.is_some() {
+            return Err(Error::InvalidInput(
+                "key switching: an automorphism with the rescale is not supported".into(),
+            ));
+        }
         if rescale && ell < 2 {
             return Err(Error::InvalidInput(format!(
                 "keyswitch_moddown_rescale at {ell} limb(s): rescaling needs 2"
@@ -621,7 +627,7 @@ impl GpuRing {
             return if rescale {
                 self.keyswitch_moddown_rescale(ring, ell, &refs, keys, adds)
             } else {
-                self.keyswitch_moddown(ring, ell, &refs, keys, [None, None], adds)
+                self.keyswitch_moddown(ring, ell, &refs, keys, [None, None], adds, galois)
             };
         }
         if keys.len() < digits {
@@ -655,7 +661,7 @@ impl GpuRing {
         if rescale {
             self.moddown_rescale_from_inner(ring, ell, acc, adds, n)
         } else {
-            self.moddown_from_inner(ell, acc, adds, n)
+            self.moddown_from_inner(ell, acc, adds, n, galois)
         }
     }
 
@@ -664,7 +670,8 @@ impl GpuRing {
     /// product of the ModUp `digits` with the key, plus `inner_c`, into one `[2][Q_ℓ ∪ P][N]`
     /// accumulator; the inverse NTT of both halves' P limbs (one launch per phase); the centred
     /// conversion `P → Q_ℓ` of both (one launch); and one forward NTT of both whose epilogue
-    /// writes `[add_c +] (x_c − y_c) · P^{-1}` into the two results.
+    /// writes `[add_c +] (x_c − y_c) · P^{-1}` into the two results, permuted by `σ_g` for
+    /// `galois = Some(g)` (a rotation's automorphism).
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn keyswitch_moddown(
         &self,
@@ -674,6 +681,7 @@ impl GpuRing {
         keys: &[(&DeviceBuffer, &DeviceBuffer)],
         inner: [Option<&DeviceBuffer>; 2],
         adds: [Option<&DeviceBuffer>; 2],
+        galois: Option<u64>,
     ) -> Result<[DeviceBuffer; 2]> {
         let n = ring.n();
         if !self.ntt.has_fast_kernels() {
@@ -685,7 +693,13 @@ impl GpuRing {
                 self.mod_down(ring, ell, &a1)?,
             ];
             self.add_each(&shape_q, [&mut o0, &mut o1], adds)?;
-            return Ok([o0, o1]);
+            let Some(g) = galois else {
+                return Ok([o0, o1]);
+            };
+            return Ok([
+                self.automorphism(&shape_q, &o0, g, true)?,
+                self.automorphism(&shape_q, &o1, g, true)?,
+            ]);
         }
         let pl = ring.p_len();
         let width = ell + pl;
@@ -699,7 +713,7 @@ impl GpuRing {
             DeviceBuffer::copy_region(&a0, 0, &mut acc, 0, width * n)?;
             DeviceBuffer::copy_region(&a1, 0, &mut acc, width * n, width * n)?;
         }
-        self.moddown_from_inner(ell, acc, adds, n)
+        self.moddown_from_inner(ell, acc, adds, n, galois)
     }
 
     /// The ModDown of both halves of a key switching's inner product `acc` (`[2][Q_ℓ ∪ P][N]`,
@@ -710,6 +724,7 @@ impl GpuRing {
         mut acc: DeviceBuffer,
         adds: [Option<&DeviceBuffer>; 2],
         n: usize,
+        galois: Option<u64>,
     ) -> Result<[DeviceBuffer; 2]> {
         let pl = self.ntt.len() - self.q_len;
         let width = ell + pl;
@@ -750,12 +765,13 @@ impl GpuRing {
                 c: adds[1].map(|c| (c, 0)),
             },
         ];
-        self.ntt.forward_runs_epilogue(
+        self.ntt.forward_runs_epilogue_automorphism(
             &mut [&mut y],
             &runs,
             &mut [&mut o0, &mut o1],
             &epi,
             &self.mod_down_w,
+            galois,
         )?;
         Ok([o0, o1])
     }
@@ -786,7 +802,8 @@ impl GpuRing {
             )));
         }
         if !self.ntt.has_fast_kernels() || digits.len() > fused::MAX_DIGITS {
-            let [a, b] = self.keyswitch_moddown(ring, ell, digits, keys, [None, None], adds)?;
+            let [a, b] =
+                self.keyswitch_moddown(ring, ell, digits, keys, [None, None], adds, None)?;
             return self
                 .rescale_ntt_many(ring, ell, &[&a, &b])?
                 .try_into()

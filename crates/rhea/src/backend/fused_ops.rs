@@ -143,6 +143,34 @@ impl RnsRing {
         inner: [Option<&Poly>; 2],
         adds: [Option<&Poly>; 2],
     ) -> Result<[Poly; 2]> {
+        self.keyswitch_moddown_full(digits, key, inner, adds, None)
+    }
+
+    /// `(σ_g(u_0), σ_g(u_1))` for `(u_0, u_1)` = [`RnsRing::keyswitch_moddown`]`(digits, key,
+    /// adds)`: a hoisted rotation's key switching and automorphism. On the GPU the ModDown's
+    /// last kernel writes its results permuted (no automorphism launches); elsewhere the
+    /// composition. Bit-identical either way.
+    ///
+    /// Errors: as [`RnsRing::keyswitch_moddown`] and [`RnsRing::automorphism`] (an even `g`).
+    pub fn keyswitch_moddown_automorphism(
+        &self,
+        digits: &[Poly],
+        key: &[[Poly; 2]],
+        adds: [Option<&Poly>; 2],
+        g: u64,
+    ) -> Result<[Poly; 2]> {
+        self.keyswitch_moddown_full(digits, key, [None, None], adds, Some(g))
+    }
+
+    fn keyswitch_moddown_full(
+        &self,
+        digits: &[Poly],
+        key: &[[Poly; 2]],
+        inner: [Option<&Poly>; 2],
+        adds: [Option<&Poly>; 2],
+        galois: Option<u64>,
+    ) -> Result<[Poly; 2]> {
+        check_galois(galois)?;
         let first = digits
             .first()
             .ok_or_else(|| Error::InvalidInput("keyswitch_moddown: no digits".to_string()))?;
@@ -162,7 +190,8 @@ impl RnsRing {
                 None => Some(None),
             });
             if let [Some(i0), Some(i1)] = inner_bufs {
-                let [o0, o1] = ring.keyswitch_moddown(self, ell, &ds, &ks, [i0, i1], add_bufs)?;
+                let [o0, o1] =
+                    ring.keyswitch_moddown(self, ell, &ds, &ks, [i0, i1], add_bufs, galois)?;
                 let out_shape = self.shape_q(ell);
                 return Ok([
                     Poly::cuda(o0, out_shape, Form::Ntt),
@@ -185,7 +214,10 @@ impl RnsRing {
         if let Some(c) = adds[1] {
             self.add_assign(&mut u1, c)?;
         }
-        Ok([u0, u1])
+        match galois {
+            Some(g) => Ok([self.automorphism(&u0, g)?, self.automorphism(&u1, g)?]),
+            None => Ok([u0, u1]),
+        }
     }
 
     /// [`RnsRing::keyswitch_moddown`] followed by [`RnsRing::rescale_many`] of both results
@@ -242,9 +274,37 @@ impl RnsRing {
         adds: [Option<&Poly>; 2],
         rescale: bool,
     ) -> Result<[Poly; 2]> {
+        self.keyswitch_poly_full(d, key, adds, rescale, None)
+    }
+
+    /// `(σ_g(u_0), σ_g(u_1))` for `(u_0, u_1)` = [`RnsRing::keyswitch_poly`]`(d, key, adds,
+    /// false)`: a rotation's key switching and automorphism. On the GPU the ModDown's last
+    /// kernel writes its results permuted (no automorphism launches); elsewhere the
+    /// composition. Bit-identical either way.
+    ///
+    /// Errors: as [`RnsRing::keyswitch_poly`] and [`RnsRing::automorphism`] (an even `g`).
+    pub fn keyswitch_poly_automorphism(
+        &self,
+        d: &Poly,
+        key: &[[Poly; 2]],
+        adds: [Option<&Poly>; 2],
+        g: u64,
+    ) -> Result<[Poly; 2]> {
+        self.keyswitch_poly_full(d, key, adds, false, Some(g))
+    }
+
+    fn keyswitch_poly_full(
+        &self,
+        d: &Poly,
+        key: &[[Poly; 2]],
+        adds: [Option<&Poly>; 2],
+        rescale: bool,
+        galois: Option<u64>,
+    ) -> Result<[Poly; 2]> {
+        check_galois(galois)?;
         if let Some((ring, x, ks, add_bufs)) = self.gpu_keyswitch_poly_args(d, key, adds)? {
             let ell = d.shape.q_limbs;
-            let [o0, o1] = ring.keyswitch_poly(self, ell, x, &ks, add_bufs, rescale)?;
+            let [o0, o1] = ring.keyswitch_poly(self, ell, x, &ks, add_bufs, rescale, galois)?;
             let out_shape = self.shape_q(if rescale { ell - 1 } else { ell });
             return Ok([
                 Poly::cuda(o0, out_shape, Form::Ntt),
@@ -255,7 +315,7 @@ impl RnsRing {
         if rescale {
             self.keyswitch_moddown_rescale(&digits, key, adds)
         } else {
-            self.keyswitch_moddown(&digits, key, adds)
+            self.keyswitch_moddown_full(&digits, key, [None, None], adds, galois)
         }
     }
 
@@ -367,4 +427,14 @@ fn gpu_addends(
         }
     }
     Some(bufs)
+}
+
+/// [`Error::InvalidInput`] for an even Galois element (before any work is queued).
+fn check_galois(galois: Option<u64>) -> Result<()> {
+    match galois {
+        Some(g) if g % 2 == 0 => Err(Error::InvalidInput(format!(
+            "automorphism: the Galois element {g} is even (it must be odd modulo 2N)"
+        ))),
+        _ => Ok(()),
+    }
 }

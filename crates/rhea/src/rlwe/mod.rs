@@ -394,10 +394,10 @@ impl RlweContext {
         key: &KeySwitchKey,
     ) -> Result<Vec<Poly>> {
         self.check_id("key switch", key.params_id)?;
-        let switched = self
-            .ring
-            .keyswitch_moddown(digits, &key.parts, [Some(c0), None])?;
-        self.apply_galois(switched, g)
+        let parts =
+            self.ring
+                .keyswitch_moddown_automorphism(digits, &key.parts, [Some(c0), None], g)?;
+        Ok(parts.into())
     }
 
     /// The automorphism `σ_g` of a 2-component ciphertext: one key switching of `c_1`
@@ -406,10 +406,10 @@ impl RlweContext {
     pub fn automorphism(&self, cs: &[Poly], g: u64, key: &KeySwitchKey) -> Result<Vec<Poly>> {
         check_two_parts(cs)?;
         self.check_id("key switch", key.params_id)?;
-        let switched = self
-            .ring
-            .keyswitch_poly(&cs[1], &key.parts, [Some(&cs[0]), None], false)?;
-        self.apply_galois(switched, g)
+        let parts =
+            self.ring
+                .keyswitch_poly_automorphism(&cs[1], &key.parts, [Some(&cs[0]), None], g)?;
+        Ok(parts.into())
     }
 
     /// The automorphisms `σ_g` of one 2-component ciphertext for several `(g, key)` pairs, in
@@ -441,14 +441,6 @@ impl RlweContext {
                 Ok(Some(parts))
             })
             .collect()
-    }
-
-    /// `(σ_g(u_0), σ_g(u_1))`.
-    fn apply_galois(&self, [u0, u1]: [Poly; 2], g: u64) -> Result<Vec<Poly>> {
-        Ok(vec![
-            self.ring.automorphism(&u0, g)?,
-            self.ring.automorphism(&u1, g)?,
-        ])
     }
 }
 
