@@ -107,6 +107,17 @@ impl std::fmt::Debug for GpuRing {
     }
 }
 
+/// What a GPU key switching ([`GpuRing::keyswitch_poly`]) does after its ModDown.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum KsTail {
+    /// Nothing more: the results in NTT form over `Q_ℓ`.
+    Plain,
+    /// The rescale by the last prime, merged with the ModDown.
+    Rescale,
+    /// The automorphism `σ_g` (odd `g`), written by the ModDown's last kernel.
+    Automorphism(u64),
+}
+
 impl GpuRing {
     /// Uploads every table of `ring` to `dev`.
     pub(crate) fn new(ring: &RnsRing, dev: Arc<GpuDevice>) -> Result<Self> {
@@ -588,8 +599,9 @@ impl GpuRing {
     }
 
     /// Key switching of one NTT-form polynomial `input` over `Q_ℓ`, to the end: the twin of
-    /// [`GpuRing::mod_up`] then [`GpuRing::keyswitch_moddown`] (no inner addends) or, with
-    /// `rescale`, [`GpuRing::keyswitch_moddown_rescale`], bit for bit. The ModUp's forward row
+    /// [`GpuRing::mod_up`] then [`GpuRing::keyswitch_moddown`] (no inner addends; with
+    /// [`KsTail::Automorphism`] its results permuted) or, with [`KsTail::Rescale`],
+    /// [`GpuRing::keyswitch_moddown_rescale`], bit for bit. The ModUp's forward row
     /// phase and the inner product run as one kernel
     /// ([`DeviceNttTables::forward_rows_keyswitch`]): the digits' transformed limbs never go
     /// through device memory and their own limbs are read from `input` (no copies). Launches:
@@ -603,15 +615,14 @@ impl GpuRing {
         input: &DeviceBuffer,
         keys: &[(&DeviceBuffer, &DeviceBuffer)],
         adds: [Option<&DeviceBuffer>; 2],
-        rescale: bool,
-        galois: Option<u64>,
+        tail: KsTail,
     ) -> Result<[DeviceBuffer; 2]> {
         let n = ring.n();
-        if rescale && galois.is_some() {
-            return Err(Error::InvalidInput(
-                "key switching: an automorphism with the rescale is not supported".into(),
-            ));
-        }
+        let rescale = tail == KsTail::Rescale;
+        let galois = match tail {
+            KsTail::Automorphism(g) => Some(g),
+            _ => None,
+        };
         if rescale && ell < 2 {
             return Err(Error::InvalidInput(format!(
                 "keyswitch_moddown_rescale at {ell} limb(s): rescaling needs 2"

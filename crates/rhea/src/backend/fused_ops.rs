@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use super::cuda::GpuRing;
+use super::cuda::{GpuRing, KsTail};
 use super::poly::{Form, Poly, Storage};
 use super::{PolyShape, RnsRing};
 use crate::error::{Error, Result};
@@ -274,7 +274,12 @@ impl RnsRing {
         adds: [Option<&Poly>; 2],
         rescale: bool,
     ) -> Result<[Poly; 2]> {
-        self.keyswitch_poly_full(d, key, adds, rescale, None)
+        let tail = if rescale {
+            KsTail::Rescale
+        } else {
+            KsTail::Plain
+        };
+        self.keyswitch_poly_full(d, key, adds, tail)
     }
 
     /// `(σ_g(u_0), σ_g(u_1))` for `(u_0, u_1)` = [`RnsRing::keyswitch_poly`]`(d, key, adds,
@@ -290,7 +295,7 @@ impl RnsRing {
         adds: [Option<&Poly>; 2],
         g: u64,
     ) -> Result<[Poly; 2]> {
-        self.keyswitch_poly_full(d, key, adds, false, Some(g))
+        self.keyswitch_poly_full(d, key, adds, KsTail::Automorphism(g))
     }
 
     fn keyswitch_poly_full(
@@ -298,13 +303,17 @@ impl RnsRing {
         d: &Poly,
         key: &[[Poly; 2]],
         adds: [Option<&Poly>; 2],
-        rescale: bool,
-        galois: Option<u64>,
+        tail: KsTail,
     ) -> Result<[Poly; 2]> {
+        let rescale = tail == KsTail::Rescale;
+        let galois = match tail {
+            KsTail::Automorphism(g) => Some(g),
+            _ => None,
+        };
         check_galois(galois)?;
         if let Some((ring, x, ks, add_bufs)) = self.gpu_keyswitch_poly_args(d, key, adds)? {
             let ell = d.shape.q_limbs;
-            let [o0, o1] = ring.keyswitch_poly(self, ell, x, &ks, add_bufs, rescale, galois)?;
+            let [o0, o1] = ring.keyswitch_poly(self, ell, x, &ks, add_bufs, tail)?;
             let out_shape = self.shape_q(if rescale { ell - 1 } else { ell });
             return Ok([
                 Poly::cuda(o0, out_shape, Form::Ntt),
