@@ -1474,7 +1474,12 @@ mod tests {
         for tile in BconvTile::ALL {
             let (j, c) = tile.shape().unwrap();
             assert!(j as usize <= MAX_PLAN && c <= 2, "{tile:?}");
-            assert!(BCONV.source.contains(&format!("BCONV_INSTANCE({j}, {c})")));
+            let instance = if tile.is_rin() {
+                format!("BCONV_RIN_INSTANCE({c})")
+            } else {
+                format!("BCONV_INSTANCE({j}, {c})")
+            };
+            assert!(BCONV.source.contains(&instance), "{tile:?}: {instance}");
         }
     }
 }
