@@ -92,8 +92,28 @@
         ntt_fwd_rowsde_##LOGN##_##LOG1(NTT_ARGS) {                                          \
         ntt_rows<LOGN, LOGN - LOG1, true, true, true>(data, tw, tw3, primes, a);            \
     }
+// ntt_{fwd,inv}_rowsd_<LOGN>_<LOG1>_p, ntt_fwd_rowsde_<LOGN>_<LOG1>_p: the derived-twiddle row
+// kernels whose blocks take chunks of two rows with one table (NttArgs::pair_half; compiled
+// apart so that the unpaired kernels keep their index arithmetic).
+#define NTT_ROWS_PAIRED(LOGN, LOG1)                                                         \
+    extern "C" __global__ void NTT_BOUNDS(RowsShape<LOGN - LOG1>::THREADS, LOGN,           \
+                                          NTT_ROWS_FWD_B)                                   \
+        ntt_fwd_rowsd_##LOGN##_##LOG1##_p(NTT_ARGS) {                                       \
+        ntt_rows<LOGN, LOGN - LOG1, true, true, false, true>(data, tw, tw3, primes, a);     \
+    }                                                                                       \
+    extern "C" __global__ void NTT_BOUNDS(RowsShape<LOGN - LOG1>::THREADS, LOGN,           \
+                                          NTT_ROWS_INV_B)                                   \
+        ntt_inv_rowsd_##LOGN##_##LOG1##_p(NTT_ARGS) {                                       \
+        ntt_rows<LOGN, LOGN - LOG1, false, true, false, true>(data, tw, tw3, primes, a);    \
+    }                                                                                       \
+    extern "C" __global__ void NTT_BOUNDS(RowsShape<LOGN - LOG1>::THREADS, LOGN,           \
+                                          NTT_ROWS_FWD_B)                                   \
+        ntt_fwd_rowsde_##LOGN##_##LOG1##_p(NTT_ARGS) {                                      \
+        ntt_rows<LOGN, LOGN - LOG1, true, true, true, true>(data, tw, tw3, primes, a);      \
+    }
 #define NTT_ROWS(LOGN, LOG1)                                                                \
-    NTT_ROWS_V(LOGN, LOG1, false, ) NTT_ROWS_V(LOGN, LOG1, true, d) NTT_ROWS_EPI(LOGN, LOG1)
+    NTT_ROWS_V(LOGN, LOG1, false, ) NTT_ROWS_V(LOGN, LOG1, true, d) NTT_ROWS_EPI(LOGN, LOG1) \
+    NTT_ROWS_PAIRED(LOGN, LOG1)
 
 // The instantiated shapes; keep in sync with rhea_cuda::ntt::SHAPES (the first shape listed
 // there for each N is the default).

@@ -78,8 +78,8 @@ struct NttArgs {
     u32 groups;       // 0: the strided form above; else the number of groups
     u32 row_start[NTT_MAX_GROUPS + 1];
     u32 table[NTT_MAX_GROUPS];
-    u32 pair_half;    // row kernels with an even CH: rows r and r + pair_half share a table
-                      // and each block takes CH/2 chunks of both (0: CH chunks of one row)
+    u32 pair_half;    // the paired row kernels (ntt_*_rowsd*_p, even CH): rows r and
+                      // r + pair_half share a table and each block takes CH/2 chunks of both
     u32 epi_galois;   // epilogue: 0, or h = g^-1 mod 2N: the result is written permuted by
                       // the automorphism sigma_g (entry k to bitrev(((2 bitrev(k) + 1) h
                       // mod 2N - 1) / 2), the scatter form of automorphism_ntt's gather)
@@ -772,7 +772,7 @@ struct RowsShape {
 // Forward: the last LOGS stages, with the final reduction. Inverse: the first LOGS stages.
 // DERIVED: the direct pass reads 3 twiddles per thread from the compact table tw3_all
 // ([table][N/8][3], see TwCtx) instead of 7 from the full table.
-template <int LOGN, int LOGS, bool FWD, bool DERIVED, bool EPI = false>
+template <int LOGN, int LOGS, bool FWD, bool DERIVED, bool EPI = false, bool PAIRED = false>
 RHEA_INLINE void ntt_rows(u64* __restrict__ data, const ulonglong2* __restrict__ tw_all,
                           const ulonglong2* __restrict__ tw3_all,
                           const NttPrime* __restrict__ primes, const NttArgs& a) {
@@ -787,8 +787,9 @@ RHEA_INLINE void ntt_rows(u64* __restrict__ data, const ulonglong2* __restrict__
     pdl_trigger();
     const u32 b = threadIdx.x / RS::T;
     const u32 tau = threadIdx.x % RS::T;  // < T (PassIdx relies on it)
+    static_assert(!PAIRED || RS::CH % 2 == 0, "paired blocks hold chunks of two rows");
     u32 row, chunk;
-    if (RS::CH % 2 == 0 && a.pair_half != 0) {
+    if constexpr (PAIRED) {
         // Two rows with one table (a ciphertext's two polynomials): both halves of the block
         // load the same twiddles, which the second finds in L1.
         row = blockIdx.x / (2 * BPR) + (b & 1) * a.pair_half;

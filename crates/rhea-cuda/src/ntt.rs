@@ -1273,22 +1273,35 @@ impl DeviceNttTables {
         phase: Phase,
     ) -> Result<()> {
         let (name, cfg) = self.phase_config(args.rows, dir, s, phase, false);
-        let args = self.paired(args, s, phase);
+        let (name, args) = self.paired(name, args, s, phase, false);
         self.launch(&name, cfg, buf.device_ptr(), &args, dir, None)
     }
 
-    /// `args` with `pair_half` set for a row phase whose blocks hold an even number of chunks
-    /// and whose rows pair up (see [`NttArgs::pairing`]).
-    fn paired(&self, args: &NttArgs, s: NttSplit, phase: Phase) -> NttArgs {
+    /// The kernel and arguments of a phase: a derived-twiddle row phase (blocks of an even
+    /// number of chunks) whose rows pair up ([`NttArgs::pairing`]) takes the paired kernel
+    /// (`…_p`, `pair_half` set); anything else runs as named.
+    fn paired(
+        &self,
+        name: String,
+        args: &NttArgs,
+        s: NttSplit,
+        phase: Phase,
+        epilogue: bool,
+    ) -> (String, NttArgs) {
         let mut a = *args;
         let t = (1u32 << (self.log_degree - s.log_n1)) / 8;
         let chunks = if t >= 128 { 1 } else { 128 / t };
-        a.pair_half = if phase == Phase::Rows && chunks % 2 == 0 {
+        let derived = s.derived_twiddles || epilogue;
+        a.pair_half = if phase == Phase::Rows && derived && chunks % 2 == 0 {
             a.pairing()
         } else {
             0
         };
-        a
+        if a.pair_half == 0 {
+            (name, a)
+        } else {
+            (format!("{name}_p"), a)
+        }
     }
 
     /// A phase of a grouped launch (`args.groups > 0`: the kernel ignores `data`).
@@ -1301,7 +1314,7 @@ impl DeviceNttTables {
         epilogue: bool,
     ) -> Result<()> {
         let (name, cfg) = self.phase_config(args.rows, dir, s, phase, epilogue);
-        let args = self.paired(args, s, phase);
+        let (name, args) = self.paired(name, args, s, phase, epilogue);
         self.launch(&name, cfg, 0, &args, dir, None)
     }
 
