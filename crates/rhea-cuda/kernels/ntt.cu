@@ -53,8 +53,9 @@
     __launch_bounds__(THREADS, (THREADS) <= 128 && (LOGN) >= 14 ? (B) * 128 / (THREADS) : 0)
 #endif
 
-// Column kernels: ntt_{fwd,inv}_cols_<LOGN>_<LOG1>_<C>, and ntt_fwd_colsl[a]_<LOGN>_<LOG1>_<C>
-// with the centred-lift (and lift-and-add) prologue (grouped launches, see NttArgs).
+// Column kernels: ntt_{fwd,inv}_cols_<LOGN>_<LOG1>_<C>, ntt_fwd_colsl[a]_<LOGN>_<LOG1>_<C> with
+// the centred-lift (and lift-and-add) prologue (grouped launches, see NttArgs), and
+// ntt_inv_cols_<LOGN>_<LOG1>_<C>_s with a factor per table folded into N^-1 (NttArgs::pro_w).
 #define NTT_COLS(LOGN, LOG1, C)                                                             \
     extern "C" __global__ void NTT_BOUNDS(((1 << LOG1) / 8) * C, LOGN, NTT_COLS_B)          \
         ntt_fwd_colsl_##LOGN##_##LOG1##_##C(NTT_ARGS) {                                     \
@@ -71,6 +72,10 @@
     extern "C" __global__ void NTT_BOUNDS(((1 << LOG1) / 8) * C, LOGN, NTT_COLS_B)          \
         ntt_inv_cols_##LOGN##_##LOG1##_##C(NTT_ARGS) {                                      \
         ntt_cols<LOGN, LOG1, C, false>(data, tw, primes, a);                                \
+    }                                                                                       \
+    extern "C" __global__ void NTT_BOUNDS(((1 << LOG1) / 8) * C, LOGN, NTT_COLS_B)          \
+        ntt_inv_cols_##LOGN##_##LOG1##_##C##_s(NTT_ARGS) {                                  \
+        ntt_cols<LOGN, LOG1, C, false, false, false, true>(data, tw, primes, a);            \
     }
 
 // Row kernels: ntt_{fwd,inv}_rows[d]_<LOGN>_<LOG1> (d: derived twiddles from the compact table).

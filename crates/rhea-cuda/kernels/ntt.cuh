@@ -92,7 +92,8 @@ struct NttArgs {
     u64 pro_src[NTT_MAX_GROUPS];
     u64 pro_moduli;   // const RheaModulus* [table]
     u64 pro_q;        // q_last
-    u64 pro_w;        // const ulonglong2* [table], the lift-and-add prologue's factor
+    u64 pro_w;        // const ulonglong2* [table]: the lift-and-add prologue's factor; for the
+                      // scaled inverse (ntt_inv_cols_*_s), two pairs per table
     u64 epi_w2;       // const ulonglong2* [table], or 0
 };
 
@@ -700,7 +701,8 @@ RHEA_INLINE u64 lift_lazy(u64 t, u64 half, u64 neg, u64 s1, u64 q) {
 // Forward: the first LOG1 stages. Inverse: the last LOG1 stages, with N^-1 fused. One block per
 // tile of C columns of one row: blockIdx.x = row * N2 / C + tile. LIFT (forward, grouped
 // launches): the prologue of NttArgs; with ADD, the lift-and-add prologue.
-template <int LOGN, int LOGS, int C, bool FWD, bool LIFT = false, bool ADD = false>
+template <int LOGN, int LOGS, int C, bool FWD, bool LIFT = false, bool ADD = false,
+          bool SCALED = false>
 RHEA_INLINE void ntt_cols(u64* __restrict__ data, const ulonglong2* __restrict__ tw_all,
                           const NttPrime* __restrict__ primes, const NttArgs& a) {
     constexpr int LOGN2 = LOGN - LOGS;
@@ -719,7 +721,18 @@ RHEA_INLINE void ntt_cols(u64* __restrict__ data, const ulonglong2* __restrict__
     tc.tw = tw_all + ((u64)table << LOGN);
     tc.tw3 = nullptr;
     tc.cst[0] = tc.cst[1] = tc.cst[2] = make_ulonglong2(0, 0);
-    const NttPrime pr = load_ntt_prime(primes, table);
+    NttPrime pr = load_ntt_prime(primes, table);
+    static_assert(!SCALED || !FWD, "the scaled variant is an inverse");
+    if constexpr (SCALED) {
+        // The inverse times f_t: N^-1 f_t and inv_root_powers[1] N^-1 f_t with their Shoup
+        // companions, host-uploaded per table at a.pro_w (read before pdl_wait).
+        const ulonglong2* fw = reinterpret_cast<const ulonglong2*>(a.pro_w) + 2 * (u64)table;
+        const ulonglong2 f0 = __ldg(fw), f1 = __ldg(fw + 1);
+        pr.ninv = f0.x;
+        pr.ninv_shoup = f0.y;
+        pr.last_w = f1.x;
+        pr.last_w_shoup = f1.y;
+    }
 
     const u32 c = threadIdx.x % C;
     const u32 tau = threadIdx.x / C;  // < T: blockDim = T * C (PassIdx relies on it)

@@ -976,6 +976,20 @@ impl DeviceModUp {
         )
     }
 
+    /// The first step's factors at `level`: `q̂_i^{-1} mod q_i` for every limb `i < level`,
+    /// `q̂_i` relative to the digit holding limb `i` (what the conversions multiply by first).
+    ///
+    /// Errors: [`CudaError::Shape`] for a level outside `1 ..= |Q|`.
+    pub fn first_step_factors(&self, level: usize) -> Result<Vec<u64>> {
+        let mut f = vec![0u64; level];
+        for d in 0..self.modup.active_digits(level) {
+            let r = self.modup.digit_limbs(d, level)?;
+            let conv = self.modup.converter(d, level)?;
+            f[r.clone()].copy_from_slice(&conv.q_hat_inv_mod_q()[..r.len()]);
+        }
+        Ok(f)
+    }
+
     /// [`DeviceModUp::convert_centered`] of several digits of one level-`level` polynomial
     /// `input` (`[level][n]`), digit `d_i` into `outputs[i]` (`[level + |P|][n]` each), in one
     /// launch per five digits (each a kernel-parameter block of its own; blockIdx.y picks it)
@@ -989,6 +1003,21 @@ impl DeviceModUp {
         outputs: &mut [(usize, &mut DeviceBuffer)],
         n: usize,
     ) -> Result<()> {
+        self.convert_centered_many_with(level, input, outputs, n, false)
+    }
+
+    /// [`DeviceModUp::convert_centered_many`] of an input that already holds the first step's
+    /// `t_i = x_i · q̂_i^{-1}` (`scaled`: e.g. an inverse NTT with the factors of
+    /// [`DeviceModUp::first_step_factors`] folded in), or of the plain `x_i`.
+    pub fn convert_centered_many_with(
+        &self,
+        level: usize,
+        input: &DeviceBuffer,
+        outputs: &mut [(usize, &mut DeviceBuffer)],
+        n: usize,
+        scaled: bool,
+    ) -> Result<()> {
+        let flags = if scaled { FLAG_SCALED } else { 0 };
         check_degree(n)?;
         let pl = self.modup.p().len();
         if polys_of("ModUp input", input.len(), level, n)? != 1 {
@@ -1027,7 +1056,7 @@ impl DeviceModUp {
         let (Some(kernel), true) = (kernel, uniform) else {
             // Plans or tiles the multi kernel does not take: one launch per digit.
             for (conv, plan, io) in &jobs {
-                conv.launch_plan(io, plan, 0, 0, None, true, BconvTile::Auto)?;
+                conv.launch_plan(io, plan, flags, 0, None, true, BconvTile::Auto)?;
             }
             return Ok(());
         };
@@ -1044,7 +1073,7 @@ impl DeviceModUp {
             let args = group
                 .iter()
                 .map(|(conv, plan, io)| {
-                    let mut a = conv.args(io, plan, 0, 0, None)?;
+                    let mut a = conv.args(io, plan, flags, 0, None)?;
                     a.group = group_of(plan);
                     Ok(a)
                 })

@@ -445,6 +445,8 @@ pub struct DeviceNttTables {
     forward3: DeviceBuffer,
     inverse3: DeviceBuffer,
     primes: DeviceBuffer,
+    /// The host copy of `primes` ([`PRIME_WORDS`] per table).
+    prime_words: Vec<u64>,
 }
 
 impl std::fmt::Debug for DeviceNttTables {
@@ -536,6 +538,7 @@ impl DeviceNttTables {
             forward3: device.upload(&fwd3)?,
             inverse3: device.upload(&inv3)?,
             primes: device.upload(&primes)?,
+            prime_words: primes,
         })
     }
 
@@ -763,6 +766,72 @@ impl DeviceNttTables {
         let args = self.runs_args(&ptrs, &lens, runs)?;
         let s = self.grouped_split()?;
         self.launch_phase_raw(&args, NttDirection::Forward, s, Phase::Cols, false)
+    }
+
+    /// The words [`DeviceNttTables::inverse_scaled`] reads for factors `f` (`f[t]` for table
+    /// `t`, canonical): per table `N^{-1}·f`, `inv_root_powers[1]·N^{-1}·f` (the last inverse
+    /// stage's two constants), each with its Shoup companion. Upload once, use many times.
+    ///
+    /// Errors: [`CudaError::Shape`] for more factors than tables.
+    pub fn scaled_inverse_words(&self, f: &[u64]) -> Result<Vec<u64>> {
+        if f.len() > self.moduli.len() {
+            return Err(CudaError::Shape(format!(
+                "{} factors for {} tables",
+                f.len(),
+                self.moduli.len()
+            )));
+        }
+        let mut out = Vec::with_capacity(4 * f.len());
+        for (t, (&ft, m)) in f.iter().zip(&self.moduli).enumerate() {
+            let w = &self.prime_words[t * PRIME_WORDS..(t + 1) * PRIME_WORDS];
+            let (a, b) = (m.mul(w[2], ft), m.mul(w[4], ft));
+            out.extend_from_slice(&[a, m.shoup(a), b, m.shoup(b)]);
+        }
+        Ok(out)
+    }
+
+    /// The inverse transform of every limb of `polys × limbs` in `buf` (limb `j` with table
+    /// `j`), times `f[j]`: `factors` holds [`DeviceNttTables::scaled_inverse_words`] of `f`
+    /// (at least `limbs` tables). The factor rides in the last stage's `N^{-1}`: no extra pass.
+    /// Without the fast kernels (N < 2^12) it is a typed error.
+    ///
+    /// Errors: as [`DeviceNttTables::inverse`], plus [`CudaError::Shape`] when `factors` is
+    /// short, [`CudaError::InvalidArgument`] without the fast kernels.
+    pub fn inverse_scaled(
+        &self,
+        buf: &mut DeviceBuffer,
+        polys: usize,
+        limbs: usize,
+        factors: &DeviceBuffer,
+    ) -> Result<()> {
+        let batch = NttBatch::all(polys, limbs);
+        self.check(buf, &batch)?;
+        self.check_device(factors)?;
+        if factors.len() < 4 * limbs {
+            return Err(CudaError::Shape(format!(
+                "scaled inverse: {} factor words for {limbs} limbs",
+                factors.len()
+            )));
+        }
+        let s = default_split(self.log_degree, polys).ok_or_else(|| {
+            CudaError::InvalidArgument(format!(
+                "the scaled inverse needs the fast NTT (N = 2^{} is outside its range)",
+                self.log_degree
+            ))
+        })?;
+        let mut args = NttArgs::of(&batch);
+        self.launch_phase(buf, &args, NttDirection::Inverse, s, Phase::Rows)?;
+        args.pro_w = factors.device_ptr();
+        let (name, cfg) =
+            self.phase_config(args.rows, NttDirection::Inverse, s, Phase::Cols, false);
+        self.launch(
+            &format!("{name}_s"),
+            cfg,
+            buf.device_ptr(),
+            &args,
+            NttDirection::Inverse,
+            None,
+        )
     }
 
     /// Device addresses of the forward twiddles, the compact forward twiddles and the prime

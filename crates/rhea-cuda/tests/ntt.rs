@@ -1154,3 +1154,57 @@ fn extreme_inputs_on_61_bit_primes_match_the_cpu() {
         }
     }
 }
+
+/// The inverse transform with a factor per limb folded into its last stage (the ModUp's first
+/// conversion step) against the CPU inverse followed by the multiplication, at N = 2^12, 2^16
+/// and 2^17, one and two polynomials, 30- to 61-bit primes; short factor lists are typed errors.
+#[test]
+fn scaled_inverse_matches_the_cpu() {
+    for (log_n, bits, polys) in [
+        (12u32, vec![61u32, 30, 50], 2usize),
+        (16, vec![60, 40, 40, 61, 30], 1),
+        (17, vec![40, 61, 50], 2),
+    ] {
+        let test = format!("scaled inverse 2^{log_n}");
+        let Some(dev) = gpu_or_skip(&test) else {
+            return;
+        };
+        let n = 1usize << log_n;
+        let moduli = moduli_for(&bits, n);
+        let tables = host_tables(&moduli, n);
+        let gpu = DeviceNttTables::new(&dev, &tables).unwrap();
+        let l = bits.len();
+        let mut r = rng(&test);
+        let x = random_rns(&mut r, &moduli, n, polys);
+        // Factors: random, plus 1 and q − 1.
+        let mut f: Vec<u64> = moduli
+            .iter()
+            .map(|m| 1 + rand::Rng::random_range(&mut r, 0..m.value() - 1))
+            .collect();
+        f[0] = 1;
+        f[l - 1] = moduli[l - 1].value() - 1;
+        let words = dev.upload(&gpu.scaled_inverse_words(&f).unwrap()).unwrap();
+        let mut d = dev.upload(&x).unwrap();
+        gpu.inverse_scaled(&mut d, polys, l, &words).unwrap();
+        let mut want = x.clone();
+        for p in 0..polys {
+            let v = &mut want[p * l * n..(p + 1) * l * n];
+            cpu_run(&tables, v, 0, l, 0, NttDirection::Inverse);
+            for j in 0..l {
+                for w in &mut v[j * n..(j + 1) * n] {
+                    *w = moduli[j].mul(*w, f[j]);
+                }
+            }
+        }
+        assert_same(&dev.download(&d).unwrap(), &want, &test);
+        let short = dev.upload(&vec![0u64; 4 * (l - 1)]).unwrap();
+        assert!(matches!(
+            gpu.inverse_scaled(&mut d, polys, l, &short),
+            Err(CudaError::Shape(_))
+        ));
+        assert!(matches!(
+            gpu.scaled_inverse_words(&vec![1; l + 1]),
+            Err(CudaError::Shape(_))
+        ));
+    }
+}

@@ -91,6 +91,10 @@ pub(crate) struct GpuRing {
     /// Whether [`GpuRing::keyswitch_poly`] fuses the ModUp's row phase with the inner product
     /// (`RHEA_FUSED_KEYSWITCH=0` at ring creation turns it off, for A/B measurements).
     fused_keyswitch: bool,
+    /// `mod_up_inverse[ℓ - 1]`: the ModUp's inverse NTT at level `ℓ` with the conversions'
+    /// first step `q̂_i^{-1}` folded in ([`DeviceNttTables::scaled_inverse_words`]); empty
+    /// without the fast NTT or with `RHEA_MODUP_SCALED_INVERSE=0` (A/B measurements).
+    mod_up_inverse: Vec<DeviceBuffer>,
 }
 
 /// `(w_i, shoup(w_i))` pairs, interleaved.
@@ -165,6 +169,17 @@ impl GpuRing {
             .map(|(m, &w)| m.shoup(w))
             .collect();
         let p_mod_q_w = dev.upload(&shoup_pairs(p_mod_q, &p_mod_q_shoup))?;
+        let scaled = std::env::var("RHEA_MODUP_SCALED_INVERSE").map_or(true, |v| v != "0");
+        let mod_up_inverse = if scaled && ntt.has_fast_kernels() {
+            (1..=l)
+                .map(|ell| {
+                    let words = ntt.scaled_inverse_words(&mod_up.first_step_factors(ell)?)?;
+                    Ok(dev.upload(&words)?)
+                })
+                .collect::<Result<Vec<_>>>()?
+        } else {
+            Vec::new()
+        };
         Ok(Self {
             dev,
             q_len: l,
@@ -179,6 +194,7 @@ impl GpuRing {
             p_mod_q_w,
             q_values,
             fused_keyswitch: std::env::var("RHEA_FUSED_KEYSWITCH").map_or(true, |v| v != "0"),
+            mod_up_inverse,
         })
     }
 
@@ -567,7 +583,12 @@ impl GpuRing {
         let shape_q = ring.shape_q(ell);
         let shape_qp = ring.shape_qp(ell);
         let mut coeff = input.try_clone()?;
-        self.ntt(&shape_q, &mut coeff, 0..ell, NttDirection::Inverse)?;
+        // The inverse NTT, with the conversions' first step folded in where it can be.
+        let scaled = self.mod_up_inverse.get(ell - 1);
+        match scaled {
+            Some(f) => self.ntt.inverse_scaled(&mut coeff, 1, ell, f)?,
+            None => self.ntt(&shape_q, &mut coeff, 0..ell, NttDirection::Inverse)?,
+        }
         let pl = shape_qp.p_limbs;
         let digits = ring.active_digits(ell);
         let mut converted = (0..digits)
@@ -578,7 +599,7 @@ impl GpuRing {
             let mut jobs: Vec<(usize, &mut DeviceBuffer)> =
                 converted.iter_mut().enumerate().collect();
             self.mod_up
-                .convert_centered_many(ell, &coeff, &mut jobs, n)?;
+                .convert_centered_many_with(ell, &coeff, &mut jobs, n, scaled.is_some())?;
         }
         let mut runs = Vec::new();
         for d in 0..digits {
