@@ -122,14 +122,7 @@ extern "C" __global__ void sample_uniform(const __grid_constant__ SampleArgs A) 
     }
 }
 
-// Limbs written per block of sample_ternary (rhea_cuda::sample::TERNARY_LIMBS_PER_BLOCK): the
-// grid's z dimension splits the limbs into groups this size, each group recomputing its ChaCha
-// blocks (cheap), so that one polynomial of N = 2^16 is 1024 blocks rather than 64 (measured on
-// an H100 at 32 limbs: 44 µs with every limb in one block).
-#define TERNARY_LIMBS_PER_BLOCK 2
-
-// One thread per ChaCha block (8 coefficients, written to limbs TERNARY_LIMBS_PER_BLOCK *
-// blockIdx.z and on); blockIdx.y = polynomial.
+// One thread per ChaCha block (8 coefficients, written to every limb); blockIdx.y = polynomial.
 extern "C" __global__ void sample_ternary(const __grid_constant__ SampleArgs A) {
     pdl_trigger();
     const u64 blocks = (A.n + 7) >> 3;
@@ -148,9 +141,7 @@ extern "C" __global__ void sample_ternary(const __grid_constant__ SampleArgs A) 
     u64* out = A.out + (u64)p * A.limbs * A.n;
     const u64 k0 = 8 * b;
     pdl_wait();
-    const u32 l0 = blockIdx.z * TERNARY_LIMBS_PER_BLOCK;
-    const u32 l1 = min(A.limbs, l0 + TERNARY_LIMBS_PER_BLOCK);
-    for (u32 l = l0; l < l1; ++l) {
+    for (u32 l = 0; l < A.limbs; ++l) {
         const u64 q = A.moduli[A.mod_offset + l].value;
         u64* row = out + (u64)l * A.n;
 #pragma unroll
@@ -170,7 +161,7 @@ extern "C" __global__ void sample_ternary(const __grid_constant__ SampleArgs A) 
 // Must match rhea_cuda::sample::{MAX_GAUSSIAN_TABLE, GAUSSIAN_THREADS, GAUSSIAN_LIMBS_PER_BLOCK}.
 #define GAUSSIAN_MAX_TABLE 256
 #define GAUSSIAN_THREADS 128
-#define GAUSSIAN_LIMBS_PER_BLOCK 2
+#define GAUSSIAN_LIMBS_PER_BLOCK 8
 
 // Must match rhea_cuda::sample::GaussianArgs (#[repr(C)]).
 struct GaussianArgs {

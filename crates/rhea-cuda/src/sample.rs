@@ -168,9 +168,6 @@ unsafe fn run<A: DeviceRepr>(
     result
 }
 
-/// One sampling launch: `blocks_per_poly` ChaCha blocks (threads) per polynomial along x, the
-/// polynomials along y, `limb_groups` groups of limbs along z (1 for kernels that cover every
-/// limb from one thread).
 fn launch(
     kernel: &str,
     out: &mut DeviceBuffer,
@@ -178,28 +175,21 @@ fn launch(
     stream: u64,
     layout: &RnsLayout,
     moduli: &DeviceModuli,
-    (blocks_per_poly, limb_groups): (usize, usize),
+    blocks_per_poly: usize,
 ) -> Result<()> {
     let dev = check(out, stream, layout, moduli)?;
-    if limb_groups > 65535 {
-        return Err(CudaError::Shape(format!(
-            "{} limbs exceed one launch",
-            layout.limbs
-        )));
-    }
     let cfg = LaunchConfig {
         grid_dim: (
             grid_x(layout, blocks_per_poly, THREADS)?,
             layout.polys as u32,
-            limb_groups as u32,
+            1,
         ),
         block_dim: (THREADS, 1, 1),
         shared_mem_bytes: 0,
     };
     let mut args = sample_args(out, seed, stream, layout, moduli);
     // SAFETY: `args` is `struct SampleArgs`, for the buffer and table `check` accepted; the
-    // kernels return early for every thread past `blocks_per_poly`, and `sample_ternary` writes
-    // only the limbs of its group (below `limbs`).
+    // kernels return early for every thread past `blocks_per_poly`.
     unsafe { run(&dev, kernel, &mut args, |a| &mut a.key, cfg) }
 }
 
@@ -217,15 +207,7 @@ pub fn uniform_from_seed(
     moduli: &DeviceModuli,
 ) -> Result<()> {
     let blocks = (layout.limbs * layout.degree).div_ceil(4);
-    launch(
-        "sample_uniform",
-        out,
-        seed,
-        stream,
-        layout,
-        moduli,
-        (blocks, 1),
-    )
+    launch("sample_uniform", out, seed, stream, layout, moduli, blocks)
 }
 
 /// Fills `out` (`[polys][limbs][N]` of `layout`) with a ternary polynomial per `p` drawn from
@@ -241,21 +223,8 @@ pub fn ternary_from_seed(
     moduli: &DeviceModuli,
 ) -> Result<()> {
     let blocks = layout.degree.div_ceil(8);
-    let groups = layout.limbs.div_ceil(TERNARY_LIMBS_PER_BLOCK).max(1);
-    launch(
-        "sample_ternary",
-        out,
-        seed,
-        stream,
-        layout,
-        moduli,
-        (blocks, groups),
-    )
+    launch("sample_ternary", out, seed, stream, layout, moduli, blocks)
 }
-
-/// Limbs written per block of `sample_ternary` (`TERNARY_LIMBS_PER_BLOCK` in `sample.cu`): the
-/// grid's z dimension splits the limbs into groups this size, each recomputing its samples.
-const TERNARY_LIMBS_PER_BLOCK: usize = 2;
 
 /// The most CDT entries the Gaussian kernel takes (`2·⌊bound⌋ ≤ 256`, i.e. `bound < 129`):
 /// the table travels in the launch arguments (2 KiB of the 4 KiB parameter space).
@@ -267,7 +236,7 @@ const GAUSSIAN_THREADS: u32 = 128;
 /// Limbs written per block of `sample_gaussian` (`GAUSSIAN_LIMBS_PER_BLOCK` in `sample.cu`): the
 /// grid's z dimension splits the limbs into groups this size, each group recomputing its
 /// samples (cheap) so that small rings still fill the device.
-const GAUSSIAN_LIMBS_PER_BLOCK: usize = 2;
+const GAUSSIAN_LIMBS_PER_BLOCK: usize = 8;
 
 /// Launch arguments of `sample_gaussian` (`struct GaussianArgs` in `sample.cu`).
 #[repr(C)]
