@@ -116,9 +116,18 @@
         ntt_fwd_rowsde_##LOGN##_##LOG1##_p(NTT_ARGS) {                                      \
         ntt_rows<LOGN, LOGN - LOG1, true, true, true, true>(data, tw, tw3, primes, a);      \
     }
+// ntt_inv_rowsd_<LOGN>_<LOG1>_o: the derived-twiddle inverse row kernel out of place (strided
+// launches: it reads a.pro_src[0] and writes `data`; DeviceNttTables::inverse_scaled_from).
+#define NTT_ROWS_FROM(LOGN, LOG1)                                                           \
+    extern "C" __global__ void NTT_BOUNDS(RowsShape<LOGN - LOG1>::THREADS, LOGN,           \
+                                          NTT_ROWS_INV_B)                                   \
+        ntt_inv_rowsd_##LOGN##_##LOG1##_o(NTT_ARGS) {                                       \
+        ntt_rows<LOGN, LOGN - LOG1, false, true, false, false, true>(data, tw, tw3, primes, \
+                                                                     a);                    \
+    }
 #define NTT_ROWS(LOGN, LOG1)                                                                \
     NTT_ROWS_V(LOGN, LOG1, false, ) NTT_ROWS_V(LOGN, LOG1, true, d) NTT_ROWS_EPI(LOGN, LOG1) \
-    NTT_ROWS_PAIRED(LOGN, LOG1)
+    NTT_ROWS_PAIRED(LOGN, LOG1) NTT_ROWS_FROM(LOGN, LOG1)
 
 // The instantiated shapes; keep in sync with rhea_cuda::ntt::SHAPES (the first shape listed
 // there for each N is the default).

@@ -785,7 +785,8 @@ struct RowsShape {
 // Forward: the last LOGS stages, with the final reduction. Inverse: the first LOGS stages.
 // DERIVED: the direct pass reads 3 twiddles per thread from the compact table tw3_all
 // ([table][N/8][3], see TwCtx) instead of 7 from the full table.
-template <int LOGN, int LOGS, bool FWD, bool DERIVED, bool EPI = false, bool PAIRED = false>
+template <int LOGN, int LOGS, bool FWD, bool DERIVED, bool EPI = false, bool PAIRED = false,
+          bool FROM = false>
 RHEA_INLINE void ntt_rows(u64* __restrict__ data, const ulonglong2* __restrict__ tw_all,
                           const ulonglong2* __restrict__ tw3_all,
                           const NttPrime* __restrict__ primes, const NttArgs& a) {
@@ -840,7 +841,13 @@ RHEA_INLINE void ntt_rows(u64* __restrict__ data, const ulonglong2* __restrict__
     } else {
         pass_tw_load_of<LOGS, PS::COUNT - 1, DERIVED, false>(tau, R, tc, w);
         pdl_wait();
-        rows_global_load<LOGS, PS::COUNT - 1>(base, tau, v);
+        if constexpr (FROM) {
+            // Out of place (strided launches): the same words of the source a.pro_src[0].
+            const u64* src = reinterpret_cast<const u64*>(a.pro_src[0]) + (base - data);
+            rows_global_load<LOGS, PS::COUNT - 1>(src, tau, v);
+        } else {
+            rows_global_load<LOGS, PS::COUNT - 1>(base, tau, v);
+        }
         inv_passes<LOGS, PS::COUNT - 1, false, WARP, DERIVED>(v, w, sm, at, tau, R, tc, pr);
         rows_global_store<LOGS, 0>(base, tau, v);
     }

@@ -804,6 +804,40 @@ impl DeviceNttTables {
         limbs: usize,
         factors: &DeviceBuffer,
     ) -> Result<()> {
+        self.inverse_scaled_impl(None, buf, polys, limbs, factors)
+    }
+
+    /// [`DeviceNttTables::inverse_scaled`] out of place: `dst` receives the scaled inverse of
+    /// `src` (same shape), which is left untouched; no copy (the row phase reads `src`).
+    ///
+    /// Errors: as `inverse_scaled`, plus [`CudaError::Shape`] when `src` and `dst` differ in
+    /// length or are the same buffer.
+    pub fn inverse_scaled_from(
+        &self,
+        src: &DeviceBuffer,
+        dst: &mut DeviceBuffer,
+        polys: usize,
+        limbs: usize,
+        factors: &DeviceBuffer,
+    ) -> Result<()> {
+        self.check_device(src)?;
+        if src.len() != dst.len() || src.device_ptr() == dst.device_ptr() {
+            return Err(CudaError::Shape(
+                "scaled inverse: the source must be another buffer of the destination's length"
+                    .into(),
+            ));
+        }
+        self.inverse_scaled_impl(Some(src), dst, polys, limbs, factors)
+    }
+
+    fn inverse_scaled_impl(
+        &self,
+        src: Option<&DeviceBuffer>,
+        buf: &mut DeviceBuffer,
+        polys: usize,
+        limbs: usize,
+        factors: &DeviceBuffer,
+    ) -> Result<()> {
         let batch = NttBatch::all(polys, limbs);
         self.check(buf, &batch)?;
         self.check_device(factors)?;
@@ -820,7 +854,29 @@ impl DeviceNttTables {
             ))
         })?;
         let mut args = NttArgs::of(&batch);
-        self.launch_phase(buf, &args, NttDirection::Inverse, s, Phase::Rows)?;
+        match src {
+            // The out-of-place row kernel is compiled for the derived-twiddle split only.
+            Some(src) if s.derived_twiddles => {
+                args.pro_src[0] = src.device_ptr();
+                let (name, cfg) =
+                    self.phase_config(args.rows, NttDirection::Inverse, s, Phase::Rows, false);
+                let name = format!("{name}_o");
+                self.launch(
+                    &name,
+                    cfg,
+                    buf.device_ptr(),
+                    &args,
+                    NttDirection::Inverse,
+                    None,
+                )?;
+                args.pro_src[0] = 0;
+            }
+            Some(src) => {
+                src.copy_into(buf)?;
+                self.launch_phase(buf, &args, NttDirection::Inverse, s, Phase::Rows)?;
+            }
+            None => self.launch_phase(buf, &args, NttDirection::Inverse, s, Phase::Rows)?,
+        }
         args.pro_w = factors.device_ptr();
         let (name, cfg) =
             self.phase_config(args.rows, NttDirection::Inverse, s, Phase::Cols, false);

@@ -1157,7 +1157,8 @@ fn extreme_inputs_on_61_bit_primes_match_the_cpu() {
 
 /// The inverse transform with a factor per limb folded into its last stage (the ModUp's first
 /// conversion step) against the CPU inverse followed by the multiplication, at N = 2^12, 2^16
-/// and 2^17, one and two polynomials, 30- to 61-bit primes; short factor lists are typed errors.
+/// and 2^17, one and two polynomials, 30- to 61-bit primes, in place and out of place; short
+/// factor lists and mismatched buffers are typed errors.
 #[test]
 fn scaled_inverse_matches_the_cpu() {
     for (log_n, bits, polys) in [
@@ -1197,6 +1198,22 @@ fn scaled_inverse_matches_the_cpu() {
             }
         }
         assert_same(&dev.download(&d).unwrap(), &want, &test);
+        // Out of place: the same words, the source untouched.
+        let src = dev.upload(&x).unwrap();
+        let mut dst = dev.alloc(x.len()).unwrap();
+        gpu.inverse_scaled_from(&src, &mut dst, polys, l, &words)
+            .unwrap();
+        assert_same(&dev.download(&dst).unwrap(), &want, &format!("{test} from"));
+        assert_same(
+            &dev.download(&src).unwrap(),
+            &x,
+            &format!("{test} source kept"),
+        );
+        let mut other = dev.alloc(x.len() + n).unwrap();
+        assert!(matches!(
+            gpu.inverse_scaled_from(&src, &mut other, polys, l, &words),
+            Err(CudaError::Shape(_))
+        ));
         let short = dev.upload(&vec![0u64; 4 * (l - 1)]).unwrap();
         assert!(matches!(
             gpu.inverse_scaled(&mut d, polys, l, &short),

@@ -582,13 +582,21 @@ impl GpuRing {
         let n = ring.n();
         let shape_q = ring.shape_q(ell);
         let shape_qp = ring.shape_qp(ell);
-        let mut coeff = input.try_clone()?;
-        // The inverse NTT, with the conversions' first step folded in where it can be.
+        // The inverse NTT, with the conversions' first step folded in where it can be (then
+        // out of place: the input stays as it is, with no copy).
         let scaled = self.mod_up_inverse.get(ell - 1);
-        match scaled {
-            Some(f) => self.ntt.inverse_scaled(&mut coeff, 1, ell, f)?,
-            None => self.ntt(&shape_q, &mut coeff, 0..ell, NttDirection::Inverse)?,
-        }
+        let coeff = match scaled {
+            Some(f) => {
+                let mut coeff = self.alloc(input.len())?;
+                self.ntt.inverse_scaled_from(input, &mut coeff, 1, ell, f)?;
+                coeff
+            }
+            None => {
+                let mut coeff = input.try_clone()?;
+                self.ntt(&shape_q, &mut coeff, 0..ell, NttDirection::Inverse)?;
+                coeff
+            }
+        };
         let pl = shape_qp.p_limbs;
         let digits = ring.active_digits(ell);
         let mut converted = (0..digits)
