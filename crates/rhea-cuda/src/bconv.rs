@@ -659,6 +659,34 @@ impl DeviceBaseConverter {
         polys: usize,
         n: usize,
     ) -> Result<()> {
+        self.strided_impl(out, input, (in_offset, in_stride), polys, n, false)
+    }
+
+    /// [`DeviceBaseConverter::convert_centered_strided`] of rows that already hold the first
+    /// step's `t_i = x_i · q̂_i^{-1}` (e.g. an inverse NTT with those factors folded in).
+    ///
+    /// Errors: as `convert_centered_strided`.
+    pub fn convert_scaled_centered_strided(
+        &self,
+        out: &mut DeviceBuffer,
+        input: &DeviceBuffer,
+        in_offset: usize,
+        in_stride: usize,
+        polys: usize,
+        n: usize,
+    ) -> Result<()> {
+        self.strided_impl(out, input, (in_offset, in_stride), polys, n, true)
+    }
+
+    fn strided_impl(
+        &self,
+        out: &mut DeviceBuffer,
+        input: &DeviceBuffer,
+        (in_offset, in_stride): (usize, usize),
+        polys: usize,
+        n: usize,
+        scaled: bool,
+    ) -> Result<()> {
         check_degree(n)?;
         check_device(&self.device, &[out, input])?;
         let last = polys
@@ -682,7 +710,8 @@ impl DeviceBaseConverter {
             out: out.device_ptr(),
             out_stride: self.k * n,
         };
-        self.launch_plan(&io, &plan, 0, 0, None, true, BconvTile::Auto)
+        let flags = if scaled { FLAG_SCALED } else { 0 };
+        self.launch_plan(&io, &plan, flags, 0, None, true, BconvTile::Auto)
     }
 
     fn convert_impl(

@@ -804,7 +804,21 @@ impl DeviceNttTables {
         limbs: usize,
         factors: &DeviceBuffer,
     ) -> Result<()> {
-        self.inverse_scaled_impl(None, buf, polys, limbs, factors)
+        self.inverse_scaled_impl(None, buf, &NttBatch::all(polys, limbs), factors)
+    }
+
+    /// [`DeviceNttTables::inverse_scaled`] of any batch (a limb range of several polynomials,
+    /// tables from `batch.first_table`): limb `j` of the range with table `t` is multiplied by
+    /// the factor of table `t` in `factors` (words for every table the batch uses).
+    ///
+    /// Errors: as `inverse_scaled`.
+    pub fn inverse_scaled_batch(
+        &self,
+        buf: &mut DeviceBuffer,
+        batch: &NttBatch,
+        factors: &DeviceBuffer,
+    ) -> Result<()> {
+        self.inverse_scaled_impl(None, buf, batch, factors)
     }
 
     /// [`DeviceNttTables::inverse_scaled`] out of place: `dst` receives the scaled inverse of
@@ -827,33 +841,37 @@ impl DeviceNttTables {
                     .into(),
             ));
         }
-        self.inverse_scaled_impl(Some(src), dst, polys, limbs, factors)
+        self.inverse_scaled_impl(Some(src), dst, &NttBatch::all(polys, limbs), factors)
     }
 
     fn inverse_scaled_impl(
         &self,
         src: Option<&DeviceBuffer>,
         buf: &mut DeviceBuffer,
-        polys: usize,
-        limbs: usize,
+        batch: &NttBatch,
         factors: &DeviceBuffer,
     ) -> Result<()> {
-        let batch = NttBatch::all(polys, limbs);
-        self.check(buf, &batch)?;
+        self.check(buf, batch)?;
         self.check_device(factors)?;
-        if factors.len() < 4 * limbs {
+        let tables = batch.first_table + batch.start + batch.count;
+        if factors.len() < 4 * tables {
             return Err(CudaError::Shape(format!(
-                "scaled inverse: {} factor words for {limbs} limbs",
+                "scaled inverse: {} factor words for {tables} tables",
                 factors.len()
             )));
         }
-        let s = default_split(self.log_degree, polys).ok_or_else(|| {
+        if src.is_some() && (batch.start != 0 || batch.first_table != 0) {
+            return Err(CudaError::InvalidArgument(
+                "the out-of-place scaled inverse takes whole buffers".into(),
+            ));
+        }
+        let s = default_split(self.log_degree, batch.polys).ok_or_else(|| {
             CudaError::InvalidArgument(format!(
                 "the scaled inverse needs the fast NTT (N = 2^{} is outside its range)",
                 self.log_degree
             ))
         })?;
-        let mut args = NttArgs::of(&batch);
+        let mut args = NttArgs::of(batch);
         match src {
             // The out-of-place row kernel is compiled for the derived-twiddle split only.
             Some(src) if s.derived_twiddles => {

@@ -1209,6 +1209,25 @@ fn scaled_inverse_matches_the_cpu() {
             &x,
             &format!("{test} source kept"),
         );
+        // A limb range (limbs 1.., tables 1..), limb 0 untouched: the batch form.
+        let mut d = dev.upload(&x).unwrap();
+        let batch = rhea_cuda::ntt::NttBatch::limb_range(polys, l, 1, l - 1);
+        gpu.inverse_scaled_batch(&mut d, &batch, &words).unwrap();
+        let mut want_range = x.clone();
+        for p in 0..polys {
+            let v = &mut want_range[p * l * n..(p + 1) * l * n];
+            cpu_run(&tables, v, 1, l - 1, 1, NttDirection::Inverse);
+            for j in 1..l {
+                for w in &mut v[j * n..(j + 1) * n] {
+                    *w = moduli[j].mul(*w, f[j]);
+                }
+            }
+        }
+        assert_same(
+            &dev.download(&d).unwrap(),
+            &want_range,
+            &format!("{test} range"),
+        );
         let mut other = dev.alloc(x.len() + n).unwrap();
         assert!(matches!(
             gpu.inverse_scaled_from(&src, &mut other, polys, l, &words),

@@ -95,6 +95,9 @@ pub(crate) struct GpuRing {
     /// first step `q̂_i^{-1}` folded in ([`DeviceNttTables::scaled_inverse_words`]); empty
     /// without the fast NTT or with `RHEA_MODUP_SCALED_INVERSE=0` (A/B measurements).
     mod_up_inverse: Vec<DeviceBuffer>,
+    /// The ModDown's inverse NTT of the P limbs with its conversion's first step `p̂_j^{-1}`
+    /// folded in (words for every table, the Q tables' factor 1); `None` as `mod_up_inverse`.
+    mod_down_inverse: Option<DeviceBuffer>,
 }
 
 /// `(w_i, shoup(w_i))` pairs, interleaved.
@@ -180,6 +183,13 @@ impl GpuRing {
         } else {
             Vec::new()
         };
+        let mod_down_inverse = if scaled && ntt.has_fast_kernels() {
+            let mut f = vec![1u64; full_shape.limbs()];
+            f[l..].copy_from_slice(ring.mod_down_converter(l).q_hat_inv_mod_q());
+            Some(dev.upload(&ntt.scaled_inverse_words(&f)?)?)
+        } else {
+            None
+        };
         Ok(Self {
             dev,
             q_len: l,
@@ -195,6 +205,7 @@ impl GpuRing {
             q_values,
             fused_keyswitch: std::env::var("RHEA_FUSED_KEYSWITCH").map_or(true, |v| v != "0"),
             mod_up_inverse,
+            mod_down_inverse,
         })
     }
 
@@ -769,10 +780,17 @@ impl GpuRing {
         let pl = self.ntt.len() - self.q_len;
         let width = ell + pl;
         let batch = NttBatch::limb_range(2, width, ell, pl).with_first_table(self.q_len - ell);
-        self.ntt
-            .transform(&mut acc, &batch, NttDirection::Inverse, NttAlgorithm::Fast)?;
         let mut y = self.alloc(2 * ell * n)?;
-        self.mod_down[ell - 1].convert_centered_strided(&mut y, &acc, ell * n, width * n, 2, n)?;
+        let conv = &self.mod_down[ell - 1];
+        // The inverse NTT, with the conversion's first step folded in where it can be.
+        if let Some(f) = &self.mod_down_inverse {
+            self.ntt.inverse_scaled_batch(&mut acc, &batch, f)?;
+            conv.convert_scaled_centered_strided(&mut y, &acc, ell * n, width * n, 2, n)?;
+        } else {
+            self.ntt
+                .transform(&mut acc, &batch, NttDirection::Inverse, NttAlgorithm::Fast)?;
+            conv.convert_centered_strided(&mut y, &acc, ell * n, width * n, 2, n)?;
+        }
         let mut o0 = self.alloc(ell * n)?;
         let mut o1 = self.alloc(ell * n)?;
         let runs = [
