@@ -790,29 +790,14 @@ impl DeviceNttTables {
         Ok(out)
     }
 
-    /// The inverse transform of every limb of `polys × limbs` in `buf` (limb `j` with table
-    /// `j`), times `f[j]`: `factors` holds [`DeviceNttTables::scaled_inverse_words`] of `f`
-    /// (at least `limbs` tables). The factor rides in the last stage's `N^{-1}`: no extra pass.
-    /// Without the fast kernels (N < 2^12) it is a typed error.
+    /// The inverse transform of `batch` in `buf` times a factor per table: limb `j` of the range
+    /// with table `t` is multiplied by `f[t]`, `factors` holding
+    /// [`DeviceNttTables::scaled_inverse_words`] of `f` for every table the batch uses. The
+    /// factor rides in the last stage's `N^{-1}`: no extra pass.
     ///
     /// Errors: as [`DeviceNttTables::inverse`], plus [`CudaError::Shape`] when `factors` is
-    /// short, [`CudaError::InvalidArgument`] without the fast kernels.
+    /// short, [`CudaError::InvalidArgument`] without the fast kernels (N < 2^12).
     pub fn inverse_scaled(
-        &self,
-        buf: &mut DeviceBuffer,
-        polys: usize,
-        limbs: usize,
-        factors: &DeviceBuffer,
-    ) -> Result<()> {
-        self.inverse_scaled_impl(None, buf, &NttBatch::all(polys, limbs), factors)
-    }
-
-    /// [`DeviceNttTables::inverse_scaled`] of any batch (a limb range of several polynomials,
-    /// tables from `batch.first_table`): limb `j` of the range with table `t` is multiplied by
-    /// the factor of table `t` in `factors` (words for every table the batch uses).
-    ///
-    /// Errors: as `inverse_scaled`.
-    pub fn inverse_scaled_batch(
         &self,
         buf: &mut DeviceBuffer,
         batch: &NttBatch,
@@ -821,8 +806,9 @@ impl DeviceNttTables {
         self.inverse_scaled_impl(None, buf, batch, factors)
     }
 
-    /// [`DeviceNttTables::inverse_scaled`] out of place: `dst` receives the scaled inverse of
-    /// `src` (same shape), which is left untouched; no copy (the row phase reads `src`).
+    /// [`DeviceNttTables::inverse_scaled`] of every limb of `polys × limbs` (limb `j` with table
+    /// `j`), out of place: `dst` receives the scaled inverse of `src` (same shape), which is
+    /// left untouched; no copy (the row phase reads `src`).
     ///
     /// Errors: as `inverse_scaled`, plus [`CudaError::Shape`] when `src` and `dst` differ in
     /// length or are the same buffer.
@@ -859,11 +845,6 @@ impl DeviceNttTables {
                 "scaled inverse: {} factor words for {tables} tables",
                 factors.len()
             )));
-        }
-        if src.is_some() && (batch.start != 0 || batch.first_table != 0) {
-            return Err(CudaError::InvalidArgument(
-                "the out-of-place scaled inverse takes whole buffers".into(),
-            ));
         }
         let s = default_split(self.log_degree, batch.polys).ok_or_else(|| {
             CudaError::InvalidArgument(format!(
@@ -1432,8 +1413,7 @@ impl DeviceNttTables {
         epilogue: bool,
     ) -> (String, NttArgs) {
         let mut a = *args;
-        let t = (1u32 << (self.log_degree - s.log_n1)) / 8;
-        let chunks = if t >= 128 { 1 } else { 128 / t };
+        let chunks = self.row_chunks(s);
         let derived = s.derived_twiddles || epilogue;
         a.pair_half = if phase == Phase::Rows && derived && chunks % 2 == 0 {
             a.pairing()
@@ -1459,6 +1439,17 @@ impl DeviceNttTables {
         let (name, cfg) = self.phase_config(args.rows, dir, s, phase, epilogue);
         let (name, args) = self.paired(name, args, s, phase, epilogue);
         self.launch(&name, cfg, 0, &args, dir, None)
+    }
+
+    /// Chunks per block of the row kernel of split `s` (`RowsShape::CH` in `ntt.cuh`): 128
+    /// threads of 8 entries each, or one chunk of 2^log_n2 entries when that is more.
+    fn row_chunks(&self, s: NttSplit) -> u32 {
+        let t = (1u32 << (self.log_degree - s.log_n1)) / 8;
+        if t >= 128 {
+            1
+        } else {
+            128 / t
+        }
     }
 
     /// The kernel name and launch shape of one phase over `rows` limb-transforms.
@@ -1490,7 +1481,7 @@ impl DeviceNttTables {
             // (or one chunk) per block.
             Phase::Rows => {
                 let t = (1u32 << log_n2) / 8;
-                let chunks = if t >= 128 { 1 } else { 128 / t };
+                let chunks = self.row_chunks(s);
                 let name = if epilogue {
                     format!("ntt_fwd_rowsde_{log_n}_{}", s.log_n1)
                 } else {

@@ -1186,7 +1186,8 @@ fn scaled_inverse_matches_the_cpu() {
         f[l - 1] = moduli[l - 1].value() - 1;
         let words = dev.upload(&gpu.scaled_inverse_words(&f).unwrap()).unwrap();
         let mut d = dev.upload(&x).unwrap();
-        gpu.inverse_scaled(&mut d, polys, l, &words).unwrap();
+        gpu.inverse_scaled(&mut d, &NttBatch::all(polys, l), &words)
+            .unwrap();
         let mut want = x.clone();
         for p in 0..polys {
             let v = &mut want[p * l * n..(p + 1) * l * n];
@@ -1211,8 +1212,8 @@ fn scaled_inverse_matches_the_cpu() {
         );
         // A limb range (limbs 1.., tables 1..), limb 0 untouched: the batch form.
         let mut d = dev.upload(&x).unwrap();
-        let batch = rhea_cuda::ntt::NttBatch::limb_range(polys, l, 1, l - 1);
-        gpu.inverse_scaled_batch(&mut d, &batch, &words).unwrap();
+        let batch = NttBatch::limb_range(polys, l, 1, l - 1);
+        gpu.inverse_scaled(&mut d, &batch, &words).unwrap();
         let mut want_range = x.clone();
         for p in 0..polys {
             let v = &mut want_range[p * l * n..(p + 1) * l * n];
@@ -1235,7 +1236,7 @@ fn scaled_inverse_matches_the_cpu() {
         ));
         let short = dev.upload(&vec![0u64; 4 * (l - 1)]).unwrap();
         assert!(matches!(
-            gpu.inverse_scaled(&mut d, polys, l, &short),
+            gpu.inverse_scaled(&mut d, &NttBatch::all(polys, l), &short),
             Err(CudaError::Shape(_))
         ));
         assert!(matches!(

@@ -784,7 +784,7 @@ impl GpuRing {
         let conv = &self.mod_down[ell - 1];
         // The inverse NTT, with the conversion's first step folded in where it can be.
         if let Some(f) = &self.mod_down_inverse {
-            self.ntt.inverse_scaled_batch(&mut acc, &batch, f)?;
+            self.ntt.inverse_scaled(&mut acc, &batch, f)?;
             conv.convert_scaled_centered_strided(&mut y, &acc, ell * n, width * n, 2, n)?;
         } else {
             self.ntt

@@ -17,6 +17,7 @@ use std::sync::Arc;
 use rayon::prelude::*;
 
 use super::cuda::{GpuRing, KsTail};
+use super::ops::check_galois;
 use super::poly::{Form, Poly, Storage};
 use super::{PolyShape, RnsRing};
 use crate::error::{Error, Result};
@@ -170,7 +171,7 @@ impl RnsRing {
         adds: [Option<&Poly>; 2],
         galois: Option<u64>,
     ) -> Result<[Poly; 2]> {
-        check_galois(galois)?;
+        galois.map_or(Ok(()), check_galois)?;
         let first = digits
             .first()
             .ok_or_else(|| Error::InvalidInput("keyswitch_moddown: no digits".to_string()))?;
@@ -310,7 +311,7 @@ impl RnsRing {
             KsTail::Automorphism(g) => Some(g),
             _ => None,
         };
-        check_galois(galois)?;
+        galois.map_or(Ok(()), check_galois)?;
         if let Some((ring, x, ks, add_bufs)) = self.gpu_keyswitch_poly_args(d, key, adds)? {
             let ell = d.shape.q_limbs;
             let [o0, o1] = ring.keyswitch_poly(self, ell, x, &ks, add_bufs, tail)?;
@@ -436,14 +437,4 @@ fn gpu_addends(
         }
     }
     Some(bufs)
-}
-
-/// [`Error::InvalidInput`] for an even Galois element (before any work is queued).
-fn check_galois(galois: Option<u64>) -> Result<()> {
-    match galois {
-        Some(g) if g % 2 == 0 => Err(Error::InvalidInput(format!(
-            "automorphism: the Galois element {g} is even (it must be odd modulo 2N)"
-        ))),
-        _ => Ok(()),
-    }
 }

@@ -542,11 +542,7 @@ impl RnsRing {
     /// `2·bitrev(j) + 1 ≡ g·(2·bitrev(i) + 1) (mod 2N)`.
     pub fn automorphism(&self, a: &Poly, g: u64) -> Result<Poly> {
         self.check_shape("automorphism", &a.shape)?;
-        if g % 2 == 0 {
-            return Err(Error::InvalidInput(format!(
-                "automorphism: the Galois element {g} is even (it must be odd modulo 2N)"
-            )));
-        }
+        check_galois(g)?;
         let shape = a.shape;
         let data = match (&a.storage, a.form) {
             (Storage::Cpu(x), Form::Ntt) => {
@@ -916,4 +912,14 @@ fn check_range(op: &'static str, shape: &PolyShape, limbs: &Range<usize>) -> Res
             shape.limbs()
         )))
     }
+}
+
+/// [`Error::InvalidInput`] for an even Galois element (the automorphisms take odd `g` mod 2N).
+pub(crate) fn check_galois(g: u64) -> Result<()> {
+    if g % 2 == 0 {
+        return Err(Error::InvalidInput(format!(
+            "automorphism: the Galois element {g} is even (it must be odd modulo 2N)"
+        )));
+    }
+    Ok(())
 }
