@@ -117,7 +117,8 @@
         ntt_rows<LOGN, LOGN - LOG1, true, true, true, true>(data, tw, tw3, primes, a);      \
     }
 // ntt_inv_rowsd_<LOGN>_<LOG1>_o: the derived-twiddle inverse row kernel out of place (strided
-// launches: it reads a.pro_src[0] and writes `data`; DeviceNttTables::inverse_scaled_from).
+// launches: it reads a.pro_src[0] and writes `data`, DeviceNttTables::inverse_scaled_from;
+// grouped launches: group g reads a.pro_src[g] when non-zero, DeviceNttTables::inverse_runs_from).
 #define NTT_ROWS_FROM(LOGN, LOG1)                                                           \
     extern "C" __global__ void NTT_BOUNDS(RowsShape<LOGN - LOG1>::THREADS, LOGN,           \
                                           NTT_ROWS_INV_B)                                   \

@@ -842,8 +842,17 @@ RHEA_INLINE void ntt_rows(u64* __restrict__ data, const ulonglong2* __restrict__
         pass_tw_load_of<LOGS, PS::COUNT - 1, DERIVED, false>(tau, R, tc, w);
         pdl_wait();
         if constexpr (FROM) {
-            // Out of place (strided launches): the same words of the source a.pro_src[0].
-            const u64* src = reinterpret_cast<const u64*>(a.pro_src[0]) + (base - data);
+            // Out of place. Strided launches: the same words of the source a.pro_src[0].
+            // Grouped launches: row j of group g from a.pro_src[g] + j N (in place when 0).
+            const u64* src;
+            if (a.groups == 0) {
+                src = reinterpret_cast<const u64*>(a.pro_src[0]) + (base - data);
+            } else {
+                const u64 from = a.pro_src[nr.group];
+                src = from == 0 ? base
+                                : reinterpret_cast<const u64*>(from) + ((u64)nr.j << LOGN) +
+                                      (u64)chunk * S;
+            }
             rows_global_load<LOGS, PS::COUNT - 1>(src, tau, v);
         } else {
             rows_global_load<LOGS, PS::COUNT - 1>(base, tau, v);

@@ -751,6 +751,100 @@ impl DeviceNttTables {
         }
     }
 
+    /// [`DeviceNttTables::transform_runs`] inverse, out of place where a run has a source:
+    /// run `g` with `sources[g] = Some((src, limb))` receives the inverse transform of `src`'s
+    /// limbs `limb ..` (left untouched), the others are transformed in place. The row phase
+    /// reads the sources (`ntt_inv_rowsd_*_o`), so no copy precedes the transform: a rescale
+    /// transforms the last limbs of a ciphertext's polynomials into one scratch buffer this way.
+    ///
+    /// Errors: as [`DeviceNttTables::transform_runs`], plus [`CudaError::Shape`] for a source
+    /// list of another length, a source too short for its run or overlapping the run's
+    /// destination, and [`CudaError::InvalidArgument`] without the fast kernels (N < 2^12).
+    pub fn inverse_runs_from(
+        &self,
+        bufs: &mut [&mut DeviceBuffer],
+        runs: &[NttRun],
+        sources: &[Option<(&DeviceBuffer, usize)>],
+    ) -> Result<()> {
+        if sources.len() != runs.len() {
+            return Err(CudaError::Shape(format!(
+                "{} sources for {} runs",
+                sources.len(),
+                runs.len()
+            )));
+        }
+        let (ptrs, lens) = self.buffers_of(bufs)?;
+        let mut args = self.runs_args(&ptrs, &lens, runs)?;
+        let n = self.degree;
+        for (g, (r, src)) in runs.iter().zip(sources).enumerate() {
+            let Some((src, limb)) = src else { continue };
+            self.check_device(src)?;
+            let start = src.device_ptr() + (limb * n * 8) as u64;
+            let bytes = (r.limbs * n * 8) as u64;
+            let dst = args.ptr[g];
+            if (limb + r.limbs) * n > src.len() || (start < dst + bytes && dst < start + bytes) {
+                return Err(CudaError::Shape(format!(
+                    "run {g}: source limbs {limb}..{} of a {}-word buffer (or overlapping the run)",
+                    limb + r.limbs,
+                    src.len()
+                )));
+            }
+            args.pro_src[g] = start;
+        }
+        let s = self.grouped_split()?;
+        let (name, cfg) =
+            self.phase_config(args.rows, NttDirection::Inverse, s, Phase::Rows, false);
+        self.launch(
+            &format!("{name}_o"),
+            cfg,
+            0,
+            &args,
+            NttDirection::Inverse,
+            None,
+        )?;
+        args.pro_src = [0; MAX_RUNS];
+        self.launch_phase_raw(&args, NttDirection::Inverse, s, Phase::Cols, false)
+    }
+
+    /// [`DeviceNttTables::transform_runs`] inverse, each limb with table `t` multiplied by
+    /// `f[t]`, `factors` holding [`DeviceNttTables::scaled_inverse_words`] of `f` for every
+    /// table the runs use (as [`DeviceNttTables::inverse_scaled`]: the factor rides in the last
+    /// stage's `N^{-1}`). A ModDown merged with the rescale transforms its `P` limbs this way,
+    /// with their conversion's `p̂_j^{-1}` folded in, beside `Q` limbs whose factor is 1.
+    ///
+    /// Errors: as [`DeviceNttTables::transform_runs`], plus [`CudaError::Shape`] when `factors`
+    /// is short and [`CudaError::InvalidArgument`] without the fast kernels (N < 2^12).
+    pub fn inverse_runs_scaled(
+        &self,
+        bufs: &mut [&mut DeviceBuffer],
+        runs: &[NttRun],
+        factors: &DeviceBuffer,
+    ) -> Result<()> {
+        self.check_device(factors)?;
+        let (ptrs, lens) = self.buffers_of(bufs)?;
+        let mut args = self.runs_args(&ptrs, &lens, runs)?;
+        let tables = runs.iter().map(|r| r.table + r.limbs).max().unwrap_or(0);
+        if factors.len() < 4 * tables {
+            return Err(CudaError::Shape(format!(
+                "scaled inverse: {} factor words for {tables} tables",
+                factors.len()
+            )));
+        }
+        let s = self.grouped_split()?;
+        self.launch_phase_raw(&args, NttDirection::Inverse, s, Phase::Rows, false)?;
+        args.pro_w = factors.device_ptr();
+        let (name, cfg) =
+            self.phase_config(args.rows, NttDirection::Inverse, s, Phase::Cols, false);
+        self.launch(
+            &format!("{name}_s"),
+            cfg,
+            0,
+            &args,
+            NttDirection::Inverse,
+            None,
+        )
+    }
+
     /// The column phase alone of the forward transform of `runs` (grouped, in place): the
     /// first `log N1` stages, to be finished by a row phase that reads the runs, such as
     /// [`DeviceNttTables::forward_rows_keyswitch`]. On its own the result is not a transform.

@@ -1157,10 +1157,12 @@ fn extreme_inputs_on_61_bit_primes_match_the_cpu() {
 
 /// The inverse transform with a factor per limb folded into its last stage (the ModUp's first
 /// conversion step) against the CPU inverse followed by the multiplication, at N = 2^12, 2^16
-/// and 2^17, one and two polynomials, 30- to 61-bit primes, in place and out of place; short
-/// factor lists and mismatched buffers are typed errors.
+/// and 2^17, one and two polynomials, 30- to 61-bit primes, in place, out of place and as
+/// grouped runs over two buffers; the grouped inverse with per-run sources (unscaled) beside it;
+/// short factor lists, mismatched buffers and bad sources are typed errors.
 #[test]
 fn scaled_inverse_matches_the_cpu() {
+    use rhea_cuda::ntt::NttRun;
     for (log_n, bits, polys) in [
         (12u32, vec![61u32, 30, 50], 2usize),
         (16, vec![60, 40, 40, 61, 30], 1),
@@ -1229,6 +1231,130 @@ fn scaled_inverse_matches_the_cpu() {
             &want_range,
             &format!("{test} range"),
         );
+        // Grouped runs: limbs 1 .. l − 1 of the first polynomial of `x` (tables 1 ..) and a
+        // one-limb buffer with table l − 1; everything else untouched.
+        let y = random_rns(&mut r, &moduli[l - 1..], n, 1);
+        let (mut dx, mut dy) = (dev.upload(&x).unwrap(), dev.upload(&y).unwrap());
+        let runs = [
+            NttRun {
+                buf: 0,
+                first_limb: 1,
+                limbs: l - 2,
+                table: 1,
+            },
+            NttRun {
+                buf: 1,
+                first_limb: 0,
+                limbs: 1,
+                table: l - 1,
+            },
+        ];
+        gpu.inverse_runs_scaled(&mut [&mut dx, &mut dy], &runs, &words)
+            .unwrap();
+        let mut want_x = x.clone();
+        cpu_run(
+            &tables,
+            &mut want_x[..l * n],
+            1,
+            l - 2,
+            1,
+            NttDirection::Inverse,
+        );
+        for j in 1..l - 1 {
+            for w in &mut want_x[j * n..(j + 1) * n] {
+                *w = moduli[j].mul(*w, f[j]);
+            }
+        }
+        let mut want_y = y.clone();
+        cpu_run(&tables, &mut want_y, 0, 1, l - 1, NttDirection::Inverse);
+        for w in &mut want_y {
+            *w = moduli[l - 1].mul(*w, f[l - 1]);
+        }
+        assert_same(
+            &dev.download(&dx).unwrap(),
+            &want_x,
+            &format!("{test} runs"),
+        );
+        assert_same(
+            &dev.download(&dy).unwrap(),
+            &want_y,
+            &format!("{test} runs, 2nd"),
+        );
+        // Out of place where a run has a source (the rescale's last limbs): limb 0 of `t` from
+        // `y` (table l − 1), limb 1 of `t` from limb 1 of `x` (table 1), and limbs 2 .. of a
+        // copy of `x` in place; the sources untouched.
+        let (sx, sy) = (dev.upload(&x).unwrap(), dev.upload(&y).unwrap());
+        let mut dt = dev.alloc(2 * n).unwrap();
+        let mut dz = dev.upload(&x).unwrap();
+        let from_runs = [
+            NttRun {
+                buf: 0,
+                first_limb: 0,
+                limbs: 1,
+                table: l - 1,
+            },
+            NttRun {
+                buf: 0,
+                first_limb: 1,
+                limbs: 1,
+                table: 1,
+            },
+            NttRun {
+                buf: 1,
+                first_limb: 2,
+                limbs: l - 2,
+                table: 2,
+            },
+        ];
+        let sources = [Some((&sy, 0)), Some((&sx, 1)), None];
+        gpu.inverse_runs_from(&mut [&mut dt, &mut dz], &from_runs, &sources)
+            .unwrap();
+        let mut want_t = [&y[..n], &x[n..2 * n]].concat();
+        cpu_run(
+            &tables,
+            &mut want_t[..n],
+            0,
+            1,
+            l - 1,
+            NttDirection::Inverse,
+        );
+        cpu_run(&tables, &mut want_t[n..], 0, 1, 1, NttDirection::Inverse);
+        let mut want_z = x.clone();
+        cpu_run(&tables, &mut want_z, 2, l - 2, 2, NttDirection::Inverse);
+        assert_same(
+            &dev.download(&dt).unwrap(),
+            &want_t,
+            &format!("{test} from runs"),
+        );
+        assert_same(
+            &dev.download(&dz).unwrap(),
+            &want_z,
+            &format!("{test} from runs, in place"),
+        );
+        assert_same(
+            &dev.download(&sx).unwrap(),
+            &x,
+            &format!("{test} from runs, source"),
+        );
+        assert_same(
+            &dev.download(&sy).unwrap(),
+            &y,
+            &format!("{test} from runs, source 2"),
+        );
+        assert!(matches!(
+            gpu.inverse_runs_from(&mut [&mut dt, &mut dz], &from_runs, &sources[..2]),
+            Err(CudaError::Shape(_))
+        ));
+        let beyond = [Some((&sy, 1)), Some((&sx, 1)), None];
+        assert!(matches!(
+            gpu.inverse_runs_from(&mut [&mut dt, &mut dz], &from_runs, &beyond),
+            Err(CudaError::Shape(_))
+        ));
+        let short_runs = dev.upload(&vec![0u64; 4 * (l - 1)]).unwrap();
+        assert!(matches!(
+            gpu.inverse_runs_scaled(&mut [&mut dx, &mut dy], &runs, &short_runs),
+            Err(CudaError::Shape(_))
+        ));
         let mut other = dev.alloc(x.len() + n).unwrap();
         assert!(matches!(
             gpu.inverse_scaled_from(&src, &mut other, polys, l, &words),

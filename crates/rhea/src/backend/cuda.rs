@@ -918,10 +918,19 @@ impl GpuRing {
                 });
             }
         }
-        self.ntt
-            .transform_runs(&mut [&mut acc, &mut t], &runs, NttDirection::Inverse)?;
+        // The inverse NTT, with the conversion's first step folded into the P limbs' (the Q
+        // limbs' factor is 1) where it can be.
         let mut y = self.alloc(2 * ell * n)?;
-        self.mod_down[ell - 1].convert_centered_strided(&mut y, &acc, ell * n, width * n, 2, n)?;
+        let conv = &self.mod_down[ell - 1];
+        if let Some(f) = &self.mod_down_inverse {
+            self.ntt
+                .inverse_runs_scaled(&mut [&mut acc, &mut t], &runs, f)?;
+            conv.convert_scaled_centered_strided(&mut y, &acc, ell * n, width * n, 2, n)?;
+        } else {
+            self.ntt
+                .transform_runs(&mut [&mut acc, &mut t], &runs, NttDirection::Inverse)?;
+            conv.convert_centered_strided(&mut y, &acc, ell * n, width * n, 2, n)?;
+        }
         let q_last = self.ntt.moduli()[last];
         let p_inv = ring.mod_down_plan().p_inv_mod_q()[last];
         let rows = [0, 1].map(|c| {
@@ -995,13 +1004,18 @@ impl GpuRing {
                 "rescale of {k} polynomials at once (1..={MAX_RUNS})"
             )));
         }
+        // The inverse NTT of every input's last limb into `t`, read in place (no copies).
         let mut t = self.alloc(k * n)?;
-        for (i, x) in inputs.iter().enumerate() {
-            DeviceBuffer::copy_region(x, (ell - 1) * n, &mut t, i * n, n)?;
-        }
-        let batch = NttBatch::all(k, 1).with_first_table(ell - 1);
-        self.ntt
-            .transform(&mut t, &batch, NttDirection::Inverse, NttAlgorithm::Fast)?;
+        let last: Vec<NttRun> = (0..k)
+            .map(|i| NttRun {
+                buf: 0,
+                first_limb: i,
+                limbs: 1,
+                table: ell - 1,
+            })
+            .collect();
+        let sources: Vec<_> = inputs.iter().map(|x| Some((*x, ell - 1))).collect();
+        self.ntt.inverse_runs_from(&mut [&mut t], &last, &sources)?;
         // The centred lift of each INTT'd last limb to the ell - 1 primes is fused into the
         // forward column kernel, which writes its output to `scratch`.
         let q_last = self.ntt.moduli()[ell - 1];
