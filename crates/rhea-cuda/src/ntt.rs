@@ -756,15 +756,22 @@ impl DeviceNttTables {
     /// limbs `limb ..` (left untouched), the others are transformed in place. The row phase
     /// reads the sources (`ntt_inv_rowsd_*_o`), so no copy precedes the transform: a rescale
     /// transforms the last limbs of a ciphertext's polynomials into one scratch buffer this way.
+    /// With `factors` ([`DeviceNttTables::scaled_inverse_words`] of `f`, covering every table
+    /// the runs use) each limb with table `t` is also multiplied by `f[t]`, the factor riding
+    /// in the last stage's `N^{-1}` as with [`DeviceNttTables::inverse_scaled`]: a ModDown
+    /// merged with the rescale folds its conversion's `p̂_j^{-1}` into its `P` limbs this way,
+    /// beside `Q` limbs whose factor is 1.
     ///
     /// Errors: as [`DeviceNttTables::transform_runs`], plus [`CudaError::Shape`] for a source
     /// list of another length, a source too short for its run or overlapping the run's
-    /// destination, and [`CudaError::InvalidArgument`] without the fast kernels (N < 2^12).
+    /// destination, or short factors, and [`CudaError::InvalidArgument`] without the fast
+    /// kernels (N < 2^12).
     pub fn inverse_runs_from(
         &self,
         bufs: &mut [&mut DeviceBuffer],
         runs: &[NttRun],
         sources: &[Option<(&DeviceBuffer, usize)>],
+        factors: Option<&DeviceBuffer>,
     ) -> Result<()> {
         if sources.len() != runs.len() {
             return Err(CudaError::Shape(format!(
@@ -775,6 +782,9 @@ impl DeviceNttTables {
         }
         let (ptrs, lens) = self.buffers_of(bufs)?;
         let mut args = self.runs_args(&ptrs, &lens, runs)?;
+        if let Some(f) = factors {
+            self.check_runs_factors(runs, f)?;
+        }
         let n = self.degree;
         for (g, (r, src)) in runs.iter().zip(sources).enumerate() {
             let Some((src, limb)) = src else { continue };
@@ -803,26 +813,15 @@ impl DeviceNttTables {
             None,
         )?;
         args.pro_src = [0; MAX_RUNS];
-        self.launch_phase_raw(&args, NttDirection::Inverse, s, Phase::Cols, false)
+        match factors {
+            Some(f) => self.launch_scaled_cols(&mut args, s, f),
+            None => self.launch_phase_raw(&args, NttDirection::Inverse, s, Phase::Cols, false),
+        }
     }
 
-    /// [`DeviceNttTables::transform_runs`] inverse, each limb with table `t` multiplied by
-    /// `f[t]`, `factors` holding [`DeviceNttTables::scaled_inverse_words`] of `f` for every
-    /// table the runs use (as [`DeviceNttTables::inverse_scaled`]: the factor rides in the last
-    /// stage's `N^{-1}`). A ModDown merged with the rescale transforms its `P` limbs this way,
-    /// with their conversion's `p̂_j^{-1}` folded in, beside `Q` limbs whose factor is 1.
-    ///
-    /// Errors: as [`DeviceNttTables::transform_runs`], plus [`CudaError::Shape`] when `factors`
-    /// is short and [`CudaError::InvalidArgument`] without the fast kernels (N < 2^12).
-    pub fn inverse_runs_scaled(
-        &self,
-        bufs: &mut [&mut DeviceBuffer],
-        runs: &[NttRun],
-        factors: &DeviceBuffer,
-    ) -> Result<()> {
+    /// Checks that scaled-inverse `factors` cover every table of `runs`.
+    fn check_runs_factors(&self, runs: &[NttRun], factors: &DeviceBuffer) -> Result<()> {
         self.check_device(factors)?;
-        let (ptrs, lens) = self.buffers_of(bufs)?;
-        let mut args = self.runs_args(&ptrs, &lens, runs)?;
         let tables = runs.iter().map(|r| r.table + r.limbs).max().unwrap_or(0);
         if factors.len() < 4 * tables {
             return Err(CudaError::Shape(format!(
@@ -830,8 +829,16 @@ impl DeviceNttTables {
                 factors.len()
             )));
         }
-        let s = self.grouped_split()?;
-        self.launch_phase_raw(&args, NttDirection::Inverse, s, Phase::Rows, false)?;
+        Ok(())
+    }
+
+    /// The scaled inverse column phase (`ntt_inv_cols_*_s`) of grouped `args`.
+    fn launch_scaled_cols(
+        &self,
+        args: &mut NttArgs,
+        s: NttSplit,
+        factors: &DeviceBuffer,
+    ) -> Result<()> {
         args.pro_w = factors.device_ptr();
         let (name, cfg) =
             self.phase_config(args.rows, NttDirection::Inverse, s, Phase::Cols, false);
@@ -839,7 +846,7 @@ impl DeviceNttTables {
             &format!("{name}_s"),
             cfg,
             0,
-            &args,
+            args,
             NttDirection::Inverse,
             None,
         )

@@ -1249,7 +1249,7 @@ fn scaled_inverse_matches_the_cpu() {
                 table: l - 1,
             },
         ];
-        gpu.inverse_runs_scaled(&mut [&mut dx, &mut dy], &runs, &words)
+        gpu.inverse_runs_from(&mut [&mut dx, &mut dy], &runs, &[None, None], Some(&words))
             .unwrap();
         let mut want_x = x.clone();
         cpu_run(
@@ -1307,7 +1307,7 @@ fn scaled_inverse_matches_the_cpu() {
             },
         ];
         let sources = [Some((&sy, 0)), Some((&sx, 1)), None];
-        gpu.inverse_runs_from(&mut [&mut dt, &mut dz], &from_runs, &sources)
+        gpu.inverse_runs_from(&mut [&mut dt, &mut dz], &from_runs, &sources, None)
             .unwrap();
         let mut want_t = [&y[..n], &x[n..2 * n]].concat();
         cpu_run(
@@ -1341,18 +1341,69 @@ fn scaled_inverse_matches_the_cpu() {
             &y,
             &format!("{test} from runs, source 2"),
         );
+        // The same scaled: every limb with table t times f[t].
+        gpu.inverse_runs_from(&mut [&mut dt, &mut dz], &from_runs, &sources, Some(&words))
+            .unwrap();
+        let mut want_t = [&y[..n], &x[n..2 * n]].concat();
+        cpu_run(
+            &tables,
+            &mut want_t[..n],
+            0,
+            1,
+            l - 1,
+            NttDirection::Inverse,
+        );
+        cpu_run(&tables, &mut want_t[n..], 0, 1, 1, NttDirection::Inverse);
+        for (k, w) in want_t.iter_mut().enumerate() {
+            let t = if k < n { l - 1 } else { 1 };
+            *w = moduli[t].mul(*w, f[t]);
+        }
+        let mut want_z = x.clone();
+        for j in 2..l {
+            let v = &mut want_z[j * n..(j + 1) * n];
+            cpu_run(&tables, v, 0, 1, j, NttDirection::Inverse);
+            cpu_run(&tables, v, 0, 1, j, NttDirection::Inverse);
+            for w in v.iter_mut() {
+                *w = moduli[j].mul(*w, f[j]);
+            }
+        }
+        assert_same(
+            &dev.download(&dt).unwrap(),
+            &want_t,
+            &format!("{test} from runs, scaled"),
+        );
+        assert_same(
+            &dev.download(&dz).unwrap(),
+            &want_z,
+            &format!("{test} from runs, scaled, in place"),
+        );
+        let short_from = dev.upload(&vec![0u64; 4 * (l - 1)]).unwrap();
         assert!(matches!(
-            gpu.inverse_runs_from(&mut [&mut dt, &mut dz], &from_runs, &sources[..2]),
+            gpu.inverse_runs_from(
+                &mut [&mut dt, &mut dz],
+                &from_runs,
+                &sources,
+                Some(&short_from)
+            ),
+            Err(CudaError::Shape(_))
+        ));
+        assert!(matches!(
+            gpu.inverse_runs_from(&mut [&mut dt, &mut dz], &from_runs, &sources[..2], None),
             Err(CudaError::Shape(_))
         ));
         let beyond = [Some((&sy, 1)), Some((&sx, 1)), None];
         assert!(matches!(
-            gpu.inverse_runs_from(&mut [&mut dt, &mut dz], &from_runs, &beyond),
+            gpu.inverse_runs_from(&mut [&mut dt, &mut dz], &from_runs, &beyond, None),
             Err(CudaError::Shape(_))
         ));
         let short_runs = dev.upload(&vec![0u64; 4 * (l - 1)]).unwrap();
         assert!(matches!(
-            gpu.inverse_runs_scaled(&mut [&mut dx, &mut dy], &runs, &short_runs),
+            gpu.inverse_runs_from(
+                &mut [&mut dx, &mut dy],
+                &runs,
+                &[None, None],
+                Some(&short_runs)
+            ),
             Err(CudaError::Shape(_))
         ));
         let mut other = dev.alloc(x.len() + n).unwrap();

@@ -888,14 +888,10 @@ impl GpuRing {
         let pl = self.ntt.len() - self.q_len;
         let width = ell + pl;
         let last = ell - 1;
-        // The addends' last limbs, to be inverse-transformed (z's first term).
+        // The addends' last limbs, inverse-transformed into `t` (z's first term).
         let mut t = self.alloc(2 * n)?;
-        for (c, a) in adds.iter().enumerate() {
-            if let Some(a) = a {
-                DeviceBuffer::copy_region(a, last * n, &mut t, c * n, n)?;
-            }
-        }
         let mut runs = Vec::with_capacity(6);
+        let mut sources = Vec::with_capacity(6);
         for (c, add) in adds.iter().enumerate() {
             runs.push(NttRun {
                 buf: 0,
@@ -909,26 +905,37 @@ impl GpuRing {
                 limbs: 1,
                 table: last,
             });
-            if add.is_some() {
+            sources.extend([None, None]);
+            if let Some(a) = add {
                 runs.push(NttRun {
                     buf: 1,
                     first_limb: c,
                     limbs: 1,
                     table: last,
                 });
+                sources.push(Some((*a, last)));
             }
         }
-        // The inverse NTT, with the conversion's first step folded into the P limbs' (the Q
-        // limbs' factor is 1) where it can be.
+        // The inverse NTT: the addends' limbs read where they lie, the conversion's first
+        // step folded into the P limbs' (the Q limbs' factor is 1) where it can be.
         let mut y = self.alloc(2 * ell * n)?;
         let conv = &self.mod_down[ell - 1];
-        if let Some(f) = &self.mod_down_inverse {
+        if self.ntt.has_fast_kernels() {
+            let f = self.mod_down_inverse.as_ref();
             self.ntt
-                .inverse_runs_scaled(&mut [&mut acc, &mut t], &runs, f)?;
-            conv.convert_scaled_centered_strided(&mut y, &acc, ell * n, width * n, 2, n)?;
+                .inverse_runs_from(&mut [&mut acc, &mut t], &runs, &sources, f)?;
         } else {
+            for (r, src) in runs.iter().zip(&sources) {
+                if let Some((a, limb)) = src {
+                    DeviceBuffer::copy_region(a, limb * n, &mut t, r.first_limb * n, n)?;
+                }
+            }
             self.ntt
                 .transform_runs(&mut [&mut acc, &mut t], &runs, NttDirection::Inverse)?;
+        }
+        if self.mod_down_inverse.is_some() {
+            conv.convert_scaled_centered_strided(&mut y, &acc, ell * n, width * n, 2, n)?;
+        } else {
             conv.convert_centered_strided(&mut y, &acc, ell * n, width * n, 2, n)?;
         }
         let q_last = self.ntt.moduli()[last];
@@ -1015,7 +1022,8 @@ impl GpuRing {
             })
             .collect();
         let sources: Vec<_> = inputs.iter().map(|x| Some((*x, ell - 1))).collect();
-        self.ntt.inverse_runs_from(&mut [&mut t], &last, &sources)?;
+        self.ntt
+            .inverse_runs_from(&mut [&mut t], &last, &sources, None)?;
         // The centred lift of each INTT'd last limb to the ell - 1 primes is fused into the
         // forward column kernel, which writes its output to `scratch`.
         let q_last = self.ntt.moduli()[ell - 1];
