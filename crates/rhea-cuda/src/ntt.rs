@@ -814,7 +814,7 @@ impl DeviceNttTables {
         )?;
         args.pro_src = [0; MAX_RUNS];
         match factors {
-            Some(f) => self.launch_scaled_cols(&mut args, s, f),
+            Some(f) => self.launch_scaled_cols(0, &mut args, s, f),
             None => self.launch_phase_raw(&args, NttDirection::Inverse, s, Phase::Cols, false),
         }
     }
@@ -832,9 +832,11 @@ impl DeviceNttTables {
         Ok(())
     }
 
-    /// The scaled inverse column phase (`ntt_inv_cols_*_s`) of grouped `args`.
+    /// The scaled inverse column phase (`ntt_inv_cols_*_s`) of `args` over `data` (0 for
+    /// grouped launches, whose runs carry their addresses).
     fn launch_scaled_cols(
         &self,
+        data: u64,
         args: &mut NttArgs,
         s: NttSplit,
         factors: &DeviceBuffer,
@@ -845,7 +847,7 @@ impl DeviceNttTables {
         self.launch(
             &format!("{name}_s"),
             cfg,
-            0,
+            data,
             args,
             NttDirection::Inverse,
             None,
@@ -977,17 +979,7 @@ impl DeviceNttTables {
             }
             None => self.launch_phase(buf, &args, NttDirection::Inverse, s, Phase::Rows)?,
         }
-        args.pro_w = factors.device_ptr();
-        let (name, cfg) =
-            self.phase_config(args.rows, NttDirection::Inverse, s, Phase::Cols, false);
-        self.launch(
-            &format!("{name}_s"),
-            cfg,
-            buf.device_ptr(),
-            &args,
-            NttDirection::Inverse,
-            None,
-        )
+        self.launch_scaled_cols(buf.device_ptr(), &mut args, s, factors)
     }
 
     /// Device addresses of the forward twiddles, the compact forward twiddles and the prime

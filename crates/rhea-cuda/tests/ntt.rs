@@ -1307,76 +1307,60 @@ fn scaled_inverse_matches_the_cpu() {
             },
         ];
         let sources = [Some((&sy, 0)), Some((&sx, 1)), None];
-        gpu.inverse_runs_from(&mut [&mut dt, &mut dz], &from_runs, &sources, None)
-            .unwrap();
-        let mut want_t = [&y[..n], &x[n..2 * n]].concat();
-        cpu_run(
-            &tables,
-            &mut want_t[..n],
-            0,
-            1,
-            l - 1,
-            NttDirection::Inverse,
-        );
-        cpu_run(&tables, &mut want_t[n..], 0, 1, 1, NttDirection::Inverse);
-        let mut want_z = x.clone();
-        cpu_run(&tables, &mut want_z, 2, l - 2, 2, NttDirection::Inverse);
-        assert_same(
-            &dev.download(&dt).unwrap(),
-            &want_t,
-            &format!("{test} from runs"),
-        );
-        assert_same(
-            &dev.download(&dz).unwrap(),
-            &want_z,
-            &format!("{test} from runs, in place"),
-        );
-        assert_same(
-            &dev.download(&sx).unwrap(),
-            &x,
-            &format!("{test} from runs, source"),
-        );
-        assert_same(
-            &dev.download(&sy).unwrap(),
-            &y,
-            &format!("{test} from runs, source 2"),
-        );
-        // The same scaled: every limb with table t times f[t].
-        gpu.inverse_runs_from(&mut [&mut dt, &mut dz], &from_runs, &sources, Some(&words))
-            .unwrap();
-        let mut want_t = [&y[..n], &x[n..2 * n]].concat();
-        cpu_run(
-            &tables,
-            &mut want_t[..n],
-            0,
-            1,
-            l - 1,
-            NttDirection::Inverse,
-        );
-        cpu_run(&tables, &mut want_t[n..], 0, 1, 1, NttDirection::Inverse);
-        for (k, w) in want_t.iter_mut().enumerate() {
-            let t = if k < n { l - 1 } else { 1 };
-            *w = moduli[t].mul(*w, f[t]);
-        }
-        let mut want_z = x.clone();
-        for j in 2..l {
-            let v = &mut want_z[j * n..(j + 1) * n];
-            cpu_run(&tables, v, 0, 1, j, NttDirection::Inverse);
-            cpu_run(&tables, v, 0, 1, j, NttDirection::Inverse);
-            for w in v.iter_mut() {
-                *w = moduli[j].mul(*w, f[j]);
+        // The expected words: limb 0 of `t` is y's inverse (table l − 1), limb 1 x's limb 1's
+        // (table 1); z's limbs 2 .. inverse-transformed `times` times; each times f[t] if scaled.
+        let expect = |z: &mut Vec<u64>, times: usize, scaled: bool| -> Vec<u64> {
+            let mut t = [&y[..n], &x[n..2 * n]].concat();
+            for (limb, table) in [(0, l - 1), (1, 1)] {
+                cpu_run(
+                    &tables,
+                    &mut t[limb * n..],
+                    0,
+                    1,
+                    table,
+                    NttDirection::Inverse,
+                );
             }
+            for j in 2..l {
+                for _ in 0..times {
+                    cpu_run(&tables, &mut z[j * n..], 0, 1, j, NttDirection::Inverse);
+                }
+            }
+            if scaled {
+                for (limb, table) in [(0, l - 1), (1, 1)] {
+                    t[limb * n..(limb + 1) * n]
+                        .iter_mut()
+                        .for_each(|w| *w = moduli[table].mul(*w, f[table]));
+                }
+                for j in 2..l {
+                    z[j * n..(j + 1) * n]
+                        .iter_mut()
+                        .for_each(|w| *w = moduli[j].mul(*w, f[j]));
+                }
+            }
+            t
+        };
+        for (scaled, times) in [(false, 1), (true, 2)] {
+            let factors = scaled.then_some(&words);
+            gpu.inverse_runs_from(&mut [&mut dt, &mut dz], &from_runs, &sources, factors)
+                .unwrap();
+            // dz is transformed in place, so the scaled pass runs over the unscaled pass's output.
+            let mut want_z = x.clone();
+            let want_t = expect(&mut want_z, times, scaled);
+            let what = format!("{test} from runs, scaled {scaled}");
+            assert_same(&dev.download(&dt).unwrap(), &want_t, &what);
+            assert_same(
+                &dev.download(&dz).unwrap(),
+                &want_z,
+                &format!("{what}, in place"),
+            );
+            assert_same(&dev.download(&sx).unwrap(), &x, &format!("{what}, source"));
+            assert_same(
+                &dev.download(&sy).unwrap(),
+                &y,
+                &format!("{what}, source 2"),
+            );
         }
-        assert_same(
-            &dev.download(&dt).unwrap(),
-            &want_t,
-            &format!("{test} from runs, scaled"),
-        );
-        assert_same(
-            &dev.download(&dz).unwrap(),
-            &want_z,
-            &format!("{test} from runs, scaled, in place"),
-        );
         let short_from = dev.upload(&vec![0u64; 4 * (l - 1)]).unwrap();
         assert!(matches!(
             gpu.inverse_runs_from(
