@@ -43,7 +43,8 @@
 //! | N = 2^15, 8 limbs × 1024 | 4.0 ms, 2.04 M/s, 71 % | 4.0 ms, 2.05 M/s, 71 % | 23.2 ms |
 //!
 //! (Percentages: bytes of a two-pass transform, data read and written twice plus one read of
-//! each prime's 16-byte twiddle table, over the copy bandwidth.) Both kernels are bound by the
+//! each prime's 16-byte twiddle table, over the copy bandwidth. Since session 11 the bench counts
+//! only the twiddles a variant reads: half the table with derived twiddles.) Both kernels are bound by the
 //! 64-bit integer multiplier, not by memory: Nsight Compute shows IPC ≈ 2.3 with "math pipe
 //! throttle" the first stall reason, and DRAM at 20–55 %. (Those timings predate the following
 //! SASS reductions.) A lazy butterfly costs 22 SASS instructions: the 64×64 high product (7), the
@@ -115,6 +116,18 @@ impl NttSplit {
             log_n1,
             cols_per_block,
             derived_twiddles,
+        }
+    }
+
+    /// Twiddle bytes a transform of this split at `degree` reads at least once for `count`
+    /// primes: the whole table of 16-byte pairs without derived twiddles; with them, the table's
+    /// first `N / 8` pairs (the column kernel's passes and the row kernel's before its direct
+    /// one) and the direct pass's compact table (three pairs per eight entries): half as much.
+    pub fn twiddle_bytes_read(&self, degree: usize, count: usize) -> usize {
+        if self.derived_twiddles {
+            count * (degree / 8) * (16 + 48)
+        } else {
+            count * degree * 16
         }
     }
 
@@ -584,8 +597,9 @@ impl DeviceNttTables {
         self.moduli.is_empty()
     }
 
-    /// Device bytes of the twiddle tables of one direction for `count` primes (what one transform
-    /// of those primes reads at least once).
+    /// Device bytes of the twiddle tables of one direction for `count` primes: what a transform
+    /// that reads every twiddle pair once reads at least (the naive one, the fast one without
+    /// derived twiddles).
     pub fn twiddle_bytes(&self, count: usize) -> usize {
         count * self.degree * 16
     }
@@ -1722,8 +1736,9 @@ pub struct NttBenchRow {
     pub min_us: f64,
     /// Limb-transforms per second at the median.
     pub limb_ntts_per_s: f64,
-    /// Bytes a two-pass transform must move: the data read and written twice, plus one read of
-    /// the twiddle table of each prime.
+    /// Bytes the variant must move: the data read and written once per pass (twice for the
+    /// fast transform), plus the twiddle bytes it reads
+    /// ([`NttSplit::twiddle_bytes_read`]: half the table with derived twiddles).
     pub model_bytes: u64,
     /// `model_bytes / median` in GB/s.
     pub effective_gbps: f64,
@@ -1982,13 +1997,16 @@ pub fn bench_ntt(dev: &Arc<GpuDevice>, opts: &NttBenchOptions) -> Result<NttBenc
         for (i, s) in sp.iter().enumerate() {
             if i < 2 || opts.all_splits {
                 let label = format!("fast {}", s.label(case.log_degree));
-                jobs.push((label, Job::Full(NttAlgorithm::FastSplit(*s)), full_bytes));
+                let model = (4 * bytes + s.twiddle_bytes_read(degree, case.limbs)) as u64;
+                jobs.push((label, Job::Full(NttAlgorithm::FastSplit(*s)), model));
             }
         }
         if opts.phases && case_index == 0 {
             for s in sp.iter().take(2) {
                 let l = s.label(case.log_degree);
-                let (cols, rows) = ((2 * bytes) as u64, (2 * bytes + tw_bytes) as u64);
+                // The column kernel's twiddles (the table's first N1 pairs) are negligible.
+                let tw = s.twiddle_bytes_read(degree, case.limbs);
+                let (cols, rows) = ((2 * bytes) as u64, (2 * bytes + tw) as u64);
                 jobs.push((format!("[cols] {l}"), Job::Phase(*s, Phase::Cols), cols));
                 jobs.push((format!("[rows] {l}"), Job::Phase(*s, Phase::Rows), rows));
             }
@@ -2175,6 +2193,17 @@ mod tests {
         let mut tiny = Vec::new();
         compact_last_stages(&w[..4], &ws[..4], &mut tiny);
         assert!(tiny.is_empty());
+    }
+
+    #[test]
+    fn derived_splits_read_half_the_twiddles() {
+        let one = default_split(16, 1).unwrap();
+        let many = default_split(16, 64).unwrap();
+        assert_eq!(many.twiddle_bytes_read(1 << 16, 3), 3 * (1 << 16) * 16);
+        assert_eq!(
+            2 * one.twiddle_bytes_read(1 << 16, 3),
+            many.twiddle_bytes_read(1 << 16, 3)
+        );
     }
 
     #[test]
