@@ -318,12 +318,46 @@ using PassIdxOf = PassIdx<LOGS, NttPasses<LOGS>::j0(I), NttPasses<LOGS>::p(I)>;
 // multiplied in as two lazy Shoup products, cst = table[1..3]. The three table[base] of the
 // thread are read from the compact table at tw3: for group G < N/8 of the row (G = chunk * S/8 +
 // tau), tw3[3G + s] = table[(N/8 << s) + (G << s)], so a warp reads 48 contiguous bytes per
-// thread instead of 112 scattered ones.
+// thread instead of 112 scattered ones (24 in the inverse, whose compact table holds the
+// twiddles without their companions).
+// The inverse's compact table holds the twiddles alone (8 bytes per entry, half the forward's
+// pairs): each direct-pass base's Shoup companion floor(w 2^64 / q) is computed when the pass
+// uses it (tw_companion, exact: the host's words). The inverse transform is 3-4 % faster so; the
+// forward, whose direct pass is its last and waits on these loads, is 7 % slower (BENCHMARKS.md
+// §17), so it keeps the pairs.
 struct TwCtx {
     const ulonglong2* __restrict__ tw;
     const ulonglong2* __restrict__ tw3;
     ulonglong2 cst[3];
+    u64 q, r_hi, r_lo;  // the inverse's: the prime and floor((2^128 - 1) / q)
 };
+
+// floor(w 2^64 / q) for w < q (the Shoup companion), from r = floor((2^128 - 1) / q) =
+// r_hi 2^64 + r_lo: c = floor(w r / 2^64) is that or one less (w r / 2^64 > w 2^64 / q - 1), and
+// the remainder w 2^64 - c q (mod 2^64: -c q) tells which.
+RHEA_INLINE u64 tw_companion(u64 w, const TwCtx& t) {
+    const u64 c = w * t.r_hi + __umul64hi(w, t.r_lo);
+    const u64 r = 0ull - c * t.q;
+    return r >= t.q ? c + 1 : c;
+}
+
+// The prime and its Barrett ratio (NttPrime's last two words), for tw_companion.
+RHEA_INLINE void tw_ctx_prime(TwCtx& t, const NttPrime* primes, u32 i) {
+    const ulonglong2* p = reinterpret_cast<const ulonglong2*>(primes + i);
+    const ulonglong2 a = __ldg(p), c = __ldg(p + 3);
+    t.q = a.x;
+    t.r_lo = c.x;
+    t.r_hi = c.y;
+}
+
+// The compact table's entries of direct-pass group g: 3 pairs (forward) or 3 twiddles (INV).
+template <bool INV>
+RHEA_INLINE const ulonglong2* tw3_offset(const ulonglong2* tw3_all, u64 g) {
+    if (INV) {
+        return reinterpret_cast<const ulonglong2*>(reinterpret_cast<const u64*>(tw3_all) + 3 * g);
+    }
+    return tw3_all + 3 * g;
+}
 
 // The twiddles of one pass, loaded into registers ahead of the pass (before the barrier that
 // precedes it, so that their latency overlaps the shared-memory exchange): the twiddle of local
@@ -338,7 +372,7 @@ RHEA_INLINE constexpr int tw_slot(int u, int s, int k) {
 
 // The thread's twiddle base of local stage s of pass (J0, P): table[(R << (J0 + s)) + (g << s)]
 // for g = ga + gb(u) is tws[s][gb(u) << s].
-template <int LOGS, int J0, int P, bool DERIVED, bool SKIP0>
+template <int LOGS, int J0, int P, bool DERIVED, bool SKIP0, bool INV>
 RHEA_INLINE void pass_tw_load(u32 tau, u32 R, const TwCtx& t, ulonglong2 (&w)[NTT_PASS_TW]) {
     constexpr int G = 1 << P;
     constexpr int LTL = LOGS - J0 - P;
@@ -354,16 +388,23 @@ RHEA_INLINE void pass_tw_load(u32 tau, u32 R, const TwCtx& t, ulonglong2 (&w)[NT
 #pragma unroll
             for (int k = 0; k < (1 << s); ++k) {
                 if (D && k > 0) continue;
-                w[tw_slot<P>(u, s, k)] = D ? ldtw(t.tw3 + s) : ldtw(base + k);
+                if (D && INV) {
+                    // The twiddle alone: inv_pass computes its companion.
+                    w[tw_slot<P>(u, s, k)] = make_ulonglong2(
+                        ld_dep(reinterpret_cast<const u64*>(t.tw3) + s), 0ull);
+                } else {
+                    w[tw_slot<P>(u, s, k)] = D ? ldtw(t.tw3 + s) : ldtw(base + k);
+                }
             }
         }
     }
 }
 
-template <int LOGS, int I, bool DERIVED, bool SKIP0>
+// INV: the inverse's compact table (twiddles alone; see TwCtx).
+template <int LOGS, int I, bool DERIVED, bool SKIP0, bool INV = false>
 RHEA_INLINE void pass_tw_load_of(u32 tau, u32 R, const TwCtx& t, ulonglong2 (&w)[NTT_PASS_TW]) {
-    pass_tw_load<LOGS, NttPasses<LOGS>::j0(I), NttPasses<LOGS>::p(I), DERIVED, SKIP0>(tau, R, t,
-                                                                                      w);
+    pass_tw_load<LOGS, NttPasses<LOGS>::j0(I), NttPasses<LOGS>::p(I), DERIVED, SKIP0, INV>(
+        tau, R, t, w);
 }
 
 // Forward pass: local stages J0 .. J0+P-1 on the 8 registers with the pass's twiddles w;
@@ -417,6 +458,9 @@ RHEA_INLINE void inv_pass(u64 (&v)[8], const ulonglong2 (&w)[NTT_PASS_TW], const
 #pragma unroll
         for (int s = P - 1; s >= 0; --s) {
             const int d = G >> (s + 1);
+            ulonglong2 w0 = w[tw_slot<P>(u, s, 0)];
+            // The direct pass's bases come without their companions (see TwCtx).
+            if (D && !(LAST && s == 0)) w0.y = tw_companion(w0.x, t);
 #pragma unroll
             for (int r = 0; r < G; ++r) {
                 if (r & d) continue;
@@ -426,9 +470,9 @@ RHEA_INLINE void inv_pass(u64 (&v)[8], const ulonglong2 (&w)[NTT_PASS_TW], const
                 if (LAST && s == 0) {
                     inv_bf_last(x, y, pr);
                 } else if (D && k > 0) {
-                    inv_bf2(x, y, w[tw_slot<P>(u, s, 0)], t.cst[k - 1], pr.q, pr.two_q);
+                    inv_bf2(x, y, w0, t.cst[k - 1], pr.q, pr.two_q);
                 } else {
-                    inv_bf(x, y, w[tw_slot<P>(u, s, k)], pr.q, pr.two_q);
+                    inv_bf(x, y, k == 0 ? w0 : w[tw_slot<P>(u, s, k)], pr.q, pr.two_q);
                 }
             }
         }
@@ -540,9 +584,9 @@ RHEA_INLINE void inv_passes(u64 (&v)[8], ulonglong2 (&w)[NTT_PASS_TW], u64* sm, 
     if constexpr (!last) {
         constexpr bool skip0 = LAST_PHASE && I - 1 == 0;
         smem_store<LOGS, I>(sm, at, tau, v);
-        if (NTT_PREFETCH) pass_tw_load_of<LOGS, I - 1, DERIVED, skip0>(tau, R, t, w);
+        if (NTT_PREFETCH) pass_tw_load_of<LOGS, I - 1, DERIVED, skip0, true>(tau, R, t, w);
         ntt_sync<WARP>();
-        if (!NTT_PREFETCH) pass_tw_load_of<LOGS, I - 1, DERIVED, skip0>(tau, R, t, w);
+        if (!NTT_PREFETCH) pass_tw_load_of<LOGS, I - 1, DERIVED, skip0, true>(tau, R, t, w);
         smem_load<LOGS, I - 1>(sm, at, tau, v);
         inv_passes<LOGS, I - 1, LAST_PHASE, WARP, DERIVED>(v, w, sm, at, tau, R, t, pr);
     }
@@ -721,6 +765,7 @@ RHEA_INLINE void ntt_cols(u64* __restrict__ data, const ulonglong2* __restrict__
     tc.tw = tw_all + ((u64)table << LOGN);
     tc.tw3 = nullptr;
     tc.cst[0] = tc.cst[1] = tc.cst[2] = make_ulonglong2(0, 0);
+    tc.q = tc.r_lo = tc.r_hi = 0;
     NttPrime pr = load_ntt_prime(primes, table);
     static_assert(!SCALED || !FWD, "the scaled variant is an inverse");
     if constexpr (SCALED) {
@@ -817,8 +862,10 @@ RHEA_INLINE void ntt_rows(u64* __restrict__ data, const ulonglong2* __restrict__
     u64* base = nr.base + (u64)chunk * S;
     TwCtx tc;
     tc.tw = tw_all + ((u64)table << LOGN);
-    tc.tw3 = tw3_all + 3 * (((u64)table << (LOGN - 3)) + chunk * RS::T + tau);
+    tc.tw3 = tw3_offset<!FWD>(tw3_all, ((u64)table << (LOGN - 3)) + chunk * RS::T + tau);
     tc.cst[0] = tc.cst[1] = tc.cst[2] = make_ulonglong2(0, 0);
+    tc.q = tc.r_lo = tc.r_hi = 0;
+    if constexpr (!FWD) tw_ctx_prime(tc, primes, table);
     // The inverse's direct pass is its first; the forward's is its last (see NTT_LATE_CST).
     if constexpr (DERIVED && (!FWD || !NTT_LATE_CST || PS::COUNT == 1)) load_cst(tc);
     const NttPrime pr = load_ntt_prime(primes, table);
@@ -839,7 +886,7 @@ RHEA_INLINE void ntt_rows(u64* __restrict__ data, const ulonglong2* __restrict__
             rows_global_store<LOGS, PS::COUNT - 1>(base, tau, v);
         }
     } else {
-        pass_tw_load_of<LOGS, PS::COUNT - 1, DERIVED, false>(tau, R, tc, w);
+        pass_tw_load_of<LOGS, PS::COUNT - 1, DERIVED, false, true>(tau, R, tc, w);
         pdl_wait();
         if constexpr (FROM) {
             // Out of place. Strided launches: the same words of the source a.pro_src[0].

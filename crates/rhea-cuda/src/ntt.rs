@@ -44,7 +44,7 @@
 //!
 //! (Percentages: bytes of a two-pass transform, data read and written twice plus one read of
 //! each prime's 16-byte twiddle table, over the copy bandwidth. The bench now counts only the
-//! twiddle bytes a variant reads, half the table with derived twiddles:
+//! twiddle bytes a variant reads, half the table or less with derived twiddles:
 //! `NttSplit::twiddle_bytes_read`, BENCHMARKS.md §17.) When these timings were taken both kernels
 //! were bound by the 64-bit integer multiplier, not by memory: Nsight Compute showed IPC ≈ 2.3
 //! with "math pipe throttle" the first stall reason, and DRAM at 20–55 %. (Those timings predate
@@ -122,14 +122,16 @@ impl NttSplit {
     }
 
     /// Twiddle bytes a transform of this split at `degree` reads at least once for `count`
-    /// primes: the whole table of 16-byte pairs without derived twiddles; with them, the table's
-    /// first `N / 8` pairs (the column kernel's passes and the row kernel's before its direct
-    /// one) and the direct pass's compact table (three pairs per eight entries): half as much.
-    pub fn twiddle_bytes_read(&self, degree: usize, count: usize) -> usize {
-        if self.derived_twiddles {
-            count * (degree / 8) * (16 + 48)
-        } else {
-            count * degree * 16
+    /// primes in direction `dir`: the whole table of 16-byte pairs without derived twiddles;
+    /// with them, the table's first `N / 8` pairs (the column kernel's passes and the row
+    /// kernel's before its direct one) and the direct pass's compact table, three pairs per
+    /// eight entries forward (half the whole table), three twiddles alone inverse (the kernels
+    /// compute their companions; 5/16 of the table).
+    pub fn twiddle_bytes_read(&self, degree: usize, count: usize, dir: NttDirection) -> usize {
+        match (self.derived_twiddles, dir) {
+            (false, _) => count * degree * 16,
+            (true, NttDirection::Forward) => count * (degree / 8) * (16 + 48),
+            (true, NttDirection::Inverse) => count * (degree / 8) * (16 + 24),
         }
     }
 
@@ -447,9 +449,11 @@ pub struct LiftAddFactors<'a> {
 ///
 /// Built once per `(N, primes)` and kept by the caller. Device layout: forward and inverse
 /// twiddles as `[table][N]` pairs `(w, w_shoup)` (16-byte loads); the same entries of the last
-/// three stages gathered per thread ([`compact_last_stages`], `[table][N/8][3]` pairs); and
-/// [`PRIME_WORDS`] constants per table (`q, 2q, N^-1, shoup(N^-1), inv_root_powers[1]·N^-1, its
-/// Shoup companion, 0, 0`).
+/// three stages gathered per thread ([`compact_last_stages`]: `[table][N/8][3]` pairs forward,
+/// `[table][N/8][3]` twiddles alone inverse); and [`PRIME_WORDS`] constants per table (`q, 2q,
+/// N^-1, shoup(N^-1), inv_root_powers[1]·N^-1, its Shoup companion`, and `q`'s Barrett ratio
+/// `floor((2^128 - 1) / q)` low and high word, from which the inverse computes its compact
+/// twiddles' companions).
 pub struct DeviceNttTables {
     device: Arc<GpuDevice>,
     degree: usize,
@@ -485,15 +489,19 @@ fn interleave(w: &[u64], s: &[u64], out: &mut Vec<u64>) {
     }
 }
 
-/// The compact table of the last three stages (`N ≥ 8`): for `g < N/8`, the pairs
-/// `(w, w_shoup)` of `table[N/8 + g]`, `table[N/4 + 2g]`, `table[N/2 + 4g]` (what one thread of
-/// the row kernel needs with derived twiddles), appended to `out`.
-pub fn compact_last_stages(w: &[u64], ws: &[u64], out: &mut Vec<u64>) {
+/// The compact table of the last three stages (`N ≥ 8`): for `g < N/8`, the entries
+/// `table[N/8 + g]`, `table[N/4 + 2g]`, `table[N/2 + 4g]` (what one thread of the row kernel needs
+/// with derived twiddles), appended to `out` as pairs `(w, w_shoup)` when `ws` is given (the
+/// forward table), else as the twiddles alone (the inverse table: its kernels compute the Shoup
+/// companions, `tw_companion` in `kernels/ntt.cuh`, reading half the bytes).
+pub fn compact_last_stages(w: &[u64], ws: Option<&[u64]>, out: &mut Vec<u64>) {
     let n = w.len();
     for g in 0..n / 8 {
         for i in [n / 8 + g, n / 4 + 2 * g, n / 2 + 4 * g] {
             out.push(w[i]);
-            out.push(ws[i]);
+            if let Some(ws) = ws {
+                out.push(ws[i]);
+            }
         }
     }
 }
@@ -510,8 +518,8 @@ pub fn prime_words(table: &NttTable) -> [u64; PRIME_WORDS] {
         table.inv_degree_shoup(),
         last_w,
         m.shoup(last_w),
-        0,
-        0,
+        m.barrett_ratio().1,
+        m.barrett_ratio().0,
     ]
 }
 
@@ -539,8 +547,8 @@ impl DeviceNttTables {
         for t in tables {
             interleave(t.root_powers(), t.root_powers_shoup(), &mut fwd);
             interleave(t.inv_root_powers(), t.inv_root_powers_shoup(), &mut inv);
-            compact_last_stages(t.root_powers(), t.root_powers_shoup(), &mut fwd3);
-            compact_last_stages(t.inv_root_powers(), t.inv_root_powers_shoup(), &mut inv3);
+            compact_last_stages(t.root_powers(), Some(t.root_powers_shoup()), &mut fwd3);
+            compact_last_stages(t.inv_root_powers(), None, &mut inv3);
             primes.extend_from_slice(&prime_words(t));
         }
         Ok(Self {
@@ -1740,7 +1748,8 @@ pub struct NttBenchRow {
     pub limb_ntts_per_s: f64,
     /// Bytes the variant must move: the data read and written once per pass (twice for the
     /// fast transform), plus the twiddle bytes it reads
-    /// ([`NttSplit::twiddle_bytes_read`]: half the table with derived twiddles).
+    /// ([`NttSplit::twiddle_bytes_read`]: half the table with derived twiddles forward, 5/16
+    /// inverse).
     pub model_bytes: u64,
     /// `model_bytes / median` in GB/s.
     pub effective_gbps: f64,
@@ -1995,11 +2004,13 @@ pub fn bench_ntt(dev: &Arc<GpuDevice>, opts: &NttBenchOptions) -> Result<NttBenc
         let tw_bytes = tables.twiddle_bytes(case.limbs);
         let full_bytes = (4 * bytes + tw_bytes) as u64;
         let sp = splits(case.log_degree);
-        let mut jobs: Vec<(String, Job, u64)> = Vec::new();
+        // Each job with its model bytes forward and inverse.
+        let mut jobs: Vec<(String, Job, [u64; 2])> = Vec::new();
         for (i, s) in sp.iter().enumerate() {
             if i < 2 || opts.all_splits {
                 let label = format!("fast {}", s.label(case.log_degree));
-                let model = (4 * bytes + s.twiddle_bytes_read(degree, case.limbs)) as u64;
+                let model = [NttDirection::Forward, NttDirection::Inverse]
+                    .map(|d| (4 * bytes + s.twiddle_bytes_read(degree, case.limbs, d)) as u64);
                 jobs.push((label, Job::Full(NttAlgorithm::FastSplit(*s)), model));
             }
         }
@@ -2007,26 +2018,38 @@ pub fn bench_ntt(dev: &Arc<GpuDevice>, opts: &NttBenchOptions) -> Result<NttBenc
             for s in sp.iter().take(2) {
                 let l = s.label(case.log_degree);
                 // The column kernel's twiddles (the table's first N1 pairs) are negligible.
-                let tw = s.twiddle_bytes_read(degree, case.limbs);
-                let (cols, rows) = ((2 * bytes) as u64, (2 * bytes + tw) as u64);
+                let rows = [NttDirection::Forward, NttDirection::Inverse]
+                    .map(|d| (2 * bytes + s.twiddle_bytes_read(degree, case.limbs, d)) as u64);
+                let cols = [(2 * bytes) as u64; 2];
                 jobs.push((format!("[cols] {l}"), Job::Phase(*s, Phase::Cols), cols));
                 jobs.push((format!("[rows] {l}"), Job::Phase(*s, Phase::Rows), rows));
             }
         }
         if opts.naive || sp.is_empty() {
-            jobs.push(("naive".into(), Job::Full(NttAlgorithm::Naive), full_bytes));
+            jobs.push((
+                "naive".into(),
+                Job::Full(NttAlgorithm::Naive),
+                [full_bytes; 2],
+            ));
         }
         // The arithmetic alone: one thread per 8 entries, as the NTT kernels (a whole number of
         // 128-thread blocks).
         let mut arith_out = None;
         if opts.phases && case_index == 0 && words % 1024 == 0 {
-            jobs.push(("arith floor (registers)".into(), Job::Arith(false), 0));
-            jobs.push(("arith floor 2x32-bit words".into(), Job::Arith(true), 0));
+            jobs.push(("arith floor (registers)".into(), Job::Arith(false), [0; 2]));
+            jobs.push((
+                "arith floor 2x32-bit words".into(),
+                Job::Arith(true),
+                [0; 2],
+            ));
             arith_out = Some(dev.alloc(words / 8)?);
         }
         let arith_passes = ARITH_PASSES_PER_LOG_N * case.log_degree;
-        for (label, job, model_bytes) in &jobs {
-            for dir in [NttDirection::Forward, NttDirection::Inverse] {
+        for (label, job, model) in &jobs {
+            for (dir, &model_bytes) in [NttDirection::Forward, NttDirection::Inverse]
+                .into_iter()
+                .zip(model)
+            {
                 let (median_us, min_us) =
                     time_events(dev, opts.warmup, opts.samples, |it| match job {
                         Job::Full(alg) => tables.transform(&mut bufs[it % nbuf], &batch, dir, *alg),
@@ -2051,7 +2074,7 @@ pub fn bench_ntt(dev: &Arc<GpuDevice>, opts: &NttBenchOptions) -> Result<NttBenc
                     _ => (median_us, min_us),
                 };
                 let secs = median_us * 1e-6;
-                let gbps = *model_bytes as f64 / secs / 1e9;
+                let gbps = model_bytes as f64 / secs / 1e9;
                 rows.push(NttBenchRow {
                     case: case.name.clone(),
                     log_degree: case.log_degree,
@@ -2066,7 +2089,7 @@ pub fn bench_ntt(dev: &Arc<GpuDevice>, opts: &NttBenchOptions) -> Result<NttBenc
                     median_us,
                     min_us,
                     limb_ntts_per_s: (case.polys * case.limbs) as f64 / secs,
-                    model_bytes: *model_bytes,
+                    model_bytes,
                     effective_gbps: gbps,
                     roofline_fraction: gbps / copy_gbps,
                 });
@@ -2169,6 +2192,47 @@ mod tests {
         assert_eq!(w[3], q.shoup(w[2]));
         assert_eq!(w[4], q.mul(t.inv_root_powers()[1], w[2]));
         assert_eq!(w[5], q.shoup(w[4]));
+        assert_eq!((w[7], w[6]), q.barrett_ratio());
+    }
+
+    /// The host twin of `tw_companion` (kernels/ntt.cuh), which gives the inverse's compact
+    /// twiddles their Shoup companions from the Barrett ratio in the prime's words.
+    fn tw_companion(w: u64, q: u64, r_hi: u64, r_lo: u64) -> u64 {
+        let c = w
+            .wrapping_mul(r_hi)
+            .wrapping_add(((w as u128 * r_lo as u128) >> 64) as u64);
+        let r = 0u64.wrapping_sub(c.wrapping_mul(q));
+        if r >= q {
+            c + 1
+        } else {
+            c
+        }
+    }
+
+    #[test]
+    fn companions_from_the_barrett_ratio_are_the_shoup_words() {
+        for (bits, degree) in [
+            (61u32, 1usize << 17),
+            (60, 1 << 16),
+            (40, 1 << 16),
+            (30, 1 << 12),
+        ] {
+            for q in bench_primes(bits, degree, 3).unwrap() {
+                let (r_hi, r_lo) = q.barrett_ratio();
+                let t = NttTable::new(q, degree).unwrap();
+                let mut ws: Vec<u64> = vec![0, 1, 2, q.value() - 1, q.value() - 2, q.value() / 2];
+                ws.extend(t.inv_root_powers().iter().step_by(997).copied());
+                ws.extend(t.root_powers().iter().step_by(991).copied());
+                for w in ws {
+                    assert_eq!(
+                        tw_companion(w, q.value(), r_hi, r_lo),
+                        q.shoup(w),
+                        "q = {}, w = {w}",
+                        q.value()
+                    );
+                }
+            }
+        }
     }
 
     #[test]
@@ -2177,14 +2241,18 @@ mod tests {
         let t = NttTable::new(q, 1 << 12).unwrap();
         let (w, ws) = (t.root_powers(), t.root_powers_shoup());
         let mut out = Vec::new();
-        compact_last_stages(w, ws, &mut out);
+        compact_last_stages(w, Some(ws), &mut out);
+        let mut alone = Vec::new();
+        compact_last_stages(w, None, &mut alone);
         let n = 1 << 12;
         assert_eq!(out.len(), 6 * n / 8);
+        assert_eq!(alone.len(), 3 * n / 8);
         for g in [0, 1, 7, n / 8 - 1] {
             let e = &out[6 * g..6 * g + 6];
             assert_eq!((e[0], e[1]), (w[n / 8 + g], ws[n / 8 + g]));
             assert_eq!((e[2], e[3]), (w[n / 4 + 2 * g], ws[n / 4 + 2 * g]));
             assert_eq!((e[4], e[5]), (w[n / 2 + 4 * g], ws[n / 2 + 4 * g]));
+            assert_eq!(alone[3 * g..3 * g + 3], [e[0], e[2], e[4]]);
         }
         // The derivation the kernels rely on: table[b + k] = table[b] · table[k] for 4 | b.
         for b in [n / 2 + 4 * 5, n / 4 + 4 * 6, n / 8 + 4 * 7] {
@@ -2193,19 +2261,20 @@ mod tests {
             }
         }
         let mut tiny = Vec::new();
-        compact_last_stages(&w[..4], &ws[..4], &mut tiny);
+        compact_last_stages(&w[..4], Some(&ws[..4]), &mut tiny);
         assert!(tiny.is_empty());
     }
 
     #[test]
-    fn derived_splits_read_half_the_twiddles() {
+    fn derived_splits_read_fewer_twiddles() {
         let one = default_split(16, 1).unwrap();
         let many = default_split(16, 64).unwrap();
-        assert_eq!(many.twiddle_bytes_read(1 << 16, 3), 3 * (1 << 16) * 16);
-        assert_eq!(
-            2 * one.twiddle_bytes_read(1 << 16, 3),
-            many.twiddle_bytes_read(1 << 16, 3)
-        );
+        let (fwd, inv) = (NttDirection::Forward, NttDirection::Inverse);
+        let whole = 3 * (1 << 16) * 16;
+        assert_eq!(many.twiddle_bytes_read(1 << 16, 3, fwd), whole);
+        assert_eq!(many.twiddle_bytes_read(1 << 16, 3, inv), whole);
+        assert_eq!(2 * one.twiddle_bytes_read(1 << 16, 3, fwd), whole);
+        assert_eq!(16 * one.twiddle_bytes_read(1 << 16, 3, inv), 5 * whole);
     }
 
     #[test]
