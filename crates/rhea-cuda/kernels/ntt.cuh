@@ -865,7 +865,7 @@ RHEA_INLINE void ntt_rows(u64* __restrict__ data, const ulonglong2* __restrict__
     tc.tw3 = tw3_offset<!FWD>(tw3_all, ((u64)table << (LOGN - 3)) + chunk * RS::T + tau);
     tc.cst[0] = tc.cst[1] = tc.cst[2] = make_ulonglong2(0, 0);
     tc.q = tc.r_lo = tc.r_hi = 0;
-    if constexpr (!FWD) tw_ctx_prime(tc, primes, table);
+    if constexpr (!FWD && DERIVED) tw_ctx_prime(tc, primes, table);
     // The inverse's direct pass is its first; the forward's is its last (see NTT_LATE_CST).
     if constexpr (DERIVED && (!FWD || !NTT_LATE_CST || PS::COUNT == 1)) load_cst(tc);
     const NttPrime pr = load_ntt_prime(primes, table);
