@@ -34,8 +34,8 @@ struct NttPrime {
     u64 ninv_shoup;
     u64 last_w;       // inv_root_powers[1] * N^-1 mod q
     u64 last_w_shoup;
-    u64 reserved0;
-    u64 reserved1;
+    u64 ratio_lo;     // floor((2^128 - 1) / q), low and high word (tw_companion)
+    u64 ratio_hi;
 };
 
 // Which limbs of a [poly][limb][N] buffer a launch transforms (must match rhea_cuda::ntt::NttArgs,
@@ -233,8 +233,8 @@ RHEA_INLINE NttPrime load_ntt_prime(const NttPrime* primes, u32 i) {
     r.ninv_shoup = b.y;
     r.last_w = c.x;
     r.last_w_shoup = c.y;
-    r.reserved0 = 0;
-    r.reserved1 = 0;
+    r.ratio_lo = 0;  // read where needed (tw_ctx_prime)
+    r.ratio_hi = 0;
     return r;
 }
 
@@ -318,12 +318,12 @@ using PassIdxOf = PassIdx<LOGS, NttPasses<LOGS>::j0(I), NttPasses<LOGS>::p(I)>;
 // multiplied in as two lazy Shoup products, cst = table[1..3]. The three table[base] of the
 // thread are read from the compact table at tw3: for group G < N/8 of the row (G = chunk * S/8 +
 // tau), tw3[3G + s] = table[(N/8 << s) + (G << s)], so a warp reads 48 contiguous bytes per
-// thread instead of 112 scattered ones (24 in the inverse, whose compact table holds the
-// twiddles without their companions).
-// The inverse's compact table holds the twiddles alone (8 bytes per entry, half the forward's
-// pairs): each direct-pass base's Shoup companion floor(w 2^64 / q) is computed when the pass
-// uses it (tw_companion, exact: the host's words). The inverse transform is 3-4 % faster so; the
-// forward, whose direct pass is its last and waits on these loads, is 7 % slower (BENCHMARKS.md
+// thread instead of 112 scattered ones.
+//
+// The inverse's compact table holds the twiddles alone (8 bytes per entry, 24 per thread instead
+// of 48): each direct-pass base's Shoup companion floor(w 2^64 / q) is computed when the pass uses
+// it (tw_companion, exact: the host's words). The inverse transform is 3-4 % faster so; the
+// forward, whose direct pass is its last and waits on these loads, was 7 % slower (BENCHMARKS.md
 // §17), so it keeps the pairs.
 struct TwCtx {
     const ulonglong2* __restrict__ tw;
