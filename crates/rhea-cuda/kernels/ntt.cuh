@@ -225,7 +225,7 @@ RHEA_INLINE void inv_bf_last(u64& x, u64& y, const NttPrime& p) {
 
 RHEA_INLINE NttPrime load_ntt_prime(const NttPrime* primes, u32 i) {
     const ulonglong2* p = reinterpret_cast<const ulonglong2*>(primes + i);
-    const ulonglong2 a = __ldg(p), b = __ldg(p + 1), c = __ldg(p + 2);
+    const ulonglong2 a = __ldg(p), b = __ldg(p + 1), c = __ldg(p + 2), d = __ldg(p + 3);
     NttPrime r;
     r.q = a.x;
     r.two_q = a.y;
@@ -233,8 +233,8 @@ RHEA_INLINE NttPrime load_ntt_prime(const NttPrime* primes, u32 i) {
     r.ninv_shoup = b.y;
     r.last_w = c.x;
     r.last_w_shoup = c.y;
-    r.ratio_lo = 0;  // read where needed (tw_ctx_prime)
-    r.ratio_hi = 0;
+    r.ratio_lo = d.x;  // a dead load wherever tw_companion is not used
+    r.ratio_hi = d.y;
     return r;
 }
 
@@ -329,25 +329,15 @@ struct TwCtx {
     const ulonglong2* __restrict__ tw;
     const ulonglong2* __restrict__ tw3;
     ulonglong2 cst[3];
-    u64 q, r_hi, r_lo;  // the inverse's: the prime and floor((2^128 - 1) / q)
 };
 
 // floor(w 2^64 / q) for w < q (the Shoup companion), from r = floor((2^128 - 1) / q) =
-// r_hi 2^64 + r_lo: c = floor(w r / 2^64) is that or one less (w r / 2^64 > w 2^64 / q - 1), and
-// the remainder w 2^64 - c q (mod 2^64: -c q) tells which.
-RHEA_INLINE u64 tw_companion(u64 w, const TwCtx& t) {
-    const u64 c = w * t.r_hi + __umul64hi(w, t.r_lo);
-    const u64 r = 0ull - c * t.q;
-    return r >= t.q ? c + 1 : c;
-}
-
-// The prime and its Barrett ratio (NttPrime's last two words), for tw_companion.
-RHEA_INLINE void tw_ctx_prime(TwCtx& t, const NttPrime* primes, u32 i) {
-    const ulonglong2* p = reinterpret_cast<const ulonglong2*>(primes + i);
-    const ulonglong2 a = __ldg(p), c = __ldg(p + 3);
-    t.q = a.x;
-    t.r_lo = c.x;
-    t.r_hi = c.y;
+// ratio_hi 2^64 + ratio_lo: c = floor(w r / 2^64) is that or one less (w r / 2^64 > w 2^64 / q -
+// 1), and the remainder w 2^64 - c q (mod 2^64: -c q) tells which.
+RHEA_INLINE u64 tw_companion(u64 w, const NttPrime& p) {
+    const u64 c = w * p.ratio_hi + __umul64hi(w, p.ratio_lo);
+    const u64 r = 0ull - c * p.q;
+    return r >= p.q ? c + 1 : c;
 }
 
 // The compact table's entries of direct-pass group g: 3 pairs (forward) or 3 twiddles (INV).
@@ -460,7 +450,7 @@ RHEA_INLINE void inv_pass(u64 (&v)[8], const ulonglong2 (&w)[NTT_PASS_TW], const
             const int d = G >> (s + 1);
             ulonglong2 w0 = w[tw_slot<P>(u, s, 0)];
             // The direct pass's bases come without their companions (see TwCtx).
-            if (D && !(LAST && s == 0)) w0.y = tw_companion(w0.x, t);
+            if (D && !(LAST && s == 0)) w0.y = tw_companion(w0.x, pr);
 #pragma unroll
             for (int r = 0; r < G; ++r) {
                 if (r & d) continue;
@@ -765,7 +755,6 @@ RHEA_INLINE void ntt_cols(u64* __restrict__ data, const ulonglong2* __restrict__
     tc.tw = tw_all + ((u64)table << LOGN);
     tc.tw3 = nullptr;
     tc.cst[0] = tc.cst[1] = tc.cst[2] = make_ulonglong2(0, 0);
-    tc.q = tc.r_lo = tc.r_hi = 0;
     NttPrime pr = load_ntt_prime(primes, table);
     static_assert(!SCALED || !FWD, "the scaled variant is an inverse");
     if constexpr (SCALED) {
@@ -864,8 +853,6 @@ RHEA_INLINE void ntt_rows(u64* __restrict__ data, const ulonglong2* __restrict__
     tc.tw = tw_all + ((u64)table << LOGN);
     tc.tw3 = tw3_offset<!FWD>(tw3_all, ((u64)table << (LOGN - 3)) + chunk * RS::T + tau);
     tc.cst[0] = tc.cst[1] = tc.cst[2] = make_ulonglong2(0, 0);
-    tc.q = tc.r_lo = tc.r_hi = 0;
-    if constexpr (!FWD && DERIVED) tw_ctx_prime(tc, primes, table);
     // The inverse's direct pass is its first; the forward's is its last (see NTT_LATE_CST).
     if constexpr (DERIVED && (!FWD || !NTT_LATE_CST || PS::COUNT == 1)) load_cst(tc);
     const NttPrime pr = load_ntt_prime(primes, table);

@@ -49,8 +49,8 @@
 //! were bound by the 64-bit integer multiplier, not by memory: Nsight Compute showed IPC ≈ 2.3
 //! with "math pipe throttle" the first stall reason, and DRAM at 20–55 %. (Those timings predate
 //! the following SASS reductions; today the transform reads 82–86 % of the copy bandwidth and
-//! is neither issue- nor multiply-bound alone, BENCHMARKS.md §17.) A lazy butterfly costs 22 SASS instructions: the 64×64 high product (7), the
-//! two low products folded into one multiply-add chain (6, `ntt_shoup_lazy`), a conditional
+//! is neither issue- nor multiply-bound alone, BENCHMARKS.md §17.) A lazy butterfly costs 22
+//! SASS instructions: the 64×64 high product (7), the two low products folded into one multiply-add chain (6, `ntt_shoup_lazy`), a conditional
 //! subtraction decided by the sign (5) and two additions; with the data movement,
 //! `ntt_fwd_cols_16_7_8` is ~31 instructions per butterfly and `ntt_fwd_rows_16_7` ~32 (from ~43
 //! and ~41: shared-memory and global addresses are now a per-thread base plus a constant, the
@@ -787,8 +787,8 @@ impl DeviceNttTables {
     /// beside `Q` limbs whose factor is 1.
     ///
     /// Errors: as [`DeviceNttTables::transform_runs`], plus [`CudaError::Shape`] for a source
-    /// list of another length, a source too short for its run, or short factors, and [`CudaError::InvalidArgument`] without the fast
-    /// kernels (N < 2^12).
+    /// list of another length, a source too short for its run, or short factors, and
+    /// [`CudaError::InvalidArgument`] without the fast kernels (N < 2^12).
     pub fn inverse_runs_from(
         &self,
         bufs: &mut [&mut DeviceBuffer],
