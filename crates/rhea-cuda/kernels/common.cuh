@@ -84,6 +84,78 @@ RHEA_INLINE ulonglong2 ld_dep2_if(const u64* p, bool on) {
     return r;
 }
 
+// L2 cache hints. A key switching moves ~650 MB through a 50 MB L2; most of its temporaries
+// are written back to device memory although no one reads them again.
+//
+// ld_once*: a load of data read once (a key, a consumed temporary), ordered like ld_dep: ld.cs
+// ("cache streaming": its lines are allocated evict-first in L1 and L2), so that it does not
+// push out of L2 what later kernels read.
+// l2_discard: drops one 128-byte line (128-byte aligned) from L2 without writing it back; the
+// line's words become undefined, so only for a temporary that no one reads again (the fused
+// ModUp rows' converted limbs, the epilogue row kernels' scratch runs and consumed x).
+// Deep mul+relin on the H100 0.328 -> 0.321 ms, rotate 0.295 -> 0.288 (BENCHMARKS.md §18).
+// RHEA_L2_EF=0 / RHEA_L2_DISCARD=0 (RHEA_NVRTC_DEFINES) turn them off for comparison.
+#ifndef RHEA_L2_EF
+#define RHEA_L2_EF 1
+#endif
+#ifndef RHEA_L2_DISCARD
+#define RHEA_L2_DISCARD 1
+#endif
+
+RHEA_INLINE u64 ld_once(const u64* p) {
+#if RHEA_L2_EF
+    u64 r;
+    asm volatile("ld.global.cs.u64 %0, [%1];" : "=l"(r) : "l"(p));
+    return r;
+#else
+    return ld_dep(p);
+#endif
+}
+
+RHEA_INLINE ulonglong2 ld_once2(const u64* p) {
+#if RHEA_L2_EF
+    ulonglong2 r;
+    asm volatile("ld.global.cs.v2.u64 {%0, %1}, [%2];"
+                 : "=l"(r.x), "=l"(r.y)
+                 : "l"(p));
+    return r;
+#else
+    return ld_dep2(p);
+#endif
+}
+
+RHEA_INLINE ulonglong2 ld_once2_if(const u64* p, bool on) {
+#if RHEA_L2_EF
+    ulonglong2 r = make_ulonglong2(0ull, 0ull);
+    asm volatile(
+        "{\n\t.reg .pred p;\n\tsetp.ne.u32 p, %3, 0;\n\t"
+        "@p ld.global.cs.v2.u64 {%0, %1}, [%2];\n\t}"
+        : "+l"(r.x), "+l"(r.y)
+        : "l"(p), "r"((u32)on));
+    return r;
+#else
+    return ld_dep2_if(p, on);
+#endif
+}
+
+RHEA_INLINE void l2_discard(const void* p) {
+#if RHEA_L2_DISCARD
+    asm volatile("discard.global.L2 [%0], 128;" ::"l"(p) : "memory");
+#endif
+}
+
+// l2_discard issued only once `dep` (a word the line's last load returned) has arrived: the
+// instruction reads it, so it waits for the load's scoreboard.
+RHEA_INLINE void l2_discard_after(const void* p, u64 dep) {
+#if RHEA_L2_DISCARD
+    asm volatile(
+        "{\n\t.reg .pred q;\n\tsetp.ne.u64 q, %1, 0xffffffffffffffff;\n\t"
+        "@q discard.global.L2 [%0], 128;\n\t}" ::"l"(p),
+        "l"(dep)
+        : "memory");
+#endif
+}
+
 // Constants of one modulus q, as uploaded by DeviceModuli (4 words, in this order).
 struct RheaModulus {
     u64 value;     // q, 2 <= q < 2^61

@@ -65,8 +65,9 @@ extern "C" __global__ void __launch_bounds__(256) fused_ks_inner_product(const K
     for (u32 d = 0; d < FUSED_MAX_DIGITS; ++d) {
         if (d < A.count) {
             const ulonglong2 xv = ld_dep2(A.digits[d] + xo);
-            const ulonglong2 bv = ld_dep2(A.key_b[d] + ko);
-            const ulonglong2 av = ld_dep2(A.key_a[d] + ko);
+            // The key is streamed: first out of L2 (ld_once2).
+            const ulonglong2 bv = ld_once2(A.key_b[d] + ko);
+            const ulonglong2 av = ld_once2(A.key_a[d] + ko);
             acc0[0] = add_wide(acc0[0], mul_wide(xv.x, bv.x));
             acc0[1] = add_wide(acc0[1], mul_wide(xv.y, bv.y));
             acc1[0] = add_wide(acc1[0], mul_wide(xv.x, av.x));
@@ -154,10 +155,11 @@ extern "C" __global__ void __launch_bounds__(256) fused_tensor(const TensorArgs 
     const RheaModulus m = load_modulus(A.moduli, i);
     const u64 o = (u64)i * A.n + k;
     pdl_wait();
-    const ulonglong2 a0 = ld_dep2(A.a0 + o);
-    const ulonglong2 a1 = ld_dep2(A.a1 + o);
-    const ulonglong2 b0 = ld_dep2(A.b0 + o);
-    const ulonglong2 b1 = ld_dep2(A.b1 + o);
+    // The factors are read once here: first out of L2 (ld_once2).
+    const ulonglong2 a0 = ld_once2(A.a0 + o);
+    const ulonglong2 a1 = ld_once2(A.a1 + o);
+    const ulonglong2 b0 = ld_once2(A.b0 + o);
+    const ulonglong2 b1 = ld_once2(A.b1 + o);
     store2(A.d0 + o, make_ulonglong2(mod_mul(a0.x, b0.x, m), mod_mul(a0.y, b0.y, m)));
     // a0 b1 + a1 b0 < 2 q^2 < 2^122: one exact 128-bit sum, one reduction.
     const U128 cx = add_wide(mul_wide(a0.x, b1.x), mul_wide(a1.x, b0.x));

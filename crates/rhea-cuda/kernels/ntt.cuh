@@ -83,7 +83,8 @@ struct NttArgs {
     u32 epi_galois;   // epilogue: 0, or h = g^-1 mod 2N: the result is written permuted by
                       // the automorphism sigma_g (entry k to bitrev(((2 bitrev(k) + 1) h
                       // mod 2N - 1) / 2), the scatter form of automorphism_ntt's gather)
-    u32 pad;
+    u32 dead;         // the epilogue's operands read for the last time (bit 1: x), which the
+                      // row kernel drops from L2 after reading them (l2_discard)
     u64 ptr[NTT_MAX_GROUPS];
     u64 epi_out[NTT_MAX_GROUPS];
     u64 epi_x[NTT_MAX_GROUPS];
@@ -601,16 +602,17 @@ RHEA_INLINE void cols_global_store(u64* __restrict__ base, u32 tau, const u64 (&
     for (int idx = 0; idx < 8; ++idx) p[PI::b(idx) << LOGN2] = v[idx];
 }
 
-// Row kernel: entry k of the chunk at base[k]; 16-byte accesses in the direct pass.
-template <int LOGS, int I>
+// Row kernel: entry k of the chunk at base[k]; 16-byte accesses in the direct pass. ONCE: the
+// chunk is read once (ld_once: first out of L2).
+template <int LOGS, int I, bool ONCE = false>
 RHEA_INLINE void rows_global_load(const u64* __restrict__ base, u32 tau, u64 (&v)[8]) {
     using PS = NttPasses<LOGS>;
     constexpr int J0 = PS::j0(I), P = PS::p(I);
     if constexpr (P == 3 && J0 + P == LOGS) {
-        const ulonglong2* p = reinterpret_cast<const ulonglong2*>(base + 8 * tau);
+        const u64* p = base + 8 * tau;
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
-            const ulonglong2 x = ld_dep2(p + i);
+            const ulonglong2 x = ONCE ? ld_once2(p + 2 * i) : ld_dep2(p + 2 * i);
             v[2 * i] = x.x;
             v[2 * i + 1] = x.y;
         }
@@ -618,8 +620,15 @@ RHEA_INLINE void rows_global_load(const u64* __restrict__ base, u32 tau, u64 (&v
         using PI = PassIdx<LOGS, J0, P>;
         const u64* p = base + PI::a(tau);
 #pragma unroll
-        for (int idx = 0; idx < 8; ++idx) v[idx] = ld_dep(p + PI::b(idx));
+        for (int idx = 0; idx < 8; ++idx) v[idx] = ONCE ? ld_once(p + PI::b(idx)) : ld_dep(p + PI::b(idx));
     }
+}
+
+// Drops a chunk of 2^LOGS words read for the last time from L2 (l2_discard, one 128-byte line
+// per thread of the first S / 16); call it once every thread of the chunk has its words.
+template <int LOGS>
+RHEA_INLINE void rows_discard(const u64* base, u32 tau) {
+    if (tau < ((1u << LOGS) >> 4)) l2_discard(base + 16 * tau);
 }
 
 template <int LOGS, int I>
@@ -685,18 +694,23 @@ RHEA_INLINE void rows_epilogue_store(const NttArgs& a, const NttRow& nr, u64 chu
     const u64 cptr = a.epi_c[nr.group];
     ulonglong2* op = reinterpret_cast<ulonglong2*>(reinterpret_cast<u64*>(a.epi_out[nr.group]) + off);
     u64 r[8];
+    u64 x_last = 0;  // a word that depends on every x load
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-        const ulonglong2 x = ld_dep2(xp + i);
+        const ulonglong2 x = ld_once2(reinterpret_cast<const u64*>(xp + i));
         r[2 * i] = shoup_mul(mod_sub(x.x, v[2 * i], q), w.x, w.y, q);
         r[2 * i + 1] = shoup_mul(mod_sub(x.y, v[2 * i + 1], q), w.x, w.y, q);
+        x_last ^= x.x ^ x.y;  // depends on every load
     }
+    // x consumed (a.dead & 2): its line (this thread's 64 bytes and its neighbour's, whose
+    // words arrive with the same warp-wide loads) dropped from L2 once they are here.
+    if ((a.dead & 2u) && (tau & 1u) == 0) l2_discard_after(xp, x_last);
     if (cptr != 0) {
         const ulonglong2* cp =
             reinterpret_cast<const ulonglong2*>(reinterpret_cast<const u64*>(cptr) + off);
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
-            const ulonglong2 c = ld_dep2(cp + i);
+            const ulonglong2 c = ld_once2(reinterpret_cast<const u64*>(cp + i));
             r[2 * i] = mod_add(c.x, r[2 * i], q);
             r[2 * i + 1] = mod_add(c.y, r[2 * i + 1], q);
         }
@@ -865,9 +879,11 @@ RHEA_INLINE void ntt_rows(u64* __restrict__ data, const ulonglong2* __restrict__
     if constexpr (FWD) {
         pass_tw_load_of<LOGS, 0, DERIVED, false>(tau, R, tc, w);
         pdl_wait();
-        rows_global_load<LOGS, 0>(base, tau, v);
+        // The epilogue's runs are scratch: read once, then dropped from L2.
+        rows_global_load<LOGS, 0, EPI>(base, tau, v);
         fwd_passes<LOGS, 0, true, WARP, DERIVED>(v, w, sm, at, tau, R, tc, pr.q, pr.two_q);
         if constexpr (EPI) {
+            rows_discard<LOGS>(base, tau);
             rows_epilogue_store<LOGS, PS::COUNT - 1>(a, nr, (u64)chunk * S, LOGN, tau, v, pr.q);
         } else {
             rows_global_store<LOGS, PS::COUNT - 1>(base, tau, v);

@@ -98,8 +98,10 @@ RHEA_INLINE void ntt_rows_keyswitch(const ulonglong2* __restrict__ tw_all,
             if (d > 0) ntt_sync<WARP>();
             if (!w_ready) pass_tw_load_of<LOGS, 0, true, false>(tau, R, tc, w);
             const u64* src = reinterpret_cast<const u64*>(a.conv[d]) + ((u64)i << LOGN);
-            rows_global_load<LOGS, 0>(src + (u64)chunk * S, tau, v);
+            rows_global_load<LOGS, 0, true>(src + (u64)chunk * S, tau, v);
             fwd_passes<LOGS, 0, true, WARP, true>(v, w, sm, at, tau, R, tc, pr.q, pr.two_q);
+            // Every thread of the block has its words (the passes' barriers).
+            rows_discard<LOGS>(src + (u64)chunk * S, tau);
             w_ready = false;
         }
         // The last digit parks in the exchange buffer, once every thread is done with it.
@@ -137,7 +139,7 @@ RHEA_INLINE void ntt_rows_keyswitch(const ulonglong2* __restrict__ tw_all,
 #pragma unroll
             for (u32 d = 0; d < NKS_MAX_DIGITS; ++d) {
                 const u64* key = reinterpret_cast<const u64*>(c == 0 ? a.key_b[d] : a.key_a[d]);
-                k[d] = ld_dep2_if(key + kb_off + e, d < a.count);
+                k[d] = ld_once2_if(key + kb_off + e, d < a.count);
             }
             Acc3 acc[2];
             acc3_set(acc[0], 0ull);

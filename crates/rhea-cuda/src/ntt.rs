@@ -331,7 +331,8 @@ struct NttArgs {
     table: [u32; MAX_RUNS],
     pair_half: u32,
     epi_galois: u32,
-    pad: u32,
+    /// Bit 1: the epilogue's `x` operands are read for the last time (`dead` in `ntt.cuh`).
+    dead: u32,
     ptr: [u64; MAX_RUNS],
     epi_out: [u64; MAX_RUNS],
     epi_x: [u64; MAX_RUNS],
@@ -1031,10 +1032,11 @@ impl DeviceNttTables {
         default_split(self.log_degree, 2).is_some()
     }
 
-    /// The forward transform of `runs` of `srcs` (in place: `srcs` are scratch) with the fused
-    /// epilogue: run `r`'s transform `v` becomes `[c +] (x − v) · w mod q` in `outs` as `epi[r]`
-    /// says, `w` being `(w, shoup(w))` pairs by table index in `w_pairs` (ModDown's `P^{-1}`,
-    /// rescale's `q_last^{-1}`), one launch per phase.
+    /// The forward transform of `runs` of `srcs` (in place: `srcs` are scratch, their words
+    /// undefined afterwards) with the fused epilogue: run `r`'s transform `v` becomes
+    /// `[c +] (x − v) · w mod q` in `outs` as `epi[r]` says, `w` being `(w, shoup(w))` pairs by
+    /// table index in `w_pairs` (ModDown's `P^{-1}`, rescale's `q_last^{-1}`), one launch per
+    /// phase.
     ///
     /// Errors: as [`DeviceNttTables::transform_runs`], plus [`CudaError::Shape`] when `epi`
     /// does not match `runs` or an epilogue operand is too short.
@@ -1064,8 +1066,43 @@ impl DeviceNttTables {
         w_pairs: &DeviceBuffer,
         galois: Option<u64>,
     ) -> Result<()> {
+        self.epilogue_launch(srcs, runs, outs, epi, w_pairs, galois, false)
+    }
+
+    /// [`DeviceNttTables::forward_runs_epilogue_automorphism`] for `x` operands read here for
+    /// the last time (a key switching's accumulator): the row kernel drops their cache lines
+    /// from L2 once read, so that the dead words are not written back to device memory. After
+    /// the call the words of `x` that the runs read are undefined.
+    ///
+    /// Errors: as `forward_runs_epilogue_automorphism`.
+    pub fn forward_runs_epilogue_consuming_x(
+        &self,
+        srcs: &mut [&mut DeviceBuffer],
+        runs: &[NttRun],
+        outs: &mut [&mut DeviceBuffer],
+        epi: &[EpilogueRun<'_>],
+        w_pairs: &DeviceBuffer,
+        galois: Option<u64>,
+    ) -> Result<()> {
+        self.epilogue_launch(srcs, runs, outs, epi, w_pairs, galois, true)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn epilogue_launch(
+        &self,
+        srcs: &mut [&mut DeviceBuffer],
+        runs: &[NttRun],
+        outs: &mut [&mut DeviceBuffer],
+        epi: &[EpilogueRun<'_>],
+        w_pairs: &DeviceBuffer,
+        galois: Option<u64>,
+        x_consumed: bool,
+    ) -> Result<()> {
         let (ptrs, lens) = self.buffers_of(srcs)?;
         let mut args = self.epilogue_args(&ptrs, &lens, runs, outs, epi, w_pairs)?;
+        if x_consumed {
+            args.dead |= 2;
+        }
         if let Some(g) = galois {
             args.epi_galois = galois_inverse(g, self.degree)?;
         }

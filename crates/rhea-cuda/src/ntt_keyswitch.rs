@@ -70,6 +70,8 @@ pub struct KsDigit<'a> {
     /// `[ℓ + K][N]`: on every limb outside `own`, the conversion of the digit after the forward
     /// column phase ([`DeviceNttTables::forward_columns_runs`], tables by limb as a ModUp's
     /// runs: Q limb `i` table `i`, P limb `j` table `L + j`). The `own` limbs are not read.
+    /// Consumed: the kernel drops the limbs it reads from L2 without writing them back, so
+    /// their words are undefined after the call.
     pub converted: &'a DeviceBuffer,
     /// The digit's own Q limbs (read from the input instead), within `0..ℓ`.
     pub own: Range<usize>,
@@ -86,7 +88,8 @@ impl DeviceNttTables {
     /// is `input[i]` on digit `d`'s own limbs and the finished transform of `converted[i]`
     /// elsewhere, and `kl(i)` is `i` for the Q limbs and `L + (i − ℓ)` for the P limbs (also the
     /// NTT table of limb `i`: these tables must be the full `Q ∪ P` list, `L = q_full`).
-    /// `moduli` is the full `Q ∪ P` moduli table. Every input word must be canonical.
+    /// `moduli` is the full `Q ∪ P` moduli table. Every input word must be canonical. The
+    /// digits' converted limbs are consumed (see [`KsDigit::converted`]).
     ///
     /// Errors: [`CudaError::InvalidArgument`] for no digits or more than [`MAX_DIGITS`], a level
     /// outside `1..=q_full`, moduli that are not these tables' primes, or a degree without the

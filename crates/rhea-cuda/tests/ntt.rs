@@ -723,6 +723,32 @@ fn forward_epilogue_matches_the_cpu() {
                 &format!("{test} with add, sigma_{g}"),
             );
         }
+        // Consuming x (its lines dropped from L2 once read): the same results, from a copy of x
+        // whose words are undefined afterwards.
+        let mut s0 = dev.upload(&src_host[0]).unwrap();
+        let mut s1 = dev.upload(&src_host[1]).unwrap();
+        let x_dead = dev.upload(&x_host).unwrap();
+        let epi_dead = epi.map(|e| EpilogueRun { x: &x_dead, ..e });
+        out1.copy_from_host(&vec![7u64; 3 * n]).unwrap();
+        gpu.forward_runs_epilogue_consuming_x(
+            &mut [&mut s0, &mut s1],
+            &runs,
+            &mut [&mut out0, &mut out1],
+            &epi_dead,
+            &wd,
+            None,
+        )
+        .unwrap();
+        assert_same(
+            &dev.download(&out0).unwrap(),
+            &want0,
+            &format!("{test} no add, x consumed"),
+        );
+        assert_same(
+            &dev.download(&out1).unwrap(),
+            &want1,
+            &format!("{test} with add, x consumed"),
+        );
         let mut s0 = dev.upload(&src_host[0]).unwrap();
         assert!(matches!(
             gpu.forward_runs_epilogue_automorphism(

@@ -823,7 +823,8 @@ impl GpuRing {
                 c: adds[1].map(|c| (c, 0)),
             },
         ];
-        self.ntt.forward_runs_epilogue_automorphism(
+        // The accumulator is read for the last time.
+        self.ntt.forward_runs_epilogue_consuming_x(
             &mut [&mut y],
             &runs,
             &mut [&mut o0, &mut o1],
