@@ -409,3 +409,14 @@ RHEA_INLINE u64 mod_pow(u64 base, u64 exp, const RheaModulus& m) {
 
 // Stores two consecutive words (16-byte aligned address).
 RHEA_INLINE void store2(u64* p, ulonglong2 v) { *reinterpret_cast<ulonglong2*>(p) = v; }
+
+// store2 of words read again only after much other traffic (st.cs: evict-first in L2, see
+// ld_once), so that they do not push out of L2 what is read sooner. A plain store without
+// RHEA_L2_EF.
+RHEA_INLINE void store2_late(u64* p, ulonglong2 v) {
+#if RHEA_L2_EF
+    asm volatile("st.global.cs.v2.u64 [%0], {%1, %2};" ::"l"(p), "l"(v.x), "l"(v.y) : "memory");
+#else
+    store2(p, v);
+#endif
+}

@@ -160,11 +160,15 @@ extern "C" __global__ void __launch_bounds__(256) fused_tensor(const TensorArgs 
     const ulonglong2 a1 = ld_once2(A.a1 + o);
     const ulonglong2 b0 = ld_once2(A.b0 + o);
     const ulonglong2 b1 = ld_once2(A.b1 + o);
-    store2(A.d0 + o, make_ulonglong2(mod_mul(a0.x, b0.x, m), mod_mul(a0.y, b0.y, m)));
+    const ulonglong2 r0 = make_ulonglong2(mod_mul(a0.x, b0.x, m), mod_mul(a0.y, b0.y, m));
     // a0 b1 + a1 b0 < 2 q^2 < 2^122: one exact 128-bit sum, one reduction.
     const U128 cx = add_wide(mul_wide(a0.x, b1.x), mul_wide(a1.x, b0.x));
     const U128 cy = add_wide(mul_wide(a0.y, b1.y), mul_wide(a1.y, b0.y));
-    store2(A.d1 + o, make_ulonglong2(barrett_reduce(cx, m), barrett_reduce(cy, m)));
+    const ulonglong2 r1 = make_ulonglong2(barrett_reduce(cx, m), barrett_reduce(cy, m));
+    // d0 and d1 are read only by the relinearisation's last kernel, after the key switching of
+    // d2 (which reads d2 right away): evict-first.
+    store2_late(A.d0 + o, r0);
+    store2_late(A.d1 + o, r1);
     store2(A.d2 + o, make_ulonglong2(mod_mul(a1.x, b1.x, m), mod_mul(a1.y, b1.y, m)));
 }
 

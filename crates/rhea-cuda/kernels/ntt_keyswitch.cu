@@ -139,7 +139,7 @@ RHEA_INLINE void ntt_rows_keyswitch(const ulonglong2* __restrict__ tw_all,
 #pragma unroll
             for (u32 d = 0; d < NKS_MAX_DIGITS; ++d) {
                 const u64* key = reinterpret_cast<const u64*>(c == 0 ? a.key_b[d] : a.key_a[d]);
-                k[d] = ld_once2_if(key + kb_off + e, d < a.count);
+                k[d] = ld_once2_if(key + kb_off + e, d < a.count);  // streamed
             }
             Acc3 acc[2];
             acc3_set(acc[0], 0ull);
