@@ -649,6 +649,31 @@ RHEA_INLINE void rows_global_store(u64* __restrict__ base, u32 tau, const u64 (&
 
 // ---- the kernels -----------------------------------------------------------------------------------
 
+// The block's index, in launch order or (REV) the reverse. A kernel that reads what the previous
+// one wrote in launch order, reversed, finds the most recently written data (the likeliest to be
+// still in L2) first, instead of the oldest, which an LRU cache evicts first. In a key switching
+// the forward column kernels follow a conversion (launch order) and the inverse row kernels the
+// tensor product or the fused inner product (launch order): they run reversed, and so do the
+// forward row kernels; the inverse column kernels, which follow the reversed inverse rows, and
+// the fused inner product run in launch order. Deep mul+relin on the H100 0.317 -> 0.309 ms
+// (BENCHMARKS.md §18). Each can be set through RHEA_NVRTC_DEFINES, for comparison.
+#ifndef NTT_FWD_COLS_REV
+#define NTT_FWD_COLS_REV 1
+#endif
+#ifndef NTT_INV_COLS_REV
+#define NTT_INV_COLS_REV 0
+#endif
+#ifndef NTT_FWD_ROWS_REV
+#define NTT_FWD_ROWS_REV 1
+#endif
+#ifndef NTT_INV_ROWS_REV
+#define NTT_INV_ROWS_REV 1
+#endif
+template <bool REV>
+RHEA_INLINE u32 ntt_block_index() {
+    return REV ? gridDim.x - 1u - blockIdx.x : blockIdx.x;
+}
+
 // Row r of a launch -> (address of its limb, table index, group, row within the group).
 struct NttRow {
     u64* base;
@@ -760,8 +785,9 @@ RHEA_INLINE void ntt_cols(u64* __restrict__ data, const ulonglong2* __restrict__
     using PS = NttPasses<LOGS>;
 
     pdl_trigger();
-    const u32 row = blockIdx.x / BPR;
-    const u32 col0 = (blockIdx.x % BPR) * C;
+    const u32 bid = ntt_block_index<FWD ? NTT_FWD_COLS_REV : NTT_INV_COLS_REV>();
+    const u32 row = bid / BPR;
+    const u32 col0 = (bid % BPR) * C;
     const NttRow nr = ntt_row(data, a, row, LOGN);
     const u32 table = nr.table;
     u64* base = nr.base + col0;
@@ -851,14 +877,15 @@ RHEA_INLINE void ntt_rows(u64* __restrict__ data, const ulonglong2* __restrict__
     const u32 tau = threadIdx.x % RS::T;  // < T (PassIdx relies on it)
     static_assert(!PAIRED || RS::CH % 2 == 0, "paired blocks hold chunks of two rows");
     u32 row, chunk;
+    const u32 bid = ntt_block_index<FWD ? NTT_FWD_ROWS_REV : NTT_INV_ROWS_REV>();
     if constexpr (PAIRED) {
         // Two rows with one table (a ciphertext's two polynomials): both halves of the block
         // load the same twiddles, which the second finds in L1.
-        row = blockIdx.x / (2 * BPR) + (b & 1) * a.pair_half;
-        chunk = (blockIdx.x % (2 * BPR)) * (RS::CH / 2) + (b >> 1);
+        row = bid / (2 * BPR) + (b & 1) * a.pair_half;
+        chunk = (bid % (2 * BPR)) * (RS::CH / 2) + (b >> 1);
     } else {
-        row = blockIdx.x / BPR;
-        chunk = (blockIdx.x % BPR) * RS::CH + b;
+        row = bid / BPR;
+        chunk = (bid % BPR) * RS::CH + b;
     }
     const NttRow nr = ntt_row(data, a, row, LOGN);
     const u32 table = nr.table;

@@ -29,6 +29,12 @@
 
 #define NKS_MAX_DIGITS 4
 
+// NKS_REV=1 runs the blocks in reverse launch order (see ntt_block_index; no faster, BENCHMARKS.md
+// §18).
+#ifndef NKS_REV
+#define NKS_REV 0
+#endif
+
 #ifndef NKS_MIN_BLOCKS
 #define NKS_MIN_BLOCKS 7
 #endif
@@ -65,10 +71,11 @@ RHEA_INLINE void ntt_rows_keyswitch(const ulonglong2* __restrict__ tw_all,
     extern __shared__ __align__(16) u64 held[];  // [count - 1][E]; the last digit parks in sm
 
     pdl_trigger();
-    const u32 i = blockIdx.x / BPR;
+    const u32 bid = ntt_block_index<NKS_REV>();
+    const u32 i = bid / BPR;
     const u32 b = threadIdx.x / RS::T;
     const u32 tau = threadIdx.x % RS::T;
-    const u32 chunk = (blockIdx.x % BPR) * RS::CH + b;
+    const u32 chunk = (bid % BPR) * RS::CH + b;
     const u32 table = i < a.level ? i : a.q_full + (i - a.level);
     TwCtx tc;
     tc.tw = tw_all + ((u64)table << LOGN);
@@ -116,7 +123,7 @@ RHEA_INLINE void ntt_rows_keyswitch(const ulonglong2* __restrict__ tw_all,
     // contiguous: thread t takes the pairs 2 (j T + t) of the block's E entries.
     ntt_sync<false>();
     constexpr u32 THREADS = RS::THREADS;
-    const u64 blk_off = (u64)(blockIdx.x % BPR) * E;  // the block's first entry in the limb
+    const u64 blk_off = (u64)(bid % BPR) * E;  // the block's first entry in the limb
     u64* out0 = reinterpret_cast<u64*>(a.out) + ((u64)i << LOGN) + blk_off;
     u64* out1 = out0 + ((u64)a.width << LOGN);
     const u64 kb_off = ((u64)table << LOGN) + blk_off;
