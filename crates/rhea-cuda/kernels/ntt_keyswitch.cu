@@ -31,6 +31,10 @@
 
 // NKS_REV=1 runs the blocks in reverse launch order (see ntt_block_index; no faster, BENCHMARKS.md
 // §18).
+// NKS_OWN_EF (default 1): the digits' own limbs, read once here, load evict-first (ld_once).
+#ifndef NKS_OWN_EF
+#define NKS_OWN_EF 1
+#endif
 #ifndef NKS_REV
 #define NKS_REV 0
 #endif
@@ -99,7 +103,7 @@ RHEA_INLINE void ntt_rows_keyswitch(const ulonglong2* __restrict__ tw_all,
         if (is_q && i >= a.own_start[d] && i < a.own_end[d]) {
             // One of the digit's own limbs: the input's NTT-form words as they are.
             const u64* src = reinterpret_cast<const u64*>(a.input) + ((u64)i << LOGN);
-            rows_global_load<LOGS, PS::COUNT - 1>(src + (u64)chunk * S, tau, v);
+            rows_global_load<LOGS, PS::COUNT - 1, NKS_OWN_EF>(src + (u64)chunk * S, tau, v);
         } else {
             // The previous digit's last pass may still be reading the exchange buffer.
             if (d > 0) ntt_sync<WARP>();
