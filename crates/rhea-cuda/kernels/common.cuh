@@ -84,8 +84,8 @@ RHEA_INLINE ulonglong2 ld_dep2_if(const u64* p, bool on) {
     return r;
 }
 
-// L2 cache hints. A key switching moves ~650 MB through a 50 MB L2; most of its temporaries
-// are written back to device memory although no one reads them again.
+// L2 cache hints. A deep key switching moves ~520 MB through a 50 MB L2; most of what it writes
+// are temporaries written back to device memory although no one reads them again.
 //
 // ld_once*: a load of data read once (a key, a consumed temporary), ordered like ld_dep: ld.cs
 // ("cache streaming": its lines are allocated evict-first in L1 and L2), so that it does not

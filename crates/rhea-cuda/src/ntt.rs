@@ -1074,7 +1074,8 @@ impl DeviceNttTables {
     /// from L2 once read, so that the dead words are not written back to device memory. After
     /// the call the words of `x` that the runs read are undefined.
     ///
-    /// Errors: as `forward_runs_epilogue_automorphism`.
+    /// Errors: as `forward_runs_epilogue_automorphism`, plus [`CudaError::Shape`] when a run's
+    /// `x` limbs overlap another run's `x` limbs or any run's `c` limbs.
     pub fn forward_runs_epilogue_consuming_x(
         &self,
         srcs: &mut [&mut DeviceBuffer],
@@ -1101,6 +1102,7 @@ impl DeviceNttTables {
         let (ptrs, lens) = self.buffers_of(srcs)?;
         let mut args = self.epilogue_args(&ptrs, &lens, runs, outs, epi, w_pairs)?;
         if x_consumed {
+            self.check_consumed_x(runs, epi)?;
             args.dead |= 2;
         }
         if let Some(g) = galois {
@@ -1109,6 +1111,36 @@ impl DeviceNttTables {
         let s = self.grouped_split()?;
         self.launch_phase_raw(&args, NttDirection::Forward, s, Phase::Cols, false)?;
         self.launch_phase_raw(&args, NttDirection::Forward, s, Phase::Rows, true)
+    }
+
+    /// The consumed `x` regions (run `r` reads limbs `x_limb .. x_limb + limbs` of its `x`) are
+    /// dropped from L2 as they are read: none may overlap another run's `x` or any `c`, which
+    /// would then read undefined words.
+    fn check_consumed_x(&self, runs: &[NttRun], epi: &[EpilogueRun<'_>]) -> Result<()> {
+        let row = (self.degree * 8) as u64;
+        let x_of = |r: &NttRun, e: &EpilogueRun<'_>| {
+            let p = e.x.device_ptr() + e.x_limb as u64 * row;
+            (p, p + r.limbs as u64 * row)
+        };
+        for (i, (ri, ei)) in runs.iter().zip(epi).enumerate() {
+            let (a0, a1) = x_of(ri, ei);
+            for (j, (rj, ej)) in runs.iter().zip(epi).enumerate() {
+                let x_clash = j != i && {
+                    let (b0, b1) = x_of(rj, ej);
+                    a0 < b1 && b0 < a1
+                };
+                let c_clash = ej.c.is_some_and(|(c, cl)| {
+                    let b0 = c.device_ptr() + cl as u64 * row;
+                    a0 < b0 + rj.limbs as u64 * row && b0 < a1
+                });
+                if x_clash || c_clash {
+                    return Err(CudaError::Shape(format!(
+                        "consumed epilogue operand x of run {i} overlaps an operand of run {j}"
+                    )));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// [`DeviceNttTables::forward_runs_epilogue`] whose input is lifted on the fly (rescaling

@@ -94,7 +94,8 @@ impl DeviceNttTables {
     /// Errors: [`CudaError::InvalidArgument`] for no digits or more than [`MAX_DIGITS`], a level
     /// outside `1..=q_full`, moduli that are not these tables' primes, or a degree without the
     /// fast kernels; [`CudaError::Shape`] for an own range outside `0..ℓ` or a buffer too short
-    /// for its layout, or an output that overlaps an operand; [`CudaError::DeviceMismatch`];
+    /// for its layout, an output that overlaps an operand, or a converted digit that overlaps
+    /// the input, a key or another digit; [`CudaError::DeviceMismatch`];
     /// device and NVRTC errors.
     pub fn forward_rows_keyswitch(
         &self,
@@ -175,6 +176,24 @@ impl DeviceNttTables {
             if overlaps(g.converted) || overlaps(g.key_b) || overlaps(g.key_a) {
                 return Err(CudaError::Shape(format!(
                     "the output overlaps an operand of digit {d}"
+                )));
+            }
+            // The converted limbs are dropped from L2 as they are read: they may share memory
+            // with nothing else the kernel reads.
+            let (c0, c1) = (
+                g.converted.device_ptr(),
+                g.converted.device_ptr() + g.converted.size_bytes() as u64,
+            );
+            let clash = |b: &DeviceBuffer| {
+                b.device_ptr() < c1 && c0 < b.device_ptr() + b.size_bytes() as u64
+            };
+            let shared = clash(input)
+                || digits.iter().enumerate().any(|(e, h)| {
+                    clash(h.key_b) || clash(h.key_a) || (e != d && clash(h.converted))
+                });
+            if shared {
+                return Err(CudaError::Shape(format!(
+                    "converted digit {d} overlaps the input, a key or another digit"
                 )));
             }
             args.own_start[d] = g.own.start as u32;

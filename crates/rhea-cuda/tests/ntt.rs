@@ -749,6 +749,36 @@ fn forward_epilogue_matches_the_cpu() {
             &want1,
             &format!("{test} with add, x consumed"),
         );
+        // A consumed x shared by two runs, or by a run's x and an addend, is a typed error.
+        let same_x = [
+            epi_dead[0],
+            EpilogueRun {
+                x_limb: 1,
+                ..epi_dead[1]
+            },
+        ];
+        let x_as_c = [
+            epi_dead[0],
+            EpilogueRun {
+                c: Some((&x_dead, 0)),
+                ..epi_dead[1]
+            },
+        ];
+        for bad in [same_x, x_as_c] {
+            let mut s0 = dev.upload(&src_host[0]).unwrap();
+            let mut s1 = dev.upload(&src_host[1]).unwrap();
+            assert!(matches!(
+                gpu.forward_runs_epilogue_consuming_x(
+                    &mut [&mut s0, &mut s1],
+                    &runs,
+                    &mut [&mut out0, &mut out1],
+                    &bad,
+                    &wd,
+                    None,
+                ),
+                Err(CudaError::Shape(_))
+            ));
+        }
         let mut s0 = dev.upload(&src_host[0]).unwrap();
         assert!(matches!(
             gpu.forward_runs_epilogue_automorphism(

@@ -282,4 +282,29 @@ fn bad_arguments_are_typed_errors() {
     let other = dev.moduli(&primes(50, q_full + pl, n)).unwrap();
     let res = tables.forward_rows_keyswitch(&x, level, q_full, &other, &[digit(0..2)], &mut out);
     assert!(matches!(res, Err(CudaError::InvalidArgument(_))), "{res:?}");
+    // The converted limbs are consumed (dropped from L2 as they are read): sharing memory with
+    // the input, a key or another digit is a typed error.
+    let big = dev.alloc_zeroed((q_full + pl) * n).unwrap();
+    for (converted, key_b) in [(&big, &big), (&kb, &kb)] {
+        let d = KsDigit {
+            converted,
+            own: 0..2,
+            key_b,
+            key_a: &ka,
+        };
+        let res = tables.forward_rows_keyswitch(&x, level, q_full, &table, &[d], &mut out);
+        assert!(matches!(res, Err(CudaError::Shape(_))), "{res:?}");
+    }
+    let wide_x = dev.alloc_zeroed(width * n).unwrap();
+    let d = KsDigit {
+        converted: &wide_x,
+        own: 0..2,
+        key_b: &kb,
+        key_a: &ka,
+    };
+    let res = tables.forward_rows_keyswitch(&wide_x, level, q_full, &table, &[d], &mut out);
+    assert!(matches!(res, Err(CudaError::Shape(_))), "{res:?}");
+    let two = [digit(0..2), digit(2..4)];
+    let res = tables.forward_rows_keyswitch(&x, level, q_full, &table, &two, &mut out);
+    assert!(matches!(res, Err(CudaError::Shape(_))), "{res:?}");
 }
