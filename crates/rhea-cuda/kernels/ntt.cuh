@@ -620,7 +620,9 @@ RHEA_INLINE void rows_global_load(const u64* __restrict__ base, u32 tau, u64 (&v
         using PI = PassIdx<LOGS, J0, P>;
         const u64* p = base + PI::a(tau);
 #pragma unroll
-        for (int idx = 0; idx < 8; ++idx) v[idx] = ONCE ? ld_once(p + PI::b(idx)) : ld_dep(p + PI::b(idx));
+        for (int idx = 0; idx < 8; ++idx) {
+            v[idx] = ONCE ? ld_once(p + PI::b(idx)) : ld_dep(p + PI::b(idx));
+        }
     }
 }
 

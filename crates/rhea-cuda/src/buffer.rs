@@ -152,6 +152,12 @@ impl DeviceBuffer {
         }
     }
 
+    /// Whether the two buffers share device memory (a buffer overlaps itself).
+    pub fn overlaps(&self, other: &DeviceBuffer) -> bool {
+        let (a, b) = (self.device_ptr(), other.device_ptr());
+        a < b + other.size_bytes() as u64 && b < a + self.size_bytes() as u64
+    }
+
     /// Copies `data` (exactly `len` words) into the buffer; queued on the stream. The host slice
     /// may be reused as soon as this returns.
     pub fn copy_from_host(&mut self, data: &[u64]) -> Result<()> {

@@ -155,9 +155,7 @@ impl DeviceNttTables {
             count: digits.len() as u32,
             ..NttKsArgs::default()
         };
-        let (o0, o1) = (out.device_ptr(), out.device_ptr() + out.size_bytes() as u64);
-        let overlaps =
-            |b: &DeviceBuffer| b.device_ptr() < o1 && o0 < b.device_ptr() + b.size_bytes() as u64;
+        let overlaps = |b: &DeviceBuffer| out.overlaps(b);
         if overlaps(input) {
             return Err(CudaError::Shape(
                 "the output overlaps the ModUp input".into(),
@@ -180,13 +178,7 @@ impl DeviceNttTables {
             }
             // The converted limbs are dropped from L2 as they are read: they may share memory
             // with nothing else the kernel reads.
-            let (c0, c1) = (
-                g.converted.device_ptr(),
-                g.converted.device_ptr() + g.converted.size_bytes() as u64,
-            );
-            let clash = |b: &DeviceBuffer| {
-                b.device_ptr() < c1 && c0 < b.device_ptr() + b.size_bytes() as u64
-            };
+            let clash = |b: &DeviceBuffer| g.converted.overlaps(b);
             let shared = clash(input)
                 || digits.iter().enumerate().any(|(e, h)| {
                     clash(h.key_b) || clash(h.key_a) || (e != d && clash(h.converted))
