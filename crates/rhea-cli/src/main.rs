@@ -39,8 +39,9 @@ enum Command {
     Info,
     /// Runs a benchmark suite and prints a table (and JSON with --json).
     Bench {
-        /// The suite: `gpu` (copy roofline, element-wise), `ntt` (GPU NTT), `ntt-cpu`, `ckks`,
-        /// `bgv`, `seal-routines`, `he-booster` or `matmul`.
+        /// The suite: `gpu` (copy roofline, element-wise), `ntt` (GPU NTT), `ntt-cpu`, `ckks`
+        /// (also named `ops`: the CKKS operations at a preset and levels), `bgv`,
+        /// `seal-routines`, `he-booster` or `matmul`.
         suite: String,
         /// GPU ordinal for GPU suites.
         #[arg(long, default_value_t = 0)]
@@ -181,7 +182,7 @@ fn bench(
             Ok(())
         }
         "ntt-cpu" => ntt_cpu(json),
-        "ckks" => {
+        "ckks" | "ops" => {
             let device = parse_device(device)?;
             let report = bench_ops::run_ckks(preset, device, reps, sel)?;
             println!("{}", report.table());
@@ -199,7 +200,7 @@ fn bench(
             Ok(())
         }
         other => {
-            Err(format!("unknown suite `{other}` (known: gpu, ntt, ntt-cpu, ckks, bgv, seal-routines, he-booster, matmul)").into())
+            Err(format!("unknown suite `{other}` (known: gpu, ntt, ntt-cpu, ckks or ops, bgv, seal-routines, he-booster, matmul)").into())
         }
     }
 }
@@ -276,4 +277,60 @@ fn ntt_cpu(json: Option<&std::path::Path>) -> CliResult {
         std::fs::write(path, serde_json::to_string_pretty(&rows)?)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn selection(only: &[&str]) -> bench_ops::SuiteSelection {
+        bench_ops::SuiteSelection {
+            only: only.iter().map(|s| s.to_string()).collect(),
+            levels: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn ops_is_the_ckks_operations_suite() {
+        let json = std::env::temp_dir().join(format!("rhea-bench-ops-{}.json", std::process::id()));
+        let sel = selection(&["add"]);
+        bench(
+            "ops",
+            0,
+            &sel,
+            Some(&json),
+            "cpu",
+            "n13_logqp200_levels2",
+            1,
+        )
+        .unwrap();
+        let report: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        std::fs::remove_file(&json).unwrap();
+        assert_eq!(report["scheme"], "ckks");
+        let ops = report["ops"].as_array().unwrap();
+        assert!(
+            !ops.is_empty() && ops.iter().all(|o| o["op"] == "add"),
+            "{report}"
+        );
+    }
+
+    #[test]
+    fn an_unknown_suite_lists_the_known_ones() {
+        let err = bench(
+            "opz",
+            0,
+            &selection(&[]),
+            None,
+            "cpu",
+            "n13_logqp200_levels2",
+            1,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("unknown suite `opz`") && err.contains("ops"),
+            "{err}"
+        );
+    }
 }
