@@ -164,9 +164,9 @@ impl BconvTile {
     /// outputs evenly into as few groups of at most [`rin_max_group`] as give the launch at
     /// least [`RIN_BLOCKS_PER_SM`] blocks per multiprocessor (each group recomputes the inputs'
     /// `t_i`, so fewer groups do less work, but too few blocks leave multiprocessors idle): at
-    /// N = 2^16 a ModUp's three digits (768 blocks) take 23 → 12, 11 and 25 → 13, 12, a
-    /// two-polynomial ModDown 25 → 13, 12, one 9 → 23 conversion 8, 8, 7. The kernel reads the
-    /// size from `BconvArgs::group`.
+    /// N = 2^16 a ModUp's three digits (768 blocks) take each digit's 23 or 25 outputs in one
+    /// group, a two-polynomial ModDown 25 → 13, 12, one 9 → 23 conversion 8, 8, 7. The kernel
+    /// reads the size from `BconvArgs::group`.
     fn columns_per_block(self, outputs: usize, blocks: usize, sms: u32) -> u32 {
         let (j, _) = self.shape().unwrap_or((8, 2));
         if self.is_rin() {
@@ -293,9 +293,13 @@ fn rin_default() -> Option<BconvTile> {
     })
 }
 
-/// The most output columns one block of a register-input tile walks (measured on an H100 at the
-/// deep preset: 16 against 8, 12 and 25: mul+relin 0.343 against 0.350, 0.345, 0.350 ms).
-const RIN_MAX_GROUP: u32 = 16;
+/// The most output columns one block of a register-input tile walks. Measured on an H100 at the
+/// deep preset: 16 against 8, 12 and 25 in session 9 (mul+relin 0.343 against 0.350, 0.345,
+/// 0.350 ms); after the later kernels, 32 (a ModUp digit's every output in one block) against 16
+/// (BENCHMARKS.md §19: mul+relin 0.305–0.306 against 0.306–0.308 ms over 4 rounds, rotate
+/// 0.278–0.279 against 0.279–0.281). The launch still gets 4 blocks per SM
+/// ([`BconvTile::columns_per_block`]), so small problems keep their smaller groups.
+const RIN_MAX_GROUP: u32 = 32;
 
 /// The blocks per multiprocessor a register-input launch is split into output groups for (see
 /// [`BconvTile::columns_per_block`]).
@@ -1485,9 +1489,9 @@ mod tests {
     fn register_input_groups_fill_the_device_with_few_groups() {
         // N = 2^16, C = 2: 256 coefficient blocks; an H100 has 132 multiprocessors.
         let rin = BconvTile::RinC2;
-        // A ModUp's three digits in one launch: two groups each.
-        assert_eq!(rin.columns_per_block(23, 3 * 256, 132), 12);
-        assert_eq!(rin.columns_per_block(25, 3 * 256, 132), 13);
+        // A ModUp's three digits in one launch: one group each (768 blocks fill 4 per SM).
+        assert_eq!(rin.columns_per_block(23, 3 * 256, 132), 23);
+        assert_eq!(rin.columns_per_block(25, 3 * 256, 132), 25);
         // A two-polynomial ModDown: two groups; one polynomial: three.
         assert_eq!(rin.columns_per_block(25, 2 * 256, 132), 13);
         assert_eq!(rin.columns_per_block(23, 256, 132), 8);
@@ -1495,7 +1499,7 @@ mod tests {
         assert_eq!(rin.columns_per_block(3, 8, 132), 1);
         assert_eq!(rin.columns_per_block(0, 0, 132), 1);
         // Many blocks: as few groups of at most RIN_MAX_GROUP as the outputs need.
-        assert_eq!(rin.columns_per_block(40, 1 << 14, 132), 14);
+        assert_eq!(rin.columns_per_block(40, 1 << 14, 132), 20);
         // The register-tiled tiles keep their J.
         assert_eq!(BconvTile::J7C2.columns_per_block(25, 256, 132), 7);
     }
