@@ -113,7 +113,7 @@ pub enum BconvTile {
     /// 5 outputs × 2 coefficients (9 or 10 outputs: two groups of 5).
     J5C2,
     /// Inputs in registers, 1 coefficient per thread: each thread loads its words of every input
-    /// limb once and walks a group of up to 8 outputs with one accumulator (`bconv_rin_*`; up to
+    /// limb once and walks a group of up to 32 outputs with one accumulator (`bconv_rin_*`; up to
     /// 12 input limbs, plain and centred conversions; otherwise the register-tiled choice).
     RinC1,
     /// [`BconvTile::RinC1`] with 2 coefficients per thread (16-byte loads).
