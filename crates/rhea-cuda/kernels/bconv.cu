@@ -398,9 +398,14 @@ RHEA_INLINE void bconv_matmul_body(const BconvArgs& A, const u32 p) {
 // more warps per SM than the register-tiled bconv_matmul_body (whose J x C accumulators hold
 // 128-168 registers), which is latency-bound at key switching's 7-9 input limbs. Same
 // words: exact sums (L < 48 products, no fold needed) reduced once. The host uses it only
-// for L <= BCONV_RIN_LMAX and without the COPY and MODDOWN flags.
+// for L <= BCONV_RIN_LMAX and without the COPY and MODDOWN flags. LMAX sizes the register
+// array: BCONV_RIN_LMAX for the usual kernels, BCONV_RIN_LMAX_WIDE for the `_l16` ones (a
+// 13-16-limb digit: 2 key-switching digits at the deep preset), which need more registers.
+// 16 is also the Montgomery epilogue's bound: REDC needs T < 2^65 p, and T < p (sum q_i + L)
+// stays below it for 16 inputs of primes below 2^61.
 #define BCONV_RIN_LMAX 12
-template <int C, bool NARROW, bool CENTERED>
+#define BCONV_RIN_LMAX_WIDE 16
+template <int C, bool NARROW, bool CENTERED, int LMAX = BCONV_RIN_LMAX>
 RHEA_INLINE void bconv_rin_body(const BconvArgs& A, const u32 p) {
     extern __shared__ u64 smem[];
     pdl_trigger();
@@ -417,9 +422,9 @@ RHEA_INLINE void bconv_rin_body(const BconvArgs& A, const u32 p) {
     if (n0 >= A.n) return;
     const u64* x = A.input + (u64)p * A.in_stride + n0;
     const bool scaled = (A.flags & BCONV_FLAG_SCALED) != 0;
-    Words<C> t[BCONV_RIN_LMAX];
+    Words<C> t[LMAX];
 #pragma unroll
-    for (u32 i = 0; i < BCONV_RIN_LMAX; ++i) {
+    for (u32 i = 0; i < (u32)LMAX; ++i) {
         if (i >= L) break;
         t[i] = load_words<C>(x + (u64)i * A.n);
     }
@@ -427,7 +432,7 @@ RHEA_INLINE void bconv_rin_body(const BconvArgs& A, const u32 p) {
 #pragma unroll
     for (int c = 0; c < C; ++c) fsum[c] = 0.0;
 #pragma unroll
-    for (u32 i = 0; i < BCONV_RIN_LMAX; ++i) {
+    for (u32 i = 0; i < (u32)LMAX; ++i) {
         if (i >= L) break;
         if (!scaled) {
             const u64 q = st.fq[i], w = st.finv[i], ws = st.finvs[i];
@@ -452,7 +457,7 @@ RHEA_INLINE void bconv_rin_body(const BconvArgs& A, const u32 p) {
 #pragma unroll
         for (int c = 0; c < C; ++c) acc_set(acc[c], 0ull);
 #pragma unroll
-        for (u32 i = 0; i < BCONV_RIN_LMAX; ++i) {
+        for (u32 i = 0; i < (u32)LMAX; ++i) {
             if (i >= L) break;
             const u64 cf = st.tab[i * G + jj];
 #pragma unroll
@@ -469,7 +474,7 @@ RHEA_INLINE void bconv_rin_body(const BconvArgs& A, const u32 p) {
             const u64 kc = st.tmod[4 * jj + 2];
 #pragma unroll
             for (int c = 0; c < C; ++c) {
-                // v < L <= BCONV_RIN_LMAX: one 32-bit factor.
+                // v < L <= LMAX: one 32-bit factor.
                 if (CENTERED) acc_mac_small(acc[c], (u32)vcor[c], kc);
                 y.v[c] = mont_redc_3p(acc_value(acc[c]), pj, pinv);
             }
@@ -566,35 +571,37 @@ BCONV_INSTANCE(5, 2)
 BCONV_INSTANCE(6, 2)
 BCONV_INSTANCE(7, 2)
 
-// The register-input tiles: bconv_rin_c<C>[_narrow][_centered] and the multi-conversion
-// bconv_multi_rin_c<C>[_narrow]_centered.
-#define BCONV_RIN_INSTANCE(C)                                                              \
+// The register-input tiles: bconv_rin_c<C>[_narrow][_centered][_l16] and the multi-conversion
+// bconv_multi_rin_c<C>[_narrow]_centered[_l16] (`_l16`: up to BCONV_RIN_LMAX_WIDE inputs).
+#define BCONV_RIN_INSTANCE(C, LMAX, SFX)                                                  \
     extern "C" __global__ void __launch_bounds__(128)                                      \
-        bconv_rin_c##C(const __grid_constant__ BconvArgs A) {                              \
-        bconv_rin_body<C, false, false>(A, blockIdx.y);                                    \
+        bconv_rin_c##C##SFX(const __grid_constant__ BconvArgs A) {                         \
+        bconv_rin_body<C, false, false, LMAX>(A, blockIdx.y);                              \
     }                                                                                      \
     extern "C" __global__ void __launch_bounds__(128)                                      \
-        bconv_rin_c##C##_narrow(const __grid_constant__ BconvArgs A) {                     \
-        bconv_rin_body<C, true, false>(A, blockIdx.y);                                     \
+        bconv_rin_c##C##_narrow##SFX(const __grid_constant__ BconvArgs A) {                \
+        bconv_rin_body<C, true, false, LMAX>(A, blockIdx.y);                               \
     }                                                                                      \
     extern "C" __global__ void __launch_bounds__(128)                                      \
-        bconv_rin_c##C##_centered(const __grid_constant__ BconvArgs A) {                   \
-        bconv_rin_body<C, false, true>(A, blockIdx.y);                                     \
+        bconv_rin_c##C##_centered##SFX(const __grid_constant__ BconvArgs A) {              \
+        bconv_rin_body<C, false, true, LMAX>(A, blockIdx.y);                               \
     }                                                                                      \
     extern "C" __global__ void __launch_bounds__(128)                                      \
-        bconv_rin_c##C##_narrow_centered(const __grid_constant__ BconvArgs A) {            \
-        bconv_rin_body<C, true, true>(A, blockIdx.y);                                      \
+        bconv_rin_c##C##_narrow_centered##SFX(const __grid_constant__ BconvArgs A) {       \
+        bconv_rin_body<C, true, true, LMAX>(A, blockIdx.y);                                \
     }                                                                                      \
     extern "C" __global__ void __launch_bounds__(128)                                      \
-        bconv_multi_rin_c##C##_centered(const __grid_constant__ BconvMulti M) {            \
-        bconv_rin_body<C, false, true>(M.a[blockIdx.y], 0u);                               \
+        bconv_multi_rin_c##C##_centered##SFX(const __grid_constant__ BconvMulti M) {       \
+        bconv_rin_body<C, false, true, LMAX>(M.a[blockIdx.y], 0u);                         \
     }                                                                                      \
     extern "C" __global__ void __launch_bounds__(128)                                      \
-        bconv_multi_rin_c##C##_narrow_centered(const __grid_constant__ BconvMulti M) {     \
-        bconv_rin_body<C, true, true>(M.a[blockIdx.y], 0u);                                \
+        bconv_multi_rin_c##C##_narrow_centered##SFX(const __grid_constant__ BconvMulti M) { \
+        bconv_rin_body<C, true, true, LMAX>(M.a[blockIdx.y], 0u);                          \
     }
-BCONV_RIN_INSTANCE(1)
-BCONV_RIN_INSTANCE(2)
+BCONV_RIN_INSTANCE(1, BCONV_RIN_LMAX, )
+BCONV_RIN_INSTANCE(2, BCONV_RIN_LMAX, )
+BCONV_RIN_INSTANCE(1, BCONV_RIN_LMAX_WIDE, _l16)
+BCONV_RIN_INSTANCE(2, BCONV_RIN_LMAX_WIDE, _l16)
 
 // Must match rhea_cuda::bconv::ScaleArgs (#[repr(C)]).
 struct ScaleArgs {

@@ -114,7 +114,8 @@ pub enum BconvTile {
     J5C2,
     /// Inputs in registers, 1 coefficient per thread: each thread loads its words of every input
     /// limb once and walks a group of up to 32 outputs with one accumulator (`bconv_rin_*`; up to
-    /// 12 input limbs, plain and centred conversions; otherwise the register-tiled choice).
+    /// 16 input limbs, `_l16` kernels above 12, plain and centred conversions; otherwise the
+    /// register-tiled choice).
     RinC1,
     /// [`BconvTile::RinC1`] with 2 coefficients per thread (16-byte loads).
     RinC2,
@@ -171,7 +172,7 @@ impl BconvTile {
         let (j, _) = self.shape().unwrap_or((8, 2));
         if self.is_rin() {
             let outputs = outputs.max(1);
-            let fill = (RIN_BLOCKS_PER_SM * sms as usize).div_ceil(blocks.max(1));
+            let fill = (rin_blocks_per_sm() * sms as usize).div_ceil(blocks.max(1));
             let groups = outputs.div_ceil(j as usize).max(fill).min(outputs);
             outputs.div_ceil(groups) as u32
         } else {
@@ -218,25 +219,28 @@ impl BconvTile {
     }
 
     /// The centred multi-conversion kernel of this tile (none for [`BconvTile::J8C2U8`]).
-    fn multi_kernel(self, narrow: bool) -> Option<String> {
+    fn multi_kernel(self, narrow: bool, inputs: usize) -> Option<String> {
         if self == BconvTile::J8C2U8 {
             return None;
         }
         let (j, c) = self.shape()?; // none for Auto
         let narrow = if narrow { "_narrow" } else { "" };
         Some(if self.is_rin() {
-            format!("bconv_multi_rin_c{c}{narrow}_centered")
+            format!(
+                "bconv_multi_rin_c{c}{narrow}_centered{}",
+                rin_suffix(inputs)
+            )
         } else {
             format!("bconv_multi_j{j}_c{c}{narrow}_centered")
         })
     }
 
-    fn kernel(self, narrow: bool, centered: bool) -> String {
+    fn kernel(self, narrow: bool, centered: bool, inputs: usize) -> String {
         let (j, c) = self.shape().unwrap_or((8, 2));
         let narrow = if narrow { "_narrow" } else { "" };
         let centered = if centered { "_centered" } else { "" };
         if self.is_rin() {
-            return format!("bconv_rin_c{c}{narrow}{centered}");
+            return format!("bconv_rin_c{c}{narrow}{centered}{}", rin_suffix(inputs));
         }
         format!(
             "bconv_matmul_j{j}_c{c}{}{narrow}{centered}",
@@ -305,6 +309,18 @@ const RIN_MAX_GROUP: u32 = 32;
 /// [`BconvTile::columns_per_block`]).
 const RIN_BLOCKS_PER_SM: usize = 4;
 
+/// [`RIN_BLOCKS_PER_SM`], or `RHEA_BCONV_RIN_FILL` (1 ..= 16, read once) for A/B runs.
+fn rin_blocks_per_sm() -> usize {
+    static FILL: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *FILL.get_or_init(|| {
+        std::env::var("RHEA_BCONV_RIN_FILL")
+            .ok()
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .filter(|f| (1..=16).contains(f))
+            .unwrap_or(RIN_BLOCKS_PER_SM)
+    })
+}
+
 /// [`RIN_MAX_GROUP`], or `RHEA_BCONV_RIN_GROUP` (1 ..= 32, read once) for A/B runs.
 fn rin_max_group() -> u32 {
     static GROUP: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
@@ -317,8 +333,35 @@ fn rin_max_group() -> u32 {
     })
 }
 
-/// The most input limbs a register-input tile holds (`BCONV_RIN_LMAX` in `bconv.cu`).
-const RIN_MAX_INPUTS: usize = 12;
+/// The most input limbs the usual register-input kernels hold (`BCONV_RIN_LMAX` in `bconv.cu`).
+const RIN_NARROW_INPUTS: usize = 12;
+
+/// The most input limbs a register-input tile holds: above [`RIN_NARROW_INPUTS`] the `_l16`
+/// kernels (`BCONV_RIN_LMAX_WIDE`), whose larger register array would cost the smaller
+/// conversions occupancy, so they keep the usual ones.
+const RIN_MAX_INPUTS: usize = 16;
+
+/// [`RIN_MAX_INPUTS`], or `RHEA_BCONV_RIN_INPUTS` (1 ..= 16, read once; 12 turns the `_l16`
+/// kernels off) for A/B runs.
+fn rin_max_inputs() -> usize {
+    static INPUTS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *INPUTS.get_or_init(|| {
+        std::env::var("RHEA_BCONV_RIN_INPUTS")
+            .ok()
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .filter(|l| (1..=RIN_MAX_INPUTS).contains(l))
+            .unwrap_or(RIN_MAX_INPUTS)
+    })
+}
+
+/// The register-input kernels' name suffix for `l` input limbs.
+fn rin_suffix(l: usize) -> &'static str {
+    if l > RIN_NARROW_INPUTS {
+        "_l16"
+    } else {
+        ""
+    }
+}
 
 #[repr(C)]
 #[derive(Clone, Copy)]
@@ -809,7 +852,7 @@ impl DeviceBaseConverter {
         centered: bool,
         tile: BconvTile,
     ) -> Result<()> {
-        let rin_ok = self.l <= RIN_MAX_INPUTS && flags & FLAG_COPY == 0 && epi.is_none();
+        let rin_ok = self.l <= rin_max_inputs() && flags & FLAG_COPY == 0 && epi.is_none();
         let rin = rin_default().filter(|_| rin_ok);
         let tile = match (tile, rin) {
             (BconvTile::Auto, Some(r)) => r,
@@ -836,7 +879,7 @@ impl DeviceBaseConverter {
         let (_, c) = tile.shape().unwrap_or((8, 2));
         let f = self
             .device
-            .function(&BCONV, &tile.kernel(self.narrow, centered))?;
+            .function(&BCONV, &tile.kernel(self.narrow, centered, self.l))?;
         let chunks: Vec<&[(u32, u32)]> = if plan.is_empty() {
             vec![&[]]
         } else {
@@ -1078,11 +1121,12 @@ impl DeviceModUp {
         }
         let longest = jobs.iter().map(|(_, p, _)| p.len()).max().unwrap_or(0);
         let narrow = jobs.first().is_some_and(|(c, _, _)| c.narrow);
-        let rin = rin_default().filter(|_| jobs.iter().all(|(c, _, _)| c.l <= RIN_MAX_INPUTS));
+        let rin = rin_default().filter(|_| jobs.iter().all(|(c, _, _)| c.l <= rin_max_inputs()));
         let tile = rin.unwrap_or_else(|| {
             BconvTile::choose(n, 1, longest, self.device.multiprocessor_count())
         });
-        let kernel = tile.multi_kernel(narrow);
+        let widest = jobs.iter().map(|(c, _, _)| c.l).max().unwrap_or(0);
+        let kernel = tile.multi_kernel(narrow, widest);
         let uniform = jobs
             .iter()
             .all(|(c, p, _)| c.narrow == narrow && c.l <= 16 && p.len() <= MAX_PLAN);
@@ -1536,12 +1580,17 @@ mod tests {
         for tile in BconvTile::ALL {
             let (j, c) = tile.shape().unwrap();
             assert!(j as usize <= MAX_PLAN && c <= 2, "{tile:?}");
-            let instance = if tile.is_rin() {
-                format!("BCONV_RIN_INSTANCE({c})")
+            let instances = if tile.is_rin() {
+                vec![
+                    format!("BCONV_RIN_INSTANCE({c}, BCONV_RIN_LMAX, )"),
+                    format!("BCONV_RIN_INSTANCE({c}, BCONV_RIN_LMAX_WIDE, _l16)"),
+                ]
             } else {
-                format!("BCONV_INSTANCE({j}, {c})")
+                vec![format!("BCONV_INSTANCE({j}, {c})")]
             };
-            assert!(BCONV.source.contains(&instance), "{tile:?}: {instance}");
+            for instance in instances {
+                assert!(BCONV.source.contains(&instance), "{tile:?}: {instance}");
+            }
         }
     }
 }

@@ -83,6 +83,8 @@ fn convert_centered_matches_host() {
         (12, 12, 70, 30, 50, 1), // K > 64: two launches
         (16, 24, 7, 50, 60, 1),
         (16, 8, 30, 30, 30, 2),
+        (12, 13, 9, 61, 61, 1), // 13-16 inputs: the `_l16` register-input kernels
+        (14, 16, 20, 40, 60, 2),
     ];
     for (log_n, l, k, bf, bt, polys) in cases {
         let n = 1usize << log_n;
@@ -130,7 +132,8 @@ fn convert_centered_matches_host() {
 }
 
 /// The register-input tiles reduce with a Montgomery step whose bound is the sum of the input
-/// moduli (< 2^65): 12 inputs of 61-bit primes (1.5 × 2^64) with every t_i = q_i − 1 or q_i − 2,
+/// moduli (< 2^65): 12 and 16 inputs of 61-bit primes (1.5 × 2^64, just below 2^65) with every
+/// t_i = q_i − 1 or q_i − 2,
 /// the largest sums and corrections, into 61- and 30-bit outputs, both conversions, every tile.
 #[test]
 fn largest_sums_match_the_host() {
@@ -138,8 +141,15 @@ fn largest_sums_match_the_host() {
         return;
     };
     let n = 1usize << 12;
-    for (bt, k) in [(61u32, 5usize), (30, 3)] {
-        let lists = disjoint(&[(61, 12), (bt, k)]);
+    // 12 inputs: the usual register-input kernels; 16: the `_l16` ones at their bound
+    // (16 × 61-bit sums < 2^65).
+    for (l, bt, k) in [
+        (12usize, 61u32, 5usize),
+        (12, 30, 3),
+        (16, 61, 4),
+        (16, 30, 3),
+    ] {
+        let lists = disjoint(&[(61, l), (bt, k)]);
         let (from, to) = (&lists[0], &lists[1]);
         let conv = BaseConverter::new(&basis(from), &basis(to)).unwrap();
         // x_i = t_i · q̂_i mod q_i, so that the kernels' t_i = x_i · q̂_i^{-1} is q_i − 1 − (c % 2).
@@ -159,7 +169,7 @@ fn largest_sums_match_the_host() {
         let dx = dev.upload(&x).unwrap();
         let mut dy = dev.alloc(k * n).unwrap();
         for tile in BconvTile::ALL {
-            let case = format!("12 x 61 -> {k} x {bt} bits, {tile:?}");
+            let case = format!("{l} x 61 -> {k} x {bt} bits, {tile:?}");
             dy.fill_zero().unwrap();
             d.convert_centered_with(&mut dy, &dx, n, false, tile)
                 .unwrap();
@@ -176,7 +186,7 @@ fn largest_sums_match_the_host() {
                 &format!("{case} approximate"),
             );
         }
-        println!("ok: largest sums, 12 x 61 -> {k} x {bt} bits");
+        println!("ok: largest sums, {l} x 61 -> {k} x {bt} bits");
     }
 }
 
@@ -188,8 +198,10 @@ fn modup_centered_matches_host() {
     let mut rng = rng("modup_centered_matches_host");
     // (log N, |Q|, |P|, dnum, bits Q, bits P, polys, levels)
     type Case = (u32, usize, usize, usize, u32, u32, usize, &'static [usize]);
-    let cases: [Case; 9] = [
+    let cases: [Case; 11] = [
         (13, 8, 1, 8, 50, 50, 1, &[8, 6]), // 8 single-limb digits: two multi-digit launches
+        (12, 25, 9, 2, 40, 60, 1, &[25, 20, 13]), // digits 13, 12: the `_l16` multi kernel
+        (12, 32, 4, 2, 30, 30, 2, &[32]),  // digits of 16
         (12, 6, 2, 1, 50, 60, 2, &[6, 3, 1]),
         (12, 6, 2, 2, 50, 60, 1, &[6, 4]),
         (12, 6, 2, 4, 30, 30, 1, &[6, 5, 2]), // uneven digits 2, 2, 1, 1
