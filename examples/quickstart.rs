@@ -47,7 +47,7 @@ fn main() -> Result<()> {
     println!("Rhea quick start — device: {}", device.name());
 
     let params = step("validate parameters, precompute tables", || {
-        CkksParametersLiteral::n16_logqp1440_levels24().build()
+        CkksParametersLiteral::n16_logqp1560_levels24().build()
     })?;
     println!("  {params}");
     let ctx = step("context (uploads the ring's tables to the device)", || {

@@ -85,7 +85,7 @@ if [ -n "${GPU_RUN_PEERS:-}" ]; then
   QS=$(file_of quickstart); RHEA=$(file_of rhea)
   [ -n "$QS" ] && { echo "==== quickstart"; timeout 120 "./$BIN/$QS"; } 2>&1 | tee -a "$PEERS"
   if [ -n "$RHEA" ]; then
-    for preset in n14_logqp400_levels7 n16_logqp1520_levels26 n16_logqp1440_levels24; do
+    for preset in n14_logqp400_levels7 n16_logqp1520_levels26 n16_logqp1440_levels24 n16_logqp1560_levels24; do
       echo "==== rhea bench ckks $preset" | tee -a "$PEERS"
       timeout 180 "./$BIN/$RHEA" bench ckks --device cuda:0 --preset "$preset" --reps 50 2>&1 | tee -a "$PEERS"
     done

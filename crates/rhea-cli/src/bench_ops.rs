@@ -51,6 +51,7 @@ pub struct SchemeBenchReport {
 pub fn preset(name: &str) -> Option<CkksParametersLiteral> {
     Some(match name {
         "n16_logqp1440_levels24" => CkksParametersLiteral::n16_logqp1440_levels24(),
+        "n16_logqp1560_levels24" => CkksParametersLiteral::n16_logqp1560_levels24(),
         "n16_logqp1426_levels20" => CkksParametersLiteral::n16_logqp1426_levels20(),
         "n16_logqp1520_levels26" => CkksParametersLiteral::n16_logqp1520_levels26(),
         "n14_logqp400_levels7" => CkksParametersLiteral::n14_logqp400_levels7(),
@@ -131,6 +132,9 @@ pub struct SuiteSelection {
     pub only: Vec<String>,
     /// The levels to run at (empty: the preset's top level only).
     pub levels: Vec<usize>,
+    /// Overrides the preset's number of key-switching digits (`P` resized to cover the largest
+    /// digit: `CkksParametersLiteral::with_dnum`). CKKS only.
+    pub dnum: Option<usize>,
 }
 
 /// Runs the CKKS suite: encrypt, add, mul+relin (no rescale), mul+relin+rescale, square,
@@ -142,9 +146,12 @@ pub fn run_ckks(
     reps: usize,
     sel: &SuiteSelection,
 ) -> Result<SchemeBenchReport, String> {
-    let literal = preset(preset_name).ok_or_else(|| {
-        format!("unknown preset `{preset_name}` (known: n16_logqp1440_levels24, n16_logqp1426_levels20, n16_logqp1520_levels26, n14_logqp400_levels7, n15_logqp400_levels7_seed000, n13_logqp200_levels2)")
+    let mut literal = preset(preset_name).ok_or_else(|| {
+        format!("unknown preset `{preset_name}` (known: n16_logqp1440_levels24, n16_logqp1560_levels24, n16_logqp1426_levels20, n16_logqp1520_levels26, n14_logqp400_levels7, n15_logqp400_levels7_seed000, n13_logqp200_levels2)")
     })?;
+    if let Some(dnum) = sel.dnum {
+        literal = literal.with_dnum(dnum);
+    }
     let inner = || -> rhea::Result<SchemeBenchReport> {
         let params = literal.build()?;
         let ctx = CkksContext::new(&params, device)?;
@@ -253,6 +260,9 @@ pub fn run_bgv(
     reps: usize,
     sel: &SuiteSelection,
 ) -> Result<SchemeBenchReport, String> {
+    if sel.dnum.is_some() {
+        return Err("--dnum applies to the ckks suite only".to_string());
+    }
     let literal = bgv_preset(preset_name).ok_or_else(|| {
         format!("unknown BGV preset `{preset_name}` (known: he_booster_n13_logqp218, he_booster_n14_logqp438, he_booster_n15_logqp881, n16_logqp1717_batching)")
     })?;

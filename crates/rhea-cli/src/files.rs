@@ -222,12 +222,13 @@ fn parse_device(name: &str) -> FileResult<Device> {
     }
 }
 
-const CKKS_PRESETS: [&str; 7] = [
+const CKKS_PRESETS: [&str; 8] = [
     "n13_logqp200_levels2",
     "test_n13_levels10_insecure",
     "n14_logqp400_levels7",
     "n15_logqp400_levels7_seed000",
     "n16_logqp1440_levels24",
+    "n16_logqp1560_levels24",
     "n16_logqp1426_levels20",
     "n16_logqp1520_levels26",
 ];
@@ -247,6 +248,7 @@ fn ckks_literal(name: &str) -> FileResult<CkksParametersLiteral> {
         "n14_logqp400_levels7" => CkksParametersLiteral::n14_logqp400_levels7(),
         "n15_logqp400_levels7_seed000" => CkksParametersLiteral::n15_logqp400_levels7_seed000(),
         "n16_logqp1440_levels24" => CkksParametersLiteral::n16_logqp1440_levels24(),
+        "n16_logqp1560_levels24" => CkksParametersLiteral::n16_logqp1560_levels24(),
         "n16_logqp1426_levels20" => CkksParametersLiteral::n16_logqp1426_levels20(),
         "n16_logqp1520_levels26" => CkksParametersLiteral::n16_logqp1520_levels26(),
         path if path.ends_with(".json") => serde_json::from_str(&std::fs::read_to_string(path)?)?,

@@ -61,8 +61,12 @@ enum Command {
         /// `cuda:N` or `best`.
         #[arg(long, default_value = "best")]
         device: String,
+        /// Key-switching digits for the `ckks` suite, overriding the preset's (`P` is resized
+        /// to cover the largest digit).
+        #[arg(long)]
+        dnum: Option<usize>,
         /// Parameter preset for the `ckks` / `bgv` suites.
-        #[arg(long, default_value = "n16_logqp1440_levels24")]
+        #[arg(long, default_value = "n16_logqp1560_levels24")]
         preset: String,
         /// Timed repetitions per operation (the median is reported).
         #[arg(long, default_value_t = 10)]
@@ -85,6 +89,7 @@ fn main() -> ExitCode {
             level,
             json,
             device,
+            dnum,
             preset,
             reps,
             shape,
@@ -96,6 +101,7 @@ fn main() -> ExitCode {
                 let sel = bench_ops::SuiteSelection {
                     only,
                     levels: level,
+                    dnum,
                 };
                 bench(&suite, gpu, &sel, json.as_deref(), &device, &preset, reps)
             }
@@ -287,6 +293,7 @@ mod tests {
         bench_ops::SuiteSelection {
             only: only.iter().map(|s| s.to_string()).collect(),
             levels: Vec::new(),
+            dnum: None,
         }
     }
 
@@ -313,6 +320,23 @@ mod tests {
             !ops.is_empty() && ops.iter().all(|o| o["op"] == "add"),
             "{report}"
         );
+    }
+
+    #[test]
+    fn a_dnum_that_makes_the_preset_insecure_is_refused() {
+        // n13: Q = 140 bits in one digit needs P = 3 × 60 bits: log QP 320 > 218.
+        let sel = bench_ops::SuiteSelection {
+            dnum: Some(1),
+            ..selection(&["add"])
+        };
+        let err = bench("ckks", 0, &sel, None, "cpu", "n13_logqp200_levels2", 1)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("128"), "{err}");
+        let err = bench("bgv", 0, &sel, None, "cpu", "he_booster_n13_logqp218", 1)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("--dnum"), "{err}");
     }
 
     #[test]

@@ -513,6 +513,27 @@ impl BaseConverter {
 
 /// Basis extension for hybrid (GHS) key switching: ModUp of one digit to `Q_ℓ ∪ P`.
 ///
+/// The even partition of `l` limbs into `dnum` key-switching digits of consecutive limbs: sizes
+/// `⌈l/dnum⌉` for the first `l mod dnum` digits and `⌊l/dnum⌋` for the rest (what [`ModUp`]
+/// uses). Callers keep `1 ≤ dnum ≤ l`; a `dnum` of 0 gives no digits.
+///
+/// ```
+/// assert_eq!(rhea_math::bconv::digit_ranges(25, 3), vec![0..9, 9..17, 17..25]);
+/// assert_eq!(rhea_math::bconv::digit_ranges(6, 4), vec![0..2, 2..4, 4..5, 5..6]);
+/// ```
+pub fn digit_ranges(l: usize, dnum: usize) -> Vec<Range<usize>> {
+    if dnum == 0 {
+        return Vec::new();
+    }
+    let (b, r) = (l / dnum, l % dnum);
+    (0..dnum)
+        .map(|d| {
+            let start = d * b + d.min(r);
+            start..start + b + usize::from(d < r)
+        })
+        .collect()
+}
+
 /// The full basis `Q = {q_0, …, q_{L-1}}` is split into `dnum` digits of consecutive limbs whose
 /// sizes differ by at most one, the larger digits first: with `L = dnum·b + r` (`0 ≤ r < dnum`)
 /// digit `d` has `b + 1` limbs for `d < r` and `b` limbs otherwise, so it starts at
@@ -607,13 +628,7 @@ impl ModUp {
     /// The even partition of `l` limbs into `dnum` digits (`1 ≤ dnum ≤ l`): sizes `⌈l/dnum⌉`
     /// for the first `l mod dnum` digits and `⌊l/dnum⌋` for the rest.
     fn partition(l: usize, dnum: usize) -> Vec<Range<usize>> {
-        let (b, r) = (l / dnum, l % dnum);
-        (0..dnum)
-            .map(|d| {
-                let start = d * b + d.min(r);
-                start..start + b + usize::from(d < r)
-            })
-            .collect()
+        digit_ranges(l, dnum)
     }
 
     /// The largest digit size `α = ⌈L / dnum⌉` (the first `L mod dnum` digits have `α` limbs

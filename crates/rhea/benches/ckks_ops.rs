@@ -65,6 +65,11 @@ fn benches() {
     );
     bench_preset(
         &mut c,
+        "n16_logqp1560_levels24",
+        CkksParametersLiteral::n16_logqp1560_levels24(),
+    );
+    bench_preset(
+        &mut c,
         "n16_logqp1426_levels20",
         CkksParametersLiteral::n16_logqp1426_levels20(),
     );

@@ -386,17 +386,30 @@ fn gpu_ckks_long_evaluation_moves_no_bytes() {
     );
 }
 
-/// One case at N = 2^16 (the deep 128-bit preset): encryption, mul + relinearize + rescale,
-/// rotation, hoisted rotations, bit for bit against the CPU.
+/// One case at N = 2^16 (the deep 128-bit presets, with 3 key-switching digits and with 2):
+/// encryption, mul + relinearize + rescale, rotation, hoisted rotations, bit for bit against the
+/// CPU.
 #[test]
 fn gpu_ckks_n16_matches_cpu() {
-    let test = "gpu_ckks_n16_matches_cpu";
-    let Some(_gpu) = gpu_or_skip(test) else {
+    let Some(_gpu) = gpu_or_skip("gpu_ckks_n16_matches_cpu") else {
         return;
     };
-    let params = CkksParametersLiteral::n16_logqp1440_levels24()
-        .build()
-        .unwrap();
+    for (name, literal) in [
+        (
+            "n16_logqp1440_levels24",
+            CkksParametersLiteral::n16_logqp1440_levels24(),
+        ),
+        (
+            "n16_logqp1560_levels24",
+            CkksParametersLiteral::n16_logqp1560_levels24(),
+        ),
+    ] {
+        let test = format!("gpu_ckks_n16_matches_cpu ({name})");
+        n16_case(&test, &literal.build().unwrap());
+    }
+}
+
+fn n16_case(test: &str, params: &rhea::params::CkksParameters) {
     let run = |k: &Keys| -> Vec<Named> {
         let n = k.encoder.slots();
         let (x, y) = (input(n, 21), input(n, 22));
@@ -424,9 +437,9 @@ fn gpu_ckks_n16_matches_cpu() {
             ("hoisted -1", h.into_iter().nth(1).unwrap(), rot(&x, -1)),
         ]
     };
-    let cpu = Keys::new(&params, Device::Cpu, &[1, -1]);
+    let cpu = Keys::new(params, Device::Cpu, &[1, -1]);
     let on_cpu = run(&cpu);
-    let gpu = Keys::new(&params, GPU, &[1, -1]);
+    let gpu = Keys::new(params, GPU, &[1, -1]);
     let on_gpu = run(&gpu);
     for ((name, c, want), (_, g, _)) in on_cpu.iter().zip(&on_gpu) {
         assert_eq!(cpu.words(c), gpu.words(g), "{test}: `{name}` differs");

@@ -103,6 +103,39 @@ impl CkksParametersLiteral {
         self
     }
 
+    /// Sets the number of key-switching digits and, when `P` is given as bit sizes, resizes `P`
+    /// to the fewest primes of its largest size (60 bits when none is given) that cover the
+    /// largest digit (the condition [`CkksParameters::new`] checks). Fewer digits mean fewer
+    /// converted limbs and a smaller key but a larger `P`, so a larger log QP; explicit `P`
+    /// primes are kept as they are. [`CkksParametersLiteral::build`] validates the result
+    /// (security included).
+    ///
+    /// ```
+    /// use rhea::params::CkksParametersLiteral;
+    /// // The deep preset with 2 digits (13 and 12 primes, the largest 540 bits): 9 × 60-bit P.
+    /// let lit = CkksParametersLiteral::n16_logqp1440_levels24().with_dnum(2);
+    /// assert_eq!((lit.dnum, lit.log_p.len()), (2, 9));
+    /// # Ok::<(), rhea::Error>(())
+    /// ```
+    pub fn with_dnum(mut self, dnum: usize) -> Self {
+        self.dnum = dnum;
+        if self.p.is_empty() {
+            let bits: Vec<u32> = if self.log_q.is_empty() {
+                self.q.iter().map(|&q| 64 - q.leading_zeros()).collect()
+            } else {
+                self.log_q.clone()
+            };
+            let widest = rhea_math::bconv::digit_ranges(bits.len(), dnum.min(bits.len()))
+                .into_iter()
+                .map(|r| bits[r].iter().sum::<u32>())
+                .max()
+                .unwrap_or(0);
+            let size = self.log_p.iter().copied().max().unwrap_or(60);
+            self.log_p = vec![size; widest.div_ceil(size) as usize];
+        }
+        self
+    }
+
     /// Validates the literal into [`CkksParameters`] (same as [`CkksParameters::new`]).
     pub fn build(&self) -> Result<CkksParameters> {
         CkksParameters::new(self)
@@ -166,12 +199,26 @@ impl CkksParametersLiteral {
     }
 
     /// Deep set: `N = 2^16`, `Q = 60 + 24×40` bits (25 primes, levels 0..=24), `P = 7×60` bits,
-    /// `dnum = 3` (digits of 9, 9 and 7 primes; the largest is 380 bits < 420), `Δ = 2^40`;
+    /// `dnum = 3` (digits of 9, 8 and 8 primes; the largest is 380 bits < 420), `Δ = 2^40`;
     /// log QP ≈ 1440 ≤ 1747: 128-bit secure.
     pub fn n16_logqp1440_levels24() -> Self {
         let mut q = vec![60];
         q.extend([40; 24]);
         Self::preset(16, q, vec![60; 7], 40, 3)
+    }
+
+    /// Deep set with two key-switching digits: `N = 2^16`, `Q = 60 + 24×40` bits (25 primes,
+    /// levels 0..=24, as [`CkksParametersLiteral::n16_logqp1440_levels24`]), `P = 9×60` bits,
+    /// `dnum = 2` (digits of 13 and 12 primes; the largest is 540 bits ≤ 540), `Δ = 2^40`;
+    /// log QP ≈ 1560 ≤ 1747: 128-bit secure. The same depth and scale as the three-digit set with
+    /// faster key switching (fewer converted limbs: 43 against 71) and a smaller switching key
+    /// (136 limbs against 192), paid for with a larger log QP and a slower public-key
+    /// encryption (it works over `Q ∪ P`). On an H100 mul+relin takes 0.283 ms against 0.306
+    /// (BENCHMARKS.md §20).
+    pub fn n16_logqp1560_levels24() -> Self {
+        let mut q = vec![60];
+        q.extend([40; 24]);
+        Self::preset(16, q, vec![60; 9], 40, 2)
     }
 
     /// OpenFHE-comparable deep set: `N = 2^16`, `Q = 60 + 20×50` bits (21 primes, levels 0..=20),
@@ -649,6 +696,7 @@ mod tests {
         for lit in [
             CkksParametersLiteral::n15_logqp400_levels7_seed000(),
             CkksParametersLiteral::n16_logqp1440_levels24(),
+            CkksParametersLiteral::n16_logqp1560_levels24(),
             CkksParametersLiteral::n16_logqp1426_levels20(),
             CkksParametersLiteral::n16_logqp1520_levels26(),
             CkksParametersLiteral::n14_logqp400_levels7(),
@@ -701,6 +749,34 @@ mod tests {
         l.log_q.clear();
         l.q = vec![12289, 40961];
         assert!(l.build().is_err()); // not NTT-friendly for N = 2^13
+    }
+
+    #[test]
+    fn with_dnum_sizes_p_for_the_largest_digit() {
+        // Deep preset: 25 Q primes (60 + 24 × 40 bits).
+        let deep = CkksParametersLiteral::n16_logqp1440_levels24;
+        for (dnum, p_primes) in [(1, 17), (2, 9), (3, 7), (4, 5), (25, 1)] {
+            let lit = deep().with_dnum(dnum);
+            assert_eq!((lit.dnum, lit.log_p.clone()), (dnum, vec![60; p_primes]));
+        }
+        assert_eq!(
+            deep().with_dnum(2),
+            CkksParametersLiteral::n16_logqp1560_levels24()
+        );
+        // Two digits build, 128-bit secure (log QP ≈ 1560 ≤ 1747) ...
+        let two = deep().with_dnum(2).build().unwrap();
+        assert_eq!(two.dnum(), 2);
+        assert!(two.security().meets_128_bits);
+        // ... one digit does not (log QP ≈ 2040).
+        assert!(matches!(
+            deep().with_dnum(1).build(),
+            Err(Error::InsecureParameters { .. })
+        ));
+        // Explicit P primes are kept.
+        let mut explicit = CkksParametersLiteral::n13_logqp200_levels2();
+        explicit.log_p.clear();
+        explicit.p = vec![1_152_921_504_606_748_673];
+        assert_eq!(explicit.clone().with_dnum(1).p, explicit.p);
     }
 
     #[test]
