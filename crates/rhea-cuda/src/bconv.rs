@@ -309,27 +309,25 @@ const RIN_MAX_GROUP: u32 = 32;
 /// [`BconvTile::columns_per_block`]).
 const RIN_BLOCKS_PER_SM: usize = 4;
 
+/// `var` parsed as an integer in `range`, if set (the A/B knobs below read it once each).
+fn env_knob(var: &str, range: std::ops::RangeInclusive<usize>) -> Option<usize> {
+    std::env::var(var)
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|v| range.contains(v))
+}
+
 /// [`RIN_BLOCKS_PER_SM`], or `RHEA_BCONV_RIN_FILL` (1 ..= 16, read once) for A/B runs.
 fn rin_blocks_per_sm() -> usize {
     static FILL: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *FILL.get_or_init(|| {
-        std::env::var("RHEA_BCONV_RIN_FILL")
-            .ok()
-            .and_then(|v| v.trim().parse::<usize>().ok())
-            .filter(|f| (1..=16).contains(f))
-            .unwrap_or(RIN_BLOCKS_PER_SM)
-    })
+    *FILL.get_or_init(|| env_knob("RHEA_BCONV_RIN_FILL", 1..=16).unwrap_or(RIN_BLOCKS_PER_SM))
 }
 
 /// [`RIN_MAX_GROUP`], or `RHEA_BCONV_RIN_GROUP` (1 ..= 32, read once) for A/B runs.
 fn rin_max_group() -> u32 {
     static GROUP: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
     *GROUP.get_or_init(|| {
-        std::env::var("RHEA_BCONV_RIN_GROUP")
-            .ok()
-            .and_then(|v| v.trim().parse::<u32>().ok())
-            .filter(|g| (1..=32).contains(g))
-            .unwrap_or(RIN_MAX_GROUP)
+        env_knob("RHEA_BCONV_RIN_GROUP", 1..=32).map_or(RIN_MAX_GROUP, |g| g as u32)
     })
 }
 
@@ -346,11 +344,7 @@ const RIN_MAX_INPUTS: usize = 16;
 fn rin_max_inputs() -> usize {
     static INPUTS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *INPUTS.get_or_init(|| {
-        std::env::var("RHEA_BCONV_RIN_INPUTS")
-            .ok()
-            .and_then(|v| v.trim().parse::<usize>().ok())
-            .filter(|l| (1..=RIN_MAX_INPUTS).contains(l))
-            .unwrap_or(RIN_MAX_INPUTS)
+        env_knob("RHEA_BCONV_RIN_INPUTS", 1..=RIN_MAX_INPUTS).unwrap_or(RIN_MAX_INPUTS)
     })
 }
 
