@@ -8,10 +8,10 @@
 #   ncu-<op>.csv          the fallback: one row per launch
 #
 #   bash scripts/gpu-profile.sh [PRESET] [OPS] [REPS]
-#   e.g. bash scripts/gpu-profile.sh n16_logqp1440_levels24 "mul_relin rescale rotate1" 20
+#   e.g. bash scripts/gpu-profile.sh n16_logqp1560_levels24 "mul_relin rescale rotate1" 20
 set -uo pipefail
 cd "$(dirname "$0")/.."
-PRESET=${1:-n16_logqp1440_levels24}
+PRESET=${1:-n16_logqp1560_levels24}
 OPS=${2:-mul_relin rescale rotate1}
 REPS=${3:-20}
 OUT=${OUT:-$PWD/gpu-out}

@@ -4,12 +4,12 @@
 # stall breakdown (warps stalled per issued instruction, by reason). Needs .gpu-bin from
 # scripts/gpu-build.sh. CSV and a short table under $OUT (default ./gpu-out).
 #   bash scripts/gpu-stalls.sh [OP|ntt] [KERNEL_REGEX] [PRESET]
-#   e.g. bash scripts/gpu-stalls.sh mul_relin 'bconv|ntt_' n16_logqp1440_levels24
+#   e.g. bash scripts/gpu-stalls.sh mul_relin 'bconv|ntt_' n16_logqp1560_levels24
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OP=${1:-mul_relin}
 KRE=${2:-.}
-PRESET=${3:-n16_logqp1440_levels24}
+PRESET=${3:-n16_logqp1560_levels24}
 OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT"
 # shellcheck source=scripts/gpu-env.sh
