@@ -511,8 +511,6 @@ impl BaseConverter {
     }
 }
 
-/// Basis extension for hybrid (GHS) key switching: ModUp of one digit to `Q_ℓ ∪ P`.
-///
 /// The even partition of `l` limbs into `dnum` key-switching digits of consecutive limbs: sizes
 /// `⌈l/dnum⌉` for the first `l mod dnum` digits and `⌊l/dnum⌋` for the rest (what [`ModUp`]
 /// uses). Callers keep `1 ≤ dnum ≤ l`; a `dnum` of 0 gives no digits.
@@ -534,6 +532,8 @@ pub fn digit_ranges(l: usize, dnum: usize) -> Vec<Range<usize>> {
         .collect()
 }
 
+/// Basis extension for hybrid (GHS) key switching: ModUp of one digit to `Q_ℓ ∪ P`.
+///
 /// The full basis `Q = {q_0, …, q_{L-1}}` is split into `dnum` digits of consecutive limbs whose
 /// sizes differ by at most one, the larger digits first: with `L = dnum·b + r` (`0 ≤ r < dnum`)
 /// digit `d` has `b + 1` limbs for `d < r` and `b` limbs otherwise, so it starts at
@@ -580,7 +580,7 @@ impl ModUp {
             )));
         }
         check_coprime(q, p)?;
-        let digits = Self::partition(l, dnum);
+        let digits = digit_ranges(l, dnum);
         let alpha = l.div_ceil(dnum);
         let qv = q.values();
         let pv = p.values();
@@ -623,12 +623,6 @@ impl ModUp {
     /// The number of digits.
     pub fn dnum(&self) -> usize {
         self.digits.len()
-    }
-
-    /// The even partition of `l` limbs into `dnum` digits (`1 ≤ dnum ≤ l`): sizes `⌈l/dnum⌉`
-    /// for the first `l mod dnum` digits and `⌊l/dnum⌋` for the rest.
-    fn partition(l: usize, dnum: usize) -> Vec<Range<usize>> {
-        digit_ranges(l, dnum)
     }
 
     /// The largest digit size `α = ⌈L / dnum⌉` (the first `L mod dnum` digits have `α` limbs
