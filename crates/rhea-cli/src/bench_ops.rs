@@ -8,9 +8,7 @@
 use std::time::Instant;
 
 use rand::Rng;
-use rhea::bgv::BgvParametersLiteral;
 use rhea::ckks::{CkksContext, Encoder, Encryptor, Evaluator, KeyGenerator};
-use rhea::params::CkksParametersLiteral;
 use rhea::Device;
 use serde::Serialize;
 
@@ -45,20 +43,6 @@ pub struct SchemeBenchReport {
     pub reps: usize,
     /// The timings.
     pub ops: Vec<OpTiming>,
-}
-
-/// Looks up a preset by name.
-pub fn preset(name: &str) -> Option<CkksParametersLiteral> {
-    Some(match name {
-        "n16_logqp1440_levels24" => CkksParametersLiteral::n16_logqp1440_levels24(),
-        "n16_logqp1560_levels24" => CkksParametersLiteral::n16_logqp1560_levels24(),
-        "n16_logqp1426_levels20" => CkksParametersLiteral::n16_logqp1426_levels20(),
-        "n16_logqp1520_levels26" => CkksParametersLiteral::n16_logqp1520_levels26(),
-        "n14_logqp400_levels7" => CkksParametersLiteral::n14_logqp400_levels7(),
-        "n15_logqp400_levels7_seed000" => CkksParametersLiteral::n15_logqp400_levels7_seed000(),
-        "n13_logqp200_levels2" => CkksParametersLiteral::n13_logqp200_levels2(),
-        _ => return None,
-    })
 }
 
 /// Runs `f` once to warm up, then `reps` times back to back followed by `sync` once; returns the
@@ -146,9 +130,7 @@ pub fn run_ckks(
     reps: usize,
     sel: &SuiteSelection,
 ) -> Result<SchemeBenchReport, String> {
-    let mut literal = preset(preset_name).ok_or_else(|| {
-        format!("unknown preset `{preset_name}` (known: n16_logqp1440_levels24, n16_logqp1560_levels24, n16_logqp1426_levels20, n16_logqp1520_levels26, n14_logqp400_levels7, n15_logqp400_levels7_seed000, n13_logqp200_levels2)")
-    })?;
+    let mut literal = crate::files::ckks_literal(preset_name).map_err(|e| e.to_string())?;
     if let Some(dnum) = sel.dnum {
         literal = literal.with_dnum(dnum);
     }
@@ -241,17 +223,6 @@ impl SchemeBenchReport {
     }
 }
 
-/// Looks up a BGV preset by name.
-pub fn bgv_preset(name: &str) -> Option<BgvParametersLiteral> {
-    Some(match name {
-        "he_booster_n13_logqp218" => BgvParametersLiteral::he_booster_n13_logqp218(),
-        "he_booster_n14_logqp438" => BgvParametersLiteral::he_booster_n14_logqp438(),
-        "he_booster_n15_logqp881" => BgvParametersLiteral::he_booster_n15_logqp881(),
-        "n16_logqp1717_batching" => BgvParametersLiteral::n16_logqp1717_batching(),
-        _ => return None,
-    })
-}
-
 /// Runs the BGV suite (HE-Booster's operations): encrypt, HEADD, HEMUL (with relinearisation, no
 /// modulus switch), modulus switch, HEROT (row rotation by 1).
 pub fn run_bgv(
@@ -263,9 +234,7 @@ pub fn run_bgv(
     if sel.dnum.is_some() {
         return Err("--dnum applies to the ckks suite only".to_string());
     }
-    let literal = bgv_preset(preset_name).ok_or_else(|| {
-        format!("unknown BGV preset `{preset_name}` (known: he_booster_n13_logqp218, he_booster_n14_logqp438, he_booster_n15_logqp881, n16_logqp1717_batching)")
-    })?;
+    let literal = crate::files::bgv_literal(preset_name).map_err(|e| e.to_string())?;
     let inner = || -> rhea::Result<SchemeBenchReport> {
         use rhea::bgv;
         let params = literal.build()?;

@@ -241,7 +241,9 @@ const BGV_PRESETS: [&str; 5] = [
     "test_n12_levels5_insecure",
 ];
 
-fn ckks_literal(name: &str) -> FileResult<CkksParametersLiteral> {
+/// A CKKS preset by name, or a JSON literal file (`*.json`); the one table of CKKS presets the
+/// file verbs and `rhea bench` share.
+pub(crate) fn ckks_literal(name: &str) -> FileResult<CkksParametersLiteral> {
     Ok(match name {
         "n13_logqp200_levels2" => CkksParametersLiteral::n13_logqp200_levels2(),
         "test_n13_levels10_insecure" => CkksParametersLiteral::test_n13_levels10_insecure(),
@@ -262,7 +264,8 @@ fn ckks_literal(name: &str) -> FileResult<CkksParametersLiteral> {
     })
 }
 
-fn bgv_literal(name: &str) -> FileResult<BgvParametersLiteral> {
+/// A BGV preset by name, or a JSON literal file (`*.json`); shared with `rhea bench`.
+pub(crate) fn bgv_literal(name: &str) -> FileResult<BgvParametersLiteral> {
     Ok(match name {
         "he_booster_n13_logqp218" => BgvParametersLiteral::he_booster_n13_logqp218(),
         "he_booster_n14_logqp438" => BgvParametersLiteral::he_booster_n14_logqp438(),

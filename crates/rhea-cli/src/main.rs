@@ -65,7 +65,7 @@ enum Command {
         /// to cover the largest digit).
         #[arg(long)]
         dnum: Option<usize>,
-        /// Parameter preset for the `ckks` / `bgv` suites.
+        /// Parameter preset for the `ckks` / `bgv` suites, or a JSON parameter-literal file.
         #[arg(long, default_value = "n16_logqp1560_levels24")]
         preset: String,
         /// Timed repetitions per operation (the median is reported).
@@ -337,6 +337,23 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("--dnum"), "{err}");
+    }
+
+    #[test]
+    fn an_unknown_preset_lists_the_known_ones() {
+        for suite in ["ckks", "bgv"] {
+            let err = bench(suite, 0, &selection(&[]), None, "cpu", "n99_nothing", 1)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains("unknown") && err.contains("n99_nothing"),
+                "{err}"
+            );
+        }
+        let err = bench("ckks", 0, &selection(&[]), None, "cpu", "n99_nothing", 1)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("n16_logqp1560_levels24"), "{err}");
     }
 
     #[test]
