@@ -130,7 +130,14 @@ impl CkksParametersLiteral {
                 .map(|r| bits[r].iter().sum::<u32>())
                 .max()
                 .unwrap_or(0);
-            let size = self.log_p.iter().copied().max().unwrap_or(60);
+            // A size of 0 (invalid; `build` says so) must not divide by zero here.
+            let size = self
+                .log_p
+                .iter()
+                .copied()
+                .max()
+                .filter(|&b| b > 0)
+                .unwrap_or(60);
             self.log_p = vec![size; widest.div_ceil(size) as usize];
         }
         self
@@ -772,7 +779,11 @@ mod tests {
             deep().with_dnum(1).build(),
             Err(Error::InsecureParameters { .. })
         ));
-        // Explicit P primes are kept.
+        // A zero P size is not a division by zero.
+        let mut zero = CkksParametersLiteral::n13_logqp200_levels2();
+        zero.log_p = vec![0];
+        assert_eq!(zero.with_dnum(2).log_p, vec![60, 60]); // digits 60 + 40, 40
+                                                           // Explicit P primes are kept.
         let mut explicit = CkksParametersLiteral::n13_logqp200_levels2();
         explicit.log_p.clear();
         explicit.p = vec![1_152_921_504_606_748_673];
