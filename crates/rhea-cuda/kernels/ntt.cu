@@ -23,18 +23,28 @@
         const ulonglong2* __restrict__ tw3, const NttPrime* __restrict__ primes, const NttArgs a
 
 // Register budgets. Blocks of up to 128 threads (N >= 2^14) get a minimum-blocks hint of B x 128
-// threads per SM: B = 7 (72 registers) for the column kernels, 8 (64) for the row kernels.
-// Without hints ptxas settles at 56-66 registers for most kernels and 74-78 for the forward
-// row kernels; each B is the fastest of 6, 7, 8 for its kernel on the H100 (BENCHMARKS.md §13:
-// the column kernels, scheduled more freely with 72, run 4-11 % faster; §14: the forward row
-// kernels fit 64 without spilling once their derived-twiddle factors are loaded late,
-// NTT_LATE_CST, and the forward transform is then 2 % faster than at 80). Larger blocks get
-// no hint (a 7-block hint would cap them at 32 registers and spill), nor do the transforms
-// below N = 2^14 (the lift-and-add column kernel would spill at 72). NTT_MIN_BLOCKS (e.g.
-// through RHEA_NVRTC_DEFINES) sets one hint for every kernel instead, for tuning; 0 removes it;
-// NTT_COLS_B, NTT_ROWS_FWD_B and NTT_ROWS_INV_B can be set the same way, one class at a time.
-#ifndef NTT_COLS_B
-#define NTT_COLS_B 7
+// threads per SM: B = 8 (64 registers) for the forward column kernels, 7 (72) for the inverse
+// ones, 8 (64) for the row kernels. Without hints ptxas settles at 56-66 registers for most
+// kernels and 74-78 for the forward row kernels; each B is the fastest of 6-9 for its kernel on
+// the H100 (BENCHMARKS.md §13: the column kernels, scheduled more freely with 72, ran 4-11 %
+// faster; §14: the forward row kernels fit 64 without spilling once their derived-twiddle
+// factors are loaded late, NTT_LATE_CST, and the forward transform is then 2 % faster than at
+// 80; §21: with row flags, which let the row kernel start on rows whose columns are done, the
+// forward column kernels are best at 8 blocks, 1.94 waves of a 32-limb transform instead of
+// 2.2). Larger blocks get no hint (a 7-block hint would cap them at 32 registers and spill),
+// nor do the transforms below N = 2^14 (the lift-and-add column kernel would spill at 72).
+// NTT_MIN_BLOCKS (e.g. through RHEA_NVRTC_DEFINES) sets one hint for every kernel instead, for
+// tuning; 0 removes it; NTT_COLS_FWD_B, NTT_COLS_INV_B, NTT_ROWS_FWD_B and NTT_ROWS_INV_B can
+// be set the same way, one class at a time, and NTT_COLS_B sets both column classes.
+#ifdef NTT_COLS_B
+#define NTT_COLS_FWD_B NTT_COLS_B
+#define NTT_COLS_INV_B NTT_COLS_B
+#endif
+#ifndef NTT_COLS_FWD_B
+#define NTT_COLS_FWD_B 8
+#endif
+#ifndef NTT_COLS_INV_B
+#define NTT_COLS_INV_B 7
 #endif
 #ifndef NTT_ROWS_FWD_B
 #define NTT_ROWS_FWD_B 8
@@ -57,23 +67,23 @@
 // the centred-lift (and lift-and-add) prologue (grouped launches, see NttArgs), and
 // ntt_inv_cols_<LOGN>_<LOG1>_<C>_s with a factor per table folded into N^-1 (NttArgs::pro_w).
 #define NTT_COLS(LOGN, LOG1, C)                                                             \
-    extern "C" __global__ void NTT_BOUNDS(((1 << LOG1) / 8) * C, LOGN, NTT_COLS_B)          \
+    extern "C" __global__ void NTT_BOUNDS(((1 << LOG1) / 8) * C, LOGN, NTT_COLS_FWD_B)      \
         ntt_fwd_colsl_##LOGN##_##LOG1##_##C(NTT_ARGS) {                                     \
         ntt_cols<LOGN, LOG1, C, true, true>(data, tw, primes, a);                           \
     }                                                                                       \
-    extern "C" __global__ void NTT_BOUNDS(((1 << LOG1) / 8) * C, LOGN, NTT_COLS_B)          \
+    extern "C" __global__ void NTT_BOUNDS(((1 << LOG1) / 8) * C, LOGN, NTT_COLS_FWD_B)      \
         ntt_fwd_colsla_##LOGN##_##LOG1##_##C(NTT_ARGS) {                                    \
         ntt_cols<LOGN, LOG1, C, true, true, true>(data, tw, primes, a);                     \
     }                                                                                       \
-    extern "C" __global__ void NTT_BOUNDS(((1 << LOG1) / 8) * C, LOGN, NTT_COLS_B)          \
+    extern "C" __global__ void NTT_BOUNDS(((1 << LOG1) / 8) * C, LOGN, NTT_COLS_FWD_B)      \
         ntt_fwd_cols_##LOGN##_##LOG1##_##C(NTT_ARGS) {                                      \
         ntt_cols<LOGN, LOG1, C, true>(data, tw, primes, a);                                 \
     }                                                                                       \
-    extern "C" __global__ void NTT_BOUNDS(((1 << LOG1) / 8) * C, LOGN, NTT_COLS_B)          \
+    extern "C" __global__ void NTT_BOUNDS(((1 << LOG1) / 8) * C, LOGN, NTT_COLS_INV_B)      \
         ntt_inv_cols_##LOGN##_##LOG1##_##C(NTT_ARGS) {                                      \
         ntt_cols<LOGN, LOG1, C, false>(data, tw, primes, a);                                \
     }                                                                                       \
-    extern "C" __global__ void NTT_BOUNDS(((1 << LOG1) / 8) * C, LOGN, NTT_COLS_B)          \
+    extern "C" __global__ void NTT_BOUNDS(((1 << LOG1) / 8) * C, LOGN, NTT_COLS_INV_B)      \
         ntt_inv_cols_##LOGN##_##LOG1##_##C##_s(NTT_ARGS) {                                  \
         ntt_cols<LOGN, LOG1, C, false, false, false, true>(data, tw, primes, a);            \
     }

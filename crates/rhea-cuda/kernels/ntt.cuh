@@ -96,7 +96,54 @@ struct NttArgs {
     u64 pro_w;        // const ulonglong2* [table]: the lift-and-add prologue's factor; for the
                       // scaled inverse (ntt_inv_cols_*_s), two pairs per table
     u64 epi_w2;       // const ulonglong2* [table], or 0
+    u64 flags;        // row flags (see ntt_dep_wait): u32 [2][NTT_FLAG_ROWS], or 0
+    u32 epoch;        // the stamp of this transform's finished rows
+    u32 flag_role;    // 0: none; 1: the first phase, signals its rows; 2: the second, waits on them
 };
+
+// Row flags: the second kernel of a two-kernel transform starts on a row as soon as the first
+// kernel's blocks of that row are done, instead of waiting (pdl_wait) for the whole first grid.
+// The first kernel's blocks count themselves done per row (flags[row]); the row's last block
+// resets the count and stamps the row with the transform's epoch (flags[NTT_FLAG_ROWS + row]),
+// which the second kernel's blocks wait for. The second kernel is launched with programmatic
+// dependent launch once every block of the first has started (pdl_trigger comes first in both),
+// so a waiting block only ever waits for blocks that are running or done; without PDL it starts
+// after the first grid, and the stamps are already there. Counts and stamps belong to one
+// DeviceNttTables, whose transforms are ordered on the device's one stream: the next first
+// kernel touches them only after its pdl_wait, when this transform's second kernel is complete.
+#define NTT_FLAG_ROWS 4096
+
+// The first phase: called by one thread of the block once all its threads have stored
+// (__syncthreads); `blocks` = the first kernel's blocks that touch `row`.
+RHEA_INLINE void ntt_row_signal(const NttArgs& a, u32 row, u32 blocks) {
+    u32* cnt = reinterpret_cast<u32*>(a.flags) + row;
+    __threadfence();  // the block's stores (ordered before this thread by the barrier) first
+    if (atomicAdd(cnt, 1u) + 1u == blocks) {
+        atomicExch(cnt, 0u);
+        __threadfence();
+        atomicExch(cnt + NTT_FLAG_ROWS, a.epoch);
+    }
+}
+
+// Where a kernel of a transform waits for the work before it: pdl_wait, or in the second phase
+// of a flagged transform the stamp of its row (read by `leader`, one thread per row of the
+// block; the acquiring load also invalidates L1), then a barrier for the whole block.
+RHEA_INLINE void ntt_dep_wait(const NttArgs& a, u32 row, bool leader) {
+    if (a.flag_role != 2) {
+        pdl_wait();
+        return;
+    }
+    if (leader) {
+        const u32* st = reinterpret_cast<const u32*>(a.flags) + NTT_FLAG_ROWS + row;
+        for (;;) {
+            u32 v;
+            asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(st) : "memory");
+            if (v == a.epoch) break;
+            __nanosleep(64);
+        }
+    }
+    __syncthreads();
+}
 
 // ---- butterflies ---------------------------------------------------------------------------------
 
@@ -818,7 +865,7 @@ RHEA_INLINE void ntt_cols(u64* __restrict__ data, const ulonglong2* __restrict__
     static_assert(FWD || !LIFT, "the lifting prologue is forward only");
     if constexpr (FWD) {
         pass_tw_load_of<LOGS, 0, false, false>(tau, 1u, tc, w);
-        pdl_wait();
+        ntt_dep_wait(a, row, threadIdx.x == 0);
         if constexpr (LIFT) {
             const u64 s1 = ld_dep(reinterpret_cast<const u64*>(a.pro_moduli) + 4ull * table + 1);
             const u64 ql = a.pro_q;
@@ -842,10 +889,14 @@ RHEA_INLINE void ntt_cols(u64* __restrict__ data, const ulonglong2* __restrict__
         cols_global_store<LOGS, PS::COUNT - 1, LOGN2>(base + c, tau, v);
     } else {
         pass_tw_load_of<LOGS, PS::COUNT - 1, false, PS::COUNT == 1>(tau, 1u, tc, w);
-        pdl_wait();
+        ntt_dep_wait(a, row, threadIdx.x == 0);
         cols_global_load<LOGS, PS::COUNT - 1, LOGN2>(base + c, tau, v);
         inv_passes<LOGS, PS::COUNT - 1, true, false, false>(v, w, sm, at, tau, 1u, tc, pr);
         cols_global_store<LOGS, 0, LOGN2>(base + c, tau, v);
+    }
+    if (a.flag_role == 1) {
+        __syncthreads();
+        if (threadIdx.x == 0) ntt_row_signal(a, row, BPR);
     }
 }
 
@@ -907,7 +958,7 @@ RHEA_INLINE void ntt_rows(u64* __restrict__ data, const ulonglong2* __restrict__
     ulonglong2 w[NTT_PASS_TW];
     if constexpr (FWD) {
         pass_tw_load_of<LOGS, 0, DERIVED, false>(tau, R, tc, w);
-        pdl_wait();
+        ntt_dep_wait(a, row, tau == 0);
         // The epilogue's runs are scratch: read once, then dropped from L2.
         rows_global_load<LOGS, 0, EPI>(base, tau, v);
         fwd_passes<LOGS, 0, true, WARP, DERIVED>(v, w, sm, at, tau, R, tc, pr.q, pr.two_q);
@@ -919,7 +970,7 @@ RHEA_INLINE void ntt_rows(u64* __restrict__ data, const ulonglong2* __restrict__
         }
     } else {
         pass_tw_load_of<LOGS, PS::COUNT - 1, DERIVED, false, true>(tau, R, tc, w);
-        pdl_wait();
+        ntt_dep_wait(a, row, tau == 0);
         if constexpr (FROM) {
             // Out of place. Strided launches: the same words of the source a.pro_src[0].
             // Grouped launches: row j of group g from a.pro_src[g] + j N (in place when 0).
@@ -938,5 +989,12 @@ RHEA_INLINE void ntt_rows(u64* __restrict__ data, const ulonglong2* __restrict__
         }
         inv_passes<LOGS, PS::COUNT - 1, false, WARP, DERIVED>(v, w, sm, at, tau, R, tc, pr);
         rows_global_store<LOGS, 0>(base, tau, v);
+    }
+    if (a.flag_role == 1) {
+        // Paired blocks hold chunks of two rows (b & 1): 2 x BPR blocks touch each row.
+        __syncthreads();
+        if (PAIRED ? (tau == 0 && b < 2) : threadIdx.x == 0) {
+            ntt_row_signal(a, row, PAIRED ? 2 * BPR : BPR);
+        }
     }
 }

@@ -343,6 +343,34 @@ struct NttArgs {
     pro_q: u64,
     pro_w: u64,
     epi_w2: u64,
+    /// The row flags' device address, or 0 (`flags` in `ntt.cuh`; see [`RowFlags`]).
+    flags: u64,
+    /// The stamp of this transform's finished rows.
+    epoch: u32,
+    /// 0: no row flags; 1: the first phase, signals its rows; 2: the second, waits on them.
+    flag_role: u32,
+}
+
+/// Launch rows the row flags cover (`NTT_FLAG_ROWS` in `ntt.cuh`); larger launches wait for the
+/// whole first phase instead.
+const FLAG_ROWS: usize = 4096;
+
+/// The row flags of a [`DeviceNttTables`]: per launch row a count of the first phase's blocks
+/// done and the epoch stamp of its last finished transform (`u32 [2][FLAG_ROWS]`, allocated on
+/// first use), and the last epoch issued. With them the second kernel of a two-kernel transform
+/// starts on a row as soon as the first kernel has finished that row, instead of waiting for
+/// the whole first grid (see `ntt_dep_wait` in `ntt.cuh`): 3 % on the forward transform of
+/// 2^16 × 32 limbs (BENCHMARKS.md §21). `RHEA_NTT_ROW_FLAGS=0` turns them off (for comparison).
+#[derive(Default)]
+struct RowFlags {
+    words: std::sync::OnceLock<DeviceBuffer>,
+    epoch: std::sync::atomic::AtomicU32,
+}
+
+/// Whether transforms use row flags (`RHEA_NTT_ROW_FLAGS`, default on).
+fn row_flags_enabled() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var("RHEA_NTT_ROW_FLAGS").map_or(true, |v| v != "0"))
 }
 
 // SAFETY: plain `#[repr(C)]` integers, the layout of the CUDA struct.
@@ -467,6 +495,7 @@ pub struct DeviceNttTables {
     primes: DeviceBuffer,
     /// The host copy of `primes` ([`PRIME_WORDS`] per table).
     prime_words: Vec<u64>,
+    row_flags: RowFlags,
 }
 
 impl std::fmt::Debug for DeviceNttTables {
@@ -563,6 +592,7 @@ impl DeviceNttTables {
             inverse3: device.upload(&inv3)?,
             primes: device.upload(&primes)?,
             prime_words: primes,
+            row_flags: RowFlags::default(),
         })
     }
 
@@ -827,18 +857,19 @@ impl DeviceNttTables {
         let s = self.grouped_split()?;
         let (name, cfg) =
             self.phase_config(args.rows, NttDirection::Inverse, s, Phase::Rows, false);
+        let (first, mut second) = self.phase_args(&args)?;
         self.launch(
             &format!("{name}_o"),
             cfg,
             0,
-            &args,
+            &first,
             NttDirection::Inverse,
             None,
         )?;
-        args.pro_src = [0; MAX_RUNS];
+        second.pro_src = [0; MAX_RUNS];
         match factors {
-            Some(f) => self.launch_scaled_cols(0, &mut args, s, f),
-            None => self.launch_phase_raw(&args, NttDirection::Inverse, s, Phase::Cols, false),
+            Some(f) => self.launch_scaled_cols(0, &mut second, s, f),
+            None => self.launch_phase_raw(&second, NttDirection::Inverse, s, Phase::Cols, false),
         }
     }
 
@@ -978,31 +1009,30 @@ impl DeviceNttTables {
                 self.log_degree
             ))
         })?;
-        let mut args = NttArgs::of(batch);
+        let (mut first, mut second) = self.phase_args(&NttArgs::of(batch))?;
         match src {
             // The out-of-place row kernel is compiled for the derived-twiddle split only.
             Some(src) if s.derived_twiddles => {
-                args.pro_src[0] = src.device_ptr();
+                first.pro_src[0] = src.device_ptr();
                 let (name, cfg) =
-                    self.phase_config(args.rows, NttDirection::Inverse, s, Phase::Rows, false);
+                    self.phase_config(first.rows, NttDirection::Inverse, s, Phase::Rows, false);
                 let name = format!("{name}_o");
                 self.launch(
                     &name,
                     cfg,
                     buf.device_ptr(),
-                    &args,
+                    &first,
                     NttDirection::Inverse,
                     None,
                 )?;
-                args.pro_src[0] = 0;
             }
             Some(src) => {
                 src.copy_into(buf)?;
-                self.launch_phase(buf, &args, NttDirection::Inverse, s, Phase::Rows)?;
+                self.launch_phase(buf, &first, NttDirection::Inverse, s, Phase::Rows)?;
             }
-            None => self.launch_phase(buf, &args, NttDirection::Inverse, s, Phase::Rows)?,
+            None => self.launch_phase(buf, &first, NttDirection::Inverse, s, Phase::Rows)?,
         }
-        self.launch_scaled_cols(buf.device_ptr(), &mut args, s, factors)
+        self.launch_scaled_cols(buf.device_ptr(), &mut second, s, factors)
     }
 
     /// Device addresses of the forward twiddles, the compact forward twiddles and the prime
@@ -1109,8 +1139,9 @@ impl DeviceNttTables {
             args.epi_galois = galois_inverse(g, self.degree)?;
         }
         let s = self.grouped_split()?;
-        self.launch_phase_raw(&args, NttDirection::Forward, s, Phase::Cols, false)?;
-        self.launch_phase_raw(&args, NttDirection::Forward, s, Phase::Rows, true)
+        let (first, second) = self.phase_args(&args)?;
+        self.launch_phase_raw(&first, NttDirection::Forward, s, Phase::Cols, false)?;
+        self.launch_phase_raw(&second, NttDirection::Forward, s, Phase::Rows, true)
     }
 
     /// The consumed `x` regions (run `r` reads limbs `x_limb .. x_limb + limbs` of its `x`) are
@@ -1290,8 +1321,9 @@ impl DeviceNttTables {
         let log_n = self.log_degree;
         let (_, cfg) = self.phase_config(args.rows, NttDirection::Forward, s, Phase::Cols, false);
         let name = format!("ntt_fwd_{cols}_{log_n}_{}_{}", s.log_n1, s.cols_per_block);
-        self.launch(&name, cfg, 0, args, NttDirection::Forward, None)?;
-        self.launch_phase_raw(args, NttDirection::Forward, s, Phase::Rows, true)
+        let (first, second) = self.phase_args(args)?;
+        self.launch(&name, cfg, 0, &first, NttDirection::Forward, None)?;
+        self.launch_phase_raw(&second, NttDirection::Forward, s, Phase::Rows, true)
     }
 
     /// The split of the epilogue launches (the default shape with derived twiddles).
@@ -1449,15 +1481,55 @@ impl DeviceNttTables {
         Ok(args)
     }
 
+    /// The arguments of the two kernels of one transform: with row flags (when enabled and the
+    /// launch has at most [`FLAG_ROWS`] rows) the first signals its rows and the second waits
+    /// on them under a fresh epoch; else both are `args`.
+    fn phase_args(&self, args: &NttArgs) -> Result<(NttArgs, NttArgs)> {
+        if !row_flags_enabled() || args.rows as usize > FLAG_ROWS {
+            return Ok((*args, *args));
+        }
+        let words = match self.row_flags.words.get() {
+            Some(w) => w,
+            None => {
+                let w = self.device.alloc_zeroed(FLAG_ROWS)?;
+                // Another thread may have set it first; either buffer is all zeros.
+                let _ = self.row_flags.words.set(w);
+                self.row_flags
+                    .words
+                    .get()
+                    .ok_or_else(|| CudaError::Driver("row flags not allocated".into()))?
+            }
+        };
+        // Epoch 0 is the stamps' initial value: skip it when the counter wraps.
+        let epoch = loop {
+            let e = self
+                .row_flags
+                .epoch
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                .wrapping_add(1);
+            if e != 0 {
+                break e;
+            }
+        };
+        let mut first = *args;
+        first.flags = words.device_ptr();
+        first.epoch = epoch;
+        first.flag_role = 1;
+        let mut second = first;
+        second.flag_role = 2;
+        Ok((first, second))
+    }
+
     fn launch_fast_raw(&self, args: &NttArgs, dir: NttDirection, s: NttSplit) -> Result<()> {
+        let (first, second) = self.phase_args(args)?;
         match dir {
             NttDirection::Forward => {
-                self.launch_phase_raw(args, dir, s, Phase::Cols, false)?;
-                self.launch_phase_raw(args, dir, s, Phase::Rows, false)
+                self.launch_phase_raw(&first, dir, s, Phase::Cols, false)?;
+                self.launch_phase_raw(&second, dir, s, Phase::Rows, false)
             }
             NttDirection::Inverse => {
-                self.launch_phase_raw(args, dir, s, Phase::Rows, false)?;
-                self.launch_phase_raw(args, dir, s, Phase::Cols, false)
+                self.launch_phase_raw(&first, dir, s, Phase::Rows, false)?;
+                self.launch_phase_raw(&second, dir, s, Phase::Cols, false)
             }
         }
     }
@@ -1480,7 +1552,9 @@ impl DeviceNttTables {
         let primes = self.primes.device_ptr();
         if stage.is_none() {
             // The two-kernel transforms call pdl_wait() before their first access to `data` or
-            // any argument buffer; before it they read only the tables.
+            // any argument buffer, or (the second kernel of a flagged pair) wait for their row's
+            // stamp from the first kernel, which waited itself; before that they read only the
+            // tables.
             let mut params = [
                 param(&data),
                 param(&tw),
@@ -1492,7 +1566,9 @@ impl DeviceNttTables {
             // struct by value, #[repr(C)] like its CUDA twin), each pointing to a value that
             // lives across the call; `data` holds polys × limbs × N words and the tables every table
             // the batch uses (checked by the callers), all on this device; the kernels wait for
-            // the previous kernel (pdl_wait) before touching anything but the tables.
+            // the previous kernel (pdl_wait, or their rows' stamps, see `phase_args`: the flag
+            // words belong to these tables and hold `2 × FLAG_ROWS` counters and stamps, and a
+            // flagged launch has at most FLAG_ROWS rows) before touching anything but the tables.
             return unsafe { launch_dependent(dev, &f, cfg, &mut params) };
         }
         let stream = dev.stream();
@@ -1517,14 +1593,15 @@ impl DeviceNttTables {
         dir: NttDirection,
         s: NttSplit,
     ) -> Result<()> {
+        let (first, second) = self.phase_args(args)?;
         match dir {
             NttDirection::Forward => {
-                self.launch_phase(buf, args, dir, s, Phase::Cols)?;
-                self.launch_phase(buf, args, dir, s, Phase::Rows)
+                self.launch_phase(buf, &first, dir, s, Phase::Cols)?;
+                self.launch_phase(buf, &second, dir, s, Phase::Rows)
             }
             NttDirection::Inverse => {
-                self.launch_phase(buf, args, dir, s, Phase::Rows)?;
-                self.launch_phase(buf, args, dir, s, Phase::Cols)
+                self.launch_phase(buf, &first, dir, s, Phase::Rows)?;
+                self.launch_phase(buf, &second, dir, s, Phase::Cols)
             }
         }
     }

@@ -255,6 +255,47 @@ fn back_to_back_transforms_see_each_others_writes() {
     }
 }
 
+/// The row flags (`ntt_dep_wait`: the second kernel of a transform starts on a row once the
+/// first has finished it) cover launches of up to 4096 rows; larger ones wait for the whole first
+/// kernel. Launches at the limit, just above it and small ones, back to back on one table set with
+/// no host synchronisation, must each equal the CPU (flags of one launch never release another's
+/// rows).
+#[test]
+fn row_flags_hold_at_their_limit_and_beyond() {
+    let test = "ntt row flags 2^12";
+    let Some(dev) = gpu_or_skip(test) else {
+        return;
+    };
+    let degree = 1usize << 12;
+    let moduli = moduli_for(&[60], degree);
+    let tables = host_tables(&moduli, degree);
+    let gpu = DeviceNttTables::new(&dev, &tables).unwrap();
+    let mut r = rng(test);
+    use NttDirection::{Forward, Inverse};
+    // 4096 rows (flagged), 4097 (not), 3 (flagged).
+    let sizes = [4096usize, 4097, 3];
+    let inputs: Vec<Vec<u64>> = sizes
+        .iter()
+        .map(|&polys| random_rns(&mut r, &moduli, degree, polys))
+        .collect();
+    let mut want = inputs.clone();
+    let mut bufs: Vec<_> = inputs.iter().map(|x| dev.upload(x).unwrap()).collect();
+    // Net one forward transform, so that the result differs from the input.
+    for dir in [Forward, Forward, Inverse, Forward, Inverse] {
+        for (k, &polys) in sizes.iter().enumerate() {
+            let batch = NttBatch::all(polys, 1);
+            want[k] = cpu_transform(&tables, &want[k], &batch, dir);
+            gpu.transform(&mut bufs[k], &batch, dir, NttAlgorithm::Fast)
+                .unwrap();
+        }
+    }
+    for (k, &polys) in sizes.iter().enumerate() {
+        assert_ne!(want[k], inputs[k], "{test}: the chain changed nothing");
+        let got = dev.download(&bufs[k]).unwrap();
+        assert_same(&got, &want[k], &format!("{test} x{polys}"));
+    }
+}
+
 #[test]
 fn naive_serves_small_degrees() {
     let Some(dev) = gpu_or_skip("naive_serves_small_degrees") else {
