@@ -104,6 +104,9 @@ pub struct GpuDevice {
     functions: Mutex<HashMap<(&'static str, String), CudaFunction>>,
     pub(crate) moduli_cache: Mutex<crate::elementwise::ModuliCache>,
     pdl: bool,
+    /// Taken by every dependent launch, and held across launches that must be adjacent on the
+    /// stream ([`crate::launch::hold_launches`]).
+    pub(crate) launch_lock: Mutex<()>,
 }
 
 impl std::fmt::Debug for GpuDevice {
@@ -173,6 +176,7 @@ impl GpuDevice {
             modules: Mutex::new(HashMap::new()),
             functions: Mutex::new(HashMap::new()),
             moduli_cache: Mutex::new(HashMap::new()),
+            launch_lock: Mutex::new(()),
             pdl: major >= 9 && !std::env::var("RHEA_PDL").is_ok_and(|v| v.trim() == "0"),
         })
     }

@@ -16,7 +16,49 @@ use cudarc::driver::sys;
 use cudarc::driver::{CudaFunction, DeviceRepr, LaunchConfig};
 
 use crate::device::GpuDevice;
-use crate::error::Result;
+use crate::error::{CudaError, Result};
+
+std::thread_local! {
+    /// The address of the launch lock this thread holds through a [`LaunchHold`], or 0.
+    static HELD_LOCK: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// A hold on a device's dependent launches ([`hold_launches`]): while it lives, dependent
+/// launches from other threads wait, so those this thread issues are adjacent on the stream. The
+/// NTT's row flags need that: the second kernel of a flagged pair does not wait for the kernel
+/// before it (`ntt_dep_wait` in `kernels/ntt.cuh`), and the chain "a kernel completes after its
+/// predecessor" holds only if that predecessor is the pair's first kernel.
+pub(crate) struct LaunchHold<'a> {
+    _guard: std::sync::MutexGuard<'a, ()>,
+}
+
+impl Drop for LaunchHold<'_> {
+    fn drop(&mut self) {
+        HELD_LOCK.with(|h| h.set(0));
+    }
+}
+
+fn lock_address(device: &GpuDevice) -> usize {
+    std::ptr::from_ref(&device.launch_lock) as usize
+}
+
+/// Holds `device`'s dependent launches for this thread (see [`LaunchHold`]).
+///
+/// Errors: [`CudaError::Driver`] if this thread already holds a device's launches (holds do
+/// not nest) or the lock is poisoned.
+pub(crate) fn hold_launches(device: &GpuDevice) -> Result<LaunchHold<'_>> {
+    if HELD_LOCK.with(|h| h.get()) != 0 {
+        return Err(CudaError::Driver(
+            "nested hold on dependent launches".into(),
+        ));
+    }
+    let guard = device
+        .launch_lock
+        .lock()
+        .map_err(|_| CudaError::Driver("launch lock poisoned".into()))?;
+    HELD_LOCK.with(|h| h.set(lock_address(device)));
+    Ok(LaunchHold { _guard: guard })
+}
 
 /// The kernel-parameter pointer to `value`, for [`launch_dependent`]'s `params` (the driver only
 /// reads through it, copying the value into the launch's parameter block).
@@ -38,6 +80,17 @@ pub(crate) unsafe fn launch_dependent(
     params: &mut [*mut c_void],
 ) -> Result<()> {
     device.context().bind_to_thread()?;
+    // Wait for another thread's hold on this device's launches (not for this thread's own).
+    let _serial = if HELD_LOCK.with(|h| h.get()) == lock_address(device) {
+        None
+    } else {
+        Some(
+            device
+                .launch_lock
+                .lock()
+                .map_err(|_| CudaError::Driver("launch lock poisoned".into()))?,
+        )
+    };
     let mut attr = sys::CUlaunchAttribute {
         id: sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
         pad: [0; 4],

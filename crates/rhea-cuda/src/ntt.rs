@@ -73,7 +73,7 @@ use crate::buffer::DeviceBuffer;
 use crate::device::GpuDevice;
 use crate::elementwise::DeviceModuli;
 use crate::error::{CudaError, Result};
-use crate::launch::{launch_dependent, param};
+use crate::launch::{hold_launches, launch_dependent, param, LaunchHold};
 use crate::registry::{Header, KernelSource, COMMON_CUH};
 
 /// `kernels/ntt.cuh`: butterflies, passes and the two kernel bodies of the fast NTT.
@@ -857,7 +857,7 @@ impl DeviceNttTables {
         let s = self.grouped_split()?;
         let (name, cfg) =
             self.phase_config(args.rows, NttDirection::Inverse, s, Phase::Rows, false);
-        let (first, mut second) = self.phase_args(&args)?;
+        let (first, mut second, _pair) = self.phase_args(&args)?;
         self.launch(
             &format!("{name}_o"),
             cfg,
@@ -1009,7 +1009,7 @@ impl DeviceNttTables {
                 self.log_degree
             ))
         })?;
-        let (mut first, mut second) = self.phase_args(&NttArgs::of(batch))?;
+        let (mut first, mut second, _pair) = self.phase_args(&NttArgs::of(batch))?;
         match src {
             // The out-of-place row kernel is compiled for the derived-twiddle split only.
             Some(src) if s.derived_twiddles => {
@@ -1139,7 +1139,7 @@ impl DeviceNttTables {
             args.epi_galois = galois_inverse(g, self.degree)?;
         }
         let s = self.grouped_split()?;
-        let (first, second) = self.phase_args(&args)?;
+        let (first, second, _pair) = self.phase_args(&args)?;
         self.launch_phase_raw(&first, NttDirection::Forward, s, Phase::Cols, false)?;
         self.launch_phase_raw(&second, NttDirection::Forward, s, Phase::Rows, true)
     }
@@ -1321,7 +1321,7 @@ impl DeviceNttTables {
         let log_n = self.log_degree;
         let (_, cfg) = self.phase_config(args.rows, NttDirection::Forward, s, Phase::Cols, false);
         let name = format!("ntt_fwd_{cols}_{log_n}_{}_{}", s.log_n1, s.cols_per_block);
-        let (first, second) = self.phase_args(args)?;
+        let (first, second, _pair) = self.phase_args(args)?;
         self.launch(&name, cfg, 0, &first, NttDirection::Forward, None)?;
         self.launch_phase_raw(&second, NttDirection::Forward, s, Phase::Rows, true)
     }
@@ -1483,11 +1483,15 @@ impl DeviceNttTables {
 
     /// The arguments of the two kernels of one transform: with row flags (when enabled and the
     /// launch has at most [`FLAG_ROWS`] rows) the first signals its rows and the second waits
-    /// on them under a fresh epoch; else both are `args`.
-    fn phase_args(&self, args: &NttArgs) -> Result<(NttArgs, NttArgs)> {
+    /// on them under a fresh epoch; else both are `args`. With flags, also a hold on the
+    /// device's dependent launches, to keep until both kernels are launched: the pair must be
+    /// adjacent on the stream (see [`LaunchHold`]), and epochs must reach the stream in the
+    /// order they are issued.
+    fn phase_args(&self, args: &NttArgs) -> Result<(NttArgs, NttArgs, Option<LaunchHold<'_>>)> {
         if !row_flags_enabled() || args.rows as usize > FLAG_ROWS {
-            return Ok((*args, *args));
+            return Ok((*args, *args, None));
         }
+        let hold = hold_launches(&self.device)?;
         let words = match self.row_flags.words.get() {
             Some(w) => w,
             None => {
@@ -1517,11 +1521,11 @@ impl DeviceNttTables {
         first.flag_role = 1;
         let mut second = first;
         second.flag_role = 2;
-        Ok((first, second))
+        Ok((first, second, Some(hold)))
     }
 
     fn launch_fast_raw(&self, args: &NttArgs, dir: NttDirection, s: NttSplit) -> Result<()> {
-        let (first, second) = self.phase_args(args)?;
+        let (first, second, _pair) = self.phase_args(args)?;
         match dir {
             NttDirection::Forward => {
                 self.launch_phase_raw(&first, dir, s, Phase::Cols, false)?;
@@ -1593,7 +1597,7 @@ impl DeviceNttTables {
         dir: NttDirection,
         s: NttSplit,
     ) -> Result<()> {
-        let (first, second) = self.phase_args(args)?;
+        let (first, second, _pair) = self.phase_args(args)?;
         match dir {
             NttDirection::Forward => {
                 self.launch_phase(buf, &first, dir, s, Phase::Cols)?;

@@ -296,6 +296,48 @@ fn row_flags_hold_at_their_limit_and_beyond() {
     }
 }
 
+/// Transforms from several host threads at once on one device, through one shared table set
+/// and through a table set per thread: every thread's chain must equal the CPU's. With row flags
+/// a flagged pair's two kernels must be adjacent on the device's one stream (the second does not
+/// wait for the kernel before it), which the launch hold guarantees against other threads.
+#[test]
+fn row_flags_hold_under_concurrent_threads() {
+    let test = "ntt row flags threads";
+    let Some(dev) = gpu_or_skip(test) else {
+        return;
+    };
+    let (log_n, limbs) = (14u32, 6usize);
+    let degree = 1usize << log_n;
+    let moduli = moduli_for(&[60, 50, 40, 60, 61, 30], degree);
+    let tables = host_tables(&moduli, degree);
+    let shared = DeviceNttTables::new(&dev, &tables).unwrap();
+    use NttDirection::{Forward, Inverse};
+    std::thread::scope(|scope| {
+        for t in 0..4usize {
+            let (dev, moduli, tables, shared) = (&dev, &moduli, &tables, &shared);
+            scope.spawn(move || {
+                let own = DeviceNttTables::new(dev, tables).unwrap();
+                let gpu = if t % 2 == 0 { shared } else { &own };
+                let name = format!("{test} {t}");
+                let mut r = rng(&name);
+                let polys = 1 + t;
+                let input = random_rns(&mut r, moduli, degree, polys);
+                let batch = NttBatch::all(polys, limbs);
+                let mut want = input.clone();
+                let mut buf = dev.upload(&input).unwrap();
+                for k in 0..40 {
+                    let dir = if k % 3 == 2 { Inverse } else { Forward };
+                    want = cpu_transform(tables, &want, &batch, dir);
+                    gpu.transform(&mut buf, &batch, dir, NttAlgorithm::Fast)
+                        .unwrap();
+                }
+                assert_ne!(want, input, "{name}: the chain changed nothing");
+                assert_same(&dev.download(&buf).unwrap(), &want, &name);
+            });
+        }
+    });
+}
+
 #[test]
 fn naive_serves_small_degrees() {
     let Some(dev) = gpu_or_skip("naive_serves_small_degrees") else {
