@@ -45,17 +45,19 @@ fn lock_address(device: &GpuDevice) -> usize {
 /// Holds `device`'s dependent launches for this thread (see [`LaunchHold`]).
 ///
 /// Errors: [`CudaError::Driver`] if this thread already holds a device's launches (holds do
-/// not nest) or the lock is poisoned.
+/// not nest).
 pub(crate) fn hold_launches(device: &GpuDevice) -> Result<LaunchHold<'_>> {
     if HELD_LOCK.with(|h| h.get()) != 0 {
         return Err(CudaError::Driver(
             "nested hold on dependent launches".into(),
         ));
     }
+    // The lock guards no data, only the order of launches: a panic elsewhere leaves nothing to
+    // repair, so a poisoned lock is taken as it is.
     let guard = device
         .launch_lock
         .lock()
-        .map_err(|_| CudaError::Driver("launch lock poisoned".into()))?;
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     HELD_LOCK.with(|h| h.set(lock_address(device)));
     Ok(LaunchHold { _guard: guard })
 }
@@ -88,7 +90,7 @@ pub(crate) unsafe fn launch_dependent(
             device
                 .launch_lock
                 .lock()
-                .map_err(|_| CudaError::Driver("launch lock poisoned".into()))?,
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
         )
     };
     let mut attr = sys::CUlaunchAttribute {

@@ -359,8 +359,9 @@ const FLAG_ROWS: usize = 4096;
 /// done and the epoch stamp of its last finished transform (`u32 [2][FLAG_ROWS]`, allocated on
 /// first use), and the last epoch issued. With them the second kernel of a two-kernel transform
 /// starts on a row as soon as the first kernel has finished that row, instead of waiting for
-/// the whole first grid (see `ntt_dep_wait` in `ntt.cuh`): 3 % on the forward transform of
-/// 2^16 × 32 limbs (BENCHMARKS.md §21). `RHEA_NTT_ROW_FLAGS=0` turns them off (for comparison).
+/// the whole first grid (see `ntt_dep_wait` in `ntt.cuh`): with the forward column kernels at 8
+/// blocks per SM, the forward transform of 2^16 × 32 limbs 34.4 → 32.7–33.0 µs on the H100
+/// (BENCHMARKS.md §21). `RHEA_NTT_ROW_FLAGS=0` turns them off (for comparison).
 #[derive(Default)]
 struct RowFlags {
     words: std::sync::OnceLock<DeviceBuffer>,
