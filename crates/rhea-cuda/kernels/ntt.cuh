@@ -111,6 +111,8 @@ struct NttArgs {
 // after the first grid, and the stamps are already there. Counts and stamps belong to one
 // DeviceNttTables, whose transforms are ordered on the device's one stream: the next first
 // kernel touches them only after its pdl_wait, when this transform's second kernel is complete.
+// The second kernel does not wait for the kernel before it, so the host keeps the pair adjacent
+// on the stream (rhea_cuda::launch::hold_launches): its completion then implies the first's.
 #define NTT_FLAG_ROWS 4096
 
 // The first phase: called by one thread of the block once all its threads have stored

@@ -356,15 +356,14 @@ struct NttArgs {
 const FLAG_ROWS: usize = 4096;
 
 /// The row flags of a [`DeviceNttTables`]: per launch row a count of the first phase's blocks
-/// done and the epoch stamp of its last finished transform (`u32 [2][FLAG_ROWS]`, allocated on
-/// first use), and the last epoch issued. With them the second kernel of a two-kernel transform
+/// done and the epoch stamp of its last finished transform (`u32 [2][FLAG_ROWS]`, 32 KiB,
+/// zeroed with the tables), and the last epoch issued. With them the second kernel of a two-kernel transform
 /// starts on a row as soon as the first kernel has finished that row, instead of waiting for
 /// the whole first grid (see `ntt_dep_wait` in `ntt.cuh`): with the forward column kernels at 8
 /// blocks per SM, the forward transform of 2^16 × 32 limbs 34.4 → 32.7–33.0 µs on the H100
 /// (BENCHMARKS.md §21). `RHEA_NTT_ROW_FLAGS=0` turns them off (for comparison).
-#[derive(Default)]
 struct RowFlags {
-    words: std::sync::OnceLock<DeviceBuffer>,
+    words: DeviceBuffer,
     epoch: std::sync::atomic::AtomicU32,
 }
 
@@ -593,7 +592,10 @@ impl DeviceNttTables {
             inverse3: device.upload(&inv3)?,
             primes: device.upload(&primes)?,
             prime_words: primes,
-            row_flags: RowFlags::default(),
+            row_flags: RowFlags {
+                words: device.alloc_zeroed(FLAG_ROWS)?,
+                epoch: std::sync::atomic::AtomicU32::new(0),
+            },
         })
     }
 
@@ -1493,18 +1495,6 @@ impl DeviceNttTables {
             return Ok((*args, *args, None));
         }
         let hold = hold_launches(&self.device)?;
-        let words = match self.row_flags.words.get() {
-            Some(w) => w,
-            None => {
-                let w = self.device.alloc_zeroed(FLAG_ROWS)?;
-                // Another thread may have set it first; either buffer is all zeros.
-                let _ = self.row_flags.words.set(w);
-                self.row_flags
-                    .words
-                    .get()
-                    .ok_or_else(|| CudaError::Driver("row flags not allocated".into()))?
-            }
-        };
         // Epoch 0 is the stamps' initial value: skip it when the counter wraps.
         let epoch = loop {
             let e = self
@@ -1517,7 +1507,7 @@ impl DeviceNttTables {
             }
         };
         let mut first = *args;
-        first.flags = words.device_ptr();
+        first.flags = self.row_flags.words.device_ptr();
         first.epoch = epoch;
         first.flag_role = 1;
         let mut second = first;
