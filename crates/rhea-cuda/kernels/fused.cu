@@ -1,8 +1,9 @@
 // fused.cu: fused kernels of the rhea backend's key switching and rescaling, on operands given
 // as separate buffers (no stacking copies).
 //
-// fused_ks_inner_product: out_c[i] = [add_c[i] +] sum_d digit_d[i] * key_{d,c}[kl(i)] mod p_i
-//   (c = 0, 1), the digits and the optional addends [width][n] each (width = level + K), the key
+// fused_ks_inner_product: out_c[i] = [add_c[i - add_first] +] sum_d digit_d[i] * key_{d,c}[kl(i)]
+//   mod p_i (c = 0, 1; the addend only for i >= add_first), the digits [width][n] each
+//   (width = level + K) and the optional addends [width - add_first][n], the key
 //   polynomials [L + K][n] each (full level; kl(i) = i for Q limbs, L + (i - level) for the P
 //   limbs). Twin: keyswitch.cu (same accumulation: exact 128-bit sums folded every 63 digits,
 //   one Barrett reduction), and rhea's CPU inner_product then add.
@@ -27,12 +28,12 @@ struct KsPtrArgs {
     u64* out0;
     u64* out1;
     const RheaModulus* moduli;  // full Q u P list
-    const u64* add0;            // [width][n] added to out0 (canonical), or null
+    const u64* add0;            // [width - add_first][n] added to out0 (canonical), or null
     const u64* add1;            // ... to out1
     u32 count;
     u32 level;
     u32 q_full;
-    u32 pad;
+    u32 add_first;              // the first limb with an addend (its limb 0); 0: every limb
     const u64* digits[FUSED_MAX_DIGITS];
     const u64* key_b[FUSED_MAX_DIGITS];
     const u64* key_a[FUSED_MAX_DIGITS];
@@ -51,13 +52,14 @@ extern "C" __global__ void __launch_bounds__(256) fused_ks_inner_product(const K
     U128 acc0[2] = {{0ull, 0ull}, {0ull, 0ull}};
     U128 acc1[2] = {{0ull, 0ull}, {0ull, 0ull}};
     // The addends enter as the sums' starting values (< 2^61: 16 products < 2^122 on top fit).
-    if (A.add0 != nullptr) {
-        const ulonglong2 v = ld_dep2(A.add0 + xo);
+    const u64 ao = (u64)(i - A.add_first) * A.n + k;
+    if (A.add0 != nullptr && i >= A.add_first) {
+        const ulonglong2 v = ld_dep2(A.add0 + ao);
         acc0[0].lo = v.x;
         acc0[1].lo = v.y;
     }
-    if (A.add1 != nullptr) {
-        const ulonglong2 v = ld_dep2(A.add1 + xo);
+    if (A.add1 != nullptr && i >= A.add_first) {
+        const ulonglong2 v = ld_dep2(A.add1 + ao);
         acc1[0].lo = v.x;
         acc1[1].lo = v.y;
     }

@@ -56,7 +56,7 @@ struct KsPtrArgs {
     count: u32,
     level: u32,
     q_full: u32,
-    pad: u32,
+    add_first: u32,
     digits: [u64; MAX_DIGITS],
     key_b: [u64; MAX_DIGITS],
     key_a: [u64; MAX_DIGITS],
@@ -163,7 +163,7 @@ pub fn ks_inner_product(
         q_full,
         digits,
         keys,
-        [None, None],
+        KsAddends::none(),
         out0.device(),
         p0,
         p1,
@@ -185,6 +185,51 @@ pub fn ks_inner_product_pair(
     digits: &[&DeviceBuffer],
     keys: &[(&DeviceBuffer, &DeviceBuffer)],
     adds: [Option<&DeviceBuffer>; 2],
+    out: &mut DeviceBuffer,
+    n: usize,
+) -> Result<()> {
+    let adds = KsAddends {
+        bufs: adds.map(|a| a.map(|b| (b, 0))),
+        first_limb: 0,
+    };
+    ks_inner_product_pair_with(moduli, level, q_full, digits, keys, adds, out, n)
+}
+
+/// The addends of [`ks_inner_product_pair_with`]: output limb `first_limb + j` (of either
+/// half) gets limb `start + j` of its buffer `(buffer, start)`, for every `j` below
+/// `width − first_limb`; the limbs below `first_limb` get none.
+#[derive(Clone, Copy)]
+pub struct KsAddends<'a> {
+    /// Per half: the addend buffer and its limb for output limb `first_limb`, or none.
+    pub bufs: [Option<(&'a DeviceBuffer, usize)>; 2],
+    /// The first output limb with an addend.
+    pub first_limb: usize,
+}
+
+impl KsAddends<'_> {
+    /// No addends.
+    pub fn none() -> Self {
+        KsAddends {
+            bufs: [None, None],
+            first_limb: 0,
+        }
+    }
+}
+
+/// [`ks_inner_product_pair`] with addends on a tail of the limbs only, read from inside larger
+/// buffers: with `adds.first_limb = level`, the `P` limbs alone (a public-key encryption whose
+/// errors enter the `Q` limbs elsewhere). Canonical words.
+///
+/// Errors: those of [`ks_inner_product_pair`], and [`CudaError::Shape`] for a first limb
+/// beyond `width` or an addend buffer too short for its limbs.
+#[allow(clippy::too_many_arguments)]
+pub fn ks_inner_product_pair_with(
+    moduli: &DeviceModuli,
+    level: usize,
+    q_full: usize,
+    digits: &[&DeviceBuffer],
+    keys: &[(&DeviceBuffer, &DeviceBuffer)],
+    adds: KsAddends<'_>,
     out: &mut DeviceBuffer,
     n: usize,
 ) -> Result<()> {
@@ -225,7 +270,7 @@ fn ks_launch(
     q_full: usize,
     digits: &[&DeviceBuffer],
     keys: &[(&DeviceBuffer, &DeviceBuffer)],
-    adds: [Option<&DeviceBuffer>; 2],
+    adds: KsAddends<'_>,
     dev: &Arc<GpuDevice>,
     out0: u64,
     out1: u64,
@@ -257,7 +302,7 @@ fn ks_launch(
         count: count as u32,
         level: level as u32,
         q_full: q_full as u32,
-        pad: 0,
+        add_first: adds.first_limb as u32,
         digits: [0; MAX_DIGITS],
         key_b: [0; MAX_DIGITS],
         key_a: [0; MAX_DIGITS],
@@ -271,14 +316,22 @@ fn ks_launch(
         args.key_b[d] = b.device_ptr();
         args.key_a[d] = a.device_ptr();
     }
-    for (c, add) in adds.iter().enumerate() {
-        if let Some(x) = add {
+    if adds.first_limb >= width && adds.bufs.iter().any(Option::is_some) {
+        return Err(CudaError::Shape(format!(
+            "inner-product addends from limb {} of {width}",
+            adds.first_limb
+        )));
+    }
+    for (c, add) in adds.bufs.iter().enumerate() {
+        if let Some((x, start)) = add {
             check_dev(&dev, x)?;
-            check_len("an inner-product addend", x, width * n)?;
+            let limbs = width - adds.first_limb;
+            check_len("an inner-product addend", x, (start + limbs) * n)?;
+            let p = x.device_ptr() + (start * n * 8) as u64;
             if c == 0 {
-                args.add0 = x.device_ptr();
+                args.add0 = p;
             } else {
-                args.add1 = x.device_ptr();
+                args.add1 = p;
             }
         }
     }
@@ -287,7 +340,8 @@ fn ks_launch(
     let mut params = [param(&args)];
     // SAFETY: the one parameter is `struct KsPtrArgs` by value (#[repr(C)] like its CUDA twin),
     // pointing to a local that lives across the call; every buffer was checked to hold the words
-    // the kernel reads or writes (`width` rows of `n`, key rows below `full`), the moduli table
+    // the kernel reads or writes (`width` rows of `n`, key rows below `full`, each addend's
+    // `width - add_first` rows from its start limb), the moduli table
     // holds `full` records; all work is ordered on the device's one stream, and before
     // pdl_wait() the kernel reads only the moduli table (a host upload).
     unsafe { launch_dependent(&dev, &f, cfg, &mut params) }

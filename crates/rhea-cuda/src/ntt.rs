@@ -470,8 +470,8 @@ pub struct LiftAddFactors<'a> {
     pub lift_factor: &'a DeviceBuffer,
     /// The epilogue's first factor (ModDown's `P^{-1}`).
     pub w: &'a DeviceBuffer,
-    /// The epilogue's second factor (the rescale's `q_last^{-1}`).
-    pub w2: &'a DeviceBuffer,
+    /// The epilogue's second factor (the rescale's `q_last^{-1}`), or none.
+    pub w2: Option<&'a DeviceBuffer>,
 }
 
 /// The twiddle tables of a list of primes for one degree, resident on a device.
@@ -1232,10 +1232,11 @@ impl DeviceNttTables {
     ) -> Result<()> {
         let mut args = self.lifted_args(lift, q_last, moduli, bufs, runs, outs, epi, factors.w)?;
         let tables_used = runs.iter().map(|r| r.table + r.limbs).max().unwrap_or(0);
-        for (what, b) in [
-            ("lift factors", factors.lift_factor),
-            ("second epilogue factors", factors.w2),
-        ] {
+        let listed = [
+            Some(("lift factors", factors.lift_factor)),
+            factors.w2.map(|w2| ("second epilogue factors", w2)),
+        ];
+        for (what, b) in listed.into_iter().flatten() {
             self.check_device(b)?;
             if b.len() < 2 * tables_used {
                 return Err(CudaError::Shape(format!(
@@ -1245,7 +1246,7 @@ impl DeviceNttTables {
             }
         }
         args.pro_w = factors.lift_factor.device_ptr();
-        args.epi_w2 = factors.w2.device_ptr();
+        args.epi_w2 = factors.w2.map_or(0, DeviceBuffer::device_ptr);
         self.launch_lifted(&args, "colsla")
     }
 

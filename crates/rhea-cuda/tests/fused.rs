@@ -150,6 +150,60 @@ fn ks_inner_product_pair_matches_two_buffers() {
             &format!("{test} adds"),
         );
     }
+    // Addends on the P limbs only, read from inside larger buffers (limb 1 on): a public-key
+    // encryption's errors, whose Q part enters the ModDown elsewhere.
+    let p_moduli = &moduli[q_full..];
+    let host_tail: Vec<Vec<u64>> = (0..2)
+        .map(|_| {
+            random_rns(
+                &mut r,
+                &moduli[..1]
+                    .iter()
+                    .chain(p_moduli)
+                    .copied()
+                    .collect::<Vec<_>>(),
+                n,
+                1,
+            )
+        })
+        .collect();
+    let tail_bufs: Vec<_> = host_tail.iter().map(|h| dev.upload(h).unwrap()).collect();
+    let tail = fused::KsAddends {
+        bufs: [Some((&tail_bufs[0], 1)), Some((&tail_bufs[1], 1))],
+        first_limb: level,
+    };
+    let mut got = dev.alloc(2 * width * n).unwrap();
+    fused::ks_inner_product_pair_with(&table, level, q_full, &ds, &ks, tail, &mut got, n).unwrap();
+    let mut expect = want.clone();
+    for c in 0..2 {
+        for (j, m) in p_moduli.iter().enumerate() {
+            for k in 0..n {
+                let w = &mut expect[(c * width + level + j) * n + k];
+                *w = (*w + host_tail[c][(1 + j) * n + k]) % m.value();
+            }
+        }
+    }
+    assert_ne!(expect, want, "{test}: the P-limb addends changed nothing");
+    assert_words(
+        &dev.download(&got).unwrap(),
+        &expect,
+        &format!("{test} P-limb adds"),
+    );
+    // A start limb that leaves the addend short, and a first limb beyond the width: typed.
+    for bad in [
+        fused::KsAddends {
+            bufs: [None, Some((&tail_bufs[1], 2))],
+            first_limb: level,
+        },
+        fused::KsAddends {
+            bufs: [Some((&tail_bufs[0], 0)), None],
+            first_limb: width,
+        },
+    ] {
+        let res =
+            fused::ks_inner_product_pair_with(&table, level, q_full, &ds, &ks, bad, &mut got, n);
+        assert!(matches!(res, Err(CudaError::Shape(_))), "{test}: {res:?}");
+    }
     let mut short = dev.alloc(width * n).unwrap();
     let short_pair =
         fused::ks_inner_product_pair(&table, level, q_full, &ds, &ks, none, &mut short, n);

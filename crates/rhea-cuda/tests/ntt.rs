@@ -1193,44 +1193,59 @@ fn lift_add_epilogue_matches_the_cpu() {
                 c: None,
             },
         ];
+        // With the second factor (the merged ModDown-rescale) and without it (the ModDown of
+        // a public-key encryption, the errors' Q limbs lifted in).
+        for second in [true, false] {
+            let factors = LiftAddFactors {
+                lift_factor: &fd,
+                w: &wd,
+                w2: second.then_some(&w2d),
+            };
+            let mut y0 = dev.upload(&y_host[0]).unwrap();
+            let mut y1 = dev.upload(&y_host[1]).unwrap();
+            gpu.forward_runs_lift_add_epilogue(
+                &lift,
+                q_last,
+                &dm,
+                &mut [&mut y0, &mut y1],
+                &runs,
+                &mut [&mut out0, &mut out1],
+                &epi,
+                factors,
+            )
+            .unwrap();
+            for g in 0..2 {
+                let src = &t_host[g * n..(g + 1) * n];
+                let mut want = vec![0u64; (l - 1) * n];
+                for tb in 0..l - 1 {
+                    let m = &moduli[tb];
+                    let mut v: Vec<u64> = src
+                        .iter()
+                        .zip(&y_host[g][tb * n..(tb + 1) * n])
+                        .map(|(&tk, &yk)| m.add(yk, m.mul(f[tb], lift_centred(tk, ql, m))))
+                        .collect();
+                    tables[tb].forward(&mut v).unwrap();
+                    for k in 0..n {
+                        let mut d = m.mul(m.sub(x_host[tb * n + k], v[k]), w[tb]);
+                        if g == 0 {
+                            d = m.add(c_host[tb * n + k], d);
+                        }
+                        want[tb * n + k] = if second { m.mul(d, w2[tb]) } else { d };
+                    }
+                }
+                let got = dev.download(if g == 0 { &out0 } else { &out1 }).unwrap();
+                assert_same(
+                    &got,
+                    &want,
+                    &format!("{test} run {g}, second factor {second}"),
+                );
+            }
+        }
         let factors = LiftAddFactors {
             lift_factor: &fd,
             w: &wd,
-            w2: &w2d,
+            w2: Some(&w2d),
         };
-        gpu.forward_runs_lift_add_epilogue(
-            &lift,
-            q_last,
-            &dm,
-            &mut [&mut y0, &mut y1],
-            &runs,
-            &mut [&mut out0, &mut out1],
-            &epi,
-            factors,
-        )
-        .unwrap();
-        for g in 0..2 {
-            let src = &t_host[g * n..(g + 1) * n];
-            let mut want = vec![0u64; (l - 1) * n];
-            for tb in 0..l - 1 {
-                let m = &moduli[tb];
-                let mut v: Vec<u64> = src
-                    .iter()
-                    .zip(&y_host[g][tb * n..(tb + 1) * n])
-                    .map(|(&tk, &yk)| m.add(yk, m.mul(f[tb], lift_centred(tk, ql, m))))
-                    .collect();
-                tables[tb].forward(&mut v).unwrap();
-                for k in 0..n {
-                    let mut d = m.mul(m.sub(x_host[tb * n + k], v[k]), w[tb]);
-                    if g == 0 {
-                        d = m.add(c_host[tb * n + k], d);
-                    }
-                    want[tb * n + k] = m.mul(d, w2[tb]);
-                }
-            }
-            let got = dev.download(if g == 0 { &out0 } else { &out1 }).unwrap();
-            assert_same(&got, &want, &format!("{test} run {g}"));
-        }
         // A second factor table too short for the runs' tables: a typed error.
         let short = dev.upload(&w2_pairs[..2]).unwrap();
         let res = gpu.forward_runs_lift_add_epilogue(
@@ -1242,7 +1257,7 @@ fn lift_add_epilogue_matches_the_cpu() {
             &mut [&mut out0, &mut out1],
             &epi,
             LiftAddFactors {
-                w2: &short,
+                w2: Some(&short),
                 ..factors
             },
         );

@@ -10,6 +10,7 @@
 
 use rhea::backend::{Form, Poly, PolyShape, RnsRing};
 use rhea::math::prime::generate_ntt_primes;
+use rhea::math::sampler::Prng;
 use rhea::Device;
 
 const GPU: Device = Device::Cuda(0);
@@ -74,6 +75,25 @@ fn check_ring(test: &str, ring: &RnsRing) {
         .iter()
         .map(|[b, a]| [b.1.try_clone().unwrap(), a.1.try_clone().unwrap()])
         .collect();
+    // Levels outside 1..=|Q| and a key of another shape: typed errors, before any sampling.
+    for ell in [0, ring.q_len() + 1] {
+        let res = ring.encrypt_zero_moddown(
+            GPU,
+            &mut Prng::from_seed([1; 32]),
+            3.2,
+            ell,
+            &key_gpu[0],
+            None,
+        );
+        assert!(res.is_err(), "{test}: encryption at level {ell}");
+    }
+    let short_key = [
+        pair(ring, ring.shape_qp(1), next()).1,
+        pair(ring, ring.shape_qp(1), next()).1,
+    ];
+    let res =
+        ring.encrypt_zero_moddown(GPU, &mut Prng::from_seed([1; 32]), 3.2, 1, &short_key, None);
+    assert!(res.is_err(), "{test}: encryption under a key over Q_1 ∪ P");
     for ell in 1..=ring.q_len() {
         let (xc, xg) = pair(ring, ring.shape_q(ell), next());
         if ell >= 2 {
@@ -147,6 +167,25 @@ fn check_ring(test: &str, ring: &RnsRing) {
         // one (a rotation) and with none; merged with the rescale where ell >= 2.
         let (a0c, a0g) = pair(ring, ring.shape_q(ell), next());
         let (a1c, a1g) = pair(ring, ring.shape_q(ell), next());
+        // A public-key encryption's core from one seed (its own samples; on the GPU the errors'
+        // Q part enters the ModDown untransformed) against the CPU's composition, with the
+        // message added and without.
+        for (k, (mc, mg)) in [(Some(&a0c), Some(&a0g)), (None, None)]
+            .into_iter()
+            .enumerate()
+        {
+            let seed = [ell as u8 ^ 0x3c; 32];
+            let enc = |dev, key, m| {
+                ring.encrypt_zero_moddown(dev, &mut Prng::from_seed(seed), 3.2, ell, key, m)
+                    .unwrap()
+            };
+            let cpu = enc(Device::Cpu, &key_cpu[0], mc);
+            let got = enc(GPU, &key_gpu[0], mg);
+            for c in 0..2 {
+                let what = format!("{test}: encrypt_zero_moddown {c} (message {k}) at {ell}");
+                same(ring, &what, &cpu[c], &got[c]);
+            }
+        }
         let adds: [(Adds, Adds); 3] = [
             ([Some(&a0c), Some(&a1c)], [Some(&a0g), Some(&a1g)]),
             ([Some(&a0c), None], [Some(&a0g), None]),

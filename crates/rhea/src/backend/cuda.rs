@@ -86,11 +86,17 @@ pub(crate) struct GpuRing {
     rescale_w: Vec<DeviceBuffer>,
     /// `(P mod q_i, shoup)` pairs for every Q prime (the merged ModDown-rescale).
     p_mod_q_w: DeviceBuffer,
+    /// `(q_i − 1, shoup)` pairs (`−1 mod q_i`) for every Q prime: the factor with which a
+    /// public-key encryption's errors enter its ModDown's forward NTT.
+    neg_one_w: DeviceBuffer,
     /// The Q primes.
     q_values: Vec<u64>,
     /// Whether [`GpuRing::keyswitch_poly`] fuses the ModUp's row phase with the inner product
     /// (`RHEA_FUSED_KEYSWITCH=0` at ring creation turns it off, for A/B measurements).
     fused_keyswitch: bool,
+    /// Whether [`GpuRing::encrypt_zero_moddown`] serves public-key encryption
+    /// (`RHEA_LIFTED_ENCRYPTION=0` at ring creation turns it off, for A/B measurements).
+    lifted_encryption: bool,
     /// `mod_up_inverse[ℓ - 1]`: the ModUp's inverse NTT at level `ℓ` with the conversions'
     /// first step `q̂_i^{-1}` folded in ([`DeviceNttTables::scaled_inverse_words`]); empty
     /// without the fast NTT or with `RHEA_MODUP_SCALED_INVERSE=0` (A/B measurements).
@@ -172,6 +178,14 @@ impl GpuRing {
             .map(|(m, &w)| m.shoup(w))
             .collect();
         let p_mod_q_w = dev.upload(&shoup_pairs(p_mod_q, &p_mod_q_shoup))?;
+        let neg_one: Vec<u64> = q_values.iter().map(|&q| q - 1).collect();
+        let neg_one_shoup: Vec<u64> = ring
+            .q()
+            .moduli()
+            .iter()
+            .map(|m| m.shoup(m.value() - 1))
+            .collect();
+        let neg_one_w = dev.upload(&shoup_pairs(&neg_one, &neg_one_shoup))?;
         let scaled = std::env::var("RHEA_MODUP_SCALED_INVERSE").map_or(true, |v| v != "0");
         let mod_up_inverse = if scaled && ntt.has_fast_kernels() {
             (1..=l)
@@ -202,8 +216,10 @@ impl GpuRing {
             mod_down_w,
             rescale_w,
             p_mod_q_w,
+            neg_one_w,
             q_values,
             fused_keyswitch: std::env::var("RHEA_FUSED_KEYSWITCH").map_or(true, |v| v != "0"),
+            lifted_encryption: std::env::var("RHEA_LIFTED_ENCRYPTION").map_or(true, |v| v != "0"),
             mod_up_inverse,
             mod_down_inverse,
         })
@@ -212,6 +228,12 @@ impl GpuRing {
     /// The device.
     pub(crate) fn device(&self) -> &Arc<GpuDevice> {
         &self.dev
+    }
+
+    /// Whether [`GpuRing::encrypt_zero_moddown`] serves public-key encryption: the two-kernel
+    /// NTT serves this degree, and the path is not switched off.
+    pub(crate) fn lifted_encryption(&self) -> bool {
+        self.lifted_encryption && self.ntt.has_fast_kernels()
     }
 
     fn moduli(&self, shape: &PolyShape) -> &DeviceModuli {
@@ -772,10 +794,27 @@ impl GpuRing {
     fn moddown_from_inner(
         &self,
         ell: usize,
+        acc: DeviceBuffer,
+        adds: [Option<&DeviceBuffer>; 2],
+        n: usize,
+        galois: Option<u64>,
+    ) -> Result<[DeviceBuffer; 2]> {
+        self.moddown_from_inner_lifting(ell, acc, adds, n, galois, None)
+    }
+
+    /// [`GpuRing::moddown_from_inner`]; with `errors = Some(e)`, each half's result also
+    /// carries `+ e_c · P^{-1}` on its Q limbs for the small coefficient-form `e_c` given by
+    /// limb 0 of `e[c]` (canonical mod `q_0`): `x + NTT(e) − NTT(y) = x − NTT(y − e)`, so the
+    /// forward NTT's column kernel subtracts the centred lift of `e_c` from the conversion as it
+    /// reads it, and `e` is never transformed over Q. No automorphism with errors.
+    fn moddown_from_inner_lifting(
+        &self,
+        ell: usize,
         mut acc: DeviceBuffer,
         adds: [Option<&DeviceBuffer>; 2],
         n: usize,
         galois: Option<u64>,
+        errors: Option<[&DeviceBuffer; 2]>,
     ) -> Result<[DeviceBuffer; 2]> {
         let pl = self.ntt.len() - self.q_len;
         let width = ell + pl;
@@ -793,36 +832,42 @@ impl GpuRing {
         }
         let mut o0 = self.alloc(ell * n)?;
         let mut o1 = self.alloc(ell * n)?;
-        let runs = [
-            NttRun {
-                buf: 0,
-                first_limb: 0,
-                limbs: ell,
-                table: 0,
-            },
-            NttRun {
-                buf: 0,
-                first_limb: ell,
-                limbs: ell,
-                table: 0,
-            },
-        ];
-        let epi = [
-            EpilogueRun {
-                out: 0,
-                out_limb: 0,
-                x: &acc,
-                x_limb: 0,
-                c: adds[0].map(|c| (c, 0)),
-            },
-            EpilogueRun {
-                out: 1,
-                out_limb: 0,
-                x: &acc,
-                x_limb: width,
-                c: adds[1].map(|c| (c, 0)),
-            },
-        ];
+        let runs = [0, 1].map(|c| NttRun {
+            buf: 0,
+            first_limb: c * ell,
+            limbs: ell,
+            table: 0,
+        });
+        let epi = [0, 1].map(|c| EpilogueRun {
+            out: c,
+            out_limb: 0,
+            x: &acc,
+            x_limb: c * width,
+            c: adds[c].map(|a| (a, 0)),
+        });
+        if let Some(e) = errors {
+            if galois.is_some() {
+                return Err(Error::InvalidInput(
+                    "a ModDown with lifted errors takes no automorphism".into(),
+                ));
+            }
+            let lift = e.map(|src| LiftRun { src, limb: 0 });
+            self.ntt.forward_runs_lift_add_epilogue(
+                &lift,
+                self.ntt.moduli()[0],
+                &self.full,
+                &mut [&mut y],
+                &runs,
+                &mut [&mut o0, &mut o1],
+                &epi,
+                LiftAddFactors {
+                    lift_factor: &self.neg_one_w,
+                    w: &self.mod_down_w,
+                    w2: None,
+                },
+            )?;
+            return Ok([o0, o1]);
+        }
         // The accumulator is read for the last time.
         self.ntt.forward_runs_epilogue_consuming_x(
             &mut [&mut y],
@@ -833,6 +878,80 @@ impl GpuRing {
             galois,
         )?;
         Ok([o0, o1])
+    }
+
+    /// The core of a public-key encryption at level `ℓ`, on the device: `(add + ModDown(v·b +
+    /// e_0), ModDown(v·a + e_1))` for the key `(b, a)` (full `Q ∪ P` basis), bit for bit the
+    /// transformed `v`, `e_0`, `e_1` through [`GpuRing::keyswitch_moddown`] with the errors as
+    /// inner addends. `v` (coefficient form over `Q_ℓ ∪ P`) is transformed in place; each
+    /// error `e[c]` comes in coefficient form over `Q_1 ∪ P` (the same small integers on every
+    /// limb) and only its `P` limbs are transformed (in place): they enter the inner product,
+    /// while its `Q` part enters the ModDown's forward NTT lifted from limb 0
+    /// ([`GpuRing::moddown_from_inner_lifting`]). So `2 ℓ` of the encryption's limb-NTTs are
+    /// saved. Launches: one grouped forward NTT, the inner product, the ModDown (3 + 2).
+    pub(crate) fn encrypt_zero_moddown(
+        &self,
+        ring: &RnsRing,
+        ell: usize,
+        v: &mut DeviceBuffer,
+        e: [&mut DeviceBuffer; 2],
+        key: (&DeviceBuffer, &DeviceBuffer),
+        add: Option<&DeviceBuffer>,
+    ) -> Result<[DeviceBuffer; 2]> {
+        let n = ring.n();
+        let pl = ring.p_len();
+        if !self.ntt.has_fast_kernels() || ell == 0 || ell > self.q_len {
+            return Err(Error::InvalidInput(format!(
+                "encrypt_zero_moddown at level {ell} of {} (needs the fast NTT)",
+                self.q_len
+            )));
+        }
+        let [e0, e1] = e;
+        let runs = [
+            NttRun {
+                buf: 0,
+                first_limb: 0,
+                limbs: ell,
+                table: 0,
+            },
+            NttRun {
+                buf: 0,
+                first_limb: ell,
+                limbs: pl,
+                table: self.q_len,
+            },
+            NttRun {
+                buf: 1,
+                first_limb: 1,
+                limbs: pl,
+                table: self.q_len,
+            },
+            NttRun {
+                buf: 2,
+                first_limb: 1,
+                limbs: pl,
+                table: self.q_len,
+            },
+        ];
+        self.ntt
+            .transform_runs(&mut [v, e0, e1], &runs, NttDirection::Forward)?;
+        let width = ell + pl;
+        let mut acc = self.alloc(2 * width * n)?;
+        let adds = fused::KsAddends {
+            bufs: [Some((&*e0, 1)), Some((&*e1, 1))],
+            first_limb: ell,
+        };
+        fused::ks_inner_product_pair_with(
+            &self.full,
+            ell,
+            self.q_len,
+            &[&*v],
+            &[key],
+            adds,
+            &mut acc,
+            n,
+        )?;
+        self.moddown_from_inner_lifting(ell, acc, [add, None], n, None, Some([&*e0, &*e1]))
     }
 
     /// [`GpuRing::keyswitch_moddown`] followed by the rescale of both results, merged (the
@@ -982,7 +1101,7 @@ impl GpuRing {
             LiftAddFactors {
                 lift_factor: &self.p_mod_q_w,
                 w: &self.mod_down_w,
-                w2: &self.rescale_w[ell - 2],
+                w2: Some(&self.rescale_w[ell - 2]),
             },
         )?;
         Ok([o0, o1])

@@ -11,18 +11,137 @@
 //!   results, ModDown merged with the rescale (relinearise-and-rescale).
 //! - [`RnsRing::keyswitch_poly`]: `mod_up` then `keyswitch_moddown[_rescale]`, the ModUp's
 //!   forward row phase merged with the inner product (key switching without hoisting).
+//! - [`RnsRing::encrypt_zero_moddown`]: a public-key encryption's samples, inner product and
+//!   ModDown, the errors' `Q` part never transformed on the GPU.
 
 use std::sync::Arc;
 
 use rayon::prelude::*;
+use rhea_math::sampler::Prng;
 
 use super::cuda::{GpuRing, KsTail};
 use super::ops::check_galois;
 use super::poly::{Form, Poly, Storage};
-use super::{PolyShape, RnsRing};
+use super::{Device, PolyShape, RnsRing};
 use crate::error::{Error, Result};
 
 impl RnsRing {
+    /// The core of a public-key encryption at level `ell` under the key `(b, a)` (NTT form,
+    /// the full `Q ∪ P` basis): draws `v` ternary, then `e_0`, `e_1` Gaussian (`σ = sigma`)
+    /// from `rng`, each from one fresh seed as [`RnsRing::sample_ternary`] and
+    /// [`RnsRing::sample_gaussian`] do, and returns `(add + ModDown(v·b + e_0), ModDown(v·a +
+    /// e_1))` over `Q_ell` (NTT form) — [`RnsRing::keyswitch_moddown_with`] of the transformed
+    /// `v` with the transformed errors inside, bit for bit on either device.
+    ///
+    /// On a GPU with the fast NTT the errors are sampled on `Q_1 ∪ P` only and transformed on
+    /// their `P` limbs only: their `Q` part enters the ModDown's forward NTT in coefficient form
+    /// (`x + NTT(e) − NTT(y) = x − NTT(y − e)`), which saves `2 · ell` limb-NTTs.
+    ///
+    /// Errors: [`Error::InvalidInput`] for a level outside `1..=|Q|`, an addend that is not
+    /// over `Q_ell` in NTT form, or a key that is not over the full basis in NTT form; the
+    /// primitives' errors for operands on different devices.
+    pub fn encrypt_zero_moddown(
+        &self,
+        device: Device,
+        rng: &mut Prng,
+        sigma: f64,
+        ell: usize,
+        key: &[Poly; 2],
+        add: Option<&Poly>,
+    ) -> Result<[Poly; 2]> {
+        if ell == 0 || ell > self.q_len() {
+            return Err(Error::InvalidInput(format!(
+                "encrypt: level {ell} outside 1..={}",
+                self.q_len()
+            )));
+        }
+        let full = self.full_shape();
+        for k in key {
+            if k.shape != full || k.form != Form::Ntt {
+                return Err(Error::InvalidInput(
+                    "encrypt: the public key must be over the full basis in NTT form".into(),
+                ));
+            }
+        }
+        let out_shape = self.shape_q(ell);
+        if let Some(m) = add {
+            if m.shape != out_shape || m.form != Form::Ntt {
+                return Err(Error::InvalidInput(format!(
+                    "encrypt: the message must be over {ell} Q limbs in NTT form"
+                )));
+            }
+        }
+        let shape = self.shape_qp(ell);
+        let mut v = self.sample_ternary_coefficients(device, rng, shape)?;
+        if let Some(ring) = self.gpu_encryption_ring(device, key, add)? {
+            let e_shape = self.shape_qp(1);
+            let mut e0 = self.sample_gaussian_coefficients(device, rng, sigma, e_shape)?;
+            let mut e1 = self.sample_gaussian_coefficients(device, rng, sigma, e_shape)?;
+            let out = match (
+                &mut v.storage,
+                &mut e0.storage,
+                &mut e1.storage,
+                &key[0].storage,
+                &key[1].storage,
+            ) {
+                (
+                    Storage::Cuda(vb),
+                    Storage::Cuda(e0b),
+                    Storage::Cuda(e1b),
+                    Storage::Cuda(kb),
+                    Storage::Cuda(ka),
+                ) => {
+                    let add_buf = add.and_then(|m| match &m.storage {
+                        Storage::Cuda(b) => Some(b),
+                        _ => None,
+                    });
+                    ring.encrypt_zero_moddown(self, ell, vb, [e0b, e1b], (kb, ka), add_buf)
+                }
+                _ => Err(Error::InvalidInput(
+                    "encrypt: the samples left the device".into(),
+                )),
+            };
+            v.zeroize();
+            let [o0, o1] = out?;
+            return Ok([
+                Poly::cuda(o0, out_shape, Form::Ntt),
+                Poly::cuda(o1, out_shape, Form::Ntt),
+            ]);
+        }
+        let mut e0 = self.sample_gaussian_coefficients(device, rng, sigma, shape)?;
+        let mut e1 = self.sample_gaussian_coefficients(device, rng, sigma, shape)?;
+        self.ntt_forward_many(&mut [&mut v, &mut e0, &mut e1])?;
+        let mut digits = [v];
+        let out = self.keyswitch_moddown_with(
+            &digits,
+            std::slice::from_ref(key),
+            [Some(&e0), Some(&e1)],
+            [add, None],
+        );
+        digits[0].zeroize();
+        out
+    }
+
+    /// The GPU ring of a public-key encryption on `device` when the key and the addend are on
+    /// that GPU and it serves the lifted path ([`GpuRing::lifted_encryption`]); `None` when the
+    /// composed path must run.
+    fn gpu_encryption_ring(
+        &self,
+        device: Device,
+        key: &[Poly; 2],
+        add: Option<&Poly>,
+    ) -> Result<Option<Arc<GpuRing>>> {
+        let Device::Cuda(i) = device else {
+            return Ok(None);
+        };
+        let on_it = |p: &Poly| matches!(&p.storage, Storage::Cuda(b) if b.device().index() == i);
+        if !key.iter().all(on_it) || !add.map_or(true, on_it) {
+            return Ok(None);
+        }
+        let ring = self.gpu_ring(i)?;
+        Ok(ring.lifted_encryption().then_some(ring))
+    }
+
     /// The device tables of the GPU holding `buf`.
     fn cuda_ring(&self, buf: &rhea_cuda::DeviceBuffer) -> Result<Arc<GpuRing>> {
         self.gpu_ring(buf.device().index())

@@ -264,29 +264,20 @@ impl RlweContext {
     /// Encrypts the NTT-form plaintext polynomial `m` (Q limbs only, any level `ℓ`) under the
     /// public key. The encryption of zero `(v·b + e_0, v·a + e_1)` (`v` ternary, `e_0, e_1`
     /// Gaussian) is formed over `Q_ℓ ∪ P` and divided by `P` (ModDown), which shrinks its noise
-    /// to the rounding noise; then `m` is added.
+    /// to the rounding noise; then `m` is added ([`RnsRing::encrypt_zero_moddown`]: a key
+    /// switching of the one "digit" `v` with the public key as its key).
     pub fn encrypt_pk(&self, pk: &PublicKey, m: &Poly, rng: &mut Prng) -> Result<Vec<Poly>> {
         self.check_id("encrypt", pk.params_id)?;
         m.expect_form("encrypt", Form::Ntt)?;
-        let ring = &self.ring;
         let ell = m.q_limbs();
-        let shape = ring.shape_qp(ell);
-        // Drawn in the order of sample_ternary, sample_gaussian, sample_gaussian, transformed
-        // together (one grouped NTT launch per phase on a GPU).
-        let mut v = ring.sample_ternary_coefficients(self.device, rng, shape)?;
-        let mut e0 = ring.sample_gaussian_coefficients(self.device, rng, self.sigma, shape)?;
-        let mut e1 = ring.sample_gaussian_coefficients(self.device, rng, self.sigma, shape)?;
-        ring.ntt_forward_many(&mut [&mut v, &mut e0, &mut e1])?;
-        // (m + ModDown(e_0 + v·b), ModDown(e_1 + v·a)): a key switching of the one "digit" v
-        // with the public key as its key (the key's Q limbs above ℓ are skipped, not copied).
-        let mut digits = [v];
-        let [c0, c1] = ring.keyswitch_moddown_with(
-            &digits,
-            std::slice::from_ref(&pk.parts),
-            [Some(&e0), Some(&e1)],
-            [Some(m), None],
+        let [c0, c1] = self.ring.encrypt_zero_moddown(
+            self.device,
+            rng,
+            self.sigma,
+            ell,
+            &pk.parts,
+            Some(m),
         )?;
-        digits[0].zeroize();
         Ok(vec![c0, c1])
     }
 
