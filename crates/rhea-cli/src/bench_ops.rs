@@ -121,7 +121,7 @@ pub struct SuiteSelection {
     pub dnum: Option<usize>,
 }
 
-/// Runs the CKKS suite: encrypt, add, mul+relin (no rescale), mul+relin+rescale, square,
+/// Runs the CKKS suite: encode, encrypt, add, mul+relin (no rescale), mul+relin+rescale, square,
 /// rescale, key switch, rotate by 1, 4 hoisted rotations — at the top level and at every level in
 /// `sel.levels`.
 pub fn run_ckks(
@@ -161,6 +161,7 @@ pub fn run_ckks(
             |op: &'static str, level: Option<usize>, f: &mut dyn FnMut() -> rhea::Result<()>| {
                 time_selected(&mut ops, sel, device, reps, op, level, f)
             };
+        time("encode", None, &mut || encoder.encode(&x).map(drop))?;
         time("encrypt", None, &mut || encryptor.encrypt(&px).map(drop))?;
         let mut levels: Vec<Option<usize>> = vec![None];
         levels.extend(sel.levels.iter().map(|&l| Some(l)));
@@ -223,7 +224,7 @@ impl SchemeBenchReport {
     }
 }
 
-/// Runs the BGV suite (HE-Booster's operations): encrypt, HEADD, HEMUL (with relinearisation, no
+/// Runs the BGV suite (HE-Booster's operations): encode, encrypt, HEADD, HEMUL (with relinearisation, no
 /// modulus switch), modulus switch, HEROT (row rotation by 1).
 pub fn run_bgv(
     preset_name: &str,
@@ -263,6 +264,7 @@ pub fn run_bgv(
         let mut time = |op: &'static str, f: &mut dyn FnMut() -> rhea::Result<()>| {
             time_selected(&mut ops, sel, device, reps, op, None, f)
         };
+        time("encode", &mut || encoder.encode(&x).map(drop))?;
         time("encrypt", &mut || encryptor.encrypt(&px).map(drop))?;
         time("add", &mut || eval.add(&cx, &cy).map(drop))?;
         time("mul_relin", &mut || eval.mul(&cx, &cy).map(drop))?;

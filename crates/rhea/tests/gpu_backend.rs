@@ -57,7 +57,80 @@ fn same(ring: &RnsRing, what: &str, cpu: &Poly, gpu: &Poly) {
 /// The optional addends of a key switching.
 type Adds<'a> = [Option<&'a Poly>; 2];
 
+/// `upload_lifted` and `from_signed` on the GPU (one limb lifted on the device) against the
+/// CPU's host lift, at the edges of the centred range; bad inputs as errors.
+fn check_lifts(test: &str, ring: &RnsRing) {
+    let n = ring.n();
+    for ell in [1, ring.q_len() / 2 + 1, ring.q_len()] {
+        let shape = ring.shape_q(ell);
+        let q0 = ring.moduli(&shape)[0];
+        let (q, half) = (q0.value(), q0.value() / 2);
+        // Edges first (0, ±1, ±⌊q_0/2⌋), then residues spread over [0, q_0).
+        let edges = [0, 1, q - 1, half, half + 1, half - 1, half + 2];
+        let limb0: Vec<u64> = (0..n as u64)
+            .map(|k| match edges.get(k as usize) {
+                Some(&e) => e,
+                None => k.wrapping_mul(0x9e37_79b9_7f4a_7c15) % q,
+            })
+            .collect();
+        let cpu = ring
+            .upload_lifted(Device::Cpu, limb0.clone(), shape)
+            .unwrap();
+        let gpu = ring.upload_lifted(GPU, limb0.clone(), shape).unwrap();
+        same(ring, &format!("{test}: upload_lifted at {ell}"), &cpu, &gpu);
+        // The host lift the CPU path must equal: the centred integers through from_i128.
+        let ints: Vec<i128> = limb0
+            .iter()
+            .map(|&t| {
+                if t > half {
+                    t as i128 - q as i128
+                } else {
+                    t as i128
+                }
+            })
+            .collect();
+        let want = ring.from_i128(Device::Cpu, &ints, shape).unwrap();
+        same(
+            ring,
+            &format!("{test}: upload_lifted at {ell}, CPU"),
+            &want,
+            &cpu,
+        );
+        // from_signed: inside the range (lifted on the device) and beyond it (the host path).
+        for top in [half as i64, half as i64 + 1] {
+            let signed: Vec<i64> = (0..n as i64)
+                .map(|k| if k % 3 == 0 { top } else { -top + k })
+                .collect();
+            let c = ring.from_signed(Device::Cpu, &signed, shape).unwrap();
+            let g = ring.from_signed(GPU, &signed, shape).unwrap();
+            same(
+                ring,
+                &format!("{test}: from_signed up to {top} at {ell}"),
+                &c,
+                &g,
+            );
+        }
+        let mut bad = limb0.clone();
+        bad[3] = q;
+        assert!(
+            ring.upload_lifted(GPU, bad, shape).is_err(),
+            "{test}: unreduced word"
+        );
+        assert!(
+            ring.upload_lifted(GPU, limb0[..n - 1].to_vec(), shape)
+                .is_err(),
+            "{test}: short"
+        );
+        let qp = ring.shape_qp(ell);
+        assert!(
+            ring.upload_lifted(GPU, limb0, qp).is_err(),
+            "{test}: a shape with P limbs"
+        );
+    }
+}
+
 fn check_ring(test: &str, ring: &RnsRing) {
+    check_lifts(test, ring);
     let full = ring.full_shape();
     let mut stream = 1;
     let mut next = || {

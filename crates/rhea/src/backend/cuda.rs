@@ -97,6 +97,9 @@ pub(crate) struct GpuRing {
     /// Whether [`GpuRing::encrypt_zero_moddown`] serves public-key encryption
     /// (`RHEA_LIFTED_ENCRYPTION=0` at ring creation turns it off, for A/B measurements).
     lifted_encryption: bool,
+    /// Whether `RnsRing::upload_lifted` lifts on the device (`RHEA_LIFTED_UPLOAD=0` at ring
+    /// creation uploads the host-lifted limbs instead, for A/B measurements).
+    lifted_upload: bool,
     /// `mod_up_inverse[ℓ - 1]`: the ModUp's inverse NTT at level `ℓ` with the conversions'
     /// first step `q̂_i^{-1}` folded in ([`DeviceNttTables::scaled_inverse_words`]); empty
     /// without the fast NTT or with `RHEA_MODUP_SCALED_INVERSE=0` (A/B measurements).
@@ -220,6 +223,7 @@ impl GpuRing {
             q_values,
             fused_keyswitch: std::env::var("RHEA_FUSED_KEYSWITCH").map_or(true, |v| v != "0"),
             lifted_encryption: std::env::var("RHEA_LIFTED_ENCRYPTION").map_or(true, |v| v != "0"),
+            lifted_upload: std::env::var("RHEA_LIFTED_UPLOAD").map_or(true, |v| v != "0"),
             mod_up_inverse,
             mod_down_inverse,
         })
@@ -228,6 +232,26 @@ impl GpuRing {
     /// The device.
     pub(crate) fn device(&self) -> &Arc<GpuDevice> {
         &self.dev
+    }
+
+    /// `[limbs][N]` words: limb `i` the centred lift of `t` (`N` words canonical modulo `q_0`)
+    /// modulo `q_i` (one launch; `RnsRing::upload_lifted`).
+    pub(crate) fn lift_first_limb(&self, t: &DeviceBuffer, limbs: usize) -> Result<DeviceBuffer> {
+        let n = t.len();
+        if limbs == 0 || limbs > self.q_len {
+            return Err(Error::InvalidInput(format!(
+                "lift to {limbs} limbs of {} Q primes",
+                self.q_len
+            )));
+        }
+        let mut out = self.alloc(limbs * n)?;
+        fused::rescale_lift(&mut out, t, self.q_values[0], &self.full, limbs, n)?;
+        Ok(out)
+    }
+
+    /// Whether `RnsRing::upload_lifted` lifts on the device ([`GpuRing::lift_first_limb`]).
+    pub(crate) fn lifted_upload(&self) -> bool {
+        self.lifted_upload
     }
 
     /// Whether [`GpuRing::encrypt_zero_moddown`] serves public-key encryption: the two-kernel

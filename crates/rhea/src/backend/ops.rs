@@ -147,6 +147,66 @@ impl RnsRing {
         })
     }
 
+    /// A coefficient-form polynomial of the Q-only `shape` whose limb `i` holds `[c]_{q_i}` for
+    /// the centred representatives `c ∈ [−⌊q_0/2⌋, ⌊q_0/2⌋]` of the words of `limb0` (`N` words
+    /// canonical modulo `q_0`): small integers, given by their residues modulo the first prime
+    /// and lifted to every limb on `device` — on a GPU only the one limb crosses the bus. The
+    /// same words as [`RnsRing::upload`] of the lifted limbs (an encoder's plaintext whose
+    /// coefficients lie below `q_0 / 2`).
+    ///
+    /// Errors: [`Error::InvalidInput`] for a shape with `P` limbs or none, a `limb0` of another
+    /// length or with a word not reduced modulo `q_0`; the device's errors.
+    pub fn upload_lifted(&self, device: Device, limb0: Vec<u64>, shape: PolyShape) -> Result<Poly> {
+        device.check_supported()?;
+        self.check_shape("upload_lifted", &shape)?;
+        if shape.p_limbs != 0 || shape.q_limbs == 0 || limb0.len() != shape.n {
+            return Err(Error::InvalidInput(format!(
+                "upload_lifted: {} words for a polynomial of shape {shape} (Q limbs only, one \
+                 limb of words)",
+                limb0.len()
+            )));
+        }
+        let q0 = self.modulus(&shape, 0);
+        if let Some(k) = limb0.iter().position(|&x| x >= q0.value()) {
+            return Err(Error::InvalidInput(format!(
+                "upload_lifted: word {k} is not reduced modulo {}",
+                q0.value()
+            )));
+        }
+        let host_lift = || {
+            let half = q0.value() / 2;
+            let mut data = Vec::with_capacity(shape.words());
+            for m in self.moduli(&shape) {
+                data.extend(limb0.iter().map(|&t| {
+                    let c = if t > half {
+                        t as i64 - q0.value() as i64
+                    } else {
+                        t as i64
+                    };
+                    m.reduce_i64(c)
+                }));
+            }
+            data
+        };
+        let storage = match device {
+            Device::Cpu => Storage::Cpu(host_lift()),
+            Device::Cuda(i) => {
+                let ring = self.gpu_ring(i)?;
+                if ring.lifted_upload() {
+                    let t = ring.device().upload(&limb0)?;
+                    Storage::Cuda(ring.lift_first_limb(&t, shape.q_limbs)?)
+                } else {
+                    Storage::Cuda(ring.device().upload(&host_lift())?)
+                }
+            }
+        };
+        Ok(Poly {
+            storage,
+            shape,
+            form: Form::Coefficient,
+        })
+    }
+
     /// Downloads the words (`[limb][N]`) to the host (on a GPU this waits for the queued work).
     pub fn download(&self, a: &Poly) -> Result<Vec<u64>> {
         match &a.storage {
@@ -175,7 +235,8 @@ impl RnsRing {
     }
 
     /// A coefficient-form polynomial with small signed coefficients (`coeffs.len() = N`), lifted
-    /// to every limb of `shape`.
+    /// to every limb of `shape` (on a GPU, for a Q-only shape and coefficients below `q_0 / 2`,
+    /// by [`RnsRing::upload_lifted`]: the same words).
     pub fn from_signed(&self, device: Device, coeffs: &[i64], shape: PolyShape) -> Result<Poly> {
         self.check_shape("from_signed", &shape)?;
         if coeffs.len() != shape.n {
@@ -184,6 +245,15 @@ impl RnsRing {
                 coeffs.len(),
                 shape.n
             )));
+        }
+        if matches!(device, Device::Cuda(_)) && shape.p_limbs == 0 && shape.q_limbs > 0 {
+            // Small enough for the centred lift from q_0: only that limb crosses the bus.
+            let q0 = self.modulus(&shape, 0);
+            let half = q0.value() / 2;
+            if coeffs.iter().all(|c| c.unsigned_abs() <= half) {
+                let limb0 = coeffs.iter().map(|&c| q0.reduce_i64(c)).collect();
+                return self.upload_lifted(device, limb0, shape);
+            }
         }
         let data = sampler::lift_signed(coeffs, &self.moduli(&shape));
         self.upload(device, data, shape, Form::Coefficient)

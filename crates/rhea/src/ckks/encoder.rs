@@ -6,8 +6,17 @@ use rayon::prelude::*;
 use rhea_math::fft::SpecialFft;
 
 use super::{CkksContext, Plaintext};
-use crate::backend::{Form, PolyShape};
+use crate::backend::{Device, Form, PolyShape};
 use crate::error::{Error, Result};
+
+/// The host part of an encoding: the residues of the plaintext's coefficients and its shape.
+struct HostWords {
+    /// `[limb][N]` residues, or (`lifted`) one limb of residues modulo `q_0` of coefficients
+    /// below `q_0 / 2` in magnitude, lifted to every limb on the device.
+    words: Vec<u64>,
+    shape: PolyShape,
+    lifted: bool,
+}
 
 /// Below this `log2(scale · max|coefficient|)` the encoder rounds `f64` coefficients; above it, it
 /// runs the double-double transform (`SpecialFft::encode_scaled_i128`).
@@ -77,8 +86,8 @@ impl Encoder {
         level: usize,
         scale: f64,
     ) -> Result<Plaintext> {
-        let (words, shape) = self.encode_words(values, level, scale)?;
-        self.finish(words, shape, scale)
+        let host = self.encode_words(values, level, scale)?;
+        self.finish(host, scale)
     }
 
     /// Encodes many real vectors (each at most `slots` values, zero-padded) at the top level
@@ -113,19 +122,15 @@ impl Encoder {
                 self.encode_words(&z, level, scale)
             })
             .collect::<Result<Vec<_>>>()?;
-        host.into_iter()
-            .map(|(words, shape)| self.finish(words, shape, scale))
-            .collect()
+        host.into_iter().map(|h| self.finish(h, scale)).collect()
     }
 
     /// The host part of an encoding: the coefficient-form residues (`[limb][N]` words) of the
-    /// plaintext of `values` at `level` and `scale`, and their shape.
-    fn encode_words(
-        &self,
-        values: &[Complex64],
-        level: usize,
-        scale: f64,
-    ) -> Result<(Vec<u64>, PolyShape)> {
+    /// plaintext of `values` at `level` and `scale`, and their shape; for a GPU context, when
+    /// every coefficient lies below `q_0 / 2` in magnitude (any scale up to ~2^58 with values
+    /// near 1), only their residues modulo `q_0`, which the device lifts to every limb (1/ℓ of
+    /// the host reductions and of the upload).
+    fn encode_words(&self, values: &[Complex64], level: usize, scale: f64) -> Result<HostWords> {
         let params = self.ctx.params();
         if values.len() > self.slots {
             return Err(Error::InvalidInput(format!(
@@ -180,19 +185,39 @@ impl Encoder {
         let gap = n / (2 * self.slots);
         let ring = self.ctx.ring();
         let shape = ring.shape_q(params.q_limbs_at_level(level));
-        let mut words = vec![0u64; shape.words()];
-        for (q, limb) in ring.moduli(&shape).iter().zip(words.chunks_exact_mut(n)) {
+        let moduli = ring.moduli(&shape);
+        let half = u128::from(moduli[0].value() / 2);
+        let lifted = matches!(self.ctx.device(), Device::Cuda(_))
+            && ints.iter().all(|v| v.unsigned_abs() <= half);
+        let limbs = if lifted { &moduli[..1] } else { &moduli[..] };
+        let mut words = vec![0u64; limbs.len() * n];
+        for (q, limb) in limbs.iter().zip(words.chunks_exact_mut(n)) {
             for (k, &v) in ints.iter().enumerate() {
                 limb[k * gap] = q.reduce_i128(v);
             }
         }
-        Ok((words, shape))
+        Ok(HostWords {
+            words,
+            shape,
+            lifted,
+        })
     }
 
-    /// The device part of an encoding: upload the residues, forward NTT.
-    fn finish(&self, words: Vec<u64>, shape: PolyShape, scale: f64) -> Result<Plaintext> {
+    /// The device part of an encoding: upload the residues (or the one limb, lifted on the
+    /// device), forward NTT.
+    fn finish(&self, host: HostWords, scale: f64) -> Result<Plaintext> {
         let ring = self.ctx.ring();
-        let mut poly = ring.upload(self.ctx.device(), words, shape, Form::Coefficient)?;
+        let device = self.ctx.device();
+        let HostWords {
+            words,
+            shape,
+            lifted,
+        } = host;
+        let mut poly = if lifted {
+            ring.upload_lifted(device, words, shape)?
+        } else {
+            ring.upload(device, words, shape, Form::Coefficient)?
+        };
         ring.ntt_forward(&mut poly)?;
         Ok(Plaintext {
             poly,
