@@ -35,8 +35,15 @@ struct SampleArgs {
     u32 limbs;
     u32 polys;
     u32 mod_offset;
-    u32 pad;
+    u32 limbs_per_block;        // ternary and Gaussian: the limbs of grid slice blockIdx.z
 };
+
+// Threads per block of the ternary and Gaussian kernels (rhea_cuda::sample::SAMPLE_THREADS):
+// each computes one ChaCha block (8 coefficients) into shared memory, then the block writes its
+// 8 * SAMPLE_THREADS coefficients, lifted, into limbs limbs_per_block * z .. + limbs_per_block
+// (coalesced: consecutive threads, consecutive words). The host sizes the limb slices so that
+// the grid fills the device; each slice recomputes its samples (cheap).
+#define SAMPLE_THREADS 128
 
 RHEA_INLINE u32 rotl32(u32 x, u32 r) { return __funnelshift_l(x, x, r); }
 
@@ -122,35 +129,43 @@ extern "C" __global__ void sample_uniform(const __grid_constant__ SampleArgs A) 
     }
 }
 
-// One thread per ChaCha block (8 coefficients, written to every limb); blockIdx.y = polynomial.
-extern "C" __global__ void sample_ternary(const __grid_constant__ SampleArgs A) {
+// Blocks of SAMPLE_THREADS threads, each thread one ChaCha block (8 coefficients); blockIdx.y
+// = polynomial, blockIdx.z = slice of limbs.
+extern "C" __global__ void __launch_bounds__(SAMPLE_THREADS)
+    sample_ternary(const __grid_constant__ SampleArgs A) {
+    __shared__ u32 digits[8 * SAMPLE_THREADS];
     pdl_trigger();
     const u64 blocks = (A.n + 7) >> 3;
-    const u64 b = (u64)blockIdx.x * blockDim.x + threadIdx.x;
-    if (b >= blocks) return;
+    const u64 b = (u64)blockIdx.x * SAMPLE_THREADS + threadIdx.x;
     const u32 p = blockIdx.y;
-    u32 w[16];
-    chacha20_block(A.key, A.stream + p, b, w);
-    // digit[s] = floor(3 r / 2^64) in {0, 1, 2}, the coefficient plus one.
-    u32 digit[8];
+    if (b < blocks) {
+        u32 w[16];
+        chacha20_block(A.key, A.stream + p, b, w);
+        // digit = floor(3 r / 2^64) in {0, 1, 2}, the coefficient plus one.
 #pragma unroll
-    for (int s = 0; s < 8; ++s) {
-        const u64 r = (u64)w[2 * s] | ((u64)w[2 * s + 1] << 32);
-        digit[s] = (u32)__umul64hi(r, 3ull);
+        for (int s = 0; s < 8; ++s) {
+            const u64 r = (u64)w[2 * s] | ((u64)w[2 * s + 1] << 32);
+            digits[8 * threadIdx.x + s] = (u32)__umul64hi(r, 3ull);
+        }
     }
-    u64* out = A.out + (u64)p * A.limbs * A.n;
-    const u64 k0 = 8 * b;
+    __syncthreads();
     pdl_wait();
-    for (u32 l = 0; l < A.limbs; ++l) {
+    const u64 base = (u64)blockIdx.x * (8 * SAMPLE_THREADS);
+    const u32 l0 = blockIdx.z * A.limbs_per_block;
+    const u32 l1 = min(A.limbs, l0 + A.limbs_per_block);
+    u64* out = A.out + (u64)p * A.limbs * A.n;
+    for (u32 l = l0; l < l1; ++l) {
         const u64 q = A.moduli[A.mod_offset + l].value;
         u64* row = out + (u64)l * A.n;
 #pragma unroll
-        for (int s = 0; s < 8; ++s) {
-            if (k0 + s < A.n) {
+        for (int j = 0; j < 8; ++j) {
+            const u32 local = j * SAMPLE_THREADS + threadIdx.x;
+            const u64 k = base + local;
+            if (k < A.n) {
                 // digit - 1, with -1 lifted to q - 1 (branch-free).
-                const u64 d = (u64)digit[s] - 1ull;
-                const u64 neg_mask = 0ull - (u64)(digit[s] == 0);
-                row[k0 + s] = d + (q & neg_mask);
+                const u32 d = digits[local];
+                const u64 neg_mask = 0ull - (u64)(d == 0);
+                row[k] = ((u64)d - 1ull) + (q & neg_mask);
             }
         }
     }
@@ -158,10 +173,9 @@ extern "C" __global__ void sample_ternary(const __grid_constant__ SampleArgs A) 
 
 // ---- discrete Gaussian ----------------------------------------------------------------------
 
-// Must match rhea_cuda::sample::{MAX_GAUSSIAN_TABLE, GAUSSIAN_THREADS, GAUSSIAN_LIMBS_PER_BLOCK}.
+// Must match rhea_cuda::sample::MAX_GAUSSIAN_TABLE.
 #define GAUSSIAN_MAX_TABLE 256
-#define GAUSSIAN_THREADS 128
-#define GAUSSIAN_LIMBS_PER_BLOCK 8
+#define GAUSSIAN_THREADS SAMPLE_THREADS
 
 // Must match rhea_cuda::sample::GaussianArgs (#[repr(C)]).
 struct GaussianArgs {
@@ -207,8 +221,8 @@ extern "C" __global__ void __launch_bounds__(GAUSSIAN_THREADS)
     __syncthreads();
     pdl_wait();
     const u64 base = (u64)blockIdx.x * (8 * GAUSSIAN_THREADS);
-    const u32 l0 = blockIdx.z * GAUSSIAN_LIMBS_PER_BLOCK;
-    const u32 l1 = min(A.limbs, l0 + GAUSSIAN_LIMBS_PER_BLOCK);
+    const u32 l0 = blockIdx.z * A.limbs_per_block;
+    const u32 l1 = min(A.limbs, l0 + A.limbs_per_block);
     u64* out = A.out + (u64)p * A.limbs * A.n;
     for (u32 l = l0; l < l1; ++l) {
         const RheaModulus m = load_modulus(A.moduli, A.mod_offset + l);

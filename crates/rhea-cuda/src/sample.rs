@@ -52,7 +52,7 @@ struct SampleArgs {
     limbs: u32,
     polys: u32,
     mod_offset: u32,
-    pad: u32,
+    limbs_per_block: u32,
 }
 
 // SAFETY: plain `#[repr(C)]` integers, the layout of the CUDA struct.
@@ -135,7 +135,7 @@ fn sample_args(
         limbs: layout.limbs as u32,
         polys: layout.polys as u32,
         mod_offset: layout.first_modulus as u32,
-        pad: 0,
+        limbs_per_block: 0,
     }
 }
 
@@ -222,21 +222,58 @@ pub fn ternary_from_seed(
     layout: &RnsLayout,
     moduli: &DeviceModuli,
 ) -> Result<()> {
-    let blocks = layout.degree.div_ceil(8);
-    launch("sample_ternary", out, seed, stream, layout, moduli, blocks)
+    let dev = check(out, stream, layout, moduli)?;
+    let (cfg, limbs_per_block) = sliced_config(layout)?;
+    let mut args = sample_args(out, seed, stream, layout, moduli);
+    args.limbs_per_block = limbs_per_block;
+    // SAFETY: `args` is `struct SampleArgs`, for the buffer and table `check` accepted; the
+    // kernel guards every coefficient past N and every limb past `limbs`, and keeps all threads
+    // for its `__syncthreads`.
+    unsafe { run(&dev, "sample_ternary", &mut args, |a| &mut a.key, cfg) }
+}
+
+/// Threads per block of `sample_ternary` and `sample_gaussian` (`SAMPLE_THREADS` in
+/// `sample.cu`): one ChaCha block (8 coefficients) each.
+const SAMPLE_THREADS: u32 = 128;
+
+/// About how many blocks a ternary or Gaussian launch aims for (a few per SM), by slicing the
+/// limbs along the grid's z dimension.
+const SLICED_TARGET_BLOCKS: usize = 512;
+
+/// The most limbs one block of a sliced launch writes.
+const MAX_LIMBS_PER_BLOCK: usize = 8;
+
+/// The grid of `sample_ternary` / `sample_gaussian` for `layout` and the limbs each block
+/// writes: `(⌈N/8/SAMPLE_THREADS⌉, polys, slices)`, with slices of at most
+/// [`MAX_LIMBS_PER_BLOCK`] limbs, as thin as it takes to reach about
+/// [`SLICED_TARGET_BLOCKS`] blocks (each slice recomputes its samples: a few hundred
+/// instructions per thread against the stores it spreads).
+fn sliced_config(layout: &RnsLayout) -> Result<(LaunchConfig, u32)> {
+    let gx = grid_x(layout, layout.degree.div_ceil(8), SAMPLE_THREADS)?;
+    let xy = gx as usize * layout.polys;
+    let slices_wanted = SLICED_TARGET_BLOCKS.div_ceil(xy).max(1);
+    let per_block = layout
+        .limbs
+        .div_ceil(slices_wanted)
+        .clamp(1, MAX_LIMBS_PER_BLOCK);
+    let slices = layout.limbs.div_ceil(per_block);
+    if slices > 65535 {
+        return Err(CudaError::Shape(format!(
+            "{} limbs exceed one launch",
+            layout.limbs
+        )));
+    }
+    let cfg = LaunchConfig {
+        grid_dim: (gx, layout.polys as u32, slices as u32),
+        block_dim: (SAMPLE_THREADS, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    Ok((cfg, per_block as u32))
 }
 
 /// The most CDT entries the Gaussian kernel takes (`2·⌊bound⌋ ≤ 256`, i.e. `bound < 129`):
 /// the table travels in the launch arguments (2 KiB of the 4 KiB parameter space).
 pub const MAX_GAUSSIAN_TABLE: usize = 256;
-
-/// Threads per block of `sample_gaussian` (`GAUSSIAN_THREADS` in `sample.cu`).
-const GAUSSIAN_THREADS: u32 = 128;
-
-/// Limbs written per block of `sample_gaussian` (`GAUSSIAN_LIMBS_PER_BLOCK` in `sample.cu`): the
-/// grid's z dimension splits the limbs into groups this size, each group recomputing its
-/// samples (cheap) so that small rings still fill the device.
-const GAUSSIAN_LIMBS_PER_BLOCK: usize = 8;
 
 /// Launch arguments of `sample_gaussian` (`struct GaussianArgs` in `sample.cu`).
 #[repr(C)]
@@ -287,29 +324,16 @@ pub fn gaussian_from_seed(
             cdt.len()
         )));
     }
-    let limb_groups = layout.limbs.div_ceil(GAUSSIAN_LIMBS_PER_BLOCK);
-    if limb_groups > 65535 {
-        return Err(CudaError::Shape(format!(
-            "{} limbs exceed one launch",
-            layout.limbs
-        )));
-    }
+    let (cfg, limbs_per_block) = sliced_config(layout)?;
     let mut table = [0u64; MAX_GAUSSIAN_TABLE];
     table[..cdt.len()].copy_from_slice(&cdt);
+    let mut base = sample_args(out, seed, stream, layout, moduli);
+    base.limbs_per_block = limbs_per_block;
     let mut args = GaussianArgs {
-        base: sample_args(out, seed, stream, layout, moduli),
+        base,
         entries: cdt.len() as u32,
         bound: (cdt.len() / 2) as u32,
         table,
-    };
-    let cfg = LaunchConfig {
-        grid_dim: (
-            grid_x(layout, layout.degree.div_ceil(8), GAUSSIAN_THREADS)?,
-            layout.polys as u32,
-            limb_groups as u32,
-        ),
-        block_dim: (GAUSSIAN_THREADS, 1, 1),
-        shared_mem_bytes: 0,
     };
     // SAFETY: `args` is `struct GaussianArgs` around `sample_args` for the buffer and table
     // `check` accepted, with `entries ≤ GAUSSIAN_MAX_TABLE`; the kernel guards every coefficient

@@ -106,6 +106,9 @@ fn ternary_matches_host() {
         (1 << 16, 3, 30, 3, 99),
         (1 << 17, 3, 61, 1, 0),
         (1001, 2, 30, 2, 5), // N not a multiple of 8
+        // Limb slices of 5 (the last of 4), and of 3 over two polynomials (the last of 1).
+        (1 << 16, 34, 61, 1, 0),
+        (1 << 16, 10, 60, 2, 7),
     ];
     for (n, limbs, bits, polys, stream) in cases {
         let moduli = primes(bits, limbs, 1 << 12);
@@ -160,7 +163,9 @@ fn gaussian_matches_host() {
         (1 << 17, 9, 61, 1, 1 << 40, 0, 1.0, 6.0),
         (1 << 12, 2, 40, 1, 7, 0, 21.0, 128.9), // the largest table the kernel takes
         (1001, 2, 30, 2, 5, 2, 3.2, 4.0),       // N not a multiple of 8, a tight cut
-        (1000, 17, 30, 1, 3, 0, DEFAULT_SIGMA, DEFAULT_BOUND), // a limb group of one
+        (1000, 17, 30, 1, 3, 0, DEFAULT_SIGMA, DEFAULT_BOUND), // limb slices of one
+        // Limb slices of 3 over two polynomials (the last of 1), from a later modulus.
+        (1 << 16, 10, 60, 2, 0, 3, DEFAULT_SIGMA, DEFAULT_BOUND),
     ];
     for (n, limbs, bits, polys, stream, first, sigma, bound) in cases {
         let all = primes(bits, first + limbs, 1 << 12);
