@@ -65,9 +65,11 @@ enum Command {
         /// to cover the largest digit).
         #[arg(long)]
         dnum: Option<usize>,
-        /// Parameter preset for the `ckks` / `bgv` suites, or a JSON parameter-literal file.
-        #[arg(long, default_value = "n16_logqp1560_levels24")]
-        preset: String,
+        /// Parameter preset for the `ckks` / `bgv` suites, or a JSON parameter-literal file
+        /// (default: the scheme's deep N = 2^16 preset, `n16_logqp1560_levels24` for CKKS,
+        /// `n16_logqp1717_batching` for BGV).
+        #[arg(long)]
+        preset: Option<String>,
         /// Timed repetitions per operation (the median is reported).
         #[arg(long, default_value_t = 10)]
         reps: usize,
@@ -103,6 +105,7 @@ fn main() -> ExitCode {
                     levels: level,
                     dnum,
                 };
+                let preset = preset.unwrap_or_else(|| default_preset(&suite).to_string());
                 bench(&suite, gpu, &sel, json.as_deref(), &device, &preset, reps)
             }
         },
@@ -153,6 +156,14 @@ fn parse_device(name: &str) -> Result<rhea::Device, String> {
             .and_then(|i| i.parse().ok())
             .map(rhea::Device::Cuda)
             .ok_or_else(|| format!("unknown device `{other}` (use cpu, cuda:N or best)")),
+    }
+}
+
+/// The `--preset` a `bench` suite takes when none is given: the scheme's deep N = 2^16 preset.
+fn default_preset(suite: &str) -> &'static str {
+    match suite {
+        "bgv" => "n16_logqp1717_batching",
+        _ => "n16_logqp1560_levels24",
     }
 }
 
@@ -337,6 +348,22 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("--dnum"), "{err}");
+    }
+
+    #[test]
+    fn each_scheme_defaults_to_a_preset_of_its_own() {
+        for suite in ["ckks", "ops", "bgv"] {
+            let preset = default_preset(suite);
+            let known = if suite == "bgv" {
+                crate::files::bgv_literal(preset).is_ok()
+            } else {
+                crate::files::ckks_literal(preset).is_ok()
+            };
+            assert!(
+                known,
+                "{suite}: default preset {preset} is not one of its scheme's"
+            );
+        }
     }
 
     #[test]
