@@ -109,6 +109,11 @@ pub(crate) struct GpuRing {
     mod_down_inverse: Option<DeviceBuffer>,
 }
 
+/// An A/B switch read at ring creation: on unless the variable is `0`.
+fn knob_on(var: &str) -> bool {
+    std::env::var(var).map_or(true, |v| v.trim() != "0")
+}
+
 /// `(w_i, shoup(w_i))` pairs, interleaved.
 fn shoup_pairs(w: &[u64], ws: &[u64]) -> Vec<u64> {
     w.iter().zip(ws).flat_map(|(&a, &b)| [a, b]).collect()
@@ -181,15 +186,14 @@ impl GpuRing {
             .map(|(m, &w)| m.shoup(w))
             .collect();
         let p_mod_q_w = dev.upload(&shoup_pairs(p_mod_q, &p_mod_q_shoup))?;
-        let neg_one: Vec<u64> = q_values.iter().map(|&q| q - 1).collect();
-        let neg_one_shoup: Vec<u64> = ring
+        let neg_one: Vec<u64> = ring
             .q()
             .moduli()
             .iter()
-            .map(|m| m.shoup(m.value() - 1))
+            .flat_map(|m| [m.value() - 1, m.shoup(m.value() - 1)])
             .collect();
-        let neg_one_w = dev.upload(&shoup_pairs(&neg_one, &neg_one_shoup))?;
-        let scaled = std::env::var("RHEA_MODUP_SCALED_INVERSE").map_or(true, |v| v != "0");
+        let neg_one_w = dev.upload(&neg_one)?;
+        let scaled = knob_on("RHEA_MODUP_SCALED_INVERSE");
         let mod_up_inverse = if scaled && ntt.has_fast_kernels() {
             (1..=l)
                 .map(|ell| {
@@ -221,9 +225,9 @@ impl GpuRing {
             p_mod_q_w,
             neg_one_w,
             q_values,
-            fused_keyswitch: std::env::var("RHEA_FUSED_KEYSWITCH").map_or(true, |v| v != "0"),
-            lifted_encryption: std::env::var("RHEA_LIFTED_ENCRYPTION").map_or(true, |v| v != "0"),
-            lifted_upload: std::env::var("RHEA_LIFTED_UPLOAD").map_or(true, |v| v != "0"),
+            fused_keyswitch: knob_on("RHEA_FUSED_KEYSWITCH"),
+            lifted_encryption: knob_on("RHEA_LIFTED_ENCRYPTION"),
+            lifted_upload: knob_on("RHEA_LIFTED_UPLOAD"),
             mod_up_inverse,
             mod_down_inverse,
         })
@@ -840,6 +844,11 @@ impl GpuRing {
         galois: Option<u64>,
         errors: Option<[&DeviceBuffer; 2]>,
     ) -> Result<[DeviceBuffer; 2]> {
+        if errors.is_some() && galois.is_some() {
+            return Err(Error::InvalidInput(
+                "a ModDown with lifted errors takes no automorphism".into(),
+            ));
+        }
         let pl = self.ntt.len() - self.q_len;
         let width = ell + pl;
         let batch = NttBatch::limb_range(2, width, ell, pl).with_first_table(self.q_len - ell);
@@ -870,11 +879,6 @@ impl GpuRing {
             c: adds[c].map(|a| (a, 0)),
         });
         if let Some(e) = errors {
-            if galois.is_some() {
-                return Err(Error::InvalidInput(
-                    "a ModDown with lifted errors takes no automorphism".into(),
-                ));
-            }
             let lift = e.map(|src| LiftRun { src, limb: 0 });
             self.ntt.forward_runs_lift_add_epilogue(
                 &lift,

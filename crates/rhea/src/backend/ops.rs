@@ -173,20 +173,20 @@ impl RnsRing {
                 q0.value()
             )));
         }
+        // The host lift: the centred integers, lifted as `from_signed` lifts them.
         let host_lift = || {
-            let half = q0.value() / 2;
-            let mut data = Vec::with_capacity(shape.words());
-            for m in self.moduli(&shape) {
-                data.extend(limb0.iter().map(|&t| {
-                    let c = if t > half {
-                        t as i64 - q0.value() as i64
+            let (q, half) = (q0.value(), q0.value() / 2);
+            let centred: Vec<i64> = limb0
+                .iter()
+                .map(|&t| {
+                    if t > half {
+                        t as i64 - q as i64
                     } else {
                         t as i64
-                    };
-                    m.reduce_i64(c)
-                }));
-            }
-            data
+                    }
+                })
+                .collect();
+            sampler::lift_signed(&centred, &self.moduli(&shape))
         };
         let storage = match device {
             Device::Cpu => Storage::Cpu(host_lift()),
