@@ -23,7 +23,7 @@
         const ulonglong2* __restrict__ tw3, const NttPrime* __restrict__ primes, const NttArgs a
 
 // Register budgets. Blocks of up to 128 threads (N >= 2^14) get a minimum-blocks hint of B x 128
-// threads per SM: B = 8 (64 registers) for the forward column kernels, 7 (72) for the inverse
+// threads per SM: B = 9 (56 registers) for the forward column kernels, 7 (72) for the inverse
 // ones, 8 (64) for the row kernels. Without hints ptxas settles at 56-66 registers for most
 // kernels and 74-78 for the forward row kernels; each B is the fastest of 6-9 for its kernel on
 // the H100 (BENCHMARKS.md §13: the column kernels, scheduled more freely with 72, ran 4-11 %
@@ -31,7 +31,8 @@
 // factors are loaded late, NTT_LATE_CST, and the forward transform is then 2 % faster than at
 // 80; §21: with row flags, which let the row kernel start on rows whose columns are done, the
 // forward column kernels are best at 8 blocks, 1.94 waves of a 32-limb transform instead of
-// 2.2). Larger blocks get no hint (a 7-block hint would cap them at 32 registers and spill),
+// 2.2; §23: with their twiddles staged in shared memory, at 9: forward 32.1 -> 31.7 us). Larger
+// blocks get no hint (a 7-block hint would cap them at 32 registers and spill),
 // nor do the transforms below N = 2^14 (the lift-and-add column kernel would spill at 72).
 // NTT_MIN_BLOCKS (e.g. through RHEA_NVRTC_DEFINES) sets one hint for every kernel instead, for
 // tuning; 0 removes it; NTT_COLS_FWD_B, NTT_COLS_INV_B, NTT_ROWS_FWD_B and NTT_ROWS_INV_B can
@@ -41,7 +42,7 @@
 #define NTT_COLS_INV_B NTT_COLS_B
 #endif
 #ifndef NTT_COLS_FWD_B
-#define NTT_COLS_FWD_B 8
+#define NTT_COLS_FWD_B 9
 #endif
 #ifndef NTT_COLS_INV_B
 #define NTT_COLS_INV_B 7

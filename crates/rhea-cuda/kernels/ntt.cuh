@@ -99,6 +99,7 @@ struct NttArgs {
     u64 flags;        // row flags (see ntt_dep_wait): u32 [2][NTT_FLAG_ROWS], or 0
     u32 epoch;        // the stamp of this transform's finished rows
     u32 flag_role;    // 0: none; 1: the first phase, signals its rows; 2: the second, waits on them
+    u32 tw_staged;    // 1: the kernels stage their twiddles in shared memory (see NTT_TW_SMEM)
 };
 
 // Row flags: the second kernel of a two-kernel transform starts on a row as soon as the first
@@ -379,6 +380,7 @@ struct TwCtx {
     const ulonglong2* __restrict__ tw;
     const ulonglong2* __restrict__ tw3;
     ulonglong2 cst[3];
+    const ulonglong2* st;  // shared memory: the chunk's staged runs (see NTT_TW_SMEM)
 };
 
 // floor(w 2^64 / q) for w < q (the Shoup companion), from r = floor((2^128 - 1) / q) =
@@ -445,6 +447,112 @@ template <int LOGS, int I, bool DERIVED, bool SKIP0, bool INV = false>
 RHEA_INLINE void pass_tw_load_of(u32 tau, u32 R, const TwCtx& t, ulonglong2 (&w)[NTT_PASS_TW]) {
     pass_tw_load<LOGS, NttPasses<LOGS>::j0(I), NttPasses<LOGS>::p(I), DERIVED, SKIP0, INV>(
         tau, R, t, w);
+}
+
+// ---- twiddles staged in shared memory -------------------------------------------------------------
+//
+// NTT_TW_SMEM (bits 0 / 1: forward column kernels / forward row kernels with derived twiddles;
+// bits 2 / 3: the same inverses; default 13, all but the forward rows): the twiddles of every
+// pass but the first one run (column kernels) or of the middle passes (forward row kernels: not
+// the first, whose loads overlap the data loads, nor the direct pass, which reads the compact
+// table; inverse row kernels: every pass after the direct one) are copied into shared memory at
+// the kernel's start by cp.async, before the dependency wait, and read there after the barrier
+// that precedes their pass, instead of by up to 7 global loads per thread and pass through L1.
+// A chunk's pass (J0, P) uses, for its local stage s, the run table[(R << (J0 + s)) .. +
+// 2^(J0 + s)); the staged layout holds these runs one after the other, pass by pass (the passes
+// of a mask, a bit per pass), per chunk. The host asks for it per launch (NttArgs::tw_staged):
+// on the H100 it pays in launches of a few waves (2^16 x 32 limbs: forward 33.4 -> 32.0 us,
+// inverse 31.4 -> 30.3) and costs in long ones (1024 x 8 limbs at 2^15, 248 waves of column
+// blocks: forward +15 %), so the host stages launches of at most NTT_FLAG_ROWS rows
+// (BENCHMARKS.md §23). Staging the forward rows too made that transform slower (33.6 us).
+#ifndef NTT_TW_SMEM
+#define NTT_TW_SMEM 13
+#endif
+
+// NTT_TW_SMEM_L1 (default 1): the copies go through L1 (cp.async.ca), where the other blocks of
+// the SM that use the same table find them; 0: through L2 only (.cg).
+#ifndef NTT_TW_SMEM_L1
+#define NTT_TW_SMEM_L1 1
+#endif
+
+RHEA_INLINE void cp_async16(ulonglong2* dst, const ulonglong2* src) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    const u32 d = (u32)__cvta_generic_to_shared(dst);
+    if (NTT_TW_SMEM_L1) {
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src) : "memory");
+    } else {
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src) : "memory");
+    }
+#else
+    *dst = *src;
+#endif
+}
+
+RHEA_INLINE void cp_async_commit() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
+}
+
+RHEA_INLINE void cp_async_wait_all() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_all;" ::: "memory");
+#endif
+}
+
+// Staged pairs of the passes in MASK (before pass I: staged_off; all of them: staged_size).
+template <int LOGS, u32 MASK>
+RHEA_INLINE constexpr u32 staged_off(int I) {
+    using PS = NttPasses<LOGS>;
+    u32 n = 0;
+    for (int i = 0; i < I && i < PS::COUNT; ++i) {
+        if ((MASK >> i) & 1u) n += (1u << PS::j0(i)) * ((1u << PS::p(i)) - 1u);
+    }
+    return n;
+}
+template <int LOGS, u32 MASK>
+RHEA_INLINE constexpr u32 staged_size() {
+    return staged_off<LOGS, MASK>(NttPasses<LOGS>::COUNT);
+}
+
+// Copies staged pair j (j < staged_size) of the chunk with row index R from tw into st[j].
+template <int LOGS, u32 MASK>
+RHEA_INLINE void staged_copy(ulonglong2* st, const ulonglong2* tw, u32 R, u32 j) {
+    using PS = NttPasses<LOGS>;
+    u32 rel = j;
+#pragma unroll
+    for (int i = 0; i < PS::COUNT; ++i) {
+        if (!((MASK >> i) & 1u)) continue;
+#pragma unroll
+        for (int s = 0; s < PS::p(i); ++s) {
+            const u32 len = 1u << (PS::j0(i) + s);
+            if (rel < len) {
+                cp_async16(st + j, tw + ((R << (PS::j0(i) + s)) + rel));
+                return;
+            }
+            rel -= len;
+        }
+    }
+}
+
+// The twiddles of pass I from its staged runs (st: the chunk's staged pairs), as pass_tw_load
+// (not the direct pass of derived twiddles) would load them from the table.
+template <int LOGS, int I, u32 MASK>
+RHEA_INLINE void pass_tw_load_staged(u32 tau, const ulonglong2* st, ulonglong2 (&w)[NTT_PASS_TW]) {
+    constexpr int J0 = NttPasses<LOGS>::j0(I), P = NttPasses<LOGS>::p(I);
+    constexpr int G = 1 << P;
+    const ulonglong2* run0 = st + staged_off<LOGS, MASK>(I);
+    const u32 ga = PassIdx<LOGS, J0, P>::ga(tau);
+#pragma unroll
+    for (int u = 0; u < 8 / G; ++u) {
+        const u32 g = ga + PassIdx<LOGS, J0, P>::gb(u);
+#pragma unroll
+        for (int s = 0; s < P; ++s) {
+            const ulonglong2* run = run0 + (1u << J0) * ((1u << s) - 1u);
+#pragma unroll
+            for (int k = 0; k < (1 << s); ++k) w[tw_slot<P>(u, s, k)] = run[(g << s) + k];
+        }
+    }
 }
 
 // Forward pass: local stages J0 .. J0+P-1 on the 8 registers with the pass's twiddles w;
@@ -597,25 +705,42 @@ RHEA_INLINE void load_cst(TwCtx& t) {
 // pass's entries on exit. LAST_PHASE: the last pass ends the whole transform. With DERIVED and
 // NTT_LATE_CST, t.cst is loaded here, before the direct pass (the caller loads it when that pass
 // is the first).
-template <int LOGS, int I, bool LAST_PHASE, bool WARP, bool DERIVED, typename Smem>
+//
+// STAGED: the passes (a bit per pass, never pass 0) whose twiddles the kernel may stage in
+// shared memory (NTT_TW_SMEM); it did when t.st is set, and the barrier before the first of them
+// also completes the copies.
+template <int LOGS, int I, bool LAST_PHASE, bool WARP, bool DERIVED, u32 STAGED = 0u,
+          typename Smem>
 RHEA_INLINE void fwd_passes(u64 (&v)[8], ulonglong2 (&w)[NTT_PASS_TW], u64* sm, const Smem& at,
                             u32 tau, u32 R, TwCtx& t, u64 q, u64 two_q) {
     using PS = NttPasses<LOGS>;
     constexpr bool last = I == PS::COUNT - 1;
+    static_assert((STAGED & 1u) == 0, "pass 0's twiddles are never staged");
     fwd_pass<LOGS, PS::j0(I), PS::p(I), LAST_PHASE && last, DERIVED>(v, w, t, q, two_q);
     if constexpr (!last) {
+        constexpr bool staged = (STAGED >> (I + 1)) & 1u;
+        constexpr bool first_staged = staged && (STAGED & ((2u << I) - 1u)) == 0;
         smem_store<LOGS, I>(sm, at, tau, v);
         if constexpr (DERIVED && NTT_LATE_CST && I + 1 == PS::COUNT - 1) load_cst(t);
-        if (NTT_PREFETCH) pass_tw_load_of<LOGS, I + 1, DERIVED, false>(tau, R, t, w);
-        ntt_sync<WARP>();
-        if (!NTT_PREFETCH) pass_tw_load_of<LOGS, I + 1, DERIVED, false>(tau, R, t, w);
+        if (staged && t.st != nullptr) {
+            if (first_staged) cp_async_wait_all();
+            ntt_sync<WARP>();
+            pass_tw_load_staged<LOGS, I + 1, STAGED>(tau, t.st, w);
+        } else {
+            if (NTT_PREFETCH) pass_tw_load_of<LOGS, I + 1, DERIVED, false>(tau, R, t, w);
+            ntt_sync<WARP>();
+            if (!NTT_PREFETCH) pass_tw_load_of<LOGS, I + 1, DERIVED, false>(tau, R, t, w);
+        }
         smem_load<LOGS, I + 1>(sm, at, tau, v);
-        fwd_passes<LOGS, I + 1, LAST_PHASE, WARP, DERIVED>(v, w, sm, at, tau, R, t, q, two_q);
+        fwd_passes<LOGS, I + 1, LAST_PHASE, WARP, DERIVED, STAGED>(v, w, sm, at, tau, R, t, q,
+                                                                   two_q);
     }
 }
 
-// Inverse passes I down to 0 (pass I's twiddles in w on entry).
-template <int LOGS, int I, bool LAST_PHASE, bool WARP, bool DERIVED, typename Smem>
+// Inverse passes I down to 0 (pass I's twiddles in w on entry). STAGED: as fwd_passes (the
+// first pass run, the last of the transform's, is never staged).
+template <int LOGS, int I, bool LAST_PHASE, bool WARP, bool DERIVED, u32 STAGED = 0u,
+          typename Smem>
 RHEA_INLINE void inv_passes(u64 (&v)[8], ulonglong2 (&w)[NTT_PASS_TW], u64* sm, const Smem& at,
                             u32 tau, u32 R, const TwCtx& t, const NttPrime& pr) {
     using PS = NttPasses<LOGS>;
@@ -623,12 +748,20 @@ RHEA_INLINE void inv_passes(u64 (&v)[8], ulonglong2 (&w)[NTT_PASS_TW], u64* sm, 
     inv_pass<LOGS, PS::j0(I), PS::p(I), LAST_PHASE && last, DERIVED>(v, w, t, pr);
     if constexpr (!last) {
         constexpr bool skip0 = LAST_PHASE && I - 1 == 0;
+        constexpr bool staged = (STAGED >> (I - 1)) & 1u;
+        constexpr bool first_staged = staged && (STAGED >> I) == 0;
         smem_store<LOGS, I>(sm, at, tau, v);
-        if (NTT_PREFETCH) pass_tw_load_of<LOGS, I - 1, DERIVED, skip0, true>(tau, R, t, w);
-        ntt_sync<WARP>();
-        if (!NTT_PREFETCH) pass_tw_load_of<LOGS, I - 1, DERIVED, skip0, true>(tau, R, t, w);
+        if (staged && t.st != nullptr) {
+            if (first_staged) cp_async_wait_all();
+            ntt_sync<WARP>();
+            pass_tw_load_staged<LOGS, I - 1, STAGED>(tau, t.st, w);
+        } else {
+            if (NTT_PREFETCH) pass_tw_load_of<LOGS, I - 1, DERIVED, skip0, true>(tau, R, t, w);
+            ntt_sync<WARP>();
+            if (!NTT_PREFETCH) pass_tw_load_of<LOGS, I - 1, DERIVED, skip0, true>(tau, R, t, w);
+        }
         smem_load<LOGS, I - 1>(sm, at, tau, v);
-        inv_passes<LOGS, I - 1, LAST_PHASE, WARP, DERIVED>(v, w, sm, at, tau, R, t, pr);
+        inv_passes<LOGS, I - 1, LAST_PHASE, WARP, DERIVED, STAGED>(v, w, sm, at, tau, R, t, pr);
     }
 }
 
@@ -834,6 +967,12 @@ RHEA_INLINE void ntt_cols(u64* __restrict__ data, const ulonglong2* __restrict__
     static_assert((1u << LOGN2) % C == 0, "columns per block divide N2");
     __shared__ u64 sm[(1 << LOGS) * C];
     using PS = NttPasses<LOGS>;
+    // Staged twiddles (NTT_TW_SMEM bits 0, 2): every pass after the first one run.
+    constexpr u32 STAGED = PS::COUNT == 1 ? 0u
+                           : FWD          ? ((NTT_TW_SMEM & 1) ? (1u << PS::COUNT) - 2u : 0u)
+                                          : ((NTT_TW_SMEM & 4) ? (1u << (PS::COUNT - 1)) - 1u : 0u);
+    constexpr u32 NST = staged_size<LOGS, STAGED>();
+    __shared__ ulonglong2 smtw[NST > 0 ? NST : 1];
 
     pdl_trigger();
     const u32 bid = ntt_block_index<FWD ? NTT_FWD_COLS_REV : NTT_INV_COLS_REV>();
@@ -846,6 +985,15 @@ RHEA_INLINE void ntt_cols(u64* __restrict__ data, const ulonglong2* __restrict__
     tc.tw = tw_all + ((u64)table << LOGN);
     tc.tw3 = nullptr;
     tc.cst[0] = tc.cst[1] = tc.cst[2] = make_ulonglong2(0, 0);
+    tc.st = nullptr;
+    if (NST > 0 && a.tw_staged) {
+        // One staged set for the block: the columns all use the table's first 2^LOGS pairs.
+        tc.st = smtw;
+        for (u32 j = threadIdx.x; j < NST; j += blockDim.x) {
+            staged_copy<LOGS, STAGED>(smtw, tc.tw, 1u, j);
+        }
+        cp_async_commit();
+    }
     NttPrime pr = load_ntt_prime(primes, table);
     static_assert(!SCALED || !FWD, "the scaled variant is an inverse");
     if constexpr (SCALED) {
@@ -887,13 +1035,15 @@ RHEA_INLINE void ntt_cols(u64* __restrict__ data, const ulonglong2* __restrict__
         } else {
             cols_global_load<LOGS, 0, LOGN2>(base + c, tau, v);
         }
-        fwd_passes<LOGS, 0, false, false, false>(v, w, sm, at, tau, 1u, tc, pr.q, pr.two_q);
+        fwd_passes<LOGS, 0, false, false, false, STAGED>(v, w, sm, at, tau, 1u, tc, pr.q,
+                                                         pr.two_q);
         cols_global_store<LOGS, PS::COUNT - 1, LOGN2>(base + c, tau, v);
     } else {
         pass_tw_load_of<LOGS, PS::COUNT - 1, false, PS::COUNT == 1>(tau, 1u, tc, w);
         ntt_dep_wait(a, row, threadIdx.x == 0);
         cols_global_load<LOGS, PS::COUNT - 1, LOGN2>(base + c, tau, v);
-        inv_passes<LOGS, PS::COUNT - 1, true, false, false>(v, w, sm, at, tau, 1u, tc, pr);
+        inv_passes<LOGS, PS::COUNT - 1, true, false, false, STAGED>(v, w, sm, at, tau, 1u, tc,
+                                                                   pr);
         cols_global_store<LOGS, 0, LOGN2>(base + c, tau, v);
     }
     if (a.flag_role == 1) {
@@ -926,6 +1076,18 @@ RHEA_INLINE void ntt_rows(u64* __restrict__ data, const ulonglong2* __restrict__
     static_assert(BPR >= 1, "at least one block per row");
     __shared__ u64 sm[S * RS::CH];
     using PS = NttPasses<LOGS>;
+    // Staged twiddles (NTT_TW_SMEM bits 1, 3), with derived twiddles only: the forward's middle
+    // passes, the inverse's passes after its direct one; per chunk (each chunk's threads copy
+    // their own, so that a warp-wide barrier suffices for chunks of one warp).
+    constexpr u32 STAGED = !DERIVED ? 0u
+                           : FWD    ? ((NTT_TW_SMEM & 2) && PS::COUNT > 2
+                                           ? (1u << (PS::COUNT - 1)) - 2u
+                                           : 0u)
+                                    : ((NTT_TW_SMEM & 8) && PS::COUNT > 1
+                                           ? (1u << (PS::COUNT - 1)) - 1u
+                                           : 0u);
+    constexpr u32 NST = staged_size<LOGS, STAGED>();
+    __shared__ ulonglong2 smtw[NST > 0 ? NST * RS::CH : 1];
 
     pdl_trigger();
     const u32 b = threadIdx.x / RS::T;
@@ -953,6 +1115,14 @@ RHEA_INLINE void ntt_rows(u64* __restrict__ data, const ulonglong2* __restrict__
     if constexpr (DERIVED && (!FWD || !NTT_LATE_CST || PS::COUNT == 1)) load_cst(tc);
     const NttPrime pr = load_ntt_prime(primes, table);
     const u32 R = (1u << LOG1) + chunk;
+    tc.st = nullptr;
+    if (NST > 0 && a.tw_staged) {
+        tc.st = smtw + b * NST;
+        for (u32 j = tau; j < NST; j += RS::T) {
+            staged_copy<LOGS, STAGED>(smtw + b * NST, tc.tw, R, j);
+        }
+        cp_async_commit();
+    }
 
     const RowsSmem at{b * S};
     constexpr bool WARP = RS::T <= 32;
@@ -963,7 +1133,8 @@ RHEA_INLINE void ntt_rows(u64* __restrict__ data, const ulonglong2* __restrict__
         ntt_dep_wait(a, row, tau == 0);
         // The epilogue's runs are scratch: read once, then dropped from L2.
         rows_global_load<LOGS, 0, EPI>(base, tau, v);
-        fwd_passes<LOGS, 0, true, WARP, DERIVED>(v, w, sm, at, tau, R, tc, pr.q, pr.two_q);
+        fwd_passes<LOGS, 0, true, WARP, DERIVED, STAGED>(v, w, sm, at, tau, R, tc, pr.q,
+                                                         pr.two_q);
         if constexpr (EPI) {
             rows_discard<LOGS>(base, tau);
             rows_epilogue_store<LOGS, PS::COUNT - 1>(a, nr, (u64)chunk * S, LOGN, tau, v, pr.q);
@@ -989,7 +1160,8 @@ RHEA_INLINE void ntt_rows(u64* __restrict__ data, const ulonglong2* __restrict__
         } else {
             rows_global_load<LOGS, PS::COUNT - 1>(base, tau, v);
         }
-        inv_passes<LOGS, PS::COUNT - 1, false, WARP, DERIVED>(v, w, sm, at, tau, R, tc, pr);
+        inv_passes<LOGS, PS::COUNT - 1, false, WARP, DERIVED, STAGED>(v, w, sm, at, tau, R, tc,
+                                                                    pr);
         rows_global_store<LOGS, 0>(base, tau, v);
     }
     if (a.flag_role == 1) {

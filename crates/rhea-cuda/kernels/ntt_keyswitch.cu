@@ -85,6 +85,7 @@ RHEA_INLINE void ntt_rows_keyswitch(const ulonglong2* __restrict__ tw_all,
     tc.tw = tw_all + ((u64)table << LOGN);
     tc.tw3 = tw3_all + 3 * (((u64)table << (LOGN - 3)) + chunk * RS::T + tau);
     tc.cst[0] = tc.cst[1] = tc.cst[2] = make_ulonglong2(0, 0);
+    tc.st = nullptr;
     if (!NTT_LATE_CST || PS::COUNT == 1) load_cst(tc);  // else fwd_passes loads them
     const NttPrime pr = load_ntt_prime(primes, table);
     const RheaModulus m = load_modulus(reinterpret_cast<const RheaModulus*>(a.moduli), table);

@@ -349,6 +349,24 @@ struct NttArgs {
     epoch: u32,
     /// 0: no row flags; 1: the first phase, signals its rows; 2: the second, waits on them.
     flag_role: u32,
+    /// 1: the kernels stage their twiddles in shared memory (`NTT_TW_SMEM` in `ntt.cuh`); set
+    /// by [`stage_twiddles`] for launches of at most [`TW_STAGED_ROWS`] rows.
+    tw_staged: u32,
+}
+
+/// Launch rows up to which the kernels stage their twiddles in shared memory. Measured on the
+/// H100 (BENCHMARKS.md §23): staging pays in launches of a few waves (2^16 × 32 limbs: forward
+/// 33.4 → 32.0 µs, inverse 31.4 → 30.3 µs) and costs in long ones (1024 × 8 limbs at 2^15,
+/// 8192 rows: forward +15 %).
+const TW_STAGED_ROWS: usize = FLAG_ROWS;
+
+/// `args` with [`NttArgs::tw_staged`] set from its row count (`RHEA_NTT_TW_STAGED=0` turns
+/// staging off, for comparison).
+fn stage_twiddles(mut args: NttArgs) -> NttArgs {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let on = *ON.get_or_init(|| std::env::var("RHEA_NTT_TW_STAGED").map_or(true, |v| v != "0"));
+    args.tw_staged = u32::from(on && args.rows as usize <= TW_STAGED_ROWS);
+    args
 }
 
 /// Launch rows the row flags cover (`NTT_FLAG_ROWS` in `ntt.cuh`); larger launches wait for the
@@ -1492,6 +1510,7 @@ impl DeviceNttTables {
     /// adjacent on the stream (see [`LaunchHold`]), and epochs must reach the stream in the
     /// order they are issued.
     fn phase_args(&self, args: &NttArgs) -> Result<(NttArgs, NttArgs, Option<LaunchHold<'_>>)> {
+        let args = &stage_twiddles(*args);
         if !row_flags_enabled() || args.rows as usize > FLAG_ROWS {
             return Ok((*args, *args, None));
         }
@@ -1654,7 +1673,7 @@ impl DeviceNttTables {
         phase: Phase,
     ) -> Result<()> {
         let (name, cfg) = self.phase_config(args.rows, dir, s, phase, false);
-        let (name, args) = self.paired(name, args, s, phase, false);
+        let (name, args) = self.paired(name, &stage_twiddles(*args), s, phase, false);
         self.launch(&name, cfg, buf.device_ptr(), &args, dir, None)
     }
 
