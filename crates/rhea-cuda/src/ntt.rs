@@ -2314,6 +2314,22 @@ mod tests {
     }
 
     #[test]
+    fn twiddles_are_staged_in_launches_of_at_most_4096_rows() {
+        // One limb, the 32 limbs of the NTT goal, the staging limit, and past it (the 1024 × 8
+        // batch of seed 000 has 8192 rows and must not be staged: BENCHMARKS.md §23).
+        if std::env::var("RHEA_NTT_TW_STAGED").is_ok_and(|v| v == "0") {
+            return; // staging turned off for an A/B run
+        }
+        for (polys, limbs, staged) in [(1, 1, 1), (1, 32, 1), (1024, 4, 1), (1024, 8, 0)] {
+            let a = stage_twiddles(NttArgs::of(&NttBatch::all(polys, limbs)));
+            assert_eq!(a.tw_staged, staged, "{polys} x {limbs}");
+        }
+        let mut a = NttArgs::of(&NttBatch::all(1, 32));
+        a.rows = 4097;
+        assert_eq!(stage_twiddles(a).tw_staged, 0);
+    }
+
+    #[test]
     fn rows_pair_when_both_halves_use_the_same_tables() {
         // Strided: two polynomials of limbs 1..4 (tables 3..6 with first_table 2): paired.
         let mut a = NttArgs::of(&NttBatch::limb_range(2, 6, 1, 3).with_first_table(2));
