@@ -469,20 +469,12 @@ RHEA_INLINE void pass_tw_load_of(u32 tau, u32 R, const TwCtx& t, ulonglong2 (&w)
 #define NTT_TW_SMEM 13
 #endif
 
-// NTT_TW_SMEM_L1 (default 1): the copies go through L1 (cp.async.ca), where the other blocks of
-// the SM that use the same table find them; 0: through L2 only (.cg).
-#ifndef NTT_TW_SMEM_L1
-#define NTT_TW_SMEM_L1 1
-#endif
-
+// Through L1 (.ca), where the SM's other blocks on the same table find the pairs (L2 only,
+// .cg, measured the same: BENCHMARKS.md §23).
 RHEA_INLINE void cp_async16(ulonglong2* dst, const ulonglong2* src) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     const u32 d = (u32)__cvta_generic_to_shared(dst);
-    if (NTT_TW_SMEM_L1) {
-        asm volatile("cp.async.ca.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src) : "memory");
-    } else {
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src) : "memory");
-    }
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src) : "memory");
 #else
     *dst = *src;
 #endif

@@ -62,7 +62,7 @@
 //! estimate for primes below 2^59) or fewer passes (one kernel per limb with thread-block
 //! clusters and distributed shared memory).
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{DeviceRepr, LaunchConfig, PushKernelArg};
@@ -171,8 +171,13 @@ impl NttSplit {
 /// Whether row launches over two polynomials with the same tables pair their rows in one block
 /// (see `NttArgs::pairing`); `RHEA_NTT_PAIR=0` (read once) turns it off for A/B runs.
 fn paired_rows_enabled() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var("RHEA_NTT_PAIR").map_or(true, |v| v.trim() != "0"))
+    static ON: OnceLock<bool> = OnceLock::new();
+    knob_on(&ON, "RHEA_NTT_PAIR")
+}
+
+/// An A/B switch read once into `cell`: on unless the variable `var` is `0`.
+fn knob_on(cell: &OnceLock<bool>, var: &str) -> bool {
+    *cell.get_or_init(|| std::env::var(var).map_or(true, |v| v.trim() != "0"))
 }
 
 /// `g^{-1} mod 2N` for an odd Galois element `g` (the epilogue's scatter form of `σ_g`).
@@ -363,8 +368,8 @@ const TW_STAGED_ROWS: usize = FLAG_ROWS;
 /// `args` with [`NttArgs::tw_staged`] set from its row count (`RHEA_NTT_TW_STAGED=0` turns
 /// staging off, for comparison).
 fn stage_twiddles(mut args: NttArgs) -> NttArgs {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    let on = *ON.get_or_init(|| std::env::var("RHEA_NTT_TW_STAGED").map_or(true, |v| v != "0"));
+    static ON: OnceLock<bool> = OnceLock::new();
+    let on = knob_on(&ON, "RHEA_NTT_TW_STAGED");
     args.tw_staged = u32::from(on && args.rows as usize <= TW_STAGED_ROWS);
     args
 }
@@ -387,8 +392,8 @@ struct RowFlags {
 
 /// Whether transforms use row flags (`RHEA_NTT_ROW_FLAGS`, default on).
 fn row_flags_enabled() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var("RHEA_NTT_ROW_FLAGS").map_or(true, |v| v != "0"))
+    static ON: OnceLock<bool> = OnceLock::new();
+    knob_on(&ON, "RHEA_NTT_ROW_FLAGS")
 }
 
 // SAFETY: plain `#[repr(C)]` integers, the layout of the CUDA struct.

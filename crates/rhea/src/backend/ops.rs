@@ -175,17 +175,7 @@ impl RnsRing {
         }
         // The host lift: the centred integers, lifted as `from_signed` lifts them.
         let host_lift = || {
-            let (q, half) = (q0.value(), q0.value() / 2);
-            let centred: Vec<i64> = limb0
-                .iter()
-                .map(|&t| {
-                    if t > half {
-                        t as i64 - q as i64
-                    } else {
-                        t as i64
-                    }
-                })
-                .collect();
+            let centred: Vec<i64> = limb0.iter().map(|&t| q0.center(t)).collect();
             sampler::lift_signed(&centred, &self.moduli(&shape))
         };
         let storage = match device {
