@@ -300,7 +300,7 @@ pub fn gaussian_fits(bound: f64) -> bool {
 /// drawn from `(seed, stream + p)`: polynomial `p` equals
 /// [`rhea_math::sampler::gaussian_from_seed`]`(seed, stream + p, N, sigma, bound)` lifted by
 /// [`rhea_math::sampler::lift_signed`] to the moduli of `layout`'s limbs, word for word. The CDT
-/// is computed on the host ([`rhea_math::sampler::gaussian_cdt`]) and passed in the launch
+/// is computed on the host once per `(sigma, bound)` ([`rhea_math::sampler::gaussian_cdt_shared`]) and passed in the launch
 /// arguments; the kernel is constant-time in the samples (whole-table scans, branch-free lift).
 ///
 /// Errors: [`CudaError::Math`] for a `sigma` or `bound` that `gaussian_cdt` refuses;
@@ -316,7 +316,7 @@ pub fn gaussian_from_seed(
     bound: f64,
 ) -> Result<()> {
     let dev = check(out, stream, layout, moduli)?;
-    let cdt = rhea_math::sampler::gaussian_cdt(sigma, bound)?;
+    let cdt = rhea_math::sampler::gaussian_cdt_shared(sigma, bound)?;
     if cdt.len() > MAX_GAUSSIAN_TABLE {
         return Err(CudaError::InvalidArgument(format!(
             "a Gaussian tail cut of {bound} needs a table of {} entries; the kernel takes at most \

@@ -52,6 +52,7 @@
 use rand_chacha::ChaCha20Rng;
 use rand_core::{CryptoRng, RngCore, SeedableRng};
 use rayon::prelude::*;
+use std::sync::{Arc, Mutex, PoisonError};
 use zeroize::{Zeroize, Zeroizing};
 
 use crate::fft::DoubleDouble;
@@ -341,13 +342,58 @@ pub fn gaussian_cdt(sigma: f64, bound: f64) -> Result<Vec<u64>> {
     Ok(table)
 }
 
+/// How many `(sigma, bound)` tables [`gaussian_cdt_shared`] keeps (an application uses one or
+/// two; the oldest goes when a new pair would exceed this).
+const CDT_CACHE_ENTRIES: usize = 8;
+
+/// The process-wide cache behind [`gaussian_cdt_shared`], keyed by the bits of `(sigma, bound)`.
+type CdtCache = Vec<((u64, u64), Arc<[u64]>)>;
+static CDT_CACHE: Mutex<CdtCache> = Mutex::new(Vec::new());
+
+/// [`gaussian_cdt`], computed once per `(sigma, bound)` and shared: the double-double
+/// exponentials cost tens of µs, which every error polynomial of every encryption would pay
+/// again. The same words as [`gaussian_cdt`]; errors as it.
+///
+/// ```
+/// use rhea_math::sampler::{gaussian_cdt, gaussian_cdt_shared, DEFAULT_BOUND, DEFAULT_SIGMA};
+///
+/// let shared = gaussian_cdt_shared(DEFAULT_SIGMA, DEFAULT_BOUND)?;
+/// assert_eq!(&shared[..], &gaussian_cdt(DEFAULT_SIGMA, DEFAULT_BOUND)?[..]);
+/// # Ok::<(), rhea_math::MathError>(())
+/// ```
+pub fn gaussian_cdt_shared(sigma: f64, bound: f64) -> Result<Arc<[u64]>> {
+    let key = (sigma.to_bits(), bound.to_bits());
+    // The cache holds only finished tables (each push is one step), so a lock poisoned by a
+    // panic elsewhere still guards a consistent list.
+    let lookup = |cache: &CdtCache| {
+        cache
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, t)| Arc::clone(t))
+    };
+    if let Some(t) = lookup(&CDT_CACHE.lock().unwrap_or_else(PoisonError::into_inner)) {
+        return Ok(t);
+    }
+    // Computed outside the lock; two threads racing on a new pair compute the same words.
+    let table: Arc<[u64]> = gaussian_cdt(sigma, bound)?.into();
+    let mut cache = CDT_CACHE.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(t) = lookup(&cache) {
+        return Ok(t);
+    }
+    if cache.len() == CDT_CACHE_ENTRIES {
+        cache.remove(0);
+    }
+    cache.push((key, Arc::clone(&table)));
+    Ok(table)
+}
+
 /// `n` samples of the centred discrete Gaussian with parameter `sigma` truncated to
 /// `|x| ≤ ⌊bound⌋`, by a constant-time CDT ([`gaussian_cdt`]): coefficient `i` takes the `i`-th
 /// `next_u64` draw `r` and scans the whole table with branch-free comparisons (no early exit).
 /// Use [`DEFAULT_SIGMA`] and [`DEFAULT_BOUND`] for error polynomials. Errors as
 /// [`gaussian_cdt`].
 pub fn gaussian(rng: &mut Prng, n: usize, sigma: f64, bound: f64) -> Result<Vec<i64>> {
-    let table = gaussian_cdt(sigma, bound)?;
+    let table = gaussian_cdt_shared(sigma, bound)?;
     let b = bound.floor() as i64;
     let mut out = Vec::with_capacity(n);
     for _ in 0..n {
@@ -387,7 +433,7 @@ pub fn gaussian_from_seed(
     sigma: f64,
     bound: f64,
 ) -> Result<Vec<i64>> {
-    let table = gaussian_cdt(sigma, bound)?;
+    let table = gaussian_cdt_shared(sigma, bound)?;
     let b = bound.floor() as i64;
     Ok(signed_from_seed(seed, stream, n, |r| {
         cdt_sample(r, &table, b)

@@ -5,9 +5,9 @@
 use rand_chacha::ChaCha20Rng;
 use rand_core::{RngCore, SeedableRng};
 use rhea_math::sampler::{
-    chacha20_block, gaussian, gaussian_cdt, gaussian_from_seed, lift_signed, ternary,
-    ternary_from_seed, ternary_hamming, uniform_poly, uniform_poly_from_seed, Prng, DEFAULT_BOUND,
-    DEFAULT_SIGMA, MAX_GAUSSIAN_BOUND,
+    chacha20_block, gaussian, gaussian_cdt, gaussian_cdt_shared, gaussian_from_seed, lift_signed,
+    ternary, ternary_from_seed, ternary_hamming, uniform_poly, uniform_poly_from_seed, Prng,
+    DEFAULT_BOUND, DEFAULT_SIGMA, MAX_GAUSSIAN_BOUND,
 };
 use rhea_math::{MathError, Modulus};
 
@@ -353,6 +353,27 @@ fn gaussian_reproducible_and_errors() {
             "sigma {sigma}, bound {bound} must be refused"
         );
     }
+}
+
+/// The shared tables are `gaussian_cdt`'s words for every pair, after the cache has cycled
+/// (more pairs than it keeps), and bad pairs are refused as `gaussian_cdt` refuses them.
+#[test]
+fn shared_gaussian_cdt_is_the_computed_table() {
+    let pairs: Vec<(f64, f64)> = (0..12)
+        .map(|i| (1.5 + 0.37 * i as f64, 9.0 + 2.0 * i as f64))
+        .chain([(DEFAULT_SIGMA, DEFAULT_BOUND)])
+        .collect();
+    for round in 0..2 {
+        for &(sigma, bound) in &pairs {
+            let shared = gaussian_cdt_shared(sigma, bound).unwrap();
+            let fresh = gaussian_cdt(sigma, bound).unwrap();
+            assert_eq!(&shared[..], &fresh[..], "round {round}, sigma {sigma}");
+        }
+    }
+    assert!(gaussian_cdt_shared(-1.0, DEFAULT_BOUND).is_err());
+    assert!(gaussian_cdt_shared(DEFAULT_SIGMA, f64::NAN).is_err());
+    // A refused pair leaves nothing behind: the next call refuses it again.
+    assert!(gaussian_cdt_shared(-1.0, DEFAULT_BOUND).is_err());
 }
 
 #[test]
