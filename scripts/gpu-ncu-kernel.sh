@@ -25,7 +25,7 @@ M+="sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thre
 M+="launch__occupancy_limit_shared_mem,launch__occupancy_limit_registers,"
 M+="l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,"
 M+="l1tex__t_sector_hit_rate.pct,lts__t_sectors_srcunit_tex.sum,dram__bytes.sum,"
-M+="regex:sm__pipe_(alu|fmaheavy|shared|lsu)_cycles_active\.avg\.pct_of_peak_sustained_active,"
+M+="regex:sm__pipe_(alu|fmaheavy|fp64|shared|lsu)_cycles_active\.avg\.pct_of_peak_sustained_active,"
 M+="regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio"
 i=0
 for v in "${variants[@]}"; do

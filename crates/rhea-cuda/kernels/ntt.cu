@@ -34,6 +34,9 @@
 // 2.2; §23: with their twiddles staged in shared memory, at 9: forward 32.1 -> 31.7 us). Larger
 // blocks get no hint (a 7-block hint would cap them at 32 registers and spill),
 // nor do the transforms below N = 2^14 (the lift-and-add column kernel would spill at 72).
+// The row kernels with FP64 rows (ntt_fwd_rowsef_*) take NTT_ROWS_F64_B = 8 too: their FP64
+// and integer bodies are disjoint, so that each fits 64 registers (with shared loads before the
+// branch, ptxas spilled the FP64 one).
 // NTT_MIN_BLOCKS (e.g. through RHEA_NVRTC_DEFINES) sets one hint for every kernel instead, for
 // tuning; 0 removes it; NTT_COLS_FWD_B, NTT_COLS_INV_B, NTT_ROWS_FWD_B and NTT_ROWS_INV_B can
 // be set the same way, one class at a time, and NTT_COLS_B sets both column classes.
@@ -53,6 +56,9 @@
 #ifndef NTT_ROWS_INV_B
 #define NTT_ROWS_INV_B 8
 #endif
+#ifndef NTT_ROWS_F64_B
+#define NTT_ROWS_F64_B 8
+#endif
 #ifdef NTT_MIN_BLOCKS
 #if NTT_MIN_BLOCKS > 0
 #define NTT_BOUNDS(THREADS, LOGN, B) __launch_bounds__(THREADS, NTT_MIN_BLOCKS)
@@ -65,12 +71,17 @@
 #endif
 
 // Column kernels: ntt_{fwd,inv}_cols_<LOGN>_<LOG1>_<C>, ntt_fwd_colsl[a]_<LOGN>_<LOG1>_<C> with
-// the centred-lift (and lift-and-add) prologue (grouped launches, see NttArgs), and
+// the centred-lift (and lift-and-add) prologue (grouped launches, see NttArgs), the lifted one
+// with FP64 rows ntt_fwd_colslf_* (see ntt_f64_row), and
 // ntt_inv_cols_<LOGN>_<LOG1>_<C>_s with a factor per table folded into N^-1 (NttArgs::pro_w).
 #define NTT_COLS(LOGN, LOG1, C)                                                             \
     extern "C" __global__ void NTT_BOUNDS(((1 << LOG1) / 8) * C, LOGN, NTT_COLS_FWD_B)      \
         ntt_fwd_colsl_##LOGN##_##LOG1##_##C(NTT_ARGS) {                                     \
         ntt_cols<LOGN, LOG1, C, true, true>(data, tw, primes, a);                           \
+    }                                                                                       \
+    extern "C" __global__ void NTT_BOUNDS(((1 << LOG1) / 8) * C, LOGN, NTT_COLS_FWD_B)      \
+        ntt_fwd_colslf_##LOGN##_##LOG1##_##C(NTT_ARGS) {                                    \
+        ntt_cols<LOGN, LOG1, C, true, true, false, false, true>(data, tw, primes, a);       \
     }                                                                                       \
     extern "C" __global__ void NTT_BOUNDS(((1 << LOG1) / 8) * C, LOGN, NTT_COLS_FWD_B)      \
         ntt_fwd_colsla_##LOGN##_##LOG1##_##C(NTT_ARGS) {                                    \
@@ -101,12 +112,19 @@
         ntt_inv_rows##SUFFIX##_##LOGN##_##LOG1(NTT_ARGS) {                                  \
         ntt_rows<LOGN, LOGN - LOG1, false, D>(data, tw, tw3, primes, a);                    \
     }
-// ntt_fwd_rowsde_<LOGN>_<LOG1>: derived twiddles and the fused epilogue (grouped launches).
+// ntt_fwd_rowsde_<LOGN>_<LOG1>: derived twiddles and the fused epilogue (grouped launches);
+// ntt_fwd_rowsef_<LOGN>_<LOG1>: the same with FP64 rows (see ntt_f64_row).
 #define NTT_ROWS_EPI(LOGN, LOG1)                                                            \
     extern "C" __global__ void NTT_BOUNDS(RowsShape<LOGN - LOG1>::THREADS, LOGN,           \
                                           NTT_ROWS_FWD_B)                                   \
         ntt_fwd_rowsde_##LOGN##_##LOG1(NTT_ARGS) {                                          \
         ntt_rows<LOGN, LOGN - LOG1, true, true, true>(data, tw, tw3, primes, a);            \
+    }                                                                                       \
+    extern "C" __global__ void NTT_BOUNDS(RowsShape<LOGN - LOG1>::THREADS, LOGN,           \
+                                          NTT_ROWS_F64_B)                                   \
+        ntt_fwd_rowsef_##LOGN##_##LOG1(NTT_ARGS) {                                          \
+        ntt_rows<LOGN, LOGN - LOG1, true, true, true, false, false, true>(data, tw, tw3,    \
+                                                                          primes, a);       \
     }
 // ntt_{fwd,inv}_rowsd_<LOGN>_<LOG1>_p, ntt_fwd_rowsde_<LOGN>_<LOG1>_p: the derived-twiddle row
 // kernels whose blocks take chunks of two rows with one table (NttArgs::pair_half; compiled
@@ -316,8 +334,41 @@ RHEA_INLINE void ntt_bf32_loop(u64* out, u32 q, u32 iters) {
     out[gid] = x;
 }
 
-// Arguments of all four: (out, tw, primes, q32, iters); the 64-bit loops ignore q32, the 32-bit
-// ones tw and primes.
+// The FP64 butterflies (fp64.cuh, `ntt_bff64_*`): the same passes on doubles, for a prime
+// q < 2^46 (here q32 << 10 | 1, ~2^39: the cost does not depend on the value), twiddles derived
+// from the thread index with their quotients w / q; the inverse reduces its sums every stage.
+template <bool FWD>
+RHEA_INLINE void ntt_bff64_loop(u64* out, u32 q32, u32 iters) {
+    const u32 gid = blockIdx.x * blockDim.x + threadIdx.x;
+    const u64 qw = ((u64)q32 << 10) | 1ull;
+    const double q = (double)qw, qinv = 1.0 / q;
+    double v[8];
+    double2 w[7];
+#pragma unroll
+    for (int i = 0; i < 8; ++i) v[i] = (double)(((u64)gid * 8 + i + 1) % qw);
+#pragma unroll
+    for (int i = 0; i < 7; ++i) {
+        w[i].x = (double)(((u64)(threadIdx.x & 63) * 7919u + 8u + i) % qw);
+        w[i].y = w[i].x / q;
+    }
+#pragma unroll 1
+    for (u32 it = 0; it < iters; ++it) {
+        radix8_pass(v, w, [&](double& x, double& y, double2 wk) {
+            if (FWD) {
+                f64_fwd_bf(x, y, wk, q);
+            } else {
+                f64_inv_bf(x, y, wk, q, qinv);
+            }
+        });
+    }
+    u64 x = 0;
+#pragma unroll
+    for (int i = 0; i < 8; ++i) x ^= (u64)__double_as_longlong(v[i]);
+    out[gid] = x;
+}
+
+// Arguments of all six: (out, tw, primes, q32, iters); the 64-bit loops ignore q32, the 32-bit
+// and FP64 ones tw and primes.
 #define NTT_BF_ARGS                                                                         \
     u64 *out, const ulonglong2 *__restrict__ tw, const NttPrime *__restrict__ primes, u32 q32, \
         u32 iters
@@ -332,4 +383,10 @@ extern "C" __global__ void __launch_bounds__(128) ntt_bf32_fwd_throughput(NTT_BF
 }
 extern "C" __global__ void __launch_bounds__(128) ntt_bf32_inv_throughput(NTT_BF_ARGS) {
     ntt_bf32_loop<false>(out, q32, iters);
+}
+extern "C" __global__ void __launch_bounds__(128) ntt_bff64_fwd_throughput(NTT_BF_ARGS) {
+    ntt_bff64_loop<true>(out, q32, iters);
+}
+extern "C" __global__ void __launch_bounds__(128) ntt_bff64_inv_throughput(NTT_BF_ARGS) {
+    ntt_bff64_loop<false>(out, q32, iters);
 }

@@ -25,6 +25,7 @@
 #pragma once
 
 #include "common.cuh"
+#include "fp64.cuh"
 
 // Per-table constants (8 words, must match rhea_cuda::ntt::PRIME_WORDS / prime_words()).
 struct NttPrime {
@@ -100,7 +101,22 @@ struct NttArgs {
     u32 epoch;        // the stamp of this transform's finished rows
     u32 flag_role;    // 0: none; 1: the first phase, signals its rows; 2: the second, waits on them
     u32 tw_staged;    // 1: the kernels stage their twiddles in shared memory (see NTT_TW_SMEM)
+    u64 tw_f64;       // FP64 rows (see ntt_f64_row): const ulonglong2* [table][N], or 0
+    u64 tw3_f64;      // their compact table (as tw3, the pairs of tw_f64) [table][N/8][3]
+    u32 f64_mode;     // 0: none; 1: every row whose table takes FP64
 };
+
+// FP64 rows (the kernels with F64, fp64.cuh): a row whose prime is below 2^46 may run its
+// butterflies on the FP64 pipe instead of the integer one. Its twiddles are then the table
+// tw_f64 [table][N] of pairs (w, fl(w / q)) as doubles' bits, whose unused entry 0 holds
+// (q, fl(1 / q)) for a prime that takes FP64 and zeros for one that does not. Between the two
+// kernels such a row's entries are signed doubles (|v| < 2^50), not lazy words: both kernels
+// choose by this one function of the row.
+RHEA_INLINE bool ntt_f64_row(const NttArgs& a, u32 row, u32 table, int logn) {
+    if (a.tw_f64 == 0 || a.f64_mode == 0) return false;
+    const u64* h = reinterpret_cast<const u64*>(a.tw_f64) + ((u64)table << (logn + 1));
+    return __ldg(h) != 0ull;
+}
 
 // Row flags: the second kernel of a two-kernel transform starts on a row as soon as the first
 // kernel's blocks of that row are done, instead of waiting (pdl_wait) for the whole first grid.
@@ -584,6 +600,45 @@ RHEA_INLINE void fwd_pass(u64 (&v)[8], const ulonglong2 (&w)[NTT_PASS_TW], const
     }
 }
 
+// The forward pass on FP64 rows (fp64.cuh): the same stages on signed doubles, the twiddle pairs
+// (w, fl(w / q)) as doubles' bits, from the FP64 tables; no reduction (LAST: the caller's
+// epilogue reduces). DERIVED, as fwd_pass: y times the base w0 first (|y w0 mod q| <= 0.625 q),
+// then the butterfly with cst[k - 1].
+RHEA_INLINE double2 f64_pair(ulonglong2 w) {
+    return make_double2(__longlong_as_double((long long)w.x), __longlong_as_double((long long)w.y));
+}
+
+template <int LOGS, int J0, int P, bool LAST, bool DERIVED>
+RHEA_INLINE void fwd_pass(double (&v)[8], const ulonglong2 (&w)[NTT_PASS_TW], const TwCtx& t,
+                          u64 q, u64 two_q) {
+    constexpr int G = 1 << P;
+    constexpr int LTL = LOGS - J0 - P;
+    constexpr bool D = DERIVED && LTL == 0 && P == 3;
+    const double qf = __ull2double_rn(q);
+#pragma unroll
+    for (int u = 0; u < 8 / G; ++u) {
+#pragma unroll
+        for (int s = 0; s < P; ++s) {
+            const int d = G >> (s + 1);
+            const double2 w0 = f64_pair(w[tw_slot<P>(u, s, 0)]);
+#pragma unroll
+            for (int r = 0; r < G; ++r) {
+                if (r & d) continue;
+                const int k = r >> (P - s);
+                double& y = v[u * G + r + d];
+                double2 wk;
+                if (D && k > 0) {
+                    y = f64_mulmod(y, w0.x, w0.y, qf);
+                    wk = f64_pair(t.cst[k - 1]);
+                } else {
+                    wk = f64_pair(w[tw_slot<P>(u, s, k)]);
+                }
+                f64_fwd_bf(v[u * G + r], y, wk, qf);
+            }
+        }
+    }
+}
+
 // Inverse pass: local stages J0+P-1 down to J0; LAST fuses N^-1 and the final reduction into
 // local stage 0, which must then be the global stage m = 1 (J0 = 0, R = 1).
 template <int LOGS, int J0, int P, bool LAST, bool DERIVED>
@@ -653,23 +708,26 @@ RHEA_INLINE void ntt_sync() {
     }
 }
 
-template <int LOGS, int I, typename Smem>
-RHEA_INLINE void smem_store(u64* sm, const Smem& at, u32 tau, const u64 (&v)[8]) {
+// T: u64 (words) or double (FP64 rows), 8 bytes either way.
+template <int LOGS, int I, typename Smem, typename T>
+RHEA_INLINE void smem_store(u64* sm, const Smem& at, u32 tau, const T (&v)[8]) {
+    static_assert(sizeof(T) == 8, "8-byte entries");
     const u32 xb = ntt_swizzle(at.x(PassIdxOf<LOGS, I>::a(tau))) << 3;
     char* p = reinterpret_cast<char*>(sm);
 #pragma unroll
     for (int idx = 0; idx < 8; ++idx) {
-        *reinterpret_cast<u64*>(p + smem_off<LOGS, I, Smem>(xb, idx)) = v[idx];
+        *reinterpret_cast<T*>(p + smem_off<LOGS, I, Smem>(xb, idx)) = v[idx];
     }
 }
 
-template <int LOGS, int I, typename Smem>
-RHEA_INLINE void smem_load(const u64* sm, const Smem& at, u32 tau, u64 (&v)[8]) {
+template <int LOGS, int I, typename Smem, typename T>
+RHEA_INLINE void smem_load(const u64* sm, const Smem& at, u32 tau, T (&v)[8]) {
+    static_assert(sizeof(T) == 8, "8-byte entries");
     const u32 xb = ntt_swizzle(at.x(PassIdxOf<LOGS, I>::a(tau))) << 3;
     const char* p = reinterpret_cast<const char*>(sm);
 #pragma unroll
     for (int idx = 0; idx < 8; ++idx) {
-        v[idx] = *reinterpret_cast<const u64*>(p + smem_off<LOGS, I, Smem>(xb, idx));
+        v[idx] = *reinterpret_cast<const T*>(p + smem_off<LOGS, I, Smem>(xb, idx));
     }
 }
 
@@ -701,9 +759,10 @@ RHEA_INLINE void load_cst(TwCtx& t) {
 // STAGED: the passes (a bit per pass, never pass 0) whose twiddles the kernel may stage in
 // shared memory (NTT_TW_SMEM); it did when t.st is set, and the barrier before the first of them
 // also completes the copies.
+// T: u64 (words) or double (FP64 rows: the fwd_pass overload for doubles).
 template <int LOGS, int I, bool LAST_PHASE, bool WARP, bool DERIVED, u32 STAGED = 0u,
-          typename Smem>
-RHEA_INLINE void fwd_passes(u64 (&v)[8], ulonglong2 (&w)[NTT_PASS_TW], u64* sm, const Smem& at,
+          typename Smem, typename T>
+RHEA_INLINE void fwd_passes(T (&v)[8], ulonglong2 (&w)[NTT_PASS_TW], u64* sm, const Smem& at,
                             u32 tau, u32 R, TwCtx& t, u64 q, u64 two_q) {
     using PS = NttPasses<LOGS>;
     constexpr bool last = I == PS::COUNT - 1;
@@ -881,15 +940,44 @@ RHEA_INLINE NttRow ntt_row(u64* data, const NttArgs& a, u32 row, int logn) {
     return r;
 }
 
+// The epilogue's factor w: (w, shoup(w)) for word rows; for FP64 rows also w, fl(w / q) and q as
+// doubles.
+struct EpiFactor {
+    ulonglong2 w;
+    double wf, wq, q;  // FP64 rows: w, fl(w / q) and q as doubles
+};
+
+// The epilogue's first step, (x - v) * w mod q in [0, q), for a canonical transform value v...
+RHEA_INLINE u64 epi_sub_mul(u64 x, u64 v, const EpiFactor& f, u64 q) {
+    return shoup_mul(mod_sub(x, v, q), f.w.x, f.w.y, q);
+}
+
+// ... or for a signed FP64-row value v (|v| < 2^49.5, so |x - v| < 2^50; the product within
+// 0.75 q, see EpiFactor).
+RHEA_INLINE u64 epi_sub_mul(u64 x, double v, const EpiFactor& f, u64 q) {
+    const double t = f64_mulmod(__dsub_rn(f64_from_word(x), v), f.wf, f.wq, f.q);
+    return f64_to_word(t < 0.0 ? __dadd_rn(t, f.q) : t);
+}
+
 // The forward epilogue of a grouped launch (see NttArgs): out = [c +] (x - v) * w mod q for the
-// canonical transform values v of this thread's entries (the direct pass: 8 contiguous words).
-template <int LOGS, int I>
+// transform values v of this thread's entries (the direct pass: 8 contiguous words): canonical
+// words, or an FP64 row's signed doubles (T = double).
+template <int LOGS, int I, typename T>
 RHEA_INLINE void rows_epilogue_store(const NttArgs& a, const NttRow& nr, u64 chunk_off, int logn,
-                                     u32 tau, const u64 (&v)[8], u64 q) {
+                                     u32 tau, const T (&v)[8], u64 q) {
     using PS = NttPasses<LOGS>;
     static_assert(PS::p(I) == 3 && PS::j0(I) + PS::p(I) == LOGS, "the last pass is direct");
     const u64 off = ((u64)nr.j << logn) + chunk_off + 8 * tau;
-    const ulonglong2 w = ld_dep2(reinterpret_cast<const ulonglong2*>(a.epi_w) + nr.table);
+    EpiFactor f;
+    f.w = ld_dep2(reinterpret_cast<const ulonglong2*>(a.epi_w) + nr.table);
+    if constexpr (IsF64<T>::value) {
+        // w / q as w * fl(1 / q) (entry 0 of the row's FP64 table): within 2^-52 of w / q
+        // relatively, so |(x - v) w mod q| <= 0.75 q (f64_mulmod), with no division.
+        const u64* h = reinterpret_cast<const u64*>(a.tw_f64) + ((u64)nr.table << (logn + 1));
+        f.q = __ull2double_rn(q);
+        f.wf = f64_from_word(f.w.x);
+        f.wq = __dmul_rn(f.wf, __longlong_as_double((long long)__ldg(h + 1)));
+    }
     const ulonglong2* xp = reinterpret_cast<const ulonglong2*>(
         reinterpret_cast<const u64*>(a.epi_x[nr.group]) + off);
     const u64 cptr = a.epi_c[nr.group];
@@ -899,8 +987,8 @@ RHEA_INLINE void rows_epilogue_store(const NttArgs& a, const NttRow& nr, u64 chu
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
         const ulonglong2 x = ld_once2(reinterpret_cast<const u64*>(xp + i));
-        r[2 * i] = shoup_mul(mod_sub(x.x, v[2 * i], q), w.x, w.y, q);
-        r[2 * i + 1] = shoup_mul(mod_sub(x.y, v[2 * i + 1], q), w.x, w.y, q);
+        r[2 * i] = epi_sub_mul(x.x, v[2 * i], f, q);
+        r[2 * i + 1] = epi_sub_mul(x.y, v[2 * i + 1], f, q);
         x_last ^= x.x ^ x.y;  // depends on every load
     }
     // x consumed (a.dead & 2): its line (this thread's 64 bytes and its neighbour's, whose
@@ -949,9 +1037,11 @@ RHEA_INLINE u64 lift_lazy(u64 t, u64 half, u64 neg, u64 s1, u64 q) {
 // Column kernel: LOGS = LOG1 stages on C columns per block, T = 2^LOGS / 8 threads per column.
 // Forward: the first LOG1 stages. Inverse: the last LOG1 stages, with N^-1 fused. One block per
 // tile of C columns of one row: blockIdx.x = row * N2 / C + tile. LIFT (forward, grouped
-// launches): the prologue of NttArgs; with ADD, the lift-and-add prologue.
+// launches): the prologue of NttArgs; with ADD, the lift-and-add prologue. F64 (with LIFT, not
+// ADD): FP64 rows (ntt_f64_row) lift to signed doubles, exactly the centred representative
+// (|c| <= q_last / 2 < 2^45, the host checks q_last < 2^46), and write doubles.
 template <int LOGN, int LOGS, int C, bool FWD, bool LIFT = false, bool ADD = false,
-          bool SCALED = false>
+          bool SCALED = false, bool F64 = false>
 RHEA_INLINE void ntt_cols(u64* __restrict__ data, const ulonglong2* __restrict__ tw_all,
                           const NttPrime* __restrict__ primes, const NttArgs& a) {
     constexpr int LOGN2 = LOGN - LOGS;
@@ -975,6 +1065,12 @@ RHEA_INLINE void ntt_cols(u64* __restrict__ data, const ulonglong2* __restrict__
     u64* base = nr.base + col0;
     TwCtx tc;
     tc.tw = tw_all + ((u64)table << LOGN);
+    static_assert(!F64 || (FWD && LIFT && !ADD), "FP64 rows: the lifted forward only");
+    bool f64 = false;
+    if constexpr (F64) {
+        f64 = ntt_f64_row(a, row, table, LOGN);
+        if (f64) tc.tw = reinterpret_cast<const ulonglong2*>(a.tw_f64) + ((u64)table << LOGN);
+    }
     tc.tw3 = nullptr;
     tc.cst[0] = tc.cst[1] = tc.cst[2] = make_ulonglong2(0, 0);
     tc.st = nullptr;
@@ -1008,28 +1104,52 @@ RHEA_INLINE void ntt_cols(u64* __restrict__ data, const ulonglong2* __restrict__
     if constexpr (FWD) {
         pass_tw_load_of<LOGS, 0, false, false>(tau, 1u, tc, w);
         ntt_dep_wait(a, row, threadIdx.x == 0);
-        if constexpr (LIFT) {
-            const u64 s1 = ld_dep(reinterpret_cast<const u64*>(a.pro_moduli) + 4ull * table + 1);
-            const u64 ql = a.pro_q;
-            const u64 neg = pr.q - ntt_csub(shoup_mul_lazy(ql, 1ull, s1, pr.q), pr.q);
-            const u64* src = reinterpret_cast<const u64*>(a.pro_src[nr.group]) + col0 + c;
-            cols_global_load<LOGS, 0, LOGN2>(src, tau, v);
+        if constexpr (F64) {
+            if (f64) {
+                const u64 ql = a.pro_q;
+                const double qlf = __ull2double_rn(ql);
+                const u64* src = reinterpret_cast<const u64*>(a.pro_src[nr.group]) + col0 + c;
+                cols_global_load<LOGS, 0, LOGN2>(src, tau, v);
+                double d[8];
 #pragma unroll
-            for (int i = 0; i < 8; ++i) v[i] = lift_lazy(v[i], ql >> 1, neg, s1, pr.q);
-            if constexpr (ADD) {
-                // run + P_t * lift: [0, q) + [0, 2q), a valid lazy input below 6q.
-                const ulonglong2 pw = ld_dep2(reinterpret_cast<const ulonglong2*>(a.pro_w) + table);
-                u64 y[8];
-                cols_global_load<LOGS, 0, LOGN2>(base + c, tau, y);
+                for (int i = 0; i < 8; ++i) {
+                    d[i] = __dsub_rn(f64_from_word(v[i]), v[i] > (ql >> 1) ? qlf : 0.0);
+                }
+                fwd_passes<LOGS, 0, false, false, false, STAGED>(d, w, sm, at, tau, 1u, tc, pr.q,
+                                                                 pr.two_q);
 #pragma unroll
-                for (int i = 0; i < 8; ++i) v[i] = y[i] + shoup_mul_lazy(v[i], pw.x, pw.y, pr.q);
+                for (int i = 0; i < 8; ++i) v[i] = (u64)__double_as_longlong(d[i]);
+                cols_global_store<LOGS, PS::COUNT - 1, LOGN2>(base + c, tau, v);
             }
-        } else {
-            cols_global_load<LOGS, 0, LOGN2>(base + c, tau, v);
         }
-        fwd_passes<LOGS, 0, false, false, false, STAGED>(v, w, sm, at, tau, 1u, tc, pr.q,
-                                                         pr.two_q);
-        cols_global_store<LOGS, PS::COUNT - 1, LOGN2>(base + c, tau, v);
+        if (!f64) {
+            if constexpr (LIFT) {
+                const u64 s1 =
+                    ld_dep(reinterpret_cast<const u64*>(a.pro_moduli) + 4ull * table + 1);
+                const u64 ql = a.pro_q;
+                const u64 neg = pr.q - ntt_csub(shoup_mul_lazy(ql, 1ull, s1, pr.q), pr.q);
+                const u64* src = reinterpret_cast<const u64*>(a.pro_src[nr.group]) + col0 + c;
+                cols_global_load<LOGS, 0, LOGN2>(src, tau, v);
+#pragma unroll
+                for (int i = 0; i < 8; ++i) v[i] = lift_lazy(v[i], ql >> 1, neg, s1, pr.q);
+                if constexpr (ADD) {
+                    // run + P_t * lift: [0, q) + [0, 2q), a valid lazy input below 6q.
+                    const ulonglong2 pw =
+                        ld_dep2(reinterpret_cast<const ulonglong2*>(a.pro_w) + table);
+                    u64 y[8];
+                    cols_global_load<LOGS, 0, LOGN2>(base + c, tau, y);
+#pragma unroll
+                    for (int i = 0; i < 8; ++i) {
+                        v[i] = y[i] + shoup_mul_lazy(v[i], pw.x, pw.y, pr.q);
+                    }
+                }
+            } else {
+                cols_global_load<LOGS, 0, LOGN2>(base + c, tau, v);
+            }
+            fwd_passes<LOGS, 0, false, false, false, STAGED>(v, w, sm, at, tau, 1u, tc, pr.q,
+                                                             pr.two_q);
+            cols_global_store<LOGS, PS::COUNT - 1, LOGN2>(base + c, tau, v);
+        }
     } else {
         pass_tw_load_of<LOGS, PS::COUNT - 1, false, PS::COUNT == 1>(tau, 1u, tc, w);
         ntt_dep_wait(a, row, threadIdx.x == 0);
@@ -1055,9 +1175,11 @@ struct RowsShape {
 // Row kernel: chunks of 2^LOGS contiguous entries, RowsShape<LOGS>::CH chunks per block.
 // Forward: the last LOGS stages, with the final reduction. Inverse: the first LOGS stages.
 // DERIVED: the direct pass reads 3 twiddles per thread from the compact table tw3_all
-// ([table][N/8][3], see TwCtx) instead of 7 from the full table.
+// ([table][N/8][3], see TwCtx) instead of 7 from the full table. F64 (forward with EPI, not
+// DERIVED, not PAIRED): FP64 rows (ntt_f64_row) read the column kernel's doubles and run the
+// epilogue on them.
 template <int LOGN, int LOGS, bool FWD, bool DERIVED, bool EPI = false, bool PAIRED = false,
-          bool FROM = false>
+          bool FROM = false, bool F64 = false>
 RHEA_INLINE void ntt_rows(u64* __restrict__ data, const ulonglong2* __restrict__ tw_all,
                           const ulonglong2* __restrict__ tw3_all,
                           const NttPrime* __restrict__ primes, const NttArgs& a) {
@@ -1101,7 +1223,17 @@ RHEA_INLINE void ntt_rows(u64* __restrict__ data, const ulonglong2* __restrict__
     u64* base = nr.base + (u64)chunk * S;
     TwCtx tc;
     tc.tw = tw_all + ((u64)table << LOGN);
-    tc.tw3 = tw3_offset<!FWD>(tw3_all, ((u64)table << (LOGN - 3)) + chunk * RS::T + tau);
+    static_assert(!F64 || (FWD && EPI && !PAIRED), "FP64 rows: the epilogue only");
+    bool f64 = false;
+    const ulonglong2* tw3_tables = tw3_all;
+    if constexpr (F64) {
+        f64 = ntt_f64_row(a, row, table, LOGN);
+        if (f64) {
+            tc.tw = reinterpret_cast<const ulonglong2*>(a.tw_f64) + ((u64)table << LOGN);
+            tw3_tables = reinterpret_cast<const ulonglong2*>(a.tw3_f64);
+        }
+    }
+    tc.tw3 = tw3_offset<!FWD>(tw3_tables, ((u64)table << (LOGN - 3)) + chunk * RS::T + tau);
     tc.cst[0] = tc.cst[1] = tc.cst[2] = make_ulonglong2(0, 0);
     // The inverse's direct pass is its first; the forward's is its last (see NTT_LATE_CST).
     if constexpr (DERIVED && (!FWD || !NTT_LATE_CST || PS::COUNT == 1)) load_cst(tc);
@@ -1121,16 +1253,40 @@ RHEA_INLINE void ntt_rows(u64* __restrict__ data, const ulonglong2* __restrict__
     u64 v[8];
     ulonglong2 w[NTT_PASS_TW];
     if constexpr (FWD) {
-        pass_tw_load_of<LOGS, 0, DERIVED, false>(tau, R, tc, w);
-        ntt_dep_wait(a, row, tau == 0);
-        // The epilogue's runs are scratch: read once, then dropped from L2.
-        rows_global_load<LOGS, 0, EPI>(base, tau, v);
-        fwd_passes<LOGS, 0, true, WARP, DERIVED, STAGED>(v, w, sm, at, tau, R, tc, pr.q,
-                                                         pr.two_q);
-        if constexpr (EPI) {
+        // Two disjoint bodies, so that ptxas allocates each its own registers (sharing the
+        // loads before the branch spilled the FP64 body at 64 registers).
+        if constexpr (F64) {
+            if (f64) {
+                pass_tw_load_of<LOGS, 0, DERIVED, false>(tau, R, tc, w);
+                ntt_dep_wait(a, row, tau == 0);
+                rows_global_load<LOGS, 0, EPI>(base, tau, v);
+                double d[8];
+#pragma unroll
+                for (int i = 0; i < 8; ++i) d[i] = __longlong_as_double((long long)v[i]);
+                fwd_passes<LOGS, 0, true, WARP, DERIVED, STAGED>(d, w, sm, at, tau, R, tc, pr.q,
+                                                                 pr.two_q);
+                rows_discard<LOGS>(base, tau);
+                rows_epilogue_store<LOGS, PS::COUNT - 1>(a, nr, (u64)chunk * S, LOGN, tau, d,
+                                                         pr.q);
+            }
+        }
+        if (f64) {
+            // done above
+        } else if constexpr (EPI) {
+            pass_tw_load_of<LOGS, 0, DERIVED, false>(tau, R, tc, w);
+            ntt_dep_wait(a, row, tau == 0);
+            // The epilogue's runs are scratch: read once, then dropped from L2.
+            rows_global_load<LOGS, 0, EPI>(base, tau, v);
+            fwd_passes<LOGS, 0, true, WARP, DERIVED, STAGED>(v, w, sm, at, tau, R, tc, pr.q,
+                                                             pr.two_q);
             rows_discard<LOGS>(base, tau);
             rows_epilogue_store<LOGS, PS::COUNT - 1>(a, nr, (u64)chunk * S, LOGN, tau, v, pr.q);
         } else {
+            pass_tw_load_of<LOGS, 0, DERIVED, false>(tau, R, tc, w);
+            ntt_dep_wait(a, row, tau == 0);
+            rows_global_load<LOGS, 0, EPI>(base, tau, v);
+            fwd_passes<LOGS, 0, true, WARP, DERIVED, STAGED>(v, w, sm, at, tau, R, tc, pr.q,
+                                                             pr.two_q);
             rows_global_store<LOGS, PS::COUNT - 1>(base, tau, v);
         }
     } else {

@@ -13,6 +13,8 @@
 //! - [`ntt`], [`bconv`], [`keyswitch`], [`automorphism`], [`sample`], [`fused`]: the kernels
 //!   of the RNS primitives, each with its `rhea-math` twin; [`ntt_keyswitch`]: the ModUp's
 //!   forward row phase fused with the key-switching inner product.
+//! - [`fp64`]: modular arithmetic in doubles for primes below 2^46 (the FP64 pipe's NTT
+//!   butterflies), the twin of `kernels/fp64.cuh`.
 //! - [`bench`](mod@bench): bandwidth benchmarks returning structured results.
 //! - `launch` (crate-internal): programmatic dependent launch, so that each kernel starts while
 //!   the previous one drains; the contract kernels keep is in `docs/cuda-backend.md`.
@@ -28,6 +30,7 @@ pub mod buffer;
 pub mod device;
 pub mod elementwise;
 pub mod error;
+pub mod fp64;
 pub mod fused;
 pub mod keyswitch;
 pub(crate) mod launch;

@@ -73,6 +73,7 @@ use crate::buffer::DeviceBuffer;
 use crate::device::GpuDevice;
 use crate::elementwise::DeviceModuli;
 use crate::error::{CudaError, Result};
+use crate::fp64::{f64_prime_ok, FP64_CUH};
 use crate::launch::{hold_launches, launch_dependent, param, LaunchHold};
 use crate::registry::{Header, KernelSource, COMMON_CUH};
 
@@ -81,12 +82,13 @@ pub const NTT_CUH: Header = Header {
     name: "ntt.cuh",
     source: include_str!("../kernels/ntt.cuh"),
 };
+// (ntt.cuh includes fp64.cuh: every source listing NTT_CUH lists FP64_CUH too.)
 
 /// `kernels/ntt.cu`: the fast (two-kernel) and naive (one launch per stage) NTT kernels.
 pub const NTT: KernelSource = KernelSource {
     name: "ntt",
     source: include_str!("../kernels/ntt.cu"),
-    headers: &[COMMON_CUH, NTT_CUH],
+    headers: &[COMMON_CUH, NTT_CUH, FP64_CUH],
 };
 
 /// The smallest `log2 N` of the fast kernels.
@@ -357,6 +359,51 @@ struct NttArgs {
     /// 1: the kernels stage their twiddles in shared memory (`NTT_TW_SMEM` in `ntt.cuh`); set
     /// by [`stage_twiddles`] for launches of at most [`TW_STAGED_ROWS`] rows.
     tw_staged: u32,
+    /// The FP64 twiddle tables' device addresses, or 0 (`tw_f64`, `tw3_f64` in `ntt.cuh`; see
+    /// [`DeviceNttTables::set_fp64_rows`]).
+    tw_f64: u64,
+    tw3_f64: u64,
+    /// 1: rows whose prime takes FP64 run on the FP64 pipe.
+    f64_mode: u32,
+}
+
+/// Whether the lifted forward transforms (the rescale's, in the NTT domain) run the rows whose
+/// prime is below 2^46 on the FP64 pipe by default: `RHEA_NTT_F64=0` (read once) turns it off
+/// for A/B runs; [`DeviceNttTables::set_fp64_rows`] sets one table set's.
+fn fp64_rows_default() -> bool {
+    static ON: OnceLock<bool> = OnceLock::new();
+    knob_on(&ON, "RHEA_NTT_F64")
+}
+
+/// The FP64 twiddle tables of `tables` (`tw_f64` and `tw3_f64` in `ntt.cuh`): `[table][N]`
+/// pairs of doubles' bits, `(w, fl(w / q))` for the forward twiddles `w` of a prime below
+/// 2^[`F64_MAX_Q_BITS`](crate::fp64::F64_MAX_Q_BITS), the unused entry 0 holding
+/// `(q, fl(1 / q))`, all zeros for a larger prime; and their compact table of the last three
+/// stages ([`compact_last_stages`] of those pairs). `None` when no prime takes FP64.
+fn fp64_twiddles(tables: &[NttTable]) -> Option<(Vec<u64>, Vec<u64>)> {
+    if !tables.iter().any(|t| f64_prime_ok(t.modulus().value())) {
+        return None;
+    }
+    let degree = tables.first().map_or(0, NttTable::degree);
+    let mut full = Vec::with_capacity(tables.len() * 2 * degree);
+    let mut compact = Vec::with_capacity(tables.len() * 3 * degree / 4);
+    for t in tables {
+        let q = t.modulus().value();
+        let (mut w, mut wq) = (vec![0u64; degree], vec![0u64; degree]);
+        if f64_prime_ok(q) {
+            let qf = q as f64;
+            for (i, &r) in t.root_powers().iter().enumerate() {
+                let rf = r as f64;
+                w[i] = rf.to_bits();
+                wq[i] = (rf / qf).to_bits();
+            }
+            w[0] = qf.to_bits();
+            wq[0] = (1.0 / qf).to_bits();
+        }
+        interleave(&w, &wq, &mut full);
+        compact_last_stages(&w, Some(&wq), &mut compact);
+    }
+    Some((full, compact))
 }
 
 /// Launch rows up to which the kernels stage their twiddles in shared memory. Measured on the
@@ -519,6 +566,10 @@ pub struct DeviceNttTables {
     /// The host copy of `primes` ([`PRIME_WORDS`] per table).
     prime_words: Vec<u64>,
     row_flags: RowFlags,
+    /// The FP64 twiddles and their compact table ([`fp64_twiddles`]), when a prime takes FP64.
+    forward_f64: Option<(DeviceBuffer, DeviceBuffer)>,
+    /// Whether the lifted forward transforms run FP64 rows.
+    fp64_rows: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for DeviceNttTables {
@@ -604,6 +655,10 @@ impl DeviceNttTables {
             compact_last_stages(t.inv_root_powers(), None, &mut inv3);
             primes.extend_from_slice(&prime_words(t));
         }
+        let forward_f64 = match fp64_twiddles(tables) {
+            Some((full, compact)) => Some((device.upload(&full)?, device.upload(&compact)?)),
+            None => None,
+        };
         Ok(Self {
             device: device.clone(),
             degree,
@@ -619,7 +674,42 @@ impl DeviceNttTables {
                 words: device.alloc_zeroed(FLAG_ROWS)?,
                 epoch: std::sync::atomic::AtomicU32::new(0),
             },
+            forward_f64,
+            fp64_rows: std::sync::atomic::AtomicBool::new(fp64_rows_default()),
         })
+    }
+
+    /// Sets whether the lifted forward transforms
+    /// ([`DeviceNttTables::forward_runs_lifted_epilogue`], the rescale's) run the rows whose
+    /// prime is below 2^46 on the FP64 pipe (`kernels/fp64.cuh`) instead of the integer one, when
+    /// the lifted modulus is below 2^46 too (on by default; `RHEA_NTT_F64=0` turns the default
+    /// off). The words are the same either way.
+    pub fn set_fp64_rows(&self, on: bool) {
+        self.fp64_rows
+            .store(on, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Whether the lifted forward transforms run FP64 rows ([`DeviceNttTables::set_fp64_rows`]).
+    pub fn fp64_rows(&self) -> bool {
+        self.fp64_rows.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Whether [`DeviceNttTables::forward_runs_lifted_epilogue`] of `runs` lifted from
+    /// `q_last` runs some rows on the FP64 pipe now: FP64 rows are on, `q_last` and some run's
+    /// prime are below 2^[`F64_MAX_Q_BITS`](crate::fp64::F64_MAX_Q_BITS).
+    pub fn lifted_takes_fp64(&self, q_last: Modulus, runs: &[NttRun]) -> bool {
+        self.fp64_applies(
+            q_last.value(),
+            runs.iter().flat_map(|r| r.table..r.table + r.limbs),
+        )
+    }
+
+    /// Whether FP64 rows are on and apply to a lift from `q_last` onto some of `tables`.
+    fn fp64_applies(&self, q_last: u64, mut tables: impl Iterator<Item = usize>) -> bool {
+        self.forward_f64.is_some()
+            && self.fp64_rows()
+            && f64_prime_ok(q_last)
+            && tables.any(|t| self.moduli.get(t).is_some_and(|m| f64_prime_ok(m.value())))
     }
 
     /// Builds the host tables of `moduli` for degree `degree` and uploads them.
@@ -1343,13 +1433,34 @@ impl DeviceNttTables {
     }
 
     /// The two launches of a lifted grouped transform, its column kernel `ntt_fwd_<cols>_*`.
+    /// The plain lift (`colsl`) with FP64 rows ([`DeviceNttTables::set_fp64_rows`]) takes
+    /// `ntt_fwd_colslf_*` and
+    /// `ntt_fwd_rowsef_*` when `q_last` and some run's prime take FP64.
     fn launch_lifted(&self, args: &NttArgs, cols: &str) -> Result<()> {
         let s = self.grouped_split()?;
         let log_n = self.log_degree;
         let (_, cfg) = self.phase_config(args.rows, NttDirection::Forward, s, Phase::Cols, false);
+        let mut args = *args;
+        let f64_rows = cols == "colsl"
+            && self.fp64_applies(
+                args.pro_q,
+                (0..args.rows).map(|r| args.table_of(r) as usize),
+            );
+        if let (true, Some((tw, tw3))) = (f64_rows, &self.forward_f64) {
+            args.tw_f64 = tw.device_ptr();
+            args.tw3_f64 = tw3.device_ptr();
+            args.f64_mode = 1;
+        }
+        let cols = if f64_rows { "colslf" } else { cols };
         let name = format!("ntt_fwd_{cols}_{log_n}_{}_{}", s.log_n1, s.cols_per_block);
-        let (first, second, _pair) = self.phase_args(args)?;
+        let (first, second, _pair) = self.phase_args(&args)?;
         self.launch(&name, cfg, 0, &first, NttDirection::Forward, None)?;
+        if f64_rows {
+            let (_, cfg) =
+                self.phase_config(args.rows, NttDirection::Forward, s, Phase::Rows, true);
+            let name = format!("ntt_fwd_rowsef_{log_n}_{}", s.log_n1);
+            return self.launch(&name, cfg, 0, &second, NttDirection::Forward, None);
+        }
         self.launch_phase_raw(&second, NttDirection::Forward, s, Phase::Rows, true)
     }
 
@@ -1626,22 +1737,24 @@ impl DeviceNttTables {
         }
     }
 
-    /// The butterfly-throughput kernels (`ntt_bf[32]_{fwd,inv}_throughput`, benchmark only):
-    /// `out.len()` threads (a multiple of 128), each running `passes` radix-8 passes in
-    /// registers, with 64-bit words (table 0's twiddles, prime 0) or 32-bit words (the prime
-    /// [`ARITH32_PRIME`]).
+    /// The butterfly-throughput kernels (`ntt_bf[32|f64]_{fwd,inv}_throughput`, benchmark
+    /// only): `out.len()` threads (a multiple of 128), each running `passes` radix-8 passes in
+    /// registers, with 64-bit words (table 0's twiddles, prime 0), 32-bit words (the prime
+    /// [`ARITH32_PRIME`]) or doubles (a ~2^39 modulus derived from it).
     fn launch_butterflies(
         &self,
         out: &mut DeviceBuffer,
         dir: NttDirection,
         passes: u32,
-        words32: bool,
+        words: ArithWords,
     ) -> Result<()> {
-        let name = match (words32, dir) {
-            (false, NttDirection::Forward) => "ntt_bf_fwd_throughput",
-            (false, NttDirection::Inverse) => "ntt_bf_inv_throughput",
-            (true, NttDirection::Forward) => "ntt_bf32_fwd_throughput",
-            (true, NttDirection::Inverse) => "ntt_bf32_inv_throughput",
+        let name = match (words, dir) {
+            (ArithWords::U64, NttDirection::Forward) => "ntt_bf_fwd_throughput",
+            (ArithWords::U64, NttDirection::Inverse) => "ntt_bf_inv_throughput",
+            (ArithWords::U32, NttDirection::Forward) => "ntt_bf32_fwd_throughput",
+            (ArithWords::U32, NttDirection::Inverse) => "ntt_bf32_inv_throughput",
+            (ArithWords::F64, NttDirection::Forward) => "ntt_bff64_fwd_throughput",
+            (ArithWords::F64, NttDirection::Inverse) => "ntt_bff64_inv_throughput",
         };
         let f = self.device.function(&NTT, name)?;
         let tw = match dir {
@@ -1661,7 +1774,7 @@ impl DeviceNttTables {
             .arg(&primes)
             .arg(&ARITH32_PRIME)
             .arg(&passes);
-        // SAFETY: (out, tw, primes, q32, passes) is the signature of all four kernels; each of
+        // SAFETY: (out, tw, primes, q32, passes) is the signature of all six kernels; each of
         // the out.len() threads writes its own word of `out`; the 64-bit ones read twiddles
         // 8 .. 8 + 70 of table 0 (N ≥ 2^12 entries) and prime 0; all on this device's one stream.
         unsafe { b.launch(cfg) }?;
@@ -2036,9 +2149,19 @@ enum Job {
     Full(NttAlgorithm),
     /// One kernel of the fast NTT.
     Phase(NttSplit, Phase),
-    /// The butterflies alone, in registers (`ntt_bf_*_throughput`): the arithmetic floor; with
-    /// `true`, in 32-bit words (`ntt_bf32_*_throughput`), two ~30-bit primes per limb.
-    Arith(bool),
+    /// The butterflies alone, in registers (`ntt_bf*_throughput`): the arithmetic floor.
+    Arith(ArithWords),
+}
+
+/// The words of an arithmetic-floor row.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum ArithWords {
+    /// 64-bit words, Harvey butterflies with Shoup products (`ntt_bf_*`): the NTT kernels'.
+    U64,
+    /// 32-bit words (`ntt_bf32_*`), two ~30-bit primes per 60-bit limb (Cheddar's word size).
+    U32,
+    /// Doubles (`ntt_bff64_*`, `fp64.cuh`): a prime below 2^46 per limb.
+    F64,
 }
 
 /// The ~30-bit prime of the 32-bit butterfly-throughput kernel (`7 · 2^26 + 1`).
@@ -2202,10 +2325,19 @@ pub fn bench_ntt(dev: &Arc<GpuDevice>, opts: &NttBenchOptions) -> Result<NttBenc
         // 128-thread blocks).
         let mut arith_out = None;
         if opts.phases && case_index == 0 && words % 1024 == 0 {
-            jobs.push(("arith floor (registers)".into(), Job::Arith(false), [0; 2]));
+            jobs.push((
+                "arith floor (registers)".into(),
+                Job::Arith(ArithWords::U64),
+                [0; 2],
+            ));
             jobs.push((
                 "arith floor 2x32-bit words".into(),
-                Job::Arith(true),
+                Job::Arith(ArithWords::U32),
+                [0; 2],
+            ));
+            jobs.push((
+                "arith floor fp64 (q < 2^46)".into(),
+                Job::Arith(ArithWords::F64),
                 [0; 2],
             ));
             arith_out = Some(dev.alloc(words / 8)?);
@@ -2222,10 +2354,8 @@ pub fn bench_ntt(dev: &Arc<GpuDevice>, opts: &NttBenchOptions) -> Result<NttBenc
                         Job::Phase(s, ph) => {
                             tables.launch_phase(&mut bufs[it % nbuf], &args, dir, *s, *ph)
                         }
-                        Job::Arith(words32) => match arith_out.as_mut() {
-                            Some(out) => {
-                                tables.launch_butterflies(out, dir, arith_passes, *words32)
-                            }
+                        Job::Arith(words) => match arith_out.as_mut() {
+                            Some(out) => tables.launch_butterflies(out, dir, arith_passes, *words),
                             None => Ok(()),
                         },
                     })?;
@@ -2233,8 +2363,12 @@ pub fn bench_ntt(dev: &Arc<GpuDevice>, opts: &NttBenchOptions) -> Result<NttBenc
                 // twice over with 32-bit words (two ~30-bit primes carry one 60-bit limb).
                 let scale = (4 * case.log_degree) as f64 / (12 * arith_passes) as f64;
                 let (median_us, min_us) = match job {
-                    Job::Arith(words32) => {
-                        let s = if *words32 { 2.0 * scale } else { scale };
+                    Job::Arith(words) => {
+                        let s = if *words == ArithWords::U32 {
+                            2.0 * scale
+                        } else {
+                            scale
+                        };
                         (median_us * s, min_us * s)
                     }
                     _ => (median_us, min_us),

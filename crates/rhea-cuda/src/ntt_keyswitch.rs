@@ -25,6 +25,7 @@ use cudarc::driver::{DeviceRepr, LaunchConfig};
 use crate::buffer::DeviceBuffer;
 use crate::elementwise::DeviceModuli;
 use crate::error::{CudaError, Result};
+use crate::fp64::FP64_CUH;
 use crate::launch::{launch_dependent, param};
 use crate::ntt::{DeviceNttTables, NTT_CUH};
 use crate::registry::{KernelSource, COMMON_CUH};
@@ -33,7 +34,7 @@ use crate::registry::{KernelSource, COMMON_CUH};
 pub const NTT_KEYSWITCH: KernelSource = KernelSource {
     name: "ntt_keyswitch",
     source: include_str!("../kernels/ntt_keyswitch.cu"),
-    headers: &[COMMON_CUH, NTT_CUH],
+    headers: &[COMMON_CUH, NTT_CUH, FP64_CUH],
 };
 
 /// The most digits one fused launch takes (`NKS_MAX_DIGITS`): each digit's transformed slice

@@ -31,6 +31,8 @@ fn ntt_kernels_compile_for_sm90() {
         "ntt_bf_inv_throughput".to_string(),
         "ntt_bf32_fwd_throughput".to_string(),
         "ntt_bf32_inv_throughput".to_string(),
+        "ntt_bff64_fwd_throughput".to_string(),
+        "ntt_bff64_inv_throughput".to_string(),
     ];
     for log_n in 12..=17 {
         for s in splits(log_n) {
@@ -43,10 +45,13 @@ fn ntt_kernels_compile_for_sm90() {
                 names.push(format!("ntt_{d}_rows{dd}_{log_n}_{}", s.log_n1));
             }
             names.push(format!("ntt_fwd_rowsde_{log_n}_{}", s.log_n1));
-            names.push(format!(
-                "ntt_fwd_colsl_{log_n}_{}_{}",
-                s.log_n1, s.cols_per_block
-            ));
+            names.push(format!("ntt_fwd_rowsef_{log_n}_{}", s.log_n1));
+            for l in ["colsl", "colslf"] {
+                names.push(format!(
+                    "ntt_fwd_{l}_{log_n}_{}_{}",
+                    s.log_n1, s.cols_per_block
+                ));
+            }
         }
     }
     for f in names {
@@ -898,8 +903,10 @@ fn lift_centred(t: u64, q_last: u64, m: &Modulus) -> u64 {
 }
 
 /// The shapes of the lifted-prologue tests: every N = 2^12 … 2^17, the last prime of each list
-/// is `q_last` (above, below and between the others).
-fn lift_cases() -> [(u32, Vec<u32>); 6] {
+/// is `q_last` (above, below and between the others). Primes below 2^46 (30 to 46 bits) take
+/// FP64 rows (`set_fp64_rows`) when `q_last` does; the last two cases are the deep CKKS preset's
+/// shape (a 60-bit `q_0`, 40-bit scaling primes) and 46-bit primes, at the FP64 bound.
+fn lift_cases() -> [(u32, Vec<u32>); 8] {
     [
         (12u32, vec![30u32, 50, 60, 40, 61]),
         (13, vec![61, 60, 50, 30]),
@@ -907,6 +914,8 @@ fn lift_cases() -> [(u32, Vec<u32>); 6] {
         (15, vec![61, 50, 30, 60, 45]),
         (16, vec![60, 40, 61, 30, 50, 60]),
         (17, vec![61, 50, 60, 40, 30]),
+        (16, vec![60, 40, 40, 40, 40, 40, 40]),
+        (17, vec![46, 60, 46, 40, 46]),
     ]
 }
 
@@ -984,6 +993,26 @@ fn lifted_epilogue_matches_the_cpu() {
         let x = dev.upload(&x_host).unwrap();
         let c = dev.upload(&c_host).unwrap();
         let wd = dev.upload(&pairs).unwrap();
+        // The CPU composition.
+        let mut want0 = vec![0u64; (l - 1) * n];
+        let mut want1 = vec![7u64; 3 * n];
+        for (g, run) in runs.iter().enumerate() {
+            let src = &t_host[lift[g].limb * n..(lift[g].limb + 1) * n];
+            for j in 0..run.limbs {
+                let tb = run.table + j;
+                let m = &moduli[tb];
+                let mut v: Vec<u64> = src.iter().map(|&tk| lift_centred(tk, ql, m)).collect();
+                tables[tb].forward(&mut v).unwrap();
+                for k in 0..n {
+                    let d = m.mul(m.sub(x_host[tb * n + k], v[k]), w[tb]);
+                    if g == 0 {
+                        want0[j * n + k] = d;
+                    } else {
+                        want1[j * n + k] = m.add(c_host[tb * n + k], d);
+                    }
+                }
+            }
+        }
         // Scratch starts as garbage: the prologue must not read it.
         let mut s0 = dev
             .upload(&random_rns(&mut r, &moduli[..l - 1], n, 1))
@@ -1008,48 +1037,42 @@ fn lifted_epilogue_matches_the_cpu() {
                 c: Some((&c, 1)),
             },
         ];
-        gpu.forward_runs_lifted_epilogue(
-            &lift,
-            q_last,
-            &dm,
-            &mut [&mut s0, &mut s1],
-            &runs,
-            &mut [&mut out0, &mut out1],
-            &epi,
-            &wd,
-        )
-        .unwrap();
-        // The CPU composition.
-        let mut want0 = vec![0u64; (l - 1) * n];
-        let mut want1 = vec![7u64; 3 * n];
-        for (g, run) in runs.iter().enumerate() {
-            let src = &t_host[lift[g].limb * n..(lift[g].limb + 1) * n];
-            for j in 0..run.limbs {
-                let tb = run.table + j;
-                let m = &moduli[tb];
-                let mut v: Vec<u64> = src.iter().map(|&tk| lift_centred(tk, ql, m)).collect();
-                tables[tb].forward(&mut v).unwrap();
-                for k in 0..n {
-                    let d = m.mul(m.sub(x_host[tb * n + k], v[k]), w[tb]);
-                    if g == 0 {
-                        want0[j * n + k] = d;
-                    } else {
-                        want1[j * n + k] = m.add(c_host[tb * n + k], d);
-                    }
-                }
-            }
+        // The same words with every choice of FP64 rows.
+        for fp64_on in [false, true] {
+            gpu.set_fp64_rows(fp64_on);
+            // The FP64 rows run where they can (the path under test is the one taken).
+            let fp64 =
+                fp64_on && ql < 1 << 46 && moduli[..l - 1].iter().any(|m| m.value() < 1 << 46);
+            assert_eq!(
+                gpu.lifted_takes_fp64(q_last, &runs),
+                fp64,
+                "{test} FP64 rows {fp64_on}"
+            );
+            // Each pass writes every output word anew.
+            out0.copy_from_host(&vec![7u64; (l - 1) * n]).unwrap();
+            out1.copy_from_host(&vec![7u64; 3 * n]).unwrap();
+            gpu.forward_runs_lifted_epilogue(
+                &lift,
+                q_last,
+                &dm,
+                &mut [&mut s0, &mut s1],
+                &runs,
+                &mut [&mut out0, &mut out1],
+                &epi,
+                &wd,
+            )
+            .unwrap();
+            assert_same(
+                &dev.download(&out0).unwrap(),
+                &want0,
+                &format!("{test} rescale run, FP64 rows {fp64_on}"),
+            );
+            assert_same(
+                &dev.download(&out1).unwrap(),
+                &want1,
+                &format!("{test} run with add, FP64 rows {fp64_on}"),
+            );
         }
-        assert_same(
-            &dev.download(&out0).unwrap(),
-            &want0,
-            &format!("{test} rescale run"),
-        );
-        assert_same(
-            &dev.download(&out1).unwrap(),
-            &want1,
-            &format!("{test} run with add"),
-        );
-
         // Typed errors, nothing launched.
         let shape = |res: rhea_cuda::Result<()>| matches!(res, Err(CudaError::Shape(_)));
         let one = &runs[..1];
