@@ -109,7 +109,8 @@ struct NttArgs {
 // FP64 rows (the kernels with F64, fp64.cuh): a row whose prime is below 2^46 may run its
 // butterflies on the FP64 pipe instead of the integer one. Its twiddles are then the table
 // tw_f64 [table][N] of pairs (w, fl(w / q)) as doubles' bits, whose unused entry 0 holds
-// (q, fl(1 / q)) for a prime that takes FP64 and zeros for one that does not. Between the two
+// (q, fl(1 / q)) for a prime that takes FP64 and zeros for one that does not, and the row
+// kernel's direct pass reads their compact table tw3_f64 (as tw3). Between the two
 // kernels such a row's entries are signed doubles (|v| < 2^50), not lazy words: both kernels
 // choose by this one function of the row.
 RHEA_INLINE bool ntt_f64_row(const NttArgs& a, u32 row, u32 table, int logn) {
@@ -940,11 +941,12 @@ RHEA_INLINE NttRow ntt_row(u64* data, const NttArgs& a, u32 row, int logn) {
     return r;
 }
 
-// The epilogue's factor w: (w, shoup(w)) for word rows; for FP64 rows also w, fl(w / q) and q as
-// doubles.
+// The epilogue's factor w: (w, shoup(w)) for word rows; for FP64 rows also w, w / q (as
+// fl(w fl(1 / q)), within 2^-52 of it relatively: f64_mulmod's products then lie within 0.75 q)
+// and q as doubles.
 struct EpiFactor {
     ulonglong2 w;
-    double wf, wq, q;  // FP64 rows: w, fl(w / q) and q as doubles
+    double wf, wq, q;
 };
 
 // The epilogue's first step, (x - v) * w mod q in [0, q), for a canonical transform value v...
@@ -952,8 +954,7 @@ RHEA_INLINE u64 epi_sub_mul(u64 x, u64 v, const EpiFactor& f, u64 q) {
     return shoup_mul(mod_sub(x, v, q), f.w.x, f.w.y, q);
 }
 
-// ... or for a signed FP64-row value v (|v| < 2^49.5, so |x - v| < 2^50; the product within
-// 0.75 q, see EpiFactor).
+// ... or for a signed FP64-row value v (|v| < 2^49.5, so |x - v| < 2^50).
 RHEA_INLINE u64 epi_sub_mul(u64 x, double v, const EpiFactor& f, u64 q) {
     const double t = f64_mulmod(__dsub_rn(f64_from_word(x), v), f.wf, f.wq, f.q);
     return f64_to_word(t < 0.0 ? __dadd_rn(t, f.q) : t);
@@ -971,8 +972,7 @@ RHEA_INLINE void rows_epilogue_store(const NttArgs& a, const NttRow& nr, u64 chu
     EpiFactor f;
     f.w = ld_dep2(reinterpret_cast<const ulonglong2*>(a.epi_w) + nr.table);
     if constexpr (IsF64<T>::value) {
-        // w / q as w * fl(1 / q) (entry 0 of the row's FP64 table): within 2^-52 of w / q
-        // relatively, so |(x - v) w mod q| <= 0.75 q (f64_mulmod), with no division.
+        // fl(1 / q) from entry 0 of the row's FP64 table: no division.
         const u64* h = reinterpret_cast<const u64*>(a.tw_f64) + ((u64)nr.table << (logn + 1));
         f.q = __ull2double_rn(q);
         f.wf = f64_from_word(f.w.x);
