@@ -34,9 +34,10 @@
 // 2.2; §23: with their twiddles staged in shared memory, at 9: forward 32.1 -> 31.7 us). Larger
 // blocks get no hint (a 7-block hint would cap them at 32 registers and spill),
 // nor do the transforms below N = 2^14 (the lift-and-add column kernel would spill at 72).
-// The row kernels with FP64 rows (ntt_fwd_rowsef_*) take NTT_ROWS_F64_B = 8 too: their FP64
-// and integer bodies are disjoint, so that each fits 64 registers (with shared loads before the
-// branch, ptxas spilled the FP64 one).
+// The row kernels with FP64 rows (ntt_fwd_rowsef_*[_p]) take NTT_ROWS_F64_B = 7 (72 registers):
+// their FP64 and integer bodies are disjoint (with shared loads before the branch ptxas spilled
+// the FP64 one), and the paired kernel spills 16 words at 64 registers, 2 at 72; on the H100 at
+// 8 mul+relin ran 0.286 ms, at 7 0.278 (the integer rows: 0.280; BENCHMARKS.md §24).
 // NTT_MIN_BLOCKS (e.g. through RHEA_NVRTC_DEFINES) sets one hint for every kernel instead, for
 // tuning; 0 removes it; NTT_COLS_FWD_B, NTT_COLS_INV_B, NTT_ROWS_FWD_B and NTT_ROWS_INV_B can
 // be set the same way, one class at a time, and NTT_COLS_B sets both column classes.
@@ -57,7 +58,7 @@
 #define NTT_ROWS_INV_B 8
 #endif
 #ifndef NTT_ROWS_F64_B
-#define NTT_ROWS_F64_B 8
+#define NTT_ROWS_F64_B 7
 #endif
 #ifdef NTT_MIN_BLOCKS
 #if NTT_MIN_BLOCKS > 0
@@ -71,8 +72,8 @@
 #endif
 
 // Column kernels: ntt_{fwd,inv}_cols_<LOGN>_<LOG1>_<C>, ntt_fwd_colsl[a]_<LOGN>_<LOG1>_<C> with
-// the centred-lift (and lift-and-add) prologue (grouped launches, see NttArgs), the lifted one
-// with FP64 rows ntt_fwd_colslf_* (see ntt_f64_row), and
+// the centred-lift (and lift-and-add) prologue (grouped launches, see NttArgs), the three with
+// FP64 rows ntt_fwd_colsf_*, ntt_fwd_colslf_*, ntt_fwd_colslaf_* (see ntt_f64_row), and
 // ntt_inv_cols_<LOGN>_<LOG1>_<C>_s with a factor per table folded into N^-1 (NttArgs::pro_w).
 #define NTT_COLS(LOGN, LOG1, C)                                                             \
     extern "C" __global__ void NTT_BOUNDS(((1 << LOG1) / 8) * C, LOGN, NTT_COLS_FWD_B)      \
@@ -86,6 +87,14 @@
     extern "C" __global__ void NTT_BOUNDS(((1 << LOG1) / 8) * C, LOGN, NTT_COLS_FWD_B)      \
         ntt_fwd_colsla_##LOGN##_##LOG1##_##C(NTT_ARGS) {                                    \
         ntt_cols<LOGN, LOG1, C, true, true, true>(data, tw, primes, a);                     \
+    }                                                                                       \
+    extern "C" __global__ void NTT_BOUNDS(((1 << LOG1) / 8) * C, LOGN, NTT_COLS_FWD_B)      \
+        ntt_fwd_colslaf_##LOGN##_##LOG1##_##C(NTT_ARGS) {                                   \
+        ntt_cols<LOGN, LOG1, C, true, true, true, false, true>(data, tw, primes, a);        \
+    }                                                                                       \
+    extern "C" __global__ void NTT_BOUNDS(((1 << LOG1) / 8) * C, LOGN, NTT_COLS_FWD_B)      \
+        ntt_fwd_colsf_##LOGN##_##LOG1##_##C(NTT_ARGS) {                                     \
+        ntt_cols<LOGN, LOG1, C, true, false, false, false, true>(data, tw, primes, a);      \
     }                                                                                       \
     extern "C" __global__ void NTT_BOUNDS(((1 << LOG1) / 8) * C, LOGN, NTT_COLS_FWD_B)      \
         ntt_fwd_cols_##LOGN##_##LOG1##_##C(NTT_ARGS) {                                      \
@@ -126,7 +135,7 @@
         ntt_rows<LOGN, LOGN - LOG1, true, true, true, false, false, true>(data, tw, tw3,    \
                                                                           primes, a);       \
     }
-// ntt_{fwd,inv}_rowsd_<LOGN>_<LOG1>_p, ntt_fwd_rowsde_<LOGN>_<LOG1>_p: the derived-twiddle row
+// ntt_{fwd,inv}_rowsd_<LOGN>_<LOG1>_p, ntt_fwd_rowse{d,f}_<LOGN>_<LOG1>_p: the derived-twiddle row
 // kernels whose blocks take chunks of two rows with one table (NttArgs::pair_half; compiled
 // apart so that the unpaired kernels keep their index arithmetic).
 #define NTT_ROWS_PAIRED(LOGN, LOG1)                                                         \
@@ -144,6 +153,12 @@
                                           NTT_ROWS_FWD_B)                                   \
         ntt_fwd_rowsde_##LOGN##_##LOG1##_p(NTT_ARGS) {                                      \
         ntt_rows<LOGN, LOGN - LOG1, true, true, true, true>(data, tw, tw3, primes, a);      \
+    }                                                                                       \
+    extern "C" __global__ void NTT_BOUNDS(RowsShape<LOGN - LOG1>::THREADS, LOGN,           \
+                                          NTT_ROWS_F64_B)                                   \
+        ntt_fwd_rowsef_##LOGN##_##LOG1##_p(NTT_ARGS) {                                      \
+        ntt_rows<LOGN, LOGN - LOG1, true, true, true, true, false, true>(data, tw, tw3,     \
+                                                                         primes, a);        \
     }
 // ntt_inv_rowsd_<LOGN>_<LOG1>_o: the derived-twiddle inverse row kernel out of place (strided
 // launches: it reads a.pro_src[0] and writes `data`, DeviceNttTables::inverse_scaled_from;

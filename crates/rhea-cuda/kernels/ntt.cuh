@@ -1037,9 +1037,11 @@ RHEA_INLINE u64 lift_lazy(u64 t, u64 half, u64 neg, u64 s1, u64 q) {
 // Column kernel: LOGS = LOG1 stages on C columns per block, T = 2^LOGS / 8 threads per column.
 // Forward: the first LOG1 stages. Inverse: the last LOG1 stages, with N^-1 fused. One block per
 // tile of C columns of one row: blockIdx.x = row * N2 / C + tile. LIFT (forward, grouped
-// launches): the prologue of NttArgs; with ADD, the lift-and-add prologue. F64 (with LIFT, not
-// ADD): FP64 rows (ntt_f64_row) lift to signed doubles, exactly the centred representative
-// (|c| <= q_last / 2 < 2^45, the host checks q_last < 2^46), and write doubles.
+// launches): the prologue of NttArgs; with ADD, the lift-and-add prologue. F64 (forward): FP64
+// rows (ntt_f64_row) take their input as doubles — the run's canonical words (< q < 2^46); with
+// LIFT exactly the centred representative (|c| <= q_last / 2 < 2^45, the host checks q_last <
+// 2^46); with ADD the run's words plus P_t * c (f64_mulmod: within 0.75 q), below 1.75 q — and
+// write doubles, below 2^49.7 after the row kernel's stages too.
 template <int LOGN, int LOGS, int C, bool FWD, bool LIFT = false, bool ADD = false,
           bool SCALED = false, bool F64 = false>
 RHEA_INLINE void ntt_cols(u64* __restrict__ data, const ulonglong2* __restrict__ tw_all,
@@ -1065,7 +1067,7 @@ RHEA_INLINE void ntt_cols(u64* __restrict__ data, const ulonglong2* __restrict__
     u64* base = nr.base + col0;
     TwCtx tc;
     tc.tw = tw_all + ((u64)table << LOGN);
-    static_assert(!F64 || (FWD && LIFT && !ADD), "FP64 rows: the lifted forward only");
+    static_assert(!F64 || FWD, "FP64 rows: forward only");
     bool f64 = false;
     if constexpr (F64) {
         f64 = ntt_f64_row(a, row, table, LOGN);
@@ -1106,14 +1108,33 @@ RHEA_INLINE void ntt_cols(u64* __restrict__ data, const ulonglong2* __restrict__
         ntt_dep_wait(a, row, threadIdx.x == 0);
         if constexpr (F64) {
             if (f64) {
-                const u64 ql = a.pro_q;
-                const double qlf = __ull2double_rn(ql);
-                const u64* src = reinterpret_cast<const u64*>(a.pro_src[nr.group]) + col0 + c;
-                cols_global_load<LOGS, 0, LOGN2>(src, tau, v);
                 double d[8];
+                if constexpr (LIFT) {
+                    const u64 ql = a.pro_q;
+                    const double qlf = __ull2double_rn(ql);
+                    const u64* src = reinterpret_cast<const u64*>(a.pro_src[nr.group]) + col0 + c;
+                    cols_global_load<LOGS, 0, LOGN2>(src, tau, v);
 #pragma unroll
-                for (int i = 0; i < 8; ++i) {
-                    d[i] = __dsub_rn(f64_from_word(v[i]), v[i] > (ql >> 1) ? qlf : 0.0);
+                    for (int i = 0; i < 8; ++i) {
+                        d[i] = __dsub_rn(f64_from_word(v[i]), v[i] > (ql >> 1) ? qlf : 0.0);
+                    }
+                    if constexpr (ADD) {
+                        // P_t (pro_w) and P_t * fl(1 / q) (entry 0 of the row's FP64 table).
+                        const u64 pw = ld_dep(reinterpret_cast<const u64*>(a.pro_w) + 2ull * table);
+                        const u64* h =
+                            reinterpret_cast<const u64*>(a.tw_f64) + ((u64)table << (LOGN + 1));
+                        const double qf = __ull2double_rn(pr.q), pf = f64_from_word(pw);
+                        const double pq = __dmul_rn(pf, __longlong_as_double((long long)__ldg(h + 1)));
+                        cols_global_load<LOGS, 0, LOGN2>(base + c, tau, v);
+#pragma unroll
+                        for (int i = 0; i < 8; ++i) {
+                            d[i] = __dadd_rn(f64_from_word(v[i]), f64_mulmod(d[i], pf, pq, qf));
+                        }
+                    }
+                } else {
+                    cols_global_load<LOGS, 0, LOGN2>(base + c, tau, v);
+#pragma unroll
+                    for (int i = 0; i < 8; ++i) d[i] = f64_from_word(v[i]);
                 }
                 fwd_passes<LOGS, 0, false, false, false, STAGED>(d, w, sm, at, tau, 1u, tc, pr.q,
                                                                  pr.two_q);
@@ -1223,7 +1244,8 @@ RHEA_INLINE void ntt_rows(u64* __restrict__ data, const ulonglong2* __restrict__
     u64* base = nr.base + (u64)chunk * S;
     TwCtx tc;
     tc.tw = tw_all + ((u64)table << LOGN);
-    static_assert(!F64 || (FWD && EPI && !PAIRED), "FP64 rows: the epilogue only");
+    // Paired rows share a table (PAIRED), so both chunks of a block take the same body.
+    static_assert(!F64 || (FWD && EPI), "FP64 rows: the epilogue only");
     bool f64 = false;
     const ulonglong2* tw3_tables = tw3_all;
     if constexpr (F64) {

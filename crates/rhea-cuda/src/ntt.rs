@@ -367,9 +367,9 @@ struct NttArgs {
     f64_mode: u32,
 }
 
-/// Whether the lifted forward transforms (the rescale's, in the NTT domain) run the rows whose
-/// prime is below 2^46 on the FP64 pipe by default: `RHEA_NTT_F64=0` (read once) turns it off
-/// for A/B runs; [`DeviceNttTables::set_fp64_rows`] sets one table set's.
+/// Whether the forward transforms with the fused epilogue (the ModDown's, the rescale's) run the
+/// rows whose prime is below 2^46 on the FP64 pipe by default: `RHEA_NTT_F64=0` (read once) turns
+/// it off for A/B runs; [`DeviceNttTables::set_fp64_rows`] sets one table set's.
 fn fp64_rows_default() -> bool {
     static ON: OnceLock<bool> = OnceLock::new();
     knob_on(&ON, "RHEA_NTT_F64")
@@ -679,17 +679,19 @@ impl DeviceNttTables {
         })
     }
 
-    /// Sets whether the lifted forward transforms
-    /// ([`DeviceNttTables::forward_runs_lifted_epilogue`], the rescale's) run the rows whose
-    /// prime is below 2^46 on the FP64 pipe (`kernels/fp64.cuh`) instead of the integer one, when
-    /// the lifted modulus is below 2^46 too (on by default; `RHEA_NTT_F64=0` turns the default
+    /// Sets whether the forward transforms with the fused epilogue
+    /// ([`DeviceNttTables::forward_runs_epilogue`] and its variants: the ModDown's;
+    /// [`DeviceNttTables::forward_runs_lifted_epilogue`]: the rescale's;
+    /// [`DeviceNttTables::forward_runs_lift_add_epilogue`]: the two merged) run the rows whose
+    /// prime is below 2^46 on the FP64 pipe (`kernels/fp64.cuh`) instead of the integer one,
+    /// when a lifted modulus is below 2^46 too (on by default; `RHEA_NTT_F64=0` turns the default
     /// off). The words are the same either way.
     pub fn set_fp64_rows(&self, on: bool) {
         self.fp64_rows
             .store(on, std::sync::atomic::Ordering::Relaxed);
     }
 
-    /// Whether the lifted forward transforms run FP64 rows ([`DeviceNttTables::set_fp64_rows`]).
+    /// Whether the epilogue transforms run FP64 rows ([`DeviceNttTables::set_fp64_rows`]).
     pub fn fp64_rows(&self) -> bool {
         self.fp64_rows.load(std::sync::atomic::Ordering::Relaxed)
     }
@@ -699,16 +701,22 @@ impl DeviceNttTables {
     /// prime are below 2^[`F64_MAX_Q_BITS`](crate::fp64::F64_MAX_Q_BITS).
     pub fn lifted_takes_fp64(&self, q_last: Modulus, runs: &[NttRun]) -> bool {
         self.fp64_applies(
-            q_last.value(),
+            Some(q_last.value()),
             runs.iter().flat_map(|r| r.table..r.table + r.limbs),
         )
     }
 
-    /// Whether FP64 rows are on and apply to a lift from `q_last` onto some of `tables`.
-    fn fp64_applies(&self, q_last: u64, mut tables: impl Iterator<Item = usize>) -> bool {
+    /// Whether [`DeviceNttTables::forward_runs_epilogue`] (and its variants) of `runs` runs some
+    /// rows on the FP64 pipe now: FP64 rows are on and some run's prime is below 2^46.
+    pub fn epilogue_takes_fp64(&self, runs: &[NttRun]) -> bool {
+        self.fp64_applies(None, runs.iter().flat_map(|r| r.table..r.table + r.limbs))
+    }
+
+    /// Whether FP64 rows are on and apply to some of `tables`, lifted from `q_last` if given.
+    fn fp64_applies(&self, q_last: Option<u64>, mut tables: impl Iterator<Item = usize>) -> bool {
         self.forward_f64.is_some()
             && self.fp64_rows()
-            && f64_prime_ok(q_last)
+            && q_last.map_or(true, f64_prime_ok)
             && tables.any(|t| self.moduli.get(t).is_some_and(|m| f64_prime_ok(m.value())))
     }
 
@@ -1254,10 +1262,7 @@ impl DeviceNttTables {
         if let Some(g) = galois {
             args.epi_galois = galois_inverse(g, self.degree)?;
         }
-        let s = self.grouped_split()?;
-        let (first, second, _pair) = self.phase_args(&args)?;
-        self.launch_phase_raw(&first, NttDirection::Forward, s, Phase::Cols, false)?;
-        self.launch_phase_raw(&second, NttDirection::Forward, s, Phase::Rows, true)
+        self.launch_epilogue_pair(&args, "cols", false)
     }
 
     /// The consumed `x` regions (run `r` reads limbs `x_limb .. x_limb + limbs` of its `x`) are
@@ -1317,7 +1322,7 @@ impl DeviceNttTables {
         w_pairs: &DeviceBuffer,
     ) -> Result<()> {
         let args = self.lifted_args(lift, q_last, moduli, scratch, runs, outs, epi, w_pairs)?;
-        self.launch_lifted(&args, "colsl")
+        self.launch_epilogue_pair(&args, "colsl", true)
     }
 
     /// The merged ModDown and rescale in the NTT domain: run `r`'s limb `j` (table `t`, prime
@@ -1360,7 +1365,7 @@ impl DeviceNttTables {
         }
         args.pro_w = factors.lift_factor.device_ptr();
         args.epi_w2 = factors.w2.map_or(0, DeviceBuffer::device_ptr);
-        self.launch_lifted(&args, "colsla")
+        self.launch_epilogue_pair(&args, "colsla", true)
     }
 
     /// The checked arguments of a lifted grouped launch (see
@@ -1432,33 +1437,37 @@ impl DeviceNttTables {
         Ok(args)
     }
 
-    /// The two launches of a lifted grouped transform, its column kernel `ntt_fwd_<cols>_*`.
-    /// The plain lift (`colsl`) with FP64 rows ([`DeviceNttTables::set_fp64_rows`]) takes
-    /// `ntt_fwd_colslf_*` and
-    /// `ntt_fwd_rowsef_*` when `q_last` and some run's prime take FP64.
-    fn launch_lifted(&self, args: &NttArgs, cols: &str) -> Result<()> {
+    /// The two launches of a grouped forward transform with the fused epilogue: the column
+    /// kernel `ntt_fwd_<cols>_*` (`cols`, `colsl`, `colsla`; `lifted`: the latter two, whose
+    /// `pro_q` is `q_last`), then the epilogue row kernel. With FP64 rows
+    /// ([`DeviceNttTables::set_fp64_rows`]) and some row's prime below 2^46 (and `q_last` too
+    /// when lifted), `ntt_fwd_<cols>f_*` and `ntt_fwd_rowsef_*`, whose FP64 rows run on the FP64
+    /// pipe.
+    fn launch_epilogue_pair(&self, args: &NttArgs, cols: &str, lifted: bool) -> Result<()> {
         let s = self.grouped_split()?;
         let log_n = self.log_degree;
-        let (_, cfg) = self.phase_config(args.rows, NttDirection::Forward, s, Phase::Cols, false);
         let mut args = *args;
-        let f64_rows = cols == "colsl"
-            && self.fp64_applies(
-                args.pro_q,
-                (0..args.rows).map(|r| args.table_of(r) as usize),
-            );
+        let tables = (0..args.rows).map(|r| args.table_of(r) as usize);
+        let f64_rows = self.fp64_applies(lifted.then_some(args.pro_q), tables);
         if let (true, Some((tw, tw3))) = (f64_rows, &self.forward_f64) {
             args.tw_f64 = tw.device_ptr();
             args.tw3_f64 = tw3.device_ptr();
             args.f64_mode = 1;
         }
-        let cols = if f64_rows { "colslf" } else { cols };
-        let name = format!("ntt_fwd_{cols}_{log_n}_{}_{}", s.log_n1, s.cols_per_block);
+        let f = if f64_rows { "f" } else { "" };
+        let name = format!(
+            "ntt_fwd_{cols}{f}_{log_n}_{}_{}",
+            s.log_n1, s.cols_per_block
+        );
+        let (_, cfg) = self.phase_config(args.rows, NttDirection::Forward, s, Phase::Cols, false);
         let (first, second, _pair) = self.phase_args(&args)?;
         self.launch(&name, cfg, 0, &first, NttDirection::Forward, None)?;
         if f64_rows {
             let (_, cfg) =
                 self.phase_config(args.rows, NttDirection::Forward, s, Phase::Rows, true);
             let name = format!("ntt_fwd_rowsef_{log_n}_{}", s.log_n1);
+            // Paired rows share their table, hence their choice of body.
+            let (name, second) = self.paired(name, &second, s, Phase::Rows, true);
             return self.launch(&name, cfg, 0, &second, NttDirection::Forward, None);
         }
         self.launch_phase_raw(&second, NttDirection::Forward, s, Phase::Rows, true)

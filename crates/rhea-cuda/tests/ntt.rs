@@ -46,7 +46,7 @@ fn ntt_kernels_compile_for_sm90() {
             }
             names.push(format!("ntt_fwd_rowsde_{log_n}_{}", s.log_n1));
             names.push(format!("ntt_fwd_rowsef_{log_n}_{}", s.log_n1));
-            for l in ["colsl", "colslf"] {
+            for l in ["colsl", "colslf", "colsla", "colslaf", "colsf"] {
                 names.push(format!(
                     "ntt_fwd_{l}_{log_n}_{}_{}",
                     s.log_n1, s.cols_per_block
@@ -666,8 +666,9 @@ fn forward_epilogue_matches_the_cpu() {
         (13u32, vec![60u32, 40, 50, 61, 30]),
         (16, vec![60, 40, 40, 60, 60]),
         (17, vec![61, 50, 30, 60, 40]),
+        (16, vec![40, 46, 30, 46, 40]),
     ] {
-        let test = format!("ntt epilogue 2^{log_n}");
+        let test = format!("ntt epilogue 2^{log_n} {bits:?}");
         let Some(dev) = gpu_or_skip(&test) else {
             return;
         };
@@ -676,219 +677,322 @@ fn forward_epilogue_matches_the_cpu() {
         let moduli = moduli_for(&bits, degree);
         let tables = host_tables(&moduli, degree);
         let gpu = DeviceNttTables::new(&dev, &tables).unwrap();
-        let l = bits.len();
-        let mut r = rng(&test);
-        // Two sources of 2 limbs each: source 0 limbs use tables 0..2, source 1 tables 2..4.
-        let src_host = [
-            random_rns(&mut r, &moduli[0..2], degree, 1),
-            random_rns(&mut r, &moduli[2..4], degree, 1),
-        ];
-        // x and c over all l limbs (operand limb t uses modulus t); w random per table.
-        let x_host = random_rns(&mut r, &moduli, degree, 1);
-        let c_host = random_rns(&mut r, &moduli, degree, 1);
-        let w: Vec<u64> = moduli
-            .iter()
-            .map(|m| 1 + (x_host[7] % (m.value() - 1)))
-            .collect();
-        let mut pairs = Vec::new();
-        for (m, &wi) in moduli.iter().zip(&w) {
-            pairs.push(wi);
-            pairs.push(m.shoup(wi));
-        }
-        let runs = [
-            NttRun {
-                buf: 0,
-                first_limb: 0,
-                limbs: 2,
-                table: 0,
-            },
-            NttRun {
-                buf: 1,
-                first_limb: 0,
-                limbs: 2,
-                table: 2,
-            },
-        ];
-        let mut s0 = dev.upload(&src_host[0]).unwrap();
-        let mut s1 = dev.upload(&src_host[1]).unwrap();
-        let x = dev.upload(&x_host).unwrap();
-        let c = dev.upload(&c_host).unwrap();
-        let wd = dev.upload(&pairs).unwrap();
-        let mut out0 = dev.alloc(2 * n).unwrap();
-        let mut out1 = dev.alloc(3 * n).unwrap();
-        let epi = [
-            EpilogueRun {
-                out: 0,
-                out_limb: 0,
-                x: &x,
-                x_limb: 0,
-                c: None,
-            },
-            EpilogueRun {
-                out: 1,
-                out_limb: 1,
-                x: &x,
-                x_limb: 2,
-                c: Some((&c, 2)),
-            },
-        ];
-        out1.copy_from_host(&vec![7u64; 3 * n]).unwrap();
-        gpu.forward_runs_epilogue(
-            &mut [&mut s0, &mut s1],
-            &runs,
-            &mut [&mut out0, &mut out1],
-            &epi,
-            &wd,
-        )
-        .unwrap();
-        // The CPU composition.
-        let mut want0 = vec![0u64; 2 * n];
-        let mut want1 = vec![7u64; 3 * n];
-        for (run, src) in runs.iter().zip(&src_host) {
-            let mut v = src.clone();
-            cpu_run(
-                &tables,
-                &mut v,
-                0,
-                run.limbs,
-                run.table,
-                NttDirection::Forward,
-            );
-            for j in 0..run.limbs {
-                let t = run.table + j;
-                let m = &moduli[t];
-                for k in 0..n {
-                    let d = m.mul(m.sub(x_host[t * n + k], v[j * n + k]), w[t]);
-                    if run.buf == 0 {
-                        want0[j * n + k] = d;
-                    } else {
-                        want1[(1 + j) * n + k] = m.add(c_host[t * n + k], d);
-                    }
-                }
+        // The same words with the FP64 rows off and on (the path under test is the one taken).
+        for fp64_on in [false, true] {
+            gpu.set_fp64_rows(fp64_on);
+            let test = format!("{test}, FP64 rows {fp64_on}");
+            let l = bits.len();
+            let mut r = rng(&test);
+            // Two sources of 2 limbs each: source 0 limbs use tables 0..2, source 1 tables 2..4.
+            let src_host = [
+                random_rns(&mut r, &moduli[0..2], degree, 1),
+                random_rns(&mut r, &moduli[2..4], degree, 1),
+            ];
+            // x and c over all l limbs (operand limb t uses modulus t); w random per table.
+            let x_host = random_rns(&mut r, &moduli, degree, 1);
+            let c_host = random_rns(&mut r, &moduli, degree, 1);
+            let w: Vec<u64> = moduli
+                .iter()
+                .map(|m| 1 + (x_host[7] % (m.value() - 1)))
+                .collect();
+            let mut pairs = Vec::new();
+            for (m, &wi) in moduli.iter().zip(&w) {
+                pairs.push(wi);
+                pairs.push(m.shoup(wi));
             }
-        }
-        assert_same(
-            &dev.download(&out0).unwrap(),
-            &want0,
-            &format!("{test} no add"),
-        );
-        assert_same(
-            &dev.download(&out1).unwrap(),
-            &want1,
-            &format!("{test} with add"),
-        );
-        assert!(l >= 4);
-        // With an automorphism: the same results, each limb permuted by σ_g as
-        // automorphism_ntt's gather out[i] = in[bitrev(((2 bitrev(i) + 1) g mod 2N − 1) / 2)].
-        for g in [5u64.pow(3) % (2 * n as u64), 2 * n as u64 - 1] {
+            let runs = [
+                NttRun {
+                    buf: 0,
+                    first_limb: 0,
+                    limbs: 2,
+                    table: 0,
+                },
+                NttRun {
+                    buf: 1,
+                    first_limb: 0,
+                    limbs: 2,
+                    table: 2,
+                },
+            ];
+            let eligible = moduli[..4].iter().any(|m| m.value() < 1 << 46);
+            assert_eq!(
+                gpu.epilogue_takes_fp64(&runs),
+                fp64_on && eligible,
+                "{test}"
+            );
             let mut s0 = dev.upload(&src_host[0]).unwrap();
             let mut s1 = dev.upload(&src_host[1]).unwrap();
+            let x = dev.upload(&x_host).unwrap();
+            let c = dev.upload(&c_host).unwrap();
+            let wd = dev.upload(&pairs).unwrap();
+            let mut out0 = dev.alloc(2 * n).unwrap();
+            let mut out1 = dev.alloc(3 * n).unwrap();
+            let epi = [
+                EpilogueRun {
+                    out: 0,
+                    out_limb: 0,
+                    x: &x,
+                    x_limb: 0,
+                    c: None,
+                },
+                EpilogueRun {
+                    out: 1,
+                    out_limb: 1,
+                    x: &x,
+                    x_limb: 2,
+                    c: Some((&c, 2)),
+                },
+            ];
             out1.copy_from_host(&vec![7u64; 3 * n]).unwrap();
-            gpu.forward_runs_epilogue_automorphism(
+            gpu.forward_runs_epilogue(
                 &mut [&mut s0, &mut s1],
                 &runs,
                 &mut [&mut out0, &mut out1],
                 &epi,
                 &wd,
-                Some(g),
             )
             .unwrap();
-            let br = |i: usize| i.reverse_bits() >> (usize::BITS - log_n);
-            let perm = |want: &[u64], first: usize| {
-                let mut p = want.to_vec();
-                for limb in first..want.len() / n {
-                    for i in 0..n {
-                        let e = ((2 * br(i) as u64 + 1) * g) % (2 * n as u64);
-                        p[limb * n + i] = want[limb * n + br(((e - 1) / 2) as usize)];
+            // The CPU composition.
+            let mut want0 = vec![0u64; 2 * n];
+            let mut want1 = vec![7u64; 3 * n];
+            for (run, src) in runs.iter().zip(&src_host) {
+                let mut v = src.clone();
+                cpu_run(
+                    &tables,
+                    &mut v,
+                    0,
+                    run.limbs,
+                    run.table,
+                    NttDirection::Forward,
+                );
+                for j in 0..run.limbs {
+                    let t = run.table + j;
+                    let m = &moduli[t];
+                    for k in 0..n {
+                        let d = m.mul(m.sub(x_host[t * n + k], v[j * n + k]), w[t]);
+                        if run.buf == 0 {
+                            want0[j * n + k] = d;
+                        } else {
+                            want1[(1 + j) * n + k] = m.add(c_host[t * n + k], d);
+                        }
                     }
                 }
-                p
-            };
+            }
             assert_same(
                 &dev.download(&out0).unwrap(),
-                &perm(&want0, 0),
-                &format!("{test} no add, sigma_{g}"),
+                &want0,
+                &format!("{test} no add"),
             );
             assert_same(
                 &dev.download(&out1).unwrap(),
-                &perm(&want1, 1),
-                &format!("{test} with add, sigma_{g}"),
+                &want1,
+                &format!("{test} with add"),
             );
-        }
-        // Consuming x (its lines dropped from L2 once read): the same results, from a copy of x
-        // whose words are undefined afterwards.
-        let mut s0 = dev.upload(&src_host[0]).unwrap();
-        let mut s1 = dev.upload(&src_host[1]).unwrap();
-        let x_dead = dev.upload(&x_host).unwrap();
-        let epi_dead = epi.map(|e| EpilogueRun { x: &x_dead, ..e });
-        out1.copy_from_host(&vec![7u64; 3 * n]).unwrap();
-        gpu.forward_runs_epilogue_consuming_x(
-            &mut [&mut s0, &mut s1],
-            &runs,
-            &mut [&mut out0, &mut out1],
-            &epi_dead,
-            &wd,
-            None,
-        )
-        .unwrap();
-        assert_same(
-            &dev.download(&out0).unwrap(),
-            &want0,
-            &format!("{test} no add, x consumed"),
-        );
-        assert_same(
-            &dev.download(&out1).unwrap(),
-            &want1,
-            &format!("{test} with add, x consumed"),
-        );
-        // A consumed x shared by two runs, or by a run's x and an addend, is a typed error.
-        let same_x = [
-            epi_dead[0],
-            EpilogueRun {
-                x_limb: 1,
-                ..epi_dead[1]
-            },
-        ];
-        let x_as_c = [
-            epi_dead[0],
-            EpilogueRun {
-                c: Some((&x_dead, 0)),
-                ..epi_dead[1]
-            },
-        ];
-        for bad in [same_x, x_as_c] {
-            let mut s0 = dev.upload(&src_host[0]).unwrap();
-            let mut s1 = dev.upload(&src_host[1]).unwrap();
-            assert!(matches!(
-                gpu.forward_runs_epilogue_consuming_x(
+            assert!(l >= 4);
+            // With an automorphism: the same results, each limb permuted by σ_g as
+            // automorphism_ntt's gather out[i] = in[bitrev(((2 bitrev(i) + 1) g mod 2N − 1) / 2)].
+            for g in [5u64.pow(3) % (2 * n as u64), 2 * n as u64 - 1] {
+                let mut s0 = dev.upload(&src_host[0]).unwrap();
+                let mut s1 = dev.upload(&src_host[1]).unwrap();
+                out1.copy_from_host(&vec![7u64; 3 * n]).unwrap();
+                gpu.forward_runs_epilogue_automorphism(
                     &mut [&mut s0, &mut s1],
                     &runs,
                     &mut [&mut out0, &mut out1],
-                    &bad,
+                    &epi,
                     &wd,
-                    None,
+                    Some(g),
+                )
+                .unwrap();
+                let br = |i: usize| i.reverse_bits() >> (usize::BITS - log_n);
+                let perm = |want: &[u64], first: usize| {
+                    let mut p = want.to_vec();
+                    for limb in first..want.len() / n {
+                        for i in 0..n {
+                            let e = ((2 * br(i) as u64 + 1) * g) % (2 * n as u64);
+                            p[limb * n + i] = want[limb * n + br(((e - 1) / 2) as usize)];
+                        }
+                    }
+                    p
+                };
+                assert_same(
+                    &dev.download(&out0).unwrap(),
+                    &perm(&want0, 0),
+                    &format!("{test} no add, sigma_{g}"),
+                );
+                assert_same(
+                    &dev.download(&out1).unwrap(),
+                    &perm(&want1, 1),
+                    &format!("{test} with add, sigma_{g}"),
+                );
+            }
+            // Consuming x (its lines dropped from L2 once read): the same results, from a copy of x
+            // whose words are undefined afterwards.
+            let mut s0 = dev.upload(&src_host[0]).unwrap();
+            let mut s1 = dev.upload(&src_host[1]).unwrap();
+            let x_dead = dev.upload(&x_host).unwrap();
+            let epi_dead = epi.map(|e| EpilogueRun { x: &x_dead, ..e });
+            out1.copy_from_host(&vec![7u64; 3 * n]).unwrap();
+            gpu.forward_runs_epilogue_consuming_x(
+                &mut [&mut s0, &mut s1],
+                &runs,
+                &mut [&mut out0, &mut out1],
+                &epi_dead,
+                &wd,
+                None,
+            )
+            .unwrap();
+            assert_same(
+                &dev.download(&out0).unwrap(),
+                &want0,
+                &format!("{test} no add, x consumed"),
+            );
+            assert_same(
+                &dev.download(&out1).unwrap(),
+                &want1,
+                &format!("{test} with add, x consumed"),
+            );
+            // A consumed x shared by two runs, or by a run's x and an addend, is a typed error.
+            let same_x = [
+                epi_dead[0],
+                EpilogueRun {
+                    x_limb: 1,
+                    ..epi_dead[1]
+                },
+            ];
+            let x_as_c = [
+                epi_dead[0],
+                EpilogueRun {
+                    c: Some((&x_dead, 0)),
+                    ..epi_dead[1]
+                },
+            ];
+            for bad in [same_x, x_as_c] {
+                let mut s0 = dev.upload(&src_host[0]).unwrap();
+                let mut s1 = dev.upload(&src_host[1]).unwrap();
+                assert!(matches!(
+                    gpu.forward_runs_epilogue_consuming_x(
+                        &mut [&mut s0, &mut s1],
+                        &runs,
+                        &mut [&mut out0, &mut out1],
+                        &bad,
+                        &wd,
+                        None,
+                    ),
+                    Err(CudaError::Shape(_))
+                ));
+            }
+            let mut s0 = dev.upload(&src_host[0]).unwrap();
+            assert!(matches!(
+                gpu.forward_runs_epilogue_automorphism(
+                    &mut [&mut s0],
+                    &runs[..1],
+                    &mut [&mut out0],
+                    &epi[..1],
+                    &wd,
+                    Some(4)
                 ),
+                Err(CudaError::InvalidArgument(_))
+            ));
+            // A mismatched epilogue list is a typed error.
+            let mut s0 = dev.upload(&src_host[0]).unwrap();
+            assert!(matches!(
+                gpu.forward_runs_epilogue(&mut [&mut s0], &runs[..1], &mut [&mut out0], &[], &wd),
                 Err(CudaError::Shape(_))
             ));
         }
-        let mut s0 = dev.upload(&src_host[0]).unwrap();
-        assert!(matches!(
-            gpu.forward_runs_epilogue_automorphism(
-                &mut [&mut s0],
-                &runs[..1],
-                &mut [&mut out0],
-                &epi[..1],
+    }
+}
+
+/// The ModDown's shape: both polynomials' runs over the same tables (the row kernel pairs their
+/// rows, `ntt_fwd_rowse{d,f}_*_p`), the second with an addend, in a deep-preset-like prime mix
+/// (a 60-bit first prime, 40-bit others) and with 46-bit primes, FP64 rows off and on.
+#[test]
+fn paired_epilogue_rows_match_the_cpu() {
+    use rand::Rng;
+    use rhea_cuda::ntt::{EpilogueRun, NttRun};
+    for (log_n, bits) in [
+        (16u32, vec![60u32, 40, 40, 40, 40, 40]),
+        (15, vec![46, 46, 40, 60, 46]),
+    ] {
+        let test = format!("ntt paired epilogue 2^{log_n}");
+        let Some(dev) = gpu_or_skip(&test) else {
+            return;
+        };
+        let n = 1usize << log_n;
+        let moduli = moduli_for(&bits, n);
+        let tables = host_tables(&moduli, n);
+        let gpu = DeviceNttTables::new(&dev, &tables).unwrap();
+        let l = bits.len();
+        for fp64_on in [false, true] {
+            gpu.set_fp64_rows(fp64_on);
+            let test = format!("{test}, FP64 rows {fp64_on}");
+            let mut r = rng(&test);
+            // One buffer holding both polynomials' l limbs; x and c likewise.
+            let src_host = random_rns(&mut r, &moduli, n, 2);
+            let x_host = random_rns(&mut r, &moduli, n, 2);
+            let c_host = random_rns(&mut r, &moduli, n, 1);
+            let w: Vec<u64> = moduli
+                .iter()
+                .map(|m| 1 + r.random_range(0..m.value() - 1))
+                .collect();
+            let pairs: Vec<u64> = moduli
+                .iter()
+                .zip(&w)
+                .flat_map(|(m, &wi)| [wi, m.shoup(wi)])
+                .collect();
+            let runs = [0, 1].map(|p| NttRun {
+                buf: 0,
+                first_limb: p * l,
+                limbs: l,
+                table: 0,
+            });
+            assert_eq!(gpu.epilogue_takes_fp64(&runs), fp64_on, "{test}");
+            let mut src = dev.upload(&src_host).unwrap();
+            let x = dev.upload(&x_host).unwrap();
+            let c = dev.upload(&c_host).unwrap();
+            let wd = dev.upload(&pairs).unwrap();
+            let mut out0 = dev.alloc(l * n).unwrap();
+            let mut out1 = dev.alloc(l * n).unwrap();
+            let epi = [0, 1].map(|p| EpilogueRun {
+                out: p,
+                out_limb: 0,
+                x: &x,
+                x_limb: p * l,
+                c: (p == 1).then_some((&c, 0)),
+            });
+            gpu.forward_runs_epilogue(
+                &mut [&mut src],
+                &runs,
+                &mut [&mut out0, &mut out1],
+                &epi,
                 &wd,
-                Some(4)
-            ),
-            Err(CudaError::InvalidArgument(_))
-        ));
-        // A mismatched epilogue list is a typed error.
-        let mut s0 = dev.upload(&src_host[0]).unwrap();
-        assert!(matches!(
-            gpu.forward_runs_epilogue(&mut [&mut s0], &runs[..1], &mut [&mut out0], &[], &wd),
-            Err(CudaError::Shape(_))
-        ));
+            )
+            .unwrap();
+            let mut v = src_host.clone();
+            cpu_run(&tables, &mut v, 0, l, 0, NttDirection::Forward);
+            cpu_run(&tables, &mut v, l, l, 0, NttDirection::Forward);
+            for (p, out) in [&out0, &out1].into_iter().enumerate() {
+                let mut want = vec![0u64; l * n];
+                for t in 0..l {
+                    let m = &moduli[t];
+                    for k in 0..n {
+                        let i = (p * l + t) * n + k;
+                        let d = m.mul(m.sub(x_host[i], v[i]), w[t]);
+                        want[t * n + k] = if p == 1 {
+                            m.add(c_host[t * n + k], d)
+                        } else {
+                            d
+                        };
+                    }
+                }
+                assert_same(
+                    &dev.download(out).unwrap(),
+                    &want,
+                    &format!("{test} polynomial {p}"),
+                );
+            }
+        }
     }
 }
 
@@ -1148,85 +1252,136 @@ fn lift_add_epilogue_matches_the_cpu() {
         let moduli = moduli_for(&bits, n);
         let tables = host_tables(&moduli, n);
         let gpu = DeviceNttTables::new(&dev, &tables).unwrap();
-        let dm = DeviceModuli::new(&dev, &moduli).unwrap();
-        let l = bits.len();
-        let q_last = moduli[l - 1];
-        let ql = q_last.value();
-        let mut r = rng(&test);
-        let t_host = lifted_limbs(&mut r, q_last, n);
-        let below = &moduli[..l - 1];
-        let y_host = [0, 1].map(|_| random_rns(&mut r, below, n, 1));
-        let x_host = random_rns(&mut r, below, n, 1);
-        let c_host = random_rns(&mut r, below, n, 1);
-        let pick = |r: &mut rand_chacha::ChaCha20Rng| -> (Vec<u64>, Vec<u64>) {
-            let w: Vec<u64> = moduli
-                .iter()
-                .map(|m| r.random_range(1..m.value()))
-                .collect();
-            let pairs = moduli
-                .iter()
-                .zip(&w)
-                .flat_map(|(m, &wi)| [wi, m.shoup(wi)])
-                .collect();
-            (w, pairs)
-        };
-        let (f, f_pairs) = pick(&mut r);
-        let (w, w_pairs) = pick(&mut r);
-        let (w2, w2_pairs) = pick(&mut r);
-        let runs = [
-            NttRun {
-                buf: 0,
-                first_limb: 0,
-                limbs: l - 1,
-                table: 0,
-            },
-            NttRun {
-                buf: 1,
-                first_limb: 0,
-                limbs: l - 1,
-                table: 0,
-            },
-        ];
-        let t = dev.upload(&t_host).unwrap();
-        let lift = [LiftRun { src: &t, limb: 0 }, LiftRun { src: &t, limb: 1 }];
-        let x = dev.upload(&x_host).unwrap();
-        let c = dev.upload(&c_host).unwrap();
-        let (fd, wd, w2d) = (
-            dev.upload(&f_pairs).unwrap(),
-            dev.upload(&w_pairs).unwrap(),
-            dev.upload(&w2_pairs).unwrap(),
-        );
-        let mut y0 = dev.upload(&y_host[0]).unwrap();
-        let mut y1 = dev.upload(&y_host[1]).unwrap();
-        let mut out0 = dev.alloc((l - 1) * n).unwrap();
-        let mut out1 = dev.alloc((l - 1) * n).unwrap();
-        let epi = [
-            EpilogueRun {
-                out: 0,
-                out_limb: 0,
-                x: &x,
-                x_limb: 0,
-                c: Some((&c, 0)),
-            },
-            EpilogueRun {
-                out: 1,
-                out_limb: 0,
-                x: &x,
-                x_limb: 0,
-                c: None,
-            },
-        ];
-        // With the second factor (the merged ModDown-rescale) and without it (the ModDown of
-        // a public-key encryption, the errors' Q limbs lifted in).
-        for second in [true, false] {
+        // The same words with the FP64 rows off and on (the path under test is the one taken).
+        for fp64_on in [false, true] {
+            gpu.set_fp64_rows(fp64_on);
+            let test = format!("{test}, FP64 rows {fp64_on}");
+            let dm = DeviceModuli::new(&dev, &moduli).unwrap();
+            let l = bits.len();
+            let q_last = moduli[l - 1];
+            let ql = q_last.value();
+            let mut r = rng(&test);
+            let t_host = lifted_limbs(&mut r, q_last, n);
+            let below = &moduli[..l - 1];
+            let y_host = [0, 1].map(|_| random_rns(&mut r, below, n, 1));
+            let x_host = random_rns(&mut r, below, n, 1);
+            let c_host = random_rns(&mut r, below, n, 1);
+            let pick = |r: &mut rand_chacha::ChaCha20Rng| -> (Vec<u64>, Vec<u64>) {
+                let w: Vec<u64> = moduli
+                    .iter()
+                    .map(|m| r.random_range(1..m.value()))
+                    .collect();
+                let pairs = moduli
+                    .iter()
+                    .zip(&w)
+                    .flat_map(|(m, &wi)| [wi, m.shoup(wi)])
+                    .collect();
+                (w, pairs)
+            };
+            let (f, f_pairs) = pick(&mut r);
+            let (w, w_pairs) = pick(&mut r);
+            let (w2, w2_pairs) = pick(&mut r);
+            let runs = [
+                NttRun {
+                    buf: 0,
+                    first_limb: 0,
+                    limbs: l - 1,
+                    table: 0,
+                },
+                NttRun {
+                    buf: 1,
+                    first_limb: 0,
+                    limbs: l - 1,
+                    table: 0,
+                },
+            ];
+            let fp64 = fp64_on && ql < 1 << 46 && below.iter().any(|m| m.value() < 1 << 46);
+            assert_eq!(gpu.lifted_takes_fp64(q_last, &runs), fp64, "{test}");
+            let t = dev.upload(&t_host).unwrap();
+            let lift = [LiftRun { src: &t, limb: 0 }, LiftRun { src: &t, limb: 1 }];
+            let x = dev.upload(&x_host).unwrap();
+            let c = dev.upload(&c_host).unwrap();
+            let (fd, wd, w2d) = (
+                dev.upload(&f_pairs).unwrap(),
+                dev.upload(&w_pairs).unwrap(),
+                dev.upload(&w2_pairs).unwrap(),
+            );
+            let mut y0 = dev.upload(&y_host[0]).unwrap();
+            let mut y1 = dev.upload(&y_host[1]).unwrap();
+            let mut out0 = dev.alloc((l - 1) * n).unwrap();
+            let mut out1 = dev.alloc((l - 1) * n).unwrap();
+            let epi = [
+                EpilogueRun {
+                    out: 0,
+                    out_limb: 0,
+                    x: &x,
+                    x_limb: 0,
+                    c: Some((&c, 0)),
+                },
+                EpilogueRun {
+                    out: 1,
+                    out_limb: 0,
+                    x: &x,
+                    x_limb: 0,
+                    c: None,
+                },
+            ];
+            // With the second factor (the merged ModDown-rescale) and without it (the ModDown of
+            // a public-key encryption, the errors' Q limbs lifted in).
+            for second in [true, false] {
+                let factors = LiftAddFactors {
+                    lift_factor: &fd,
+                    w: &wd,
+                    w2: second.then_some(&w2d),
+                };
+                let mut y0 = dev.upload(&y_host[0]).unwrap();
+                let mut y1 = dev.upload(&y_host[1]).unwrap();
+                gpu.forward_runs_lift_add_epilogue(
+                    &lift,
+                    q_last,
+                    &dm,
+                    &mut [&mut y0, &mut y1],
+                    &runs,
+                    &mut [&mut out0, &mut out1],
+                    &epi,
+                    factors,
+                )
+                .unwrap();
+                for g in 0..2 {
+                    let src = &t_host[g * n..(g + 1) * n];
+                    let mut want = vec![0u64; (l - 1) * n];
+                    for tb in 0..l - 1 {
+                        let m = &moduli[tb];
+                        let mut v: Vec<u64> = src
+                            .iter()
+                            .zip(&y_host[g][tb * n..(tb + 1) * n])
+                            .map(|(&tk, &yk)| m.add(yk, m.mul(f[tb], lift_centred(tk, ql, m))))
+                            .collect();
+                        tables[tb].forward(&mut v).unwrap();
+                        for k in 0..n {
+                            let mut d = m.mul(m.sub(x_host[tb * n + k], v[k]), w[tb]);
+                            if g == 0 {
+                                d = m.add(c_host[tb * n + k], d);
+                            }
+                            want[tb * n + k] = if second { m.mul(d, w2[tb]) } else { d };
+                        }
+                    }
+                    let got = dev.download(if g == 0 { &out0 } else { &out1 }).unwrap();
+                    assert_same(
+                        &got,
+                        &want,
+                        &format!("{test} run {g}, second factor {second}"),
+                    );
+                }
+            }
             let factors = LiftAddFactors {
                 lift_factor: &fd,
                 w: &wd,
-                w2: second.then_some(&w2d),
+                w2: Some(&w2d),
             };
-            let mut y0 = dev.upload(&y_host[0]).unwrap();
-            let mut y1 = dev.upload(&y_host[1]).unwrap();
-            gpu.forward_runs_lift_add_epilogue(
+            // A second factor table too short for the runs' tables: a typed error.
+            let short = dev.upload(&w2_pairs[..2]).unwrap();
+            let res = gpu.forward_runs_lift_add_epilogue(
                 &lift,
                 q_last,
                 &dm,
@@ -1234,57 +1389,13 @@ fn lift_add_epilogue_matches_the_cpu() {
                 &runs,
                 &mut [&mut out0, &mut out1],
                 &epi,
-                factors,
-            )
-            .unwrap();
-            for g in 0..2 {
-                let src = &t_host[g * n..(g + 1) * n];
-                let mut want = vec![0u64; (l - 1) * n];
-                for tb in 0..l - 1 {
-                    let m = &moduli[tb];
-                    let mut v: Vec<u64> = src
-                        .iter()
-                        .zip(&y_host[g][tb * n..(tb + 1) * n])
-                        .map(|(&tk, &yk)| m.add(yk, m.mul(f[tb], lift_centred(tk, ql, m))))
-                        .collect();
-                    tables[tb].forward(&mut v).unwrap();
-                    for k in 0..n {
-                        let mut d = m.mul(m.sub(x_host[tb * n + k], v[k]), w[tb]);
-                        if g == 0 {
-                            d = m.add(c_host[tb * n + k], d);
-                        }
-                        want[tb * n + k] = if second { m.mul(d, w2[tb]) } else { d };
-                    }
-                }
-                let got = dev.download(if g == 0 { &out0 } else { &out1 }).unwrap();
-                assert_same(
-                    &got,
-                    &want,
-                    &format!("{test} run {g}, second factor {second}"),
-                );
-            }
+                LiftAddFactors {
+                    w2: Some(&short),
+                    ..factors
+                },
+            );
+            assert!(matches!(res, Err(CudaError::Shape(_))), "{res:?}");
         }
-        let factors = LiftAddFactors {
-            lift_factor: &fd,
-            w: &wd,
-            w2: Some(&w2d),
-        };
-        // A second factor table too short for the runs' tables: a typed error.
-        let short = dev.upload(&w2_pairs[..2]).unwrap();
-        let res = gpu.forward_runs_lift_add_epilogue(
-            &lift,
-            q_last,
-            &dm,
-            &mut [&mut y0, &mut y1],
-            &runs,
-            &mut [&mut out0, &mut out1],
-            &epi,
-            LiftAddFactors {
-                w2: Some(&short),
-                ..factors
-            },
-        );
-        assert!(matches!(res, Err(CudaError::Shape(_))), "{res:?}");
     }
 }
 
