@@ -5,11 +5,11 @@
 // bounds below are tested at their limits.
 //
 // A value is an integer held exactly in a double, signed, |v| < 2^50; residues are congruence
-// classes, not canonical words, until f64_canonical. The products need no 64-bit integer
-// multiplies: the FP64 pipe does them, at the integer pipe's rate on the H100, in 6 operations
-// per modular product against ~12 integer ones (and a forward butterfly in 8 against ~23),
-// and with no conditional subtractions, since a signed value may grow by 0.625 q per forward
-// stage and stay exact for all 17 stages of N <= 2^17 from |v| < 2^45.
+// classes, not canonical words, until the caller reduces them. The products need no 64-bit
+// integer multiplies: the FP64 pipe does them in 6 operations per modular product against ~12
+// integer ones (a forward butterfly in 8 against ~23), with no conditional subtractions, since
+// a signed value may grow by 0.625 q per forward stage and stay exact for all 17 stages of
+// N <= 2^17 from |v| < 1.75 q.
 //
 // Every operation goes through the _rn intrinsics, so that nvcc/NVRTC neither contracts a product
 // into an FMA nor reorders the exact two-product below.
@@ -18,13 +18,12 @@
 //   f64_mulmod(y, w, wq, q)      t = y * w mod q, |t| <= 0.625 q          |y| < 2^50, 0 <= w < q,
 //                                (0.75 q for wq = fl(w fl(1 / q)))       wq = fl(w / q)
 //   f64_reduce(v, qinv, q)       t = v mod q, |t| <= q/2 + 1              |v| < 2^51, qinv = fl(1/q)
-//   f64_canonical(v, qinv, q)    v mod q in [0, q)                        |v| < 2^51
 //   f64_from_word(a), f64_to_word(v)   u64 <-> double, exact              0 <= a, v < 2^52
 //
 // Why f64_mulmod is exact: k = rint(y * wq) with y * wq = y w / q (1 + e), |e| <= 2^-53, so
 // |k - y w / q| <= 1/2 + 2^50 * 2^-53 and |y w - k q| <= 0.625 q (with |e| <= 2^-52, two
-// roundings, 0.75 q). h = fl(y w) is an integer with
-// |h - y w| <= ulp(h) / 2 <= 2^43 (|y w| < 2^96); fma(-k, q, h) = h - k q exactly, an integer
+// roundings, 0.75 q). h = fl(y w) is an integer with |h - y w| <= ulp(h) / 2 <= 2^43
+// (|y w| < 2^96); fma(-k, q, h) = h - k q exactly, an integer
 // below 2^53; l = fma(y, w, -h) = y w - h exactly (the two-product); their sum y w - k q is an
 // integer of magnitude <= 0.625 q < 2^53: exact.
 
@@ -61,11 +60,6 @@ RHEA_INLINE double f64_mulmod(double y, double w, double wq, double q) {
 
 RHEA_INLINE double f64_reduce(double v, double qinv, double q) {
     return __fma_rn(-f64_round_mul(v, qinv), q, v);
-}
-
-RHEA_INLINE double f64_canonical(double v, double qinv, double q) {
-    const double r = f64_reduce(v, qinv, q);
-    return r < 0.0 ? __dadd_rn(r, q) : r;
 }
 
 RHEA_INLINE double f64_from_word(u64 a) {

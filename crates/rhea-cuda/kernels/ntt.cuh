@@ -103,7 +103,6 @@ struct NttArgs {
     u32 tw_staged;    // 1: the kernels stage their twiddles in shared memory (see NTT_TW_SMEM)
     u64 tw_f64;       // FP64 rows (see ntt_f64_row): const ulonglong2* [table][N], or 0
     u64 tw3_f64;      // their compact table (as tw3, the pairs of tw_f64) [table][N/8][3]
-    u32 f64_mode;     // 0: none; 1: every row whose table takes FP64
 };
 
 // FP64 rows (the kernels with F64, fp64.cuh): a row whose prime is below 2^46 may run its
@@ -114,7 +113,7 @@ struct NttArgs {
 // kernels such a row's entries are signed doubles (|v| < 2^50), not lazy words: both kernels
 // choose by this one function of the row.
 RHEA_INLINE bool ntt_f64_row(const NttArgs& a, u32 row, u32 table, int logn) {
-    if (a.tw_f64 == 0 || a.f64_mode == 0) return false;
+    if (a.tw_f64 == 0) return false;
     const u64* h = reinterpret_cast<const u64*>(a.tw_f64) + ((u64)table << (logn + 1));
     return __ldg(h) != 0ull;
 }

@@ -52,16 +52,6 @@ pub fn reduce(v: f64, qinv: f64, q: f64) -> f64 {
     (-round_mul(v, qinv)).mul_add(q, v)
 }
 
-/// `v mod q` in `[0, q)`, for `|v| < 2^51` (`f64_canonical`).
-pub fn canonical(v: f64, qinv: f64, q: f64) -> f64 {
-    let r = reduce(v, qinv, q);
-    if r < 0.0 {
-        r + q
-    } else {
-        r
-    }
-}
-
 /// The double holding the word `a < 2^52`, by its bits (`f64_from_word`).
 pub fn from_word(a: u64) -> f64 {
     f64::from_bits(a | 0x4330_0000_0000_0000) - TWO_52
@@ -77,6 +67,16 @@ mod tests {
     use super::*;
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
+
+    /// `v mod q` in `[0, q)` for `|v| < 2^51`: [`reduce`], then `q` added to a negative result.
+    fn canonical(v: f64, qinv: f64, q: f64) -> f64 {
+        let r = reduce(v, qinv, q);
+        if r < 0.0 {
+            r + q
+        } else {
+            r
+        }
+    }
 
     /// `a mod q` for a signed 128-bit `a`, in `[0, q)`.
     fn rem(a: i128, q: u64) -> u64 {

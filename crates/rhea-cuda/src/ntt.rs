@@ -359,12 +359,10 @@ struct NttArgs {
     /// 1: the kernels stage their twiddles in shared memory (`NTT_TW_SMEM` in `ntt.cuh`); set
     /// by [`stage_twiddles`] for launches of at most [`TW_STAGED_ROWS`] rows.
     tw_staged: u32,
-    /// The FP64 twiddle tables' device addresses, or 0 (`tw_f64`, `tw3_f64` in `ntt.cuh`; see
-    /// [`DeviceNttTables::set_fp64_rows`]).
+    /// The FP64 twiddle tables' device addresses, or 0: no FP64 rows (`tw_f64`, `tw3_f64` in
+    /// `ntt.cuh`; see [`DeviceNttTables::set_fp64_rows`]).
     tw_f64: u64,
     tw3_f64: u64,
-    /// 1: rows whose prime takes FP64 run on the FP64 pipe.
-    f64_mode: u32,
 }
 
 /// Whether the forward transforms with the fused epilogue (the ModDown's, the rescale's) run the
@@ -568,7 +566,7 @@ pub struct DeviceNttTables {
     row_flags: RowFlags,
     /// The FP64 twiddles and their compact table ([`fp64_twiddles`]), when a prime takes FP64.
     forward_f64: Option<(DeviceBuffer, DeviceBuffer)>,
-    /// Whether the lifted forward transforms run FP64 rows.
+    /// Whether the epilogue transforms run FP64 rows ([`DeviceNttTables::set_fp64_rows`]).
     fp64_rows: std::sync::atomic::AtomicBool,
 }
 
@@ -696,20 +694,17 @@ impl DeviceNttTables {
         self.fp64_rows.load(std::sync::atomic::Ordering::Relaxed)
     }
 
-    /// Whether [`DeviceNttTables::forward_runs_lifted_epilogue`] of `runs` lifted from
-    /// `q_last` runs some rows on the FP64 pipe now: FP64 rows are on, `q_last` and some run's
-    /// prime are below 2^[`F64_MAX_Q_BITS`](crate::fp64::F64_MAX_Q_BITS).
-    pub fn lifted_takes_fp64(&self, q_last: Modulus, runs: &[NttRun]) -> bool {
+    /// Whether a forward transform of `runs` with the fused epilogue runs some rows on the FP64
+    /// pipe now: FP64 rows are on, some run's prime is below
+    /// 2^[`F64_MAX_Q_BITS`](crate::fp64::F64_MAX_Q_BITS), and so is `q_last` for a lifted one
+    /// ([`DeviceNttTables::forward_runs_lifted_epilogue`] and
+    /// [`DeviceNttTables::forward_runs_lift_add_epilogue`]; `None` for
+    /// [`DeviceNttTables::forward_runs_epilogue`] and its variants).
+    pub fn epilogue_takes_fp64(&self, q_last: Option<Modulus>, runs: &[NttRun]) -> bool {
         self.fp64_applies(
-            Some(q_last.value()),
+            q_last.map(|m| m.value()),
             runs.iter().flat_map(|r| r.table..r.table + r.limbs),
         )
-    }
-
-    /// Whether [`DeviceNttTables::forward_runs_epilogue`] (and its variants) of `runs` runs some
-    /// rows on the FP64 pipe now: FP64 rows are on and some run's prime is below 2^46.
-    pub fn epilogue_takes_fp64(&self, runs: &[NttRun]) -> bool {
-        self.fp64_applies(None, runs.iter().flat_map(|r| r.table..r.table + r.limbs))
     }
 
     /// Whether FP64 rows are on and apply to some of `tables`, lifted from `q_last` if given.
@@ -1452,7 +1447,6 @@ impl DeviceNttTables {
         if let (true, Some((tw, tw3))) = (f64_rows, &self.forward_f64) {
             args.tw_f64 = tw.device_ptr();
             args.tw3_f64 = tw3.device_ptr();
-            args.f64_mode = 1;
         }
         let f = if f64_rows { "f" } else { "" };
         let name = format!(

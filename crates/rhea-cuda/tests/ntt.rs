@@ -716,7 +716,7 @@ fn forward_epilogue_matches_the_cpu() {
             ];
             let eligible = moduli[..4].iter().any(|m| m.value() < 1 << 46);
             assert_eq!(
-                gpu.epilogue_takes_fp64(&runs),
+                gpu.epilogue_takes_fp64(None, &runs),
                 fp64_on && eligible,
                 "{test}"
             );
@@ -947,7 +947,7 @@ fn paired_epilogue_rows_match_the_cpu() {
                 limbs: l,
                 table: 0,
             });
-            assert_eq!(gpu.epilogue_takes_fp64(&runs), fp64_on, "{test}");
+            assert_eq!(gpu.epilogue_takes_fp64(None, &runs), fp64_on, "{test}");
             let mut src = dev.upload(&src_host).unwrap();
             let x = dev.upload(&x_host).unwrap();
             let c = dev.upload(&c_host).unwrap();
@@ -1148,7 +1148,7 @@ fn lifted_epilogue_matches_the_cpu() {
             let fp64 =
                 fp64_on && ql < 1 << 46 && moduli[..l - 1].iter().any(|m| m.value() < 1 << 46);
             assert_eq!(
-                gpu.lifted_takes_fp64(q_last, &runs),
+                gpu.epilogue_takes_fp64(Some(q_last), &runs),
                 fp64,
                 "{test} FP64 rows {fp64_on}"
             );
@@ -1296,7 +1296,7 @@ fn lift_add_epilogue_matches_the_cpu() {
                 },
             ];
             let fp64 = fp64_on && ql < 1 << 46 && below.iter().any(|m| m.value() < 1 << 46);
-            assert_eq!(gpu.lifted_takes_fp64(q_last, &runs), fp64, "{test}");
+            assert_eq!(gpu.epilogue_takes_fp64(Some(q_last), &runs), fp64, "{test}");
             let t = dev.upload(&t_host).unwrap();
             let lift = [LiftRun { src: &t, limb: 0 }, LiftRun { src: &t, limb: 1 }];
             let x = dev.upload(&x_host).unwrap();
