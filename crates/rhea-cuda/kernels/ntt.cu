@@ -36,7 +36,7 @@
 // nor do the transforms below N = 2^14 (the lift-and-add column kernel would spill at 72).
 // The row kernels with FP64 rows (ntt_fwd_rowsef_*[_p]) take NTT_ROWS_F64_B = 7 (72 registers):
 // their FP64 and integer bodies are disjoint (with shared loads before the branch ptxas spilled
-// the FP64 one), and the paired kernel spills 16 words at 64 registers, 2 at 72; on the H100 at
+// the FP64 one), and the paired kernel spilled 16 words at 64 registers, none at 72; on the H100 at
 // 8 mul+relin ran 0.286 ms, at 7 0.278 (the integer rows: 0.280; BENCHMARKS.md §24).
 // NTT_MIN_BLOCKS (e.g. through RHEA_NVRTC_DEFINES) sets one hint for every kernel instead, for
 // tuning; 0 removes it; NTT_COLS_FWD_B, NTT_COLS_INV_B, NTT_ROWS_FWD_B and NTT_ROWS_INV_B can
