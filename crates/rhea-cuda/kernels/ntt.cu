@@ -196,6 +196,214 @@ NTT_ROWS(17, 8)
 NTT_COLS(17, 9, 4)
 NTT_ROWS(17, 9)
 
+// ---- the lifted transform in one pass: clusters of blocks ----------------------------------------
+//
+// ntt_fwd_lcl_16: the rescale's lifted forward transform with the fused epilogue (the work of
+// ntt_fwd_colsl[f]_16_* then ntt_fwd_rowsef_16_*, grouped launches, flag_role 0) without the
+// intermediate in global memory; ntt_fwd_lcla_16 the same with the lift-and-add prologue of
+// ntt_fwd_colsla[f]_16_* (the merged ModDown-rescale). Row r (a limb of 2^16 entries) is the work of one cluster of
+// NTT_CL = 8 blocks of 1024 threads (clusterid.x = r); block c of the cluster (its rank) owns
+// chunk c, entries c 2^13 .. (c + 1) 2^13, in 64 KB of dynamic shared memory. First the three
+// stages whose distance is >= 2^13 (the column phase of a 3 x 13 split): thread t of block c
+// takes column k = c 2^10 + t, lifts its 8 entries k + j 2^13 from pro_src, runs the radix-8
+// column transform in registers and stores entry j into block j's shared memory (distributed
+// shared memory, st.shared::cluster) at k, where the row passes of ntt.cuh expect it (swizzled).
+// After a cluster barrier each block runs the last 13 stages on its chunk (the row kernels'
+// passes and the epilogue, rows_epilogue_store). FP64 rows as in the row kernels (ntt_f64_row),
+// the others on words; the same words as the two-kernel pair. Needs compute capability 9.0
+// (clusters); launched by rhea_cuda::ntt with the cluster dimension NTT_CL.
+#define NTT_CL 8
+#define NTT_CL_LOGS 13
+// NTT_LCL_XS (default 1): each thread copies its epilogue operand x (8 words) into shared memory
+// by cp.async once the kernel may read it (pdl_wait), so that the DRAM reads overlap the
+// transform instead of following it; the kernel then takes 128 KB of shared memory, not 64.
+#ifndef NTT_LCL_XS
+#define NTT_LCL_XS 1
+#endif
+
+RHEA_INLINE u32 cluster_rank() {
+    u32 r = 0;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+#endif
+    return r;
+}
+
+RHEA_INLINE u32 cluster_index() {
+    u32 r = 0;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("mov.u32 %0, %%clusterid.x;" : "=r"(r));
+#endif
+    return r;
+}
+
+// The cluster barrier in two halves: arrive (RELEASE: this thread's earlier writes, shared
+// memory of other blocks included, become visible to the threads that wait) and wait (acquire).
+template <bool RELEASE>
+RHEA_INLINE void cluster_arrive() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    if (RELEASE) {
+        asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
+    } else {
+        asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
+    }
+#endif
+}
+
+RHEA_INLINE void cluster_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
+#endif
+}
+
+// Stores w at the shared-memory address `saddr` (of this block's window) in block `rank` of the
+// cluster.
+RHEA_INLINE void cluster_store(u32 saddr, u32 rank, u64 w) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    u32 remote;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(saddr), "r"(rank));
+    asm volatile("st.shared::cluster.u64 [%0], %1;" ::"r"(remote), "l"(w) : "memory");
+#endif
+}
+
+// The word bits of an entry: a u64 itself, a double's bits.
+RHEA_INLINE u64 entry_bits(u64 v) { return v; }
+RHEA_INLINE u64 entry_bits(double v) { return (u64)__double_as_longlong(v); }
+
+// One block's part of ntt_fwd_lcl[a]_16 with entries of type T (u64: lazy words; double: FP64
+// rows, signed), tables tw / tw3 (the row's own, or its FP64 ones). ADD: the lift-and-add
+// prologue of ntt_fwd_colsla_* (the run's words plus P_t times the lift; the run is only read).
+template <typename T, bool ADD>
+RHEA_INLINE void ntt_lcl_body(u64* sm, const ulonglong2* __restrict__ tw_tables,
+                              const ulonglong2* __restrict__ tw3_tables, const NttPrime& pr,
+                              const NttArgs& a, const NttRow& nr, u32 row, u32 rank) {
+    constexpr int LOGN = 16, LOGS = NTT_CL_LOGS;
+    constexpr u32 S = 1u << LOGS;
+    constexpr u32 T_ROWS = S / 8;  // threads of the block (PassIdx: tau < S / 8)
+    using PS = NttPasses<LOGS>;
+    static_assert((1 << (LOGN - LOGS)) == NTT_CL, "one chunk per block of the cluster");
+    const u32 tid = threadIdx.x;
+    TwCtx tc;
+    tc.tw = tw_tables + ((u64)nr.table << LOGN);
+    tc.tw3 = nullptr;
+    tc.cst[0] = tc.cst[1] = tc.cst[2] = make_ulonglong2(0, 0);
+    tc.st = nullptr;
+
+    // Column phase: stages 0-2 of column k (entries k + j S), table[1 .. 7].
+    ulonglong2 w[NTT_PASS_TW];
+    pass_tw_load_of<3, 0, false, false>(0u, 1u, tc, w);
+    ntt_dep_wait(a, row, tid == 0);
+    // x of this thread's epilogue words (rank S + 8 tid ..) as pairs at xs[i T_ROWS + tid]
+    // (conflict-free reads), behind the chunk.
+    ulonglong2* xs = nullptr;
+    const u64 off = ((u64)nr.j << LOGN) + (u64)rank * S + 8 * tid;
+    const u64* xg = reinterpret_cast<const u64*>(a.epi_x[nr.group]) + off;
+    if (NTT_LCL_XS) {
+        xs = reinterpret_cast<ulonglong2*>(sm + S) + tid;
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+            cp_async16(xs + i * T_ROWS, reinterpret_cast<const ulonglong2*>(xg + 2 * i));
+        }
+        cp_async_commit();
+    }
+    const u32 k = rank * T_ROWS + tid;
+    const u64* src = reinterpret_cast<const u64*>(a.pro_src[nr.group]) + k;
+    u64 t[8];
+#pragma unroll
+    for (int j = 0; j < 8; ++j) t[j] = ld_dep(src + (u64)j * S);
+    const u64 ql = a.pro_q;
+    T v[8];
+    if constexpr (IsF64<T>::value) {
+        // The centred representative, exact (|c| <= q_last / 2 < 2^45).
+        const double qlf = __ull2double_rn(ql);
+#pragma unroll
+        for (int j = 0; j < 8; ++j) v[j] = __dsub_rn(f64_from_word(t[j]), t[j] > (ql >> 1) ? qlf : 0.0);
+        if constexpr (ADD) {
+            // P_t (pro_w) and P_t * fl(1 / q) (entry 0 of the row's FP64 table); below 1.75 q.
+            const u64 pw = ld_dep(reinterpret_cast<const u64*>(a.pro_w) + 2ull * nr.table);
+            const u64* h = reinterpret_cast<const u64*>(a.tw_f64) + ((u64)nr.table << (LOGN + 1));
+            const double qf = __ull2double_rn(pr.q), pf = f64_from_word(pw);
+            const double pq = __dmul_rn(pf, __longlong_as_double((long long)__ldg(h + 1)));
+#pragma unroll
+            for (int j = 0; j < 8; ++j) {
+                const u64 y = ld_dep(nr.base + k + (u64)j * S);
+                v[j] = __dadd_rn(f64_from_word(y), f64_mulmod(v[j], pf, pq, qf));
+            }
+        }
+    } else {
+        const u64 s1 = ld_dep(reinterpret_cast<const u64*>(a.pro_moduli) + 4ull * nr.table + 1);
+        const u64 neg = pr.q - ntt_csub(shoup_mul_lazy(ql, 1ull, s1, pr.q), pr.q);
+#pragma unroll
+        for (int j = 0; j < 8; ++j) v[j] = lift_lazy(t[j], ql >> 1, neg, s1, pr.q);
+        if constexpr (ADD) {
+            // run + P_t * lift: [0, q) + [0, 2q), a valid lazy input below 6q.
+            const ulonglong2 pw = ld_dep2(reinterpret_cast<const ulonglong2*>(a.pro_w) + nr.table);
+#pragma unroll
+            for (int j = 0; j < 8; ++j) {
+                v[j] = ld_dep(nr.base + k + (u64)j * S) + shoup_mul_lazy(v[j], pw.x, pw.y, pr.q);
+            }
+        }
+    }
+    fwd_pass<3, 0, 3, false, false>(v, w, tc, pr.q, pr.two_q);
+
+    // The row phase's first twiddles (table[8 + rank]) while the cluster's blocks start.
+    const u32 R = NTT_CL + rank;
+    tc.tw3 = tw3_offset<false>(tw3_tables, ((u64)nr.table << (LOGN - 3)) + rank * T_ROWS + tid);
+    pass_tw_load_of<LOGS, 0, true, false>(tid, R, tc, w);
+    // Entry j of column k goes to block j's chunk at k. Every block of the cluster has started
+    // (the first barrier's wait) before any writes into another's shared memory.
+    cluster_wait();
+    const u32 at_k = (u32)__cvta_generic_to_shared(sm) + (ntt_swizzle(k) << 3);
+#pragma unroll
+    for (int j = 0; j < 8; ++j) cluster_store(at_k, (u32)j, entry_bits(v[j]));
+    cluster_arrive<true>();
+    cluster_wait();
+
+    // Row phase: the last 13 stages on this block's chunk, then the epilogue.
+    const RowsSmem at{0};
+    smem_load<LOGS, 0>(sm, at, tid, v);
+    fwd_passes<LOGS, 0, true, false, true>(v, w, sm, at, tid, R, tc, pr.q, pr.two_q);
+    if (NTT_LCL_XS) {
+        // Only this thread's own copies are read: no block barrier. x consumed (a.dead & 2):
+        // its lines dropped from L2 (one 128-byte line per even thread, once its odd
+        // neighbour's copy has landed too: the warp barrier), as the row kernels do.
+        cp_async_wait_all();
+        __syncwarp();
+        if ((a.dead & 2u) && (tid & 1u) == 0) l2_discard(xg);
+    }
+    rows_epilogue_store<LOGS, PS::COUNT - 1>(a, nr, (u64)rank * S, LOGN, tid, v, pr.q, xs,
+                                             T_ROWS);
+}
+
+template <bool ADD>
+RHEA_INLINE void ntt_lcl(const ulonglong2* __restrict__ tw, const ulonglong2* __restrict__ tw3,
+                         const NttPrime* __restrict__ primes, const NttArgs& a) {
+    // 2^13 words of the chunk (64 KB), then with NTT_LCL_XS 2^13 words of x.
+    extern __shared__ __align__(16) u64 ntt_lcl_sm[];
+    pdl_trigger();
+    // Every block arrives at once; the wait comes before its first remote store.
+    cluster_arrive<false>();
+    const u32 rank = cluster_rank();
+    const u32 row = cluster_index();
+    const NttRow nr = ntt_row(nullptr, a, row, 16);
+    const NttPrime pr = load_ntt_prime(primes, nr.table);
+    // Two disjoint bodies (see ntt_rows).
+    if (ntt_f64_row(a, row, nr.table, 16)) {
+        ntt_lcl_body<double, ADD>(ntt_lcl_sm, reinterpret_cast<const ulonglong2*>(a.tw_f64),
+                                  reinterpret_cast<const ulonglong2*>(a.tw3_f64), pr, a, nr, row,
+                                  rank);
+    } else {
+        ntt_lcl_body<u64, ADD>(ntt_lcl_sm, tw, tw3, pr, a, nr, row, rank);
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(1024, 1) ntt_fwd_lcl_16(NTT_ARGS) {
+    ntt_lcl<false>(tw, tw3, primes, a);
+}
+extern "C" __global__ void __launch_bounds__(1024, 1) ntt_fwd_lcla_16(NTT_ARGS) {
+    ntt_lcl<true>(tw, tw3, primes, a);
+}
+
 // ---- naive baseline ------------------------------------------------------------------------------
 
 // Forward stage with m = 2^log_m blocks (t = N / 2m); the stage with t = 1 reduces to [0, q).
