@@ -7,8 +7,7 @@
 //!
 //! Cases: N = 2^16 × 32 limbs and N = 2^15 × 8 limbs × 1024 instances, 60-bit primes.
 //! `--quick` takes fewer samples; `--default-split` times only the default split of the fast NTT;
-//! `--profile` only runs each fast variant of N = 2^16 × 32 limbs a few times (for a profiler);
-//! `--clusters` only prints how many clusters of the one-pass lifted transform the device holds.
+//! `--profile` only runs each fast variant of N = 2^16 × 32 limbs a few times (for a profiler).
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -40,23 +39,10 @@ fn profile(dev: &Arc<GpuDevice>) -> rhea_cuda::Result<()> {
     dev.synchronize()
 }
 
-/// Prints how many clusters of the one-pass lifted transform (N = 2^16) the device holds at once.
-fn lifted_clusters(dev: &Arc<GpuDevice>) -> rhea_cuda::Result<()> {
-    let n = 1usize << 16;
-    let tables = DeviceNttTables::from_moduli(dev, &bench_primes(40, n, 2)?, n)?;
-    println!(
-        "lifted transform in clusters: {} resident clusters of 8 blocks on {} SMs",
-        tables.lifted_clusters_resident()?,
-        dev.multiprocessor_count()
-    );
-    Ok(())
-}
-
 fn main() -> ExitCode {
     let mut json_path = None;
     let mut opts = NttBenchOptions::default();
     let mut profile_only = false;
-    let mut clusters = false;
     for arg in std::env::args().skip(1) {
         match arg.as_str() {
             "--quick" => {
@@ -65,11 +51,8 @@ fn main() -> ExitCode {
             }
             "--default-split" => opts.all_splits = false,
             "--profile" => profile_only = true,
-            "--clusters" => clusters = true,
             "-h" | "--help" => {
-                println!(
-                    "usage: ntt_bench [out.json] [--quick] [--default-split] [--profile] [--clusters]"
-                );
+                println!("usage: ntt_bench [out.json] [--quick] [--default-split] [--profile]");
                 return ExitCode::SUCCESS;
             }
             path => json_path = Some(path.to_string()),
@@ -82,15 +65,6 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    if clusters {
-        return match lifted_clusters(&dev) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("ntt_bench: {e}");
-                ExitCode::FAILURE
-            }
-        };
-    }
     if profile_only {
         return match profile(&dev) {
             Ok(()) => ExitCode::SUCCESS,

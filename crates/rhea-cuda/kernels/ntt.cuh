@@ -962,13 +962,9 @@ RHEA_INLINE u64 epi_sub_mul(u64 x, double v, const EpiFactor& f, u64 q) {
 // The forward epilogue of a grouped launch (see NttArgs): out = [c +] (x - v) * w mod q for the
 // transform values v of this thread's entries (the direct pass: 8 contiguous words): canonical
 // words, or an FP64 row's signed doubles (T = double).
-//
-// xs: the thread's x words already in shared memory (pair i at xs[i * xs_stride]; their L2
-// lines are not dropped here), or nullptr: read from global memory.
 template <int LOGS, int I, typename T>
 RHEA_INLINE void rows_epilogue_store(const NttArgs& a, const NttRow& nr, u64 chunk_off, int logn,
-                                     u32 tau, const T (&v)[8], u64 q,
-                                     const ulonglong2* xs = nullptr, u32 xs_stride = 0) {
+                                     u32 tau, const T (&v)[8], u64 q) {
     using PS = NttPasses<LOGS>;
     static_assert(PS::p(I) == 3 && PS::j0(I) + PS::p(I) == LOGS, "the last pass is direct");
     const u64 off = ((u64)nr.j << logn) + chunk_off + 8 * tau;
@@ -989,15 +985,14 @@ RHEA_INLINE void rows_epilogue_store(const NttArgs& a, const NttRow& nr, u64 chu
     u64 x_last = 0;  // a word that depends on every x load
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-        const ulonglong2 x =
-            xs != nullptr ? xs[i * xs_stride] : ld_once2(reinterpret_cast<const u64*>(xp + i));
+        const ulonglong2 x = ld_once2(reinterpret_cast<const u64*>(xp + i));
         r[2 * i] = epi_sub_mul(x.x, v[2 * i], f, q);
         r[2 * i + 1] = epi_sub_mul(x.y, v[2 * i + 1], f, q);
         x_last ^= x.x ^ x.y;  // depends on every load
     }
     // x consumed (a.dead & 2): its line (this thread's 64 bytes and its neighbour's, whose
     // words arrive with the same warp-wide loads) dropped from L2 once they are here.
-    if (xs == nullptr && (a.dead & 2u) && (tau & 1u) == 0) l2_discard_after(xp, x_last);
+    if ((a.dead & 2u) && (tau & 1u) == 0) l2_discard_after(xp, x_last);
     if (cptr != 0) {
         const ulonglong2* cp =
             reinterpret_cast<const ulonglong2*>(reinterpret_cast<const u64*>(cptr) + off);

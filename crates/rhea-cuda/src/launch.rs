@@ -81,34 +81,6 @@ pub(crate) unsafe fn launch_dependent(
     cfg: LaunchConfig,
     params: &mut [*mut c_void],
 ) -> Result<()> {
-    // SAFETY: the caller's contract is this function's.
-    unsafe { launch_dependent_in_clusters(device, f, cfg, params, 1) }
-}
-
-/// [`launch_dependent`] with the grid in clusters of `cluster` consecutive blocks (the
-/// launch's cluster dimension; 1: no clusters, an ordinary launch). The grid's block count must
-/// be a multiple of `cluster`.
-///
-/// Errors: [`CudaError::InvalidArgument`] for a cluster size that does not divide the grid or a
-/// device below compute capability 9.0; the driver's errors (a cluster the device cannot
-/// schedule) as [`CudaError::Driver`].
-///
-/// # Safety
-/// As [`launch_dependent`].
-pub(crate) unsafe fn launch_dependent_in_clusters(
-    device: &GpuDevice,
-    f: &CudaFunction,
-    cfg: LaunchConfig,
-    params: &mut [*mut c_void],
-    cluster: u32,
-) -> Result<()> {
-    if cluster > 1 && (cfg.grid_dim.0 % cluster != 0 || device.compute_capability().0 < 9) {
-        return Err(CudaError::InvalidArgument(format!(
-            "clusters of {cluster} blocks over a grid of {} on compute capability {:?}",
-            cfg.grid_dim.0,
-            device.compute_capability()
-        )));
-    }
     device.context().bind_to_thread()?;
     // Wait for another thread's hold on this device's launches (not for this thread's own).
     let _serial = if HELD_LOCK.with(|h| h.get()) == lock_address(device) {
@@ -121,29 +93,14 @@ pub(crate) unsafe fn launch_dependent_in_clusters(
                 .unwrap_or_else(std::sync::PoisonError::into_inner),
         )
     };
-    let mut attrs = Vec::with_capacity(2);
-    if device.uses_pdl() {
-        attrs.push(sys::CUlaunchAttribute {
-            id: sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
-            pad: [0; 4],
-            value: sys::CUlaunchAttributeValue {
-                programmaticStreamSerializationAllowed: 1,
-            },
-        });
-    }
-    if cluster > 1 {
-        attrs.push(sys::CUlaunchAttribute {
-            id: sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
-            pad: [0; 4],
-            value: sys::CUlaunchAttributeValue {
-                clusterDim: sys::CUlaunchAttributeValue_union__bindgen_ty_1 {
-                    x: cluster,
-                    y: 1,
-                    z: 1,
-                },
-            },
-        });
-    }
+    let mut attr = sys::CUlaunchAttribute {
+        id: sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
+        pad: [0; 4],
+        value: sys::CUlaunchAttributeValue {
+            programmaticStreamSerializationAllowed: 1,
+        },
+    };
+    let use_pdl = device.uses_pdl();
     let config = sys::CUlaunchConfig {
         gridDimX: cfg.grid_dim.0,
         gridDimY: cfg.grid_dim.1,
@@ -153,14 +110,14 @@ pub(crate) unsafe fn launch_dependent_in_clusters(
         blockDimZ: cfg.block_dim.2,
         sharedMemBytes: cfg.shared_mem_bytes,
         hStream: device.stream().cu_stream(),
-        attrs: if attrs.is_empty() {
-            std::ptr::null_mut()
+        attrs: if use_pdl {
+            &mut attr
         } else {
-            attrs.as_mut_ptr()
+            std::ptr::null_mut()
         },
-        numAttrs: attrs.len() as u32,
+        numAttrs: u32::from(use_pdl),
     };
-    // SAFETY: `config` and `attrs` live across the call; the function handle belongs to this
+    // SAFETY: `config` and `attr` live across the call; the function handle belongs to this
     // device's context (bound above); the caller guarantees the parameters and the kernel's
     // use of `pdl_wait()` (see the function's contract).
     unsafe {
@@ -173,45 +130,4 @@ pub(crate) unsafe fn launch_dependent_in_clusters(
     }
     .result()?;
     Ok(())
-}
-
-/// How many clusters of `cluster` blocks of `f` under `cfg` (block size, dynamic shared memory)
-/// the device can hold at once (`cuOccupancyMaxActiveClusters`).
-///
-/// Errors: the driver's, as [`CudaError::Driver`].
-pub(crate) fn max_active_clusters(
-    device: &GpuDevice,
-    f: &CudaFunction,
-    cfg: LaunchConfig,
-    cluster: u32,
-) -> Result<u32> {
-    device.context().bind_to_thread()?;
-    let mut attr = sys::CUlaunchAttribute {
-        id: sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
-        pad: [0; 4],
-        value: sys::CUlaunchAttributeValue {
-            clusterDim: sys::CUlaunchAttributeValue_union__bindgen_ty_1 {
-                x: cluster,
-                y: 1,
-                z: 1,
-            },
-        },
-    };
-    let config = sys::CUlaunchConfig {
-        gridDimX: cfg.grid_dim.0,
-        gridDimY: cfg.grid_dim.1,
-        gridDimZ: cfg.grid_dim.2,
-        blockDimX: cfg.block_dim.0,
-        blockDimY: cfg.block_dim.1,
-        blockDimZ: cfg.block_dim.2,
-        sharedMemBytes: cfg.shared_mem_bytes,
-        hStream: device.stream().cu_stream(),
-        attrs: &mut attr,
-        numAttrs: 1,
-    };
-    let mut n: std::ffi::c_int = 0;
-    // SAFETY: `n`, `config` and `attr` live across the call, which only reads the latter two and
-    // writes `n`; the function handle belongs to this device's context (bound above).
-    unsafe { sys::cuOccupancyMaxActiveClusters(&mut n, f.cu_function(), &config) }.result()?;
-    Ok(n.max(0) as u32)
 }

@@ -65,7 +65,7 @@
 use std::sync::{Arc, OnceLock};
 
 use cudarc::driver::sys::CUevent_flags;
-use cudarc::driver::{CudaFunction, DeviceRepr, LaunchConfig, PushKernelArg};
+use cudarc::driver::{DeviceRepr, LaunchConfig, PushKernelArg};
 use rhea_math::ntt::NttTable;
 use rhea_math::Modulus;
 
@@ -74,10 +74,7 @@ use crate::device::GpuDevice;
 use crate::elementwise::DeviceModuli;
 use crate::error::{CudaError, Result};
 use crate::fp64::{f64_prime_ok, FP64_CUH};
-use crate::launch::{
-    hold_launches, launch_dependent, launch_dependent_in_clusters, max_active_clusters, param,
-    LaunchHold,
-};
+use crate::launch::{hold_launches, launch_dependent, param, LaunchHold};
 use crate::registry::{Header, KernelSource, COMMON_CUH};
 
 /// `kernels/ntt.cuh`: butterflies, passes and the two kernel bodies of the fast NTT.
@@ -376,22 +373,6 @@ fn fp64_rows_default() -> bool {
     knob_on(&ON, "RHEA_NTT_F64")
 }
 
-/// Whether the rescale's lifted transform runs in one pass per limb on clusters of blocks
-/// ([`DeviceNttTables::set_lifted_in_clusters`]) by default: `RHEA_NTT_CLUSTER=0` (read once)
-/// turns it off for A/B runs.
-fn lifted_in_clusters_default() -> bool {
-    static ON: OnceLock<bool> = OnceLock::new();
-    knob_on(&ON, "RHEA_NTT_CLUSTER")
-}
-
-/// The degree of the one-pass lifted transform (`ntt_fwd_lcl_16`), its blocks per cluster and
-/// threads per block, and the shared memory of a block (one chunk of `N / CLUSTER` words and
-/// the epilogue's operand words of the chunk, `NTT_LCL_XS`).
-const CLUSTER_LOG_DEGREE: u32 = 16;
-const CLUSTER_BLOCKS: u32 = 8;
-const CLUSTER_THREADS: u32 = 1024;
-const CLUSTER_SHARED_BYTES: u32 = 2 * (1 << CLUSTER_LOG_DEGREE) / CLUSTER_BLOCKS * 8;
-
 /// The FP64 twiddle tables of `tables` (`tw_f64` and `tw3_f64` in `ntt.cuh`): `[table][N]`
 /// pairs of doubles' bits, `(w, fl(w / q))` for the forward twiddles `w` of a prime below
 /// 2^[`F64_MAX_Q_BITS`](crate::fp64::F64_MAX_Q_BITS), the unused entry 0 holding
@@ -587,11 +568,6 @@ pub struct DeviceNttTables {
     forward_f64: Option<(DeviceBuffer, DeviceBuffer)>,
     /// Whether the epilogue transforms run FP64 rows ([`DeviceNttTables::set_fp64_rows`]).
     fp64_rows: std::sync::atomic::AtomicBool,
-    /// Whether the lifted transform runs on clusters ([`DeviceNttTables::set_lifted_in_clusters`]).
-    lifted_clusters: std::sync::atomic::AtomicBool,
-    /// Which of `ntt_fwd_lcl_16` (bit 0) and `ntt_fwd_lcla_16` (bit 1) may use
-    /// [`CLUSTER_SHARED_BYTES`] of dynamic shared memory (set before their first launch).
-    cluster_smem_set: std::sync::atomic::AtomicU32,
 }
 
 impl std::fmt::Debug for DeviceNttTables {
@@ -698,31 +674,7 @@ impl DeviceNttTables {
             },
             forward_f64,
             fp64_rows: std::sync::atomic::AtomicBool::new(fp64_rows_default()),
-            lifted_clusters: std::sync::atomic::AtomicBool::new(lifted_in_clusters_default()),
-            cluster_smem_set: std::sync::atomic::AtomicU32::new(0),
         })
-    }
-
-    /// Sets whether [`DeviceNttTables::forward_runs_lifted_epilogue`] (the rescale's lifted
-    /// transform) and [`DeviceNttTables::forward_runs_lift_add_epilogue`] (the merged
-    /// ModDown-rescale's) run each limb in one pass on a cluster of 8 blocks, its 2^16 words held in the
-    /// blocks' shared memory between the first three stages and the last thirteen, instead of
-    /// the two-kernel transform through a scratch run (on by default; `RHEA_NTT_CLUSTER=0` turns
-    /// the default off). It applies at N = 2^16 on compute capability 9.0 and up
-    /// ([`DeviceNttTables::lifted_in_clusters`]). The words are the same either way.
-    pub fn set_lifted_in_clusters(&self, on: bool) {
-        self.lifted_clusters
-            .store(on, std::sync::atomic::Ordering::Relaxed);
-    }
-
-    /// Whether the lifted transforms ([`DeviceNttTables::forward_runs_lifted_epilogue`],
-    /// [`DeviceNttTables::forward_runs_lift_add_epilogue`]) run on clusters now: on
-    /// ([`DeviceNttTables::set_lifted_in_clusters`]), N = 2^16, compute capability 9.0 or later.
-    pub fn lifted_in_clusters(&self) -> bool {
-        self.lifted_clusters
-            .load(std::sync::atomic::Ordering::Relaxed)
-            && self.log_degree == CLUSTER_LOG_DEGREE
-            && self.device.compute_capability().0 >= 9
     }
 
     /// Sets whether the forward transforms with the fused epilogue
@@ -1365,84 +1317,7 @@ impl DeviceNttTables {
         w_pairs: &DeviceBuffer,
     ) -> Result<()> {
         let args = self.lifted_args(lift, q_last, moduli, scratch, runs, outs, epi, w_pairs)?;
-        if self.lifted_in_clusters() {
-            return self.launch_lifted_in_clusters(&args, "lcl");
-        }
         self.launch_epilogue_pair(&args, "colsl", true)
-    }
-
-    /// How many clusters of the one-pass lifted transform (one row each,
-    /// [`DeviceNttTables::set_lifted_in_clusters`]) the device holds at once; 0 where it does
-    /// not apply ([`DeviceNttTables::lifted_in_clusters`] would be false with it on).
-    ///
-    /// Errors: loading the kernel, the driver's occupancy query.
-    pub fn lifted_clusters_resident(&self) -> Result<u32> {
-        if self.log_degree != CLUSTER_LOG_DEGREE || self.device.compute_capability().0 < 9 {
-            return Ok(0);
-        }
-        let f = self.lifted_cluster_kernel("lcl")?;
-        let cfg = Self::lifted_cluster_config(CLUSTER_BLOCKS);
-        max_active_clusters(&self.device, &f, cfg, CLUSTER_BLOCKS)
-    }
-
-    /// `ntt_fwd_<kind>_16` (`lcl`, `lcla`), allowed its dynamic shared memory.
-    fn lifted_cluster_kernel(&self, kind: &str) -> Result<CudaFunction> {
-        let f = self.device.function(&NTT, &format!("ntt_fwd_{kind}_16"))?;
-        let flag = if kind == "lcl" { 1 } else { 2 };
-        let set = &self.cluster_smem_set;
-        if set.load(std::sync::atomic::Ordering::Relaxed) & flag == 0 {
-            f.set_attribute(
-                cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                CLUSTER_SHARED_BYTES as i32,
-            )?;
-            set.fetch_or(flag, std::sync::atomic::Ordering::Relaxed);
-        }
-        Ok(f)
-    }
-
-    /// The launch shape of the one-pass lifted transform over `rows` rows.
-    fn lifted_cluster_config(rows: u32) -> LaunchConfig {
-        LaunchConfig {
-            grid_dim: (rows * CLUSTER_BLOCKS, 1, 1),
-            block_dim: (CLUSTER_THREADS, 1, 1),
-            shared_mem_bytes: CLUSTER_SHARED_BYTES,
-        }
-    }
-
-    /// The lifted transform with its epilogue in one launch (`ntt_fwd_<kind>_16`: `lcl`, or
-    /// `lcla` with the lift-and-add prologue): a cluster of [`CLUSTER_BLOCKS`] blocks per row,
-    /// FP64 rows as in [`DeviceNttTables::launch_epilogue_pair`]; the runs are not written.
-    fn launch_lifted_in_clusters(&self, args: &NttArgs, kind: &str) -> Result<()> {
-        let dev = &self.device;
-        let mut args = *args;
-        let tables = (0..args.rows).map(|r| args.table_of(r) as usize);
-        if let (true, Some((tw, tw3))) = (
-            self.fp64_applies(Some(args.pro_q), tables),
-            &self.forward_f64,
-        ) {
-            args.tw_f64 = tw.device_ptr();
-            args.tw3_f64 = tw3.device_ptr();
-        }
-        let f = self.lifted_cluster_kernel(kind)?;
-        let cfg = Self::lifted_cluster_config(args.rows);
-        let data = 0u64;
-        let tw = self.forward.device_ptr();
-        let tw3 = self.forward3.device_ptr();
-        let primes = self.primes.device_ptr();
-        let mut params = [
-            param(&data),
-            param(&tw),
-            param(&tw3),
-            param(&primes),
-            param(&args),
-        ];
-        // SAFETY: the parameters are NTT_ARGS in order, each pointing to a value that lives
-        // across the call; the grouped arguments were checked by `lifted_args` (every run, lifted
-        // limb, epilogue operand and output inside its buffer on this device, the tables every
-        // row uses present); the kernel calls pdl_wait() before it reads the lifted limbs or the
-        // epilogue operands and writes only the epilogue outputs; its dynamic shared memory
-        // (CLUSTER_SHARED_BYTES) was allowed above, and the grid is whole clusters (rows × 8).
-        unsafe { launch_dependent_in_clusters(dev, &f, cfg, &mut params, CLUSTER_BLOCKS) }
     }
 
     /// The merged ModDown and rescale in the NTT domain: run `r`'s limb `j` (table `t`, prime
@@ -1485,9 +1360,6 @@ impl DeviceNttTables {
         }
         args.pro_w = factors.lift_factor.device_ptr();
         args.epi_w2 = factors.w2.map_or(0, DeviceBuffer::device_ptr);
-        if self.lifted_in_clusters() {
-            return self.launch_lifted_in_clusters(&args, "lcla");
-        }
         self.launch_epilogue_pair(&args, "colsla", true)
     }
 

@@ -1141,14 +1141,9 @@ fn lifted_epilogue_matches_the_cpu() {
                 c: Some((&c, 1)),
             },
         ];
-        // The same words with every choice of FP64 rows, in two kernels or (N = 2^16, compute
-        // capability 9.0 and up) in one pass on clusters.
-        let cases = [false, true]
-            .into_iter()
-            .flat_map(|f| [(f, false), (f, true)]);
-        for (fp64_on, clusters_on) in cases {
+        // The same words with every choice of FP64 rows.
+        for fp64_on in [false, true] {
             gpu.set_fp64_rows(fp64_on);
-            gpu.set_lifted_in_clusters(clusters_on);
             // The FP64 rows run where they can (the path under test is the one taken).
             let fp64 =
                 fp64_on && ql < 1 << 46 && moduli[..l - 1].iter().any(|m| m.value() < 1 << 46);
@@ -1157,13 +1152,6 @@ fn lifted_epilogue_matches_the_cpu() {
                 fp64,
                 "{test} FP64 rows {fp64_on}"
             );
-            let clusters = clusters_on && log_n == 16 && dev.compute_capability().0 >= 9;
-            assert_eq!(
-                gpu.lifted_in_clusters(),
-                clusters,
-                "{test} clusters {clusters_on}"
-            );
-            let fp64_on = format!("{fp64_on}, clusters {clusters}");
             // Each pass writes every output word anew.
             out0.copy_from_host(&vec![7u64; (l - 1) * n]).unwrap();
             out1.copy_from_host(&vec![7u64; 3 * n]).unwrap();
@@ -1340,14 +1328,7 @@ fn lift_add_epilogue_matches_the_cpu() {
             ];
             // With the second factor (the merged ModDown-rescale) and without it (the ModDown of
             // a public-key encryption, the errors' Q limbs lifted in).
-            // Each in two kernels and (N = 2^16, compute capability 9.0 and up) on clusters.
-            let cases = [true, false]
-                .into_iter()
-                .flat_map(|s| [(s, false), (s, true)]);
-            for (second, clusters_on) in cases {
-                gpu.set_lifted_in_clusters(clusters_on);
-                let clusters = clusters_on && log_n == 16 && dev.compute_capability().0 >= 9;
-                assert_eq!(gpu.lifted_in_clusters(), clusters, "{test}");
+            for second in [true, false] {
                 let factors = LiftAddFactors {
                     lift_factor: &fd,
                     w: &wd,
@@ -1389,7 +1370,7 @@ fn lift_add_epilogue_matches_the_cpu() {
                     assert_same(
                         &got,
                         &want,
-                        &format!("{test} run {g}, second factor {second}, clusters {clusters}"),
+                        &format!("{test} run {g}, second factor {second}"),
                     );
                 }
             }
