@@ -959,6 +959,15 @@ RHEA_INLINE u64 epi_sub_mul(u64 x, double v, const EpiFactor& f, u64 q) {
     return f64_to_word(t < 0.0 ? __dadd_rn(t, f.q) : t);
 }
 
+// NTT_EPI_OUT_EF (default 1): the epilogue stores its outputs evict-first (st.global.cs), so
+// that they leave L2 before the scratch runs the column kernel wrote and the row kernel has yet
+// to read (and drop). H100, stream ms: rescale 0.052 -> 0.049, mul+relin 0.277 -> 0.275,
+// mul+relin+rescale 0.293 -> 0.289 (BENCHMARKS.md §25; an evict-last policy on the column
+// kernels' stores of the scratch runs gained nothing more). 0: plain stores (for comparison).
+#ifndef NTT_EPI_OUT_EF
+#define NTT_EPI_OUT_EF 1
+#endif
+
 // The forward epilogue of a grouped launch (see NttArgs): out = [c +] (x - v) * w mod q for the
 // transform values v of this thread's entries (the direct pass: 8 contiguous words): canonical
 // words, or an FP64 row's signed doubles (T = double).
@@ -1020,7 +1029,15 @@ RHEA_INLINE void rows_epilogue_store(const NttArgs& a, const NttRow& nr, u64 chu
         return;
     }
 #pragma unroll
-    for (int i = 0; i < 4; ++i) op[i] = make_ulonglong2(r[2 * i], r[2 * i + 1]);
+    for (int i = 0; i < 4; ++i) {
+        if (NTT_EPI_OUT_EF) {
+            asm volatile("st.global.cs.v2.u64 [%0], {%1, %2};" ::"l"(op + i), "l"(r[2 * i]),
+                         "l"(r[2 * i + 1])
+                         : "memory");
+        } else {
+            op[i] = make_ulonglong2(r[2 * i], r[2 * i + 1]);
+        }
+    }
 }
 
 // The centred lift of the prologue (see NttArgs) as a lazy forward input: for t < q_last < 2^61,
