@@ -107,6 +107,10 @@
     extern "C" __global__ void NTT_BOUNDS(((1 << LOG1) / 8) * C, LOGN, NTT_COLS_INV_B)      \
         ntt_inv_cols_##LOGN##_##LOG1##_##C##_s(NTT_ARGS) {                                  \
         ntt_cols<LOGN, LOG1, C, false, false, false, true>(data, tw, primes, a);            \
+    }                                                                                       \
+    extern "C" __global__ void NTT_BOUNDS(((1 << LOG1) / 8) * C, LOGN, NTT_COLS_INV_B)      \
+        ntt_inv_colsf_##LOGN##_##LOG1##_##C##_s(NTT_ARGS) {                                 \
+        ntt_cols<LOGN, LOG1, C, false, false, false, true, true>(data, tw, primes, a);      \
     }
 
 // Row kernels: ntt_{fwd,inv}_rows[d]_<LOGN>_<LOG1> (d: derived twiddles from the compact table).
@@ -169,6 +173,12 @@
         ntt_inv_rowsd_##LOGN##_##LOG1##_o(NTT_ARGS) {                                       \
         ntt_rows<LOGN, LOGN - LOG1, false, true, false, false, true>(data, tw, tw3, primes, \
                                                                      a);                    \
+    }                                                                                       \
+    extern "C" __global__ void NTT_BOUNDS(RowsShape<LOGN - LOG1>::THREADS, LOGN,           \
+                                          NTT_ROWS_INV_B)                                   \
+        ntt_inv_rowsdf_##LOGN##_##LOG1##_o(NTT_ARGS) {                                      \
+        ntt_rows<LOGN, LOGN - LOG1, false, true, false, false, true, true>(data, tw, tw3,   \
+                                                                           primes, a);      \
     }
 #define NTT_ROWS(LOGN, LOG1)                                                                \
     NTT_ROWS_V(LOGN, LOG1, false, ) NTT_ROWS_V(LOGN, LOG1, true, d) NTT_ROWS_EPI(LOGN, LOG1) \

@@ -674,6 +674,71 @@ RHEA_INLINE void inv_pass(u64 (&v)[8], const ulonglong2 (&w)[NTT_PASS_TW], const
     }
 }
 
+// The constants of an FP64 row's inverse: q and fl(1 / q) as doubles (entry 0 of the row's FP64
+// table), and the last stage's two factors (N^-1 [f], inv_root_powers[1] N^-1 [f], NttPrime's
+// ninv and last_w or the scaled variant's) as (w, fl(w fl(1 / q))): products by them lie within
+// 0.75 q.
+struct F64Inv {
+    double q, qinv;
+    double2 ninv, last_w;
+};
+
+RHEA_INLINE F64Inv f64_inv_consts(const u64* entry0, u64 ninv, u64 last_w) {
+    F64Inv c;
+    c.q = __longlong_as_double((long long)__ldg(entry0));
+    c.qinv = __longlong_as_double((long long)__ldg(entry0 + 1));
+    const double n = f64_from_word(ninv), l = f64_from_word(last_w);
+    c.ninv = make_double2(n, __dmul_rn(n, c.qinv));
+    c.last_w = make_double2(l, __dmul_rn(l, c.qinv));
+    return c;
+}
+
+// The inverse pass on FP64 rows: the same stages on doubles with f64_inv_bf (sums reduced every
+// stage, so every value stays within 0.625 q of 0, from inputs in (-q, q)); DERIVED, as
+// inv_pass: (x - y) times the base w0, then by cst[k - 1] (the pairs of the FP64 table's
+// entries 1..3). LAST: the last stage times the two factors of c, values within 0.75 q (the
+// caller makes them canonical).
+template <int LOGS, int J0, int P, bool LAST, bool DERIVED>
+RHEA_INLINE void inv_pass(double (&v)[8], const ulonglong2 (&w)[NTT_PASS_TW], const TwCtx& t,
+                          const F64Inv& c) {
+    constexpr int G = 1 << P;
+    constexpr int LTL = LOGS - J0 - P;
+    constexpr bool D = DERIVED && LTL == 0 && P == 3;
+    static_assert(!LAST || J0 == 0, "the fused last inverse stage is local stage 0");
+#pragma unroll
+    for (int u = 0; u < 8 / G; ++u) {
+#pragma unroll
+        for (int s = P - 1; s >= 0; --s) {
+            const int d = G >> (s + 1);
+            const double2 w0 = f64_pair(w[tw_slot<P>(u, s, 0)]);
+#pragma unroll
+            for (int r = 0; r < G; ++r) {
+                if (r & d) continue;
+                const int k = r >> (P - s);
+                double& x = v[u * G + r];
+                double& y = v[u * G + r + d];
+                if (LAST && s == 0) {
+                    const double a = x, b = y;
+                    x = f64_mulmod(__dadd_rn(a, b), c.ninv.x, c.ninv.y, c.q);
+                    y = f64_mulmod(__dsub_rn(a, b), c.last_w.x, c.last_w.y, c.q);
+                } else if (D && k > 0) {
+                    const double a = x, b = y;
+                    const double2 ck = f64_pair(t.cst[k - 1]);
+                    x = f64_reduce(__dadd_rn(a, b), c.qinv, c.q);
+                    y = f64_mulmod(f64_mulmod(__dsub_rn(a, b), w0.x, w0.y, c.q), ck.x, ck.y, c.q);
+                } else {
+                    f64_inv_bf(x, y, k == 0 ? w0 : f64_pair(w[tw_slot<P>(u, s, k)]), c.q, c.qinv);
+                }
+            }
+        }
+    }
+}
+
+// An FP64 inverse's canonical word of a value within 0.75 q.
+RHEA_INLINE u64 f64_canonical_word(double t, double q) {
+    return f64_to_word(t < 0.0 ? __dadd_rn(t, q) : t);
+}
+
 // Shared-memory swizzle (word address): XORs bits 3..6 into bits 0..3, a bijection that keeps
 // every pass of every supported shape free of bank conflicts (64-bit accesses). It is linear over
 // GF(2): ntt_swizzle(x | y) = ntt_swizzle(x) ^ ntt_swizzle(y) for x, y with disjoint bits.
@@ -790,10 +855,12 @@ RHEA_INLINE void fwd_passes(T (&v)[8], ulonglong2 (&w)[NTT_PASS_TW], u64* sm, co
 
 // Inverse passes I down to 0 (pass I's twiddles in w on entry). STAGED: as fwd_passes (the
 // first pass run, the last of the transform's, is never staged).
+// T, Pr: u64 and NttPrime (words), or double and F64Inv (FP64 rows: the inv_pass overload for
+// doubles).
 template <int LOGS, int I, bool LAST_PHASE, bool WARP, bool DERIVED, u32 STAGED = 0u,
-          typename Smem>
-RHEA_INLINE void inv_passes(u64 (&v)[8], ulonglong2 (&w)[NTT_PASS_TW], u64* sm, const Smem& at,
-                            u32 tau, u32 R, const TwCtx& t, const NttPrime& pr) {
+          typename Smem, typename T, typename Pr>
+RHEA_INLINE void inv_passes(T (&v)[8], ulonglong2 (&w)[NTT_PASS_TW], u64* sm, const Smem& at,
+                            u32 tau, u32 R, const TwCtx& t, const Pr& pr) {
     using PS = NttPasses<LOGS>;
     constexpr bool last = I == 0;
     inv_pass<LOGS, PS::j0(I), PS::p(I), LAST_PHASE && last, DERIVED>(v, w, t, pr);
@@ -1083,7 +1150,7 @@ RHEA_INLINE void ntt_cols(u64* __restrict__ data, const ulonglong2* __restrict__
     u64* base = nr.base + col0;
     TwCtx tc;
     tc.tw = tw_all + ((u64)table << LOGN);
-    static_assert(!F64 || FWD, "FP64 rows: forward only");
+    static_assert(!F64 || FWD || SCALED, "FP64 rows: forward, or the scaled inverse");
     bool f64 = false;
     if constexpr (F64) {
         f64 = ntt_f64_row(a, row, table, LOGN);
@@ -1188,12 +1255,33 @@ RHEA_INLINE void ntt_cols(u64* __restrict__ data, const ulonglong2* __restrict__
             cols_global_store<LOGS, PS::COUNT - 1, LOGN2>(base + c, tau, v);
         }
     } else {
-        pass_tw_load_of<LOGS, PS::COUNT - 1, false, PS::COUNT == 1>(tau, 1u, tc, w);
-        ntt_dep_wait(a, row, threadIdx.x == 0);
-        cols_global_load<LOGS, PS::COUNT - 1, LOGN2>(base + c, tau, v);
-        inv_passes<LOGS, PS::COUNT - 1, true, false, false, STAGED>(v, w, sm, at, tau, 1u, tc,
-                                                                   pr);
-        cols_global_store<LOGS, 0, LOGN2>(base + c, tau, v);
+        // FP64 rows (F64, the scaled inverse): the row kernel's doubles in, canonical words out.
+        if constexpr (F64) {
+            if (f64) {
+                pass_tw_load_of<LOGS, PS::COUNT - 1, false, PS::COUNT == 1>(tau, 1u, tc, w);
+                const F64Inv fc = f64_inv_consts(
+                    reinterpret_cast<const u64*>(a.tw_f64) + ((u64)table << (LOGN + 1)), pr.ninv,
+                    pr.last_w);
+                ntt_dep_wait(a, row, threadIdx.x == 0);
+                cols_global_load<LOGS, PS::COUNT - 1, LOGN2>(base + c, tau, v);
+                double d[8];
+#pragma unroll
+                for (int i = 0; i < 8; ++i) d[i] = __longlong_as_double((long long)v[i]);
+                inv_passes<LOGS, PS::COUNT - 1, true, false, false, STAGED>(d, w, sm, at, tau, 1u,
+                                                                           tc, fc);
+#pragma unroll
+                for (int i = 0; i < 8; ++i) v[i] = f64_canonical_word(d[i], fc.q);
+                cols_global_store<LOGS, 0, LOGN2>(base + c, tau, v);
+            }
+        }
+        if (!f64) {
+            pass_tw_load_of<LOGS, PS::COUNT - 1, false, PS::COUNT == 1>(tau, 1u, tc, w);
+            ntt_dep_wait(a, row, threadIdx.x == 0);
+            cols_global_load<LOGS, PS::COUNT - 1, LOGN2>(base + c, tau, v);
+            inv_passes<LOGS, PS::COUNT - 1, true, false, false, STAGED>(v, w, sm, at, tau, 1u,
+                                                                       tc, pr);
+            cols_global_store<LOGS, 0, LOGN2>(base + c, tau, v);
+        }
     }
     if (a.flag_role == 1) {
         __syncthreads();
@@ -1261,7 +1349,8 @@ RHEA_INLINE void ntt_rows(u64* __restrict__ data, const ulonglong2* __restrict__
     TwCtx tc;
     tc.tw = tw_all + ((u64)table << LOGN);
     // Paired rows share a table (PAIRED), so both chunks of a block take the same body.
-    static_assert(!F64 || (FWD && EPI), "FP64 rows: the epilogue only");
+    static_assert(!F64 || (FWD && EPI) || (!FWD && DERIVED && FROM),
+                  "FP64 rows: the epilogue, or the out-of-place inverse");
     bool f64 = false;
     const ulonglong2* tw3_tables = tw3_all;
     if constexpr (F64) {
@@ -1271,7 +1360,9 @@ RHEA_INLINE void ntt_rows(u64* __restrict__ data, const ulonglong2* __restrict__
             tw3_tables = reinterpret_cast<const ulonglong2*>(a.tw3_f64);
         }
     }
-    tc.tw3 = tw3_offset<!FWD>(tw3_tables, ((u64)table << (LOGN - 3)) + chunk * RS::T + tau);
+    // The FP64 compact tables hold pairs in both directions.
+    const u64 g3 = ((u64)table << (LOGN - 3)) + chunk * RS::T + tau;
+    tc.tw3 = f64 ? tw3_offset<false>(tw3_tables, g3) : tw3_offset<!FWD>(tw3_tables, g3);
     tc.cst[0] = tc.cst[1] = tc.cst[2] = make_ulonglong2(0, 0);
     // The inverse's direct pass is its first; the forward's is its last (see NTT_LATE_CST).
     if constexpr (DERIVED && (!FWD || !NTT_LATE_CST || PS::COUNT == 1)) load_cst(tc);
@@ -1328,12 +1419,10 @@ RHEA_INLINE void ntt_rows(u64* __restrict__ data, const ulonglong2* __restrict__
             rows_global_store<LOGS, PS::COUNT - 1>(base, tau, v);
         }
     } else {
-        pass_tw_load_of<LOGS, PS::COUNT - 1, DERIVED, false, true>(tau, R, tc, w);
-        ntt_dep_wait(a, row, tau == 0);
+        const u64* src = base;
         if constexpr (FROM) {
             // Out of place. Strided launches: the same words of the source a.pro_src[0].
             // Grouped launches: row j of group g from a.pro_src[g] + j N (in place when 0).
-            const u64* src;
             if (a.groups == 0) {
                 src = reinterpret_cast<const u64*>(a.pro_src[0]) + (base - data);
             } else {
@@ -1342,13 +1431,35 @@ RHEA_INLINE void ntt_rows(u64* __restrict__ data, const ulonglong2* __restrict__
                                 : reinterpret_cast<const u64*>(from) + ((u64)nr.j << LOGN) +
                                       (u64)chunk * S;
             }
-            rows_global_load<LOGS, PS::COUNT - 1>(src, tau, v);
-        } else {
-            rows_global_load<LOGS, PS::COUNT - 1>(base, tau, v);
         }
-        inv_passes<LOGS, PS::COUNT - 1, false, WARP, DERIVED, STAGED>(v, w, sm, at, tau, R, tc,
-                                                                    pr);
-        rows_global_store<LOGS, 0>(base, tau, v);
+        // FP64 rows: canonical words in, doubles (|v| <= 0.625 q) out to the column kernel.
+        if constexpr (F64) {
+            if (f64) {
+                // The FP64 compact table's pairs (INV = false: not the words-only layout).
+                pass_tw_load_of<LOGS, PS::COUNT - 1, DERIVED, false, false>(tau, R, tc, w);
+                const F64Inv fc = f64_inv_consts(
+                    reinterpret_cast<const u64*>(a.tw_f64) + ((u64)table << (LOGN + 1)), pr.ninv,
+                    pr.last_w);
+                ntt_dep_wait(a, row, tau == 0);
+                rows_global_load<LOGS, PS::COUNT - 1>(src, tau, v);
+                double d[8];
+#pragma unroll
+                for (int i = 0; i < 8; ++i) d[i] = f64_from_word(v[i]);
+                inv_passes<LOGS, PS::COUNT - 1, false, WARP, DERIVED, STAGED>(d, w, sm, at, tau, R,
+                                                                            tc, fc);
+#pragma unroll
+                for (int i = 0; i < 8; ++i) v[i] = (u64)__double_as_longlong(d[i]);
+                rows_global_store<LOGS, 0>(base, tau, v);
+            }
+        }
+        if (!f64) {
+            pass_tw_load_of<LOGS, PS::COUNT - 1, DERIVED, false, true>(tau, R, tc, w);
+            ntt_dep_wait(a, row, tau == 0);
+            rows_global_load<LOGS, PS::COUNT - 1>(src, tau, v);
+            inv_passes<LOGS, PS::COUNT - 1, false, WARP, DERIVED, STAGED>(v, w, sm, at, tau, R,
+                                                                        tc, pr);
+            rows_global_store<LOGS, 0>(base, tau, v);
+        }
     }
     if (a.flag_role == 1) {
         // Paired blocks hold chunks of two rows (b & 1): 2 x BPR blocks touch each row.

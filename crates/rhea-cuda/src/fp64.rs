@@ -195,4 +195,63 @@ mod tests {
             assert_eq!(to_word(canonical(*x, qinv, qf)), *want);
         }
     }
+
+    /// The inverse in these doubles as `ntt_inv_*f_*` runs it (Gentleman–Sande stages: sums
+    /// reduced, differences times the twiddle; the last stage times `N^{-1}·f` and
+    /// `inv_root_powers[1]·N^{-1}·f` with their quotient factors `w·fl(1/q)`, then `q` added to a
+    /// negative value) equals `NttTable::inverse` times `f`, word for word, and every value
+    /// stays within 0.75 q: canonical inputs including `q − 1` and 0, NTT-friendly primes of
+    /// 30, 40 and 45 bits at N = 2^12.
+    #[test]
+    fn the_inverse_transform_is_exact() {
+        use rhea_math::ntt::NttTable;
+        use rhea_math::Modulus;
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        let n = 1usize << 12;
+        for bits in [30u32, 40, 45] {
+            let q = rhea_math::prime::generate_ntt_primes(bits, n, 1, &[]).unwrap()[0];
+            let m = Modulus::new(q).unwrap();
+            let table = NttTable::new(m, n).unwrap();
+            let (qf, qinv) = (q as f64, 1.0 / q as f64);
+            let f = rng.random_range(1..q);
+            let ninv = m.mul(table.inv_degree(), f);
+            let last = m.mul(m.mul(table.inv_root_powers()[1], table.inv_degree()), f);
+            let pair = |w: u64| (w as f64, w as f64 * qinv);
+            let mut x: Vec<u64> = (0..n).map(|_| rng.random_range(0..q)).collect();
+            x[0] = q - 1;
+            x[1] = q - 1;
+            x[2] = 0;
+            let mut v: Vec<f64> = x.iter().map(|&w| w as f64).collect();
+            let mut t = 1;
+            let mut m_blocks = n / 2;
+            while m_blocks >= 1 {
+                for i in 0..m_blocks {
+                    let (wf, wq) = pair(table.inv_root_powers()[m_blocks + i]);
+                    for j in 2 * i * t..2 * i * t + t {
+                        let (a, b) = (v[j], v[j + t]);
+                        if m_blocks == 1 {
+                            let (nf, nq) = pair(ninv);
+                            let (lf, lq) = pair(last);
+                            v[j] = mulmod(a + b, nf, nq, qf);
+                            v[j + t] = mulmod(a - b, lf, lq, qf);
+                        } else {
+                            v[j] = reduce(a + b, qinv, qf);
+                            v[j + t] = mulmod(a - b, wf, wq, qf);
+                        }
+                    }
+                }
+                for y in &v {
+                    assert!(y.abs() <= 0.75 * qf, "{bits}-bit q: {y} beyond 0.75 q");
+                }
+                t *= 2;
+                m_blocks /= 2;
+            }
+            let mut want = x.clone();
+            table.inverse(&mut want).unwrap();
+            for (k, (y, w)) in v.iter().zip(&want).enumerate() {
+                let got = to_word(if *y < 0.0 { y + qf } else { *y });
+                assert_eq!(got, m.mul(*w, f), "{bits}-bit q, entry {k}");
+            }
+        }
+    }
 }

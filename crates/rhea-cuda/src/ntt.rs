@@ -373,12 +373,21 @@ fn fp64_rows_default() -> bool {
     knob_on(&ON, "RHEA_NTT_F64")
 }
 
+/// Whether the scaled inverse transforms from a source (the ModUp's) run the rows whose prime is
+/// below 2^46 on the FP64 pipe by default: `RHEA_NTT_F64_INV=0` (read once) turns it off for A/B
+/// runs; [`DeviceNttTables::set_fp64_inverse`] sets one table set's.
+fn fp64_inverse_default() -> bool {
+    static ON: OnceLock<bool> = OnceLock::new();
+    knob_on(&ON, "RHEA_NTT_F64_INV")
+}
+
 /// The FP64 twiddle tables of `tables` (`tw_f64` and `tw3_f64` in `ntt.cuh`): `[table][N]`
-/// pairs of doubles' bits, `(w, fl(w / q))` for the forward twiddles `w` of a prime below
+/// pairs of doubles' bits, `(w, fl(w / q))` for the twiddles `w` of direction `dir`
+/// (`root_powers` or `inv_root_powers`) of a prime below
 /// 2^[`F64_MAX_Q_BITS`](crate::fp64::F64_MAX_Q_BITS), the unused entry 0 holding
 /// `(q, fl(1 / q))`, all zeros for a larger prime; and their compact table of the last three
 /// stages ([`compact_last_stages`] of those pairs). `None` when no prime takes FP64.
-fn fp64_twiddles(tables: &[NttTable]) -> Option<(Vec<u64>, Vec<u64>)> {
+fn fp64_twiddles(tables: &[NttTable], dir: NttDirection) -> Option<(Vec<u64>, Vec<u64>)> {
     if !tables.iter().any(|t| f64_prime_ok(t.modulus().value())) {
         return None;
     }
@@ -390,7 +399,11 @@ fn fp64_twiddles(tables: &[NttTable]) -> Option<(Vec<u64>, Vec<u64>)> {
         let (mut w, mut wq) = (vec![0u64; degree], vec![0u64; degree]);
         if f64_prime_ok(q) {
             let qf = q as f64;
-            for (i, &r) in t.root_powers().iter().enumerate() {
+            let powers = match dir {
+                NttDirection::Forward => t.root_powers(),
+                NttDirection::Inverse => t.inv_root_powers(),
+            };
+            for (i, &r) in powers.iter().enumerate() {
                 let rf = r as f64;
                 w[i] = rf.to_bits();
                 wq[i] = (rf / qf).to_bits();
@@ -568,6 +581,11 @@ pub struct DeviceNttTables {
     forward_f64: Option<(DeviceBuffer, DeviceBuffer)>,
     /// Whether the epilogue transforms run FP64 rows ([`DeviceNttTables::set_fp64_rows`]).
     fp64_rows: std::sync::atomic::AtomicBool,
+    /// The inverse FP64 twiddles and their compact table, when a prime takes FP64.
+    inverse_f64: Option<(DeviceBuffer, DeviceBuffer)>,
+    /// Whether the scaled inverse from a source runs FP64 rows
+    /// ([`DeviceNttTables::set_fp64_inverse`]).
+    fp64_inverse: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for DeviceNttTables {
@@ -653,10 +671,16 @@ impl DeviceNttTables {
             compact_last_stages(t.inv_root_powers(), None, &mut inv3);
             primes.extend_from_slice(&prime_words(t));
         }
-        let forward_f64 = match fp64_twiddles(tables) {
-            Some((full, compact)) => Some((device.upload(&full)?, device.upload(&compact)?)),
-            None => None,
+        let upload_f64 = |dir| -> Result<Option<(DeviceBuffer, DeviceBuffer)>> {
+            match fp64_twiddles(tables, dir) {
+                Some((full, compact)) => {
+                    Ok(Some((device.upload(&full)?, device.upload(&compact)?)))
+                }
+                None => Ok(None),
+            }
         };
+        let forward_f64 = upload_f64(NttDirection::Forward)?;
+        let inverse_f64 = upload_f64(NttDirection::Inverse)?;
         Ok(Self {
             device: device.clone(),
             degree,
@@ -673,7 +697,9 @@ impl DeviceNttTables {
                 epoch: std::sync::atomic::AtomicU32::new(0),
             },
             forward_f64,
+            inverse_f64,
             fp64_rows: std::sync::atomic::AtomicBool::new(fp64_rows_default()),
+            fp64_inverse: std::sync::atomic::AtomicBool::new(fp64_inverse_default()),
         })
     }
 
@@ -692,6 +718,28 @@ impl DeviceNttTables {
     /// Whether the epilogue transforms run FP64 rows ([`DeviceNttTables::set_fp64_rows`]).
     pub fn fp64_rows(&self) -> bool {
         self.fp64_rows.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Sets whether [`DeviceNttTables::inverse_scaled_from`] (the ModUp's inverse transform)
+    /// runs the rows whose prime is below 2^46 on the FP64 pipe (`kernels/fp64.cuh`: the
+    /// Gentleman–Sande butterflies in doubles, `ntt_inv_rowsdf_*_o` then `ntt_inv_colsf_*_s`)
+    /// instead of the integer one (on by default; `RHEA_NTT_F64_INV=0` turns the default off).
+    /// The words are the same either way.
+    pub fn set_fp64_inverse(&self, on: bool) {
+        self.fp64_inverse
+            .store(on, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Whether [`DeviceNttTables::inverse_scaled_from`] of `polys × limbs` runs some rows on
+    /// the FP64 pipe now: FP64 inverses are on ([`DeviceNttTables::set_fp64_inverse`]), the
+    /// fast kernels with derived twiddles serve the shape, and some limb's prime is below 2^46.
+    pub fn inverse_takes_fp64(&self, polys: usize, limbs: usize) -> bool {
+        self.inverse_f64.is_some()
+            && self.fp64_inverse.load(std::sync::atomic::Ordering::Relaxed)
+            && default_split(self.log_degree, polys).is_some_and(|s| s.derived_twiddles)
+            && self.moduli[..limbs.min(self.moduli.len())]
+                .iter()
+                .any(|m| f64_prime_ok(m.value()))
     }
 
     /// Whether a forward transform of `runs` with the fused epilogue runs some rows on the FP64
@@ -1027,6 +1075,29 @@ impl DeviceNttTables {
         )
     }
 
+    /// [`DeviceNttTables::launch_scaled_cols`] with FP64 rows (`ntt_inv_colsf_*_s`; `args`
+    /// carries the inverse FP64 tables).
+    fn launch_scaled_cols_f64(
+        &self,
+        data: u64,
+        args: &mut NttArgs,
+        s: NttSplit,
+        factors: &DeviceBuffer,
+    ) -> Result<()> {
+        args.pro_w = factors.device_ptr();
+        let (name, cfg) =
+            self.phase_config(args.rows, NttDirection::Inverse, s, Phase::Cols, false);
+        let name = match name.strip_prefix("ntt_inv_cols_") {
+            Some(rest) => format!("ntt_inv_colsf_{rest}_s"),
+            None => {
+                return Err(CudaError::InvalidArgument(format!(
+                    "no FP64 variant of {name}"
+                )))
+            }
+        };
+        self.launch(&name, cfg, data, args, NttDirection::Inverse, None)
+    }
+
     /// The column phase alone of the forward transform of `runs` (grouped, in place): the
     /// first `log N1` stages, to be finished by a row phase that reads the runs, such as
     /// [`DeviceNttTables::forward_rows_keyswitch`]. On its own the result is not a transform.
@@ -1129,13 +1200,29 @@ impl DeviceNttTables {
             ))
         })?;
         let (mut first, mut second, _pair) = self.phase_args(&NttArgs::of(batch))?;
+        // FP64 rows (set_fp64_inverse) in the out-of-place form only: the row kernel reads
+        // words and writes doubles, the column kernel reads them and writes words.
+        let f64_rows = src.is_some()
+            && batch.first_table == 0
+            && batch.start == 0
+            && self.inverse_takes_fp64(batch.polys, batch.count);
+        let f = if f64_rows { "f" } else { "" };
+        if let (true, Some((tw, tw3))) = (f64_rows, &self.inverse_f64) {
+            for a in [&mut first, &mut second] {
+                a.tw_f64 = tw.device_ptr();
+                a.tw3_f64 = tw3.device_ptr();
+            }
+        }
         match src {
             // The out-of-place row kernel is compiled for the derived-twiddle split only.
             Some(src) if s.derived_twiddles => {
                 first.pro_src[0] = src.device_ptr();
                 let (name, cfg) =
                     self.phase_config(first.rows, NttDirection::Inverse, s, Phase::Rows, false);
-                let name = format!("{name}_o");
+                let name = match name.strip_prefix("ntt_inv_rowsd_") {
+                    Some(rest) => format!("ntt_inv_rowsd{f}_{rest}_o"),
+                    None => format!("{name}_o"),
+                };
                 self.launch(
                     &name,
                     cfg,
@@ -1150,6 +1237,9 @@ impl DeviceNttTables {
                 self.launch_phase(buf, &first, NttDirection::Inverse, s, Phase::Rows)?;
             }
             None => self.launch_phase(buf, &first, NttDirection::Inverse, s, Phase::Rows)?,
+        }
+        if f64_rows {
+            return self.launch_scaled_cols_f64(buf.device_ptr(), &mut second, s, factors);
         }
         self.launch_scaled_cols(buf.device_ptr(), &mut second, s, factors)
     }

@@ -1493,17 +1493,29 @@ fn scaled_inverse_matches_the_cpu() {
             }
         }
         assert_same(&dev.download(&d).unwrap(), &want, &test);
-        // Out of place: the same words, the source untouched.
-        let src = dev.upload(&x).unwrap();
-        let mut dst = dev.alloc(x.len()).unwrap();
-        gpu.inverse_scaled_from(&src, &mut dst, polys, l, &words)
-            .unwrap();
-        assert_same(&dev.download(&dst).unwrap(), &want, &format!("{test} from"));
-        assert_same(
-            &dev.download(&src).unwrap(),
-            &x,
-            &format!("{test} source kept"),
-        );
+        // Out of place: the same words, the source untouched, with the FP64 rows off and on
+        // (the primes below 2^46 take them where the derived-twiddle split serves the shape).
+        for fp64_on in [false, true] {
+            gpu.set_fp64_inverse(fp64_on);
+            let derived =
+                rhea_cuda::ntt::default_split(log_n, polys).is_some_and(|s| s.derived_twiddles);
+            assert_eq!(
+                gpu.inverse_takes_fp64(polys, l),
+                fp64_on && derived,
+                "{test} FP64 inverse {fp64_on}"
+            );
+            let src = dev.upload(&x).unwrap();
+            let mut dst = dev.upload(&vec![7u64; x.len()]).unwrap();
+            gpu.inverse_scaled_from(&src, &mut dst, polys, l, &words)
+                .unwrap();
+            let what = format!("{test} from, FP64 inverse {fp64_on}");
+            assert_same(&dev.download(&dst).unwrap(), &want, &what);
+            assert_same(
+                &dev.download(&src).unwrap(),
+                &x,
+                &format!("{what}: source kept"),
+            );
+        }
         // A limb range (limbs 1.., tables 1..), limb 0 untouched: the batch form.
         let mut d = dev.upload(&x).unwrap();
         let batch = NttBatch::limb_range(polys, l, 1, l - 1);
@@ -1682,6 +1694,7 @@ fn scaled_inverse_matches_the_cpu() {
             ),
             Err(CudaError::Shape(_))
         ));
+        let src = dev.upload(&x).unwrap();
         let mut other = dev.alloc(x.len() + n).unwrap();
         assert!(matches!(
             gpu.inverse_scaled_from(&src, &mut other, polys, l, &words),
