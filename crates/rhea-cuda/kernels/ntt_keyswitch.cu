@@ -57,8 +57,6 @@ struct NttKsArgs {
     u64 conv[NKS_MAX_DIGITS];   // u64* [width][N]: column-phase output (own limbs unused)
     u64 key_b[NKS_MAX_DIGITS];  // const u64* [L + K][N]
     u64 key_a[NKS_MAX_DIGITS];
-    u64 tw_f64;   // FP64 rows (see ntt_f64_row): the forward FP64 table, or 0
-    u64 tw3_f64;  // its compact table
 };
 
 template <int LOGN, int LOGS>
@@ -83,20 +81,9 @@ RHEA_INLINE void ntt_rows_keyswitch(const ulonglong2* __restrict__ tw_all,
     const u32 tau = threadIdx.x % RS::T;
     const u32 chunk = (bid % BPR) * RS::CH + b;
     const u32 table = i < a.level ? i : a.q_full + (i - a.level);
-    // FP64 rows: a limb whose prime takes FP64 (entry 0 of its FP64 table non-zero) when the
-    // column phase ran ntt_fwd_colsf_* (tw_f64 set): its converted limbs hold doubles.
-    const u64* f64e =
-        reinterpret_cast<const u64*>(a.tw_f64) + ((u64)table << (LOGN + 1));
-    const bool f64 = a.tw_f64 != 0 && __ldg(f64e) != 0ull;
-    const u64 g3 = ((u64)table << (LOGN - 3)) + chunk * RS::T + tau;
     TwCtx tc;
-    if (f64) {
-        tc.tw = reinterpret_cast<const ulonglong2*>(a.tw_f64) + ((u64)table << LOGN);
-        tc.tw3 = reinterpret_cast<const ulonglong2*>(a.tw3_f64) + 3 * g3;
-    } else {
-        tc.tw = tw_all + ((u64)table << LOGN);
-        tc.tw3 = tw3_all + 3 * g3;
-    }
+    tc.tw = tw_all + ((u64)table << LOGN);
+    tc.tw3 = tw3_all + 3 * (((u64)table << (LOGN - 3)) + chunk * RS::T + tau);
     tc.cst[0] = tc.cst[1] = tc.cst[2] = make_ulonglong2(0, 0);
     tc.st = nullptr;
     if (!NTT_LATE_CST || PS::COUNT == 1) load_cst(tc);  // else fwd_passes loads them
@@ -124,23 +111,7 @@ RHEA_INLINE void ntt_rows_keyswitch(const ulonglong2* __restrict__ tw_all,
             if (!w_ready) pass_tw_load_of<LOGS, 0, true, false>(tau, R, tc, w);
             const u64* src = reinterpret_cast<const u64*>(a.conv[d]) + ((u64)i << LOGN);
             rows_global_load<LOGS, 0, true>(src + (u64)chunk * S, tau, v);
-            if (f64) {
-                // The column phase's doubles; the transform's values made canonical words
-                // (f64_reduce: within q / 2 + 1, then q added to a negative one).
-                double x[8];
-#pragma unroll
-                for (int j = 0; j < 8; ++j) x[j] = __longlong_as_double((long long)v[j]);
-                fwd_passes<LOGS, 0, true, WARP, true>(x, w, sm, at, tau, R, tc, pr.q, pr.two_q);
-                const double qf = __ull2double_rn(pr.q);
-                const double qinv = __longlong_as_double((long long)__ldg(f64e + 1));
-#pragma unroll
-                for (int j = 0; j < 8; ++j) {
-                    const double t = f64_reduce(x[j], qinv, qf);
-                    v[j] = f64_to_word(t < 0.0 ? __dadd_rn(t, qf) : t);
-                }
-            } else {
-                fwd_passes<LOGS, 0, true, WARP, true>(v, w, sm, at, tau, R, tc, pr.q, pr.two_q);
-            }
+            fwd_passes<LOGS, 0, true, WARP, true>(v, w, sm, at, tau, R, tc, pr.q, pr.two_q);
             // Every thread of the block has its words (the passes' barriers).
             rows_discard<LOGS>(src + (u64)chunk * S, tau);
             w_ready = false;

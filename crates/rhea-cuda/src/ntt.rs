@@ -381,14 +381,6 @@ fn fp64_inverse_default() -> bool {
     knob_on(&ON, "RHEA_NTT_F64_INV")
 }
 
-/// Whether key switchings run the ModUp's forward transforms on the FP64 pipe where they can by
-/// default: `RHEA_NTT_F64_KS=0` (read once) turns it off for A/B runs;
-/// [`DeviceNttTables::set_fp64_keyswitch`] sets one table set's.
-fn fp64_keyswitch_default() -> bool {
-    static ON: OnceLock<bool> = OnceLock::new();
-    knob_on(&ON, "RHEA_NTT_F64_KS")
-}
-
 /// The FP64 twiddle tables of `tables` (`tw_f64` and `tw3_f64` in `ntt.cuh`): `[table][N]`
 /// pairs of doubles' bits, `(w, fl(w / q))` for the twiddles `w` of direction `dir`
 /// (`root_powers` or `inv_root_powers`) of a prime below
@@ -594,18 +586,6 @@ pub struct DeviceNttTables {
     /// Whether the scaled inverse from a source runs FP64 rows
     /// ([`DeviceNttTables::set_fp64_inverse`]).
     fp64_inverse: std::sync::atomic::AtomicBool,
-    /// Whether key switchings run FP64 columns and rows ([`DeviceNttTables::set_fp64_keyswitch`]).
-    fp64_keyswitch: std::sync::atomic::AtomicBool,
-}
-
-/// The form a column phase ([`DeviceNttTables::forward_columns_runs`]) leaves its runs in, which
-/// the row phase that finishes them must be told.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ColumnForm {
-    /// Lazy words, every row.
-    Words,
-    /// Rows whose prime is below 2^46 as signed doubles (the FP64 pipe), the others words.
-    Fp64,
 }
 
 impl std::fmt::Debug for DeviceNttTables {
@@ -720,7 +700,6 @@ impl DeviceNttTables {
             inverse_f64,
             fp64_rows: std::sync::atomic::AtomicBool::new(fp64_rows_default()),
             fp64_inverse: std::sync::atomic::AtomicBool::new(fp64_inverse_default()),
-            fp64_keyswitch: std::sync::atomic::AtomicBool::new(fp64_keyswitch_default()),
         })
     }
 
@@ -1121,69 +1100,19 @@ impl DeviceNttTables {
 
     /// The column phase alone of the forward transform of `runs` (grouped, in place): the
     /// first `log N1` stages, to be finished by a row phase that reads the runs, such as
-    /// [`DeviceNttTables::forward_rows_keyswitch`] given the same `form`. On its own the result
-    /// is not a transform. With [`ColumnForm::Fp64`] the rows whose prime is below 2^46 run on
-    /// the FP64 pipe (`ntt_fwd_colsf_*`) and hold signed doubles afterwards, the others words as
-    /// with [`ColumnForm::Words`].
+    /// [`DeviceNttTables::forward_rows_keyswitch`]. On its own the result is not a transform.
     ///
     /// Errors: as [`DeviceNttTables::transform_runs`], plus [`CudaError::InvalidArgument`] for a
-    /// degree without the fast kernels, or FP64 columns where no prime takes FP64.
+    /// degree without the fast kernels.
     pub fn forward_columns_runs(
         &self,
         bufs: &mut [&mut DeviceBuffer],
         runs: &[NttRun],
-        form: ColumnForm,
     ) -> Result<()> {
         let (ptrs, lens) = self.buffers_of(bufs)?;
-        let mut args = self.runs_args(&ptrs, &lens, runs)?;
+        let args = self.runs_args(&ptrs, &lens, runs)?;
         let s = self.grouped_split()?;
-        if form == ColumnForm::Words {
-            return self.launch_phase_raw(&args, NttDirection::Forward, s, Phase::Cols, false);
-        }
-        let (tw, tw3) = self.forward_f64_ptrs().ok_or_else(|| {
-            CudaError::InvalidArgument(
-                "FP64 columns, but no prime of these tables takes FP64".into(),
-            )
-        })?;
-        args.tw_f64 = tw;
-        args.tw3_f64 = tw3;
-        let (_, cfg) = self.phase_config(args.rows, NttDirection::Forward, s, Phase::Cols, false);
-        let name = format!(
-            "ntt_fwd_colsf_{}_{}_{}",
-            self.log_degree, s.log_n1, s.cols_per_block
-        );
-        self.launch(&name, cfg, 0, &args, NttDirection::Forward, None)
-    }
-
-    /// The form in which a key switching's column phase leaves its runs now
-    /// ([`DeviceNttTables::forward_columns_runs`]): [`ColumnForm::Fp64`] when FP64 key switching
-    /// is on ([`DeviceNttTables::set_fp64_keyswitch`]) and some prime takes FP64, else
-    /// [`ColumnForm::Words`].
-    pub fn keyswitch_column_form(&self) -> ColumnForm {
-        let on = self
-            .fp64_keyswitch
-            .load(std::sync::atomic::Ordering::Relaxed);
-        if on && self.forward_f64.is_some() {
-            ColumnForm::Fp64
-        } else {
-            ColumnForm::Words
-        }
-    }
-
-    /// Sets whether a key switching's ModUp runs the forward transforms of its converted limbs
-    /// whose prime is below 2^46 on the FP64 pipe ([`DeviceNttTables::keyswitch_column_form`];
-    /// on by default, `RHEA_NTT_F64_KS=0` turns the default off). The words are the same.
-    pub fn set_fp64_keyswitch(&self, on: bool) {
-        self.fp64_keyswitch
-            .store(on, std::sync::atomic::Ordering::Relaxed);
-    }
-
-    /// The device addresses of the forward FP64 twiddles and their compact table, if some prime
-    /// takes FP64.
-    pub(crate) fn forward_f64_ptrs(&self) -> Option<(u64, u64)> {
-        self.forward_f64
-            .as_ref()
-            .map(|(tw, tw3)| (tw.device_ptr(), tw3.device_ptr()))
+        self.launch_phase_raw(&args, NttDirection::Forward, s, Phase::Cols, false)
     }
 
     /// The words [`DeviceNttTables::inverse_scaled`] reads for factors `f` (`f[t]` for table

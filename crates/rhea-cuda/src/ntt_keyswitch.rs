@@ -27,7 +27,7 @@ use crate::elementwise::DeviceModuli;
 use crate::error::{CudaError, Result};
 use crate::fp64::FP64_CUH;
 use crate::launch::{launch_dependent, param};
-use crate::ntt::{ColumnForm, DeviceNttTables, NTT_CUH};
+use crate::ntt::{DeviceNttTables, NTT_CUH};
 use crate::registry::{KernelSource, COMMON_CUH};
 
 /// `kernels/ntt_keyswitch.cu`: the fused ModUp row phase and inner product.
@@ -60,8 +60,6 @@ struct NttKsArgs {
     conv: [u64; MAX_DIGITS],
     key_b: [u64; MAX_DIGITS],
     key_a: [u64; MAX_DIGITS],
-    tw_f64: u64,
-    tw3_f64: u64,
 }
 
 // SAFETY: plain `#[repr(C)]` integers, the layout of the CUDA struct.
@@ -71,8 +69,7 @@ unsafe impl DeviceRepr for NttKsArgs {}
 #[derive(Clone, Debug)]
 pub struct KsDigit<'a> {
     /// `[ℓ + K][N]`: on every limb outside `own`, the conversion of the digit after the forward
-    /// column phase ([`DeviceNttTables::forward_columns_runs`] with the [`ColumnForm`] passed to
-    /// [`DeviceNttTables::forward_rows_keyswitch`], tables by limb as a ModUp's
+    /// column phase ([`DeviceNttTables::forward_columns_runs`], tables by limb as a ModUp's
     /// runs: Q limb `i` table `i`, P limb `j` table `L + j`). The `own` limbs are not read.
     /// Consumed: the kernel drops the limbs it reads from L2 without writing them back, so
     /// their words are undefined after the call.
@@ -93,19 +90,14 @@ impl DeviceNttTables {
     /// elsewhere, and `kl(i)` is `i` for the Q limbs and `L + (i − ℓ)` for the P limbs (also the
     /// NTT table of limb `i`: these tables must be the full `Q ∪ P` list, `L = q_full`).
     /// `moduli` is the full `Q ∪ P` moduli table. Every input word must be canonical. The
-    /// digits' converted limbs are consumed (see [`KsDigit::converted`]); `columns` is the form
-    /// their column phase left them in (the form given to
-    /// [`DeviceNttTables::forward_columns_runs`]; FP64 rows run their last stages in doubles
-    /// too and are made canonical words before the inner product).
+    /// digits' converted limbs are consumed (see [`KsDigit::converted`]).
     ///
     /// Errors: [`CudaError::InvalidArgument`] for no digits or more than [`MAX_DIGITS`], a level
     /// outside `1..=q_full`, moduli that are not these tables' primes, or a degree without the
     /// fast kernels; [`CudaError::Shape`] for an own range outside `0..ℓ` or a buffer too short
     /// for its layout, an output that overlaps an operand, or a converted digit that overlaps
-    /// the input, a key or another digit, FP64 columns where no prime takes FP64;
-    /// [`CudaError::DeviceMismatch`];
+    /// the input, a key or another digit; [`CudaError::DeviceMismatch`];
     /// device and NVRTC errors.
-    #[allow(clippy::too_many_arguments)]
     pub fn forward_rows_keyswitch(
         &self,
         input: &DeviceBuffer,
@@ -113,7 +105,6 @@ impl DeviceNttTables {
         q_full: usize,
         moduli: &DeviceModuli,
         digits: &[KsDigit<'_>],
-        columns: ColumnForm,
         out: &mut DeviceBuffer,
     ) -> Result<()> {
         let split = self.grouped_split_of()?;
@@ -203,15 +194,6 @@ impl DeviceNttTables {
             args.conv[d] = g.converted.device_ptr();
             args.key_b[d] = g.key_b.device_ptr();
             args.key_a[d] = g.key_a.device_ptr();
-        }
-        if columns == ColumnForm::Fp64 {
-            let (tw, tw3) = self.forward_f64_ptrs().ok_or_else(|| {
-                CudaError::InvalidArgument(
-                    "FP64 columns, but no prime of these tables takes FP64".into(),
-                )
-            })?;
-            args.tw_f64 = tw;
-            args.tw3_f64 = tw3;
         }
         let log_n = self.log_degree();
         let dev = self.device();

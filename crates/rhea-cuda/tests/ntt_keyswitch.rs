@@ -12,19 +12,17 @@ mod common;
 use std::ops::Range;
 
 use common::{assert_words, gpu_or_skip, primes, random_rns, rng};
-use rhea_cuda::ntt::{ColumnForm, DeviceNttTables, NttRun};
+use rhea_cuda::ntt::{DeviceNttTables, NttRun};
 use rhea_cuda::ntt_keyswitch::KsDigit;
 use rhea_cuda::CudaError;
 use rhea_math::ntt::NttTable;
 use rhea_math::Modulus;
 
-/// One case: `N = 2^log_n`, `|Q| = q_full` primes (the first of `bits` bits, the others of
-/// `q_bits`) then `pl` P primes of `bits` bits, `level` active Q limbs split into digits of
-/// `alpha` limbs.
+/// One case: `N = 2^log_n`, `|Q| = q_full` primes of `bits` bits then `pl` P primes, `level`
+/// active Q limbs split into digits of `alpha` limbs.
 struct Case {
     log_n: u32,
     bits: u32,
-    q_bits: u32,
     q_full: usize,
     pl: usize,
     level: usize,
@@ -48,24 +46,15 @@ fn kl(i: usize, level: usize, q_full: usize) -> usize {
 
 fn run_case(c: &Case) {
     let test = format!(
-        "fused ModUp rows + inner product 2^{} {}/{}-bit |Q|={} |P|={} level {} alpha {}",
-        c.log_n, c.bits, c.q_bits, c.q_full, c.pl, c.level, c.alpha
+        "fused ModUp rows + inner product 2^{} {}-bit |Q|={} |P|={} level {} alpha {}",
+        c.log_n, c.bits, c.q_full, c.pl, c.level, c.alpha
     );
     let Some(dev) = gpu_or_skip(&test) else {
         return;
     };
     let n = 1usize << c.log_n;
     let full = c.q_full + c.pl;
-    // q_0 and P of `bits` bits, the other Q primes of `q_bits` (distinct primes either way).
-    let moduli: Vec<Modulus> = if c.q_bits == c.bits {
-        primes(c.bits, full, n)
-    } else {
-        let wide = primes(c.bits, 1 + c.pl, n);
-        let mut m = vec![wide[0]];
-        m.extend(primes(c.q_bits, c.q_full - 1, n));
-        m.extend_from_slice(&wide[1..]);
-        m
-    };
+    let moduli: Vec<Modulus> = primes(c.bits, full, n);
     let tables = DeviceNttTables::from_moduli(&dev, &moduli, n).unwrap();
     let table = dev.moduli(&moduli).unwrap();
     let host_ntt: Vec<NttTable> = moduli
@@ -120,9 +109,9 @@ fn run_case(c: &Case) {
         }
     }
 
-    // Device: the column phase of the runs in place, then the fused row phase, in words and
-    // (where a prime is below 2^46) with FP64 rows.
+    // Device: the column phase of the runs in place, then the fused row phase.
     let x = dev.upload(&input).unwrap();
+    let mut conv_bufs: Vec<_> = conv.iter().map(|h| dev.upload(h).unwrap()).collect();
     let key_bufs: Vec<_> = keys
         .iter()
         .map(|[b, a]| (dev.upload(b).unwrap(), dev.upload(a).unwrap()))
@@ -141,65 +130,36 @@ fn run_case(c: &Case) {
             }
         }
     }
-    assert!(want.iter().any(|&w| w != 0));
-    let takes_fp64 = moduli.iter().any(|m| m.value() < 1 << 46);
-    for fp64_on in [false, true] {
-        tables.set_fp64_keyswitch(fp64_on);
-        let form = tables.keyswitch_column_form();
-        let expected = if fp64_on && takes_fp64 {
-            ColumnForm::Fp64
-        } else {
-            ColumnForm::Words
-        };
-        assert_eq!(form, expected, "{test}");
-        // The converted limbs are consumed: fresh copies each time.
-        let mut conv_bufs: Vec<_> = conv.iter().map(|h| dev.upload(h).unwrap()).collect();
-        {
-            let mut bufs: Vec<_> = conv_bufs.iter_mut().collect();
-            tables.forward_columns_runs(&mut bufs, &runs, form).unwrap();
-        }
-        let digits: Vec<KsDigit<'_>> = ranges
-            .iter()
-            .zip(&conv_bufs)
-            .zip(&key_bufs)
-            .map(|((own, cb), (kb, ka))| KsDigit {
-                converted: cb,
-                own: own.clone(),
-                key_b: kb,
-                key_a: ka,
-            })
-            .collect();
-        let mut out = dev.alloc(2 * width * n).unwrap();
-        tables
-            .forward_rows_keyswitch(&x, level, q_full, &table, &digits, form, &mut out)
-            .unwrap();
-        assert_words(
-            &dev.download(&out).unwrap(),
-            &want,
-            &format!("{test}, {form:?}"),
-        );
+    {
+        let mut bufs: Vec<_> = conv_bufs.iter_mut().collect();
+        tables.forward_columns_runs(&mut bufs, &runs).unwrap();
     }
+    let digits: Vec<KsDigit<'_>> = ranges
+        .iter()
+        .zip(&conv_bufs)
+        .zip(&key_bufs)
+        .map(|((own, cb), (kb, ka))| KsDigit {
+            converted: cb,
+            own: own.clone(),
+            key_b: kb,
+            key_a: ka,
+        })
+        .collect();
+    let mut out = dev.alloc(2 * width * n).unwrap();
+    tables
+        .forward_rows_keyswitch(&x, level, q_full, &table, &digits, &mut out)
+        .unwrap();
+    assert!(want.iter().any(|&w| w != 0));
+    assert_words(&dev.download(&out).unwrap(), &want, &test);
 }
 
 #[test]
 fn fused_rows_and_inner_product_match_the_host() {
     let cases = [
-        // The deep CKKS preset's primes (a 60-bit q_0, 40-bit scaling primes: FP64 rows, 60-bit
-        // P) at its top level: 2 digits of 13 and 12 limbs.
-        Case {
-            log_n: 16,
-            bits: 60,
-            q_bits: 40,
-            q_full: 25,
-            pl: 9,
-            level: 25,
-            alpha: 13,
-        },
         // The deep preset's shape at its top level: 3 digits of 9, 9 and 7 limbs.
         Case {
             log_n: 16,
             bits: 60,
-            q_bits: 60,
             q_full: 25,
             pl: 7,
             level: 25,
@@ -209,7 +169,6 @@ fn fused_rows_and_inner_product_match_the_host() {
         Case {
             log_n: 16,
             bits: 60,
-            q_bits: 60,
             q_full: 25,
             pl: 7,
             level: 10,
@@ -218,7 +177,6 @@ fn fused_rows_and_inner_product_match_the_host() {
         Case {
             log_n: 16,
             bits: 60,
-            q_bits: 60,
             q_full: 25,
             pl: 7,
             level: 4,
@@ -228,7 +186,6 @@ fn fused_rows_and_inner_product_match_the_host() {
         Case {
             log_n: 12,
             bits: 60,
-            q_bits: 60,
             q_full: 8,
             pl: 2,
             level: 8,
@@ -237,7 +194,6 @@ fn fused_rows_and_inner_product_match_the_host() {
         Case {
             log_n: 13,
             bits: 30,
-            q_bits: 30,
             q_full: 7,
             pl: 2,
             level: 7,
@@ -246,7 +202,6 @@ fn fused_rows_and_inner_product_match_the_host() {
         Case {
             log_n: 14,
             bits: 60,
-            q_bits: 60,
             q_full: 6,
             pl: 1,
             level: 6,
@@ -255,7 +210,6 @@ fn fused_rows_and_inner_product_match_the_host() {
         Case {
             log_n: 15,
             bits: 60,
-            q_bits: 60,
             q_full: 8,
             pl: 1,
             level: 5,
@@ -264,7 +218,6 @@ fn fused_rows_and_inner_product_match_the_host() {
         Case {
             log_n: 17,
             bits: 60,
-            q_bits: 60,
             q_full: 9,
             pl: 3,
             level: 9,
@@ -300,44 +253,21 @@ fn bad_arguments_are_typed_errors() {
         key_a: &ka,
     };
     let mut out = dev.alloc(2 * width * n).unwrap();
-    const W: ColumnForm = ColumnForm::Words;
     // No digits, too many digits.
-    let res = tables.forward_rows_keyswitch(&x, level, q_full, &table, &[], W, &mut out);
+    let res = tables.forward_rows_keyswitch(&x, level, q_full, &table, &[], &mut out);
     assert!(matches!(res, Err(CudaError::InvalidArgument(_))), "{res:?}");
     let five: Vec<_> = (0..5).map(|_| digit(0..1)).collect();
-    let res = tables.forward_rows_keyswitch(&x, level, q_full, &table, &five, W, &mut out);
-    assert!(matches!(res, Err(CudaError::InvalidArgument(_))), "{res:?}");
-    // FP64 columns where no prime (all 60-bit here) takes FP64.
-    let res = tables.forward_rows_keyswitch(
-        &x,
-        level,
-        q_full,
-        &table,
-        &[digit(0..2)],
-        ColumnForm::Fp64,
-        &mut out,
-    );
-    assert!(matches!(res, Err(CudaError::InvalidArgument(_))), "{res:?}");
-    assert_eq!(tables.keyswitch_column_form(), W);
-    let mut c2 = dev.alloc_zeroed(width * n).unwrap();
-    let run = [NttRun {
-        buf: 0,
-        first_limb: 2,
-        limbs: 2,
-        table: 2,
-    }];
-    let res = tables.forward_columns_runs(&mut [&mut c2], &run, ColumnForm::Fp64);
+    let res = tables.forward_rows_keyswitch(&x, level, q_full, &table, &five, &mut out);
     assert!(matches!(res, Err(CudaError::InvalidArgument(_))), "{res:?}");
     // A level above |Q|.
-    let res = tables.forward_rows_keyswitch(&x, 5, q_full, &table, &[digit(0..2)], W, &mut out);
+    let res = tables.forward_rows_keyswitch(&x, 5, q_full, &table, &[digit(0..2)], &mut out);
     assert!(matches!(res, Err(CudaError::InvalidArgument(_))), "{res:?}");
     // Own limbs outside the level.
-    let res = tables.forward_rows_keyswitch(&x, level, q_full, &table, &[digit(2..5)], W, &mut out);
+    let res = tables.forward_rows_keyswitch(&x, level, q_full, &table, &[digit(2..5)], &mut out);
     assert!(matches!(res, Err(CudaError::Shape(_))), "{res:?}");
     // A short output, a short key.
     let mut short = dev.alloc(width * n).unwrap();
-    let res =
-        tables.forward_rows_keyswitch(&x, level, q_full, &table, &[digit(0..2)], W, &mut short);
+    let res = tables.forward_rows_keyswitch(&x, level, q_full, &table, &[digit(0..2)], &mut short);
     assert!(matches!(res, Err(CudaError::Shape(_))), "{res:?}");
     let short_key = dev.alloc_zeroed(q_full * n).unwrap();
     let d = KsDigit {
@@ -346,11 +276,11 @@ fn bad_arguments_are_typed_errors() {
         key_b: &short_key,
         key_a: &ka,
     };
-    let res = tables.forward_rows_keyswitch(&x, level, q_full, &table, &[d], W, &mut out);
+    let res = tables.forward_rows_keyswitch(&x, level, q_full, &table, &[d], &mut out);
     assert!(matches!(res, Err(CudaError::Shape(_))), "{res:?}");
     // A moduli table of other primes.
     let other = dev.moduli(&primes(50, q_full + pl, n)).unwrap();
-    let res = tables.forward_rows_keyswitch(&x, level, q_full, &other, &[digit(0..2)], W, &mut out);
+    let res = tables.forward_rows_keyswitch(&x, level, q_full, &other, &[digit(0..2)], &mut out);
     assert!(matches!(res, Err(CudaError::InvalidArgument(_))), "{res:?}");
     // The converted limbs are consumed (dropped from L2 as they are read): sharing memory with
     // the input, a key or another digit is a typed error.
@@ -362,7 +292,7 @@ fn bad_arguments_are_typed_errors() {
             key_b,
             key_a: &ka,
         };
-        let res = tables.forward_rows_keyswitch(&x, level, q_full, &table, &[d], W, &mut out);
+        let res = tables.forward_rows_keyswitch(&x, level, q_full, &table, &[d], &mut out);
         assert!(matches!(res, Err(CudaError::Shape(_))), "{res:?}");
     }
     let wide_x = dev.alloc_zeroed(width * n).unwrap();
@@ -372,9 +302,9 @@ fn bad_arguments_are_typed_errors() {
         key_b: &kb,
         key_a: &ka,
     };
-    let res = tables.forward_rows_keyswitch(&wide_x, level, q_full, &table, &[d], W, &mut out);
+    let res = tables.forward_rows_keyswitch(&wide_x, level, q_full, &table, &[d], &mut out);
     assert!(matches!(res, Err(CudaError::Shape(_))), "{res:?}");
     let two = [digit(0..2), digit(2..4)];
-    let res = tables.forward_rows_keyswitch(&x, level, q_full, &table, &two, W, &mut out);
+    let res = tables.forward_rows_keyswitch(&x, level, q_full, &table, &two, &mut out);
     assert!(matches!(res, Err(CudaError::Shape(_))), "{res:?}");
 }

@@ -738,10 +738,9 @@ impl GpuRing {
             )));
         }
         let (mut converted, runs) = self.mod_up_converted(ring, ell, input)?;
-        let form = self.ntt.keyswitch_column_form();
         for chunk in runs.chunks(MAX_RUNS) {
             let mut bufs: Vec<&mut DeviceBuffer> = converted.iter_mut().collect();
-            self.ntt.forward_columns_runs(&mut bufs, chunk, form)?;
+            self.ntt.forward_columns_runs(&mut bufs, chunk)?;
         }
         let kd: Vec<KsDigit<'_>> = converted
             .iter()
@@ -757,7 +756,7 @@ impl GpuRing {
         let width = ell + ring.p_len();
         let mut acc = self.alloc(2 * width * n)?;
         self.ntt
-            .forward_rows_keyswitch(input, ell, self.q_len, &self.full, &kd, form, &mut acc)?;
+            .forward_rows_keyswitch(input, ell, self.q_len, &self.full, &kd, &mut acc)?;
         drop(kd);
         drop(converted);
         if rescale {
