@@ -74,7 +74,8 @@
 // Column kernels: ntt_{fwd,inv}_cols_<LOGN>_<LOG1>_<C>, ntt_fwd_colsl[a]_<LOGN>_<LOG1>_<C> with
 // the centred-lift (and lift-and-add) prologue (grouped launches, see NttArgs), the three with
 // FP64 rows ntt_fwd_colsf_*, ntt_fwd_colslf_*, ntt_fwd_colslaf_* (see ntt_f64_row), and
-// ntt_inv_cols_<LOGN>_<LOG1>_<C>_s with a factor per table folded into N^-1 (NttArgs::pro_w).
+// ntt_inv_cols_<LOGN>_<LOG1>_<C>_s with a factor per table folded into N^-1 (NttArgs::pro_w),
+// ntt_inv_colsf_*_s the same with FP64 rows (after ntt_inv_rowsdf_*_o).
 #define NTT_COLS(LOGN, LOG1, C)                                                             \
     extern "C" __global__ void NTT_BOUNDS(((1 << LOG1) / 8) * C, LOGN, NTT_COLS_FWD_B)      \
         ntt_fwd_colsl_##LOGN##_##LOG1##_##C(NTT_ARGS) {                                     \
@@ -166,7 +167,9 @@
     }
 // ntt_inv_rowsd_<LOGN>_<LOG1>_o: the derived-twiddle inverse row kernel out of place (strided
 // launches: it reads a.pro_src[0] and writes `data`, DeviceNttTables::inverse_scaled_from;
-// grouped launches: group g reads a.pro_src[g] when non-zero, DeviceNttTables::inverse_runs_from).
+// grouped launches: group g reads a.pro_src[g] when non-zero, DeviceNttTables::inverse_runs_from);
+// ntt_inv_rowsdf_<LOGN>_<LOG1>_o the same with FP64 rows (words in, doubles out to
+// ntt_inv_colsf_*_s; see ntt_f64_row).
 #define NTT_ROWS_FROM(LOGN, LOG1)                                                           \
     extern "C" __global__ void NTT_BOUNDS(RowsShape<LOGN - LOG1>::THREADS, LOGN,           \
                                           NTT_ROWS_INV_B)                                   \

@@ -107,9 +107,10 @@ struct NttArgs {
 
 // FP64 rows (the kernels with F64, fp64.cuh): a row whose prime is below 2^46 may run its
 // butterflies on the FP64 pipe instead of the integer one. Its twiddles are then the table
-// tw_f64 [table][N] of pairs (w, fl(w / q)) as doubles' bits, whose unused entry 0 holds
-// (q, fl(1 / q)) for a prime that takes FP64 and zeros for one that does not, and the row
-// kernel's direct pass reads their compact table tw3_f64 (as tw3). Between the two
+// tw_f64 [table][N] of pairs (w, fl(w / q)) as doubles' bits (the launch's direction: forward
+// twiddles, or inverse ones for ntt_inv_*f_*), whose unused entry 0 holds (q, fl(1 / q)) for a
+// prime that takes FP64 and zeros for one that does not, and the row kernel's direct pass reads
+// their compact table tw3_f64 (pairs in both directions). Between the two
 // kernels such a row's entries are signed doubles (|v| < 2^50), not lazy words: both kernels
 // choose by this one function of the row.
 RHEA_INLINE bool ntt_f64_row(const NttArgs& a, u32 row, u32 table, int logn) {
