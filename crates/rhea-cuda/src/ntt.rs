@@ -1035,7 +1035,7 @@ impl DeviceNttTables {
         )?;
         second.pro_src = [0; MAX_RUNS];
         match factors {
-            Some(f) => self.launch_scaled_cols(0, &mut second, s, f),
+            Some(f) => self.launch_scaled_cols(0, &mut second, s, f, false),
             None => self.launch_phase_raw(&second, NttDirection::Inverse, s, Phase::Cols, false),
         }
     }
@@ -1053,48 +1053,24 @@ impl DeviceNttTables {
         Ok(())
     }
 
-    /// The scaled inverse column phase (`ntt_inv_cols_*_s`) of `args` over `data` (0 for
-    /// grouped launches, whose runs carry their addresses).
+    /// The scaled inverse column phase (`ntt_inv_cols_*_s`, or with FP64 rows after
+    /// `ntt_inv_rowsdf_*_o` `ntt_inv_colsf_*_s`, `args` then carrying the inverse FP64 tables) of
+    /// `args` over `data` (0 for grouped launches, whose runs carry their addresses).
     fn launch_scaled_cols(
         &self,
         data: u64,
         args: &mut NttArgs,
         s: NttSplit,
         factors: &DeviceBuffer,
+        f64_rows: bool,
     ) -> Result<()> {
         args.pro_w = factors.device_ptr();
-        let (name, cfg) =
-            self.phase_config(args.rows, NttDirection::Inverse, s, Phase::Cols, false);
-        self.launch(
-            &format!("{name}_s"),
-            cfg,
-            data,
-            args,
-            NttDirection::Inverse,
-            None,
-        )
-    }
-
-    /// [`DeviceNttTables::launch_scaled_cols`] with FP64 rows (`ntt_inv_colsf_*_s`; `args`
-    /// carries the inverse FP64 tables).
-    fn launch_scaled_cols_f64(
-        &self,
-        data: u64,
-        args: &mut NttArgs,
-        s: NttSplit,
-        factors: &DeviceBuffer,
-    ) -> Result<()> {
-        args.pro_w = factors.device_ptr();
-        let (name, cfg) =
-            self.phase_config(args.rows, NttDirection::Inverse, s, Phase::Cols, false);
-        let name = match name.strip_prefix("ntt_inv_cols_") {
-            Some(rest) => format!("ntt_inv_colsf_{rest}_s"),
-            None => {
-                return Err(CudaError::InvalidArgument(format!(
-                    "no FP64 variant of {name}"
-                )))
-            }
-        };
+        let (_, cfg) = self.phase_config(args.rows, NttDirection::Inverse, s, Phase::Cols, false);
+        let f = if f64_rows { "f" } else { "" };
+        let name = format!(
+            "ntt_inv_cols{f}_{}_{}_{}_s",
+            self.log_degree, s.log_n1, s.cols_per_block
+        );
         self.launch(&name, cfg, data, args, NttDirection::Inverse, None)
     }
 
@@ -1217,12 +1193,9 @@ impl DeviceNttTables {
             // The out-of-place row kernel is compiled for the derived-twiddle split only.
             Some(src) if s.derived_twiddles => {
                 first.pro_src[0] = src.device_ptr();
-                let (name, cfg) =
+                let (_, cfg) =
                     self.phase_config(first.rows, NttDirection::Inverse, s, Phase::Rows, false);
-                let name = match name.strip_prefix("ntt_inv_rowsd_") {
-                    Some(rest) => format!("ntt_inv_rowsd{f}_{rest}_o"),
-                    None => format!("{name}_o"),
-                };
+                let name = format!("ntt_inv_rowsd{f}_{}_{}_o", self.log_degree, s.log_n1);
                 self.launch(
                     &name,
                     cfg,
@@ -1238,10 +1211,7 @@ impl DeviceNttTables {
             }
             None => self.launch_phase(buf, &first, NttDirection::Inverse, s, Phase::Rows)?,
         }
-        if f64_rows {
-            return self.launch_scaled_cols_f64(buf.device_ptr(), &mut second, s, factors);
-        }
-        self.launch_scaled_cols(buf.device_ptr(), &mut second, s, factors)
+        self.launch_scaled_cols(buf.device_ptr(), &mut second, s, factors, f64_rows)
     }
 
     /// Device addresses of the forward twiddles, the compact forward twiddles and the prime
