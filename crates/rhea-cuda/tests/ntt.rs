@@ -103,6 +103,15 @@ fn cpu_transform(
     out
 }
 
+/// The factor words `(w_t, shoup(w_t))` per table that the epilogue and prologue factors take.
+fn shoup_pairs(moduli: &[Modulus], w: &[u64]) -> Vec<u64> {
+    moduli
+        .iter()
+        .zip(w)
+        .flat_map(|(m, &wi)| [wi, m.shoup(wi)])
+        .collect()
+}
+
 fn assert_same(got: &[u64], want: &[u64], what: &str) {
     assert_eq!(got.len(), want.len(), "{what}: length");
     if let Some(i) = got.iter().zip(want).position(|(a, b)| a != b) {
@@ -695,11 +704,7 @@ fn forward_epilogue_matches_the_cpu() {
                 .iter()
                 .map(|m| 1 + (x_host[7] % (m.value() - 1)))
                 .collect();
-            let mut pairs = Vec::new();
-            for (m, &wi) in moduli.iter().zip(&w) {
-                pairs.push(wi);
-                pairs.push(m.shoup(wi));
-            }
+            let pairs = shoup_pairs(&moduli, &w);
             let runs = [
                 NttRun {
                     buf: 0,
@@ -936,11 +941,7 @@ fn paired_epilogue_rows_match_the_cpu() {
                 .iter()
                 .map(|m| 1 + r.random_range(0..m.value() - 1))
                 .collect();
-            let pairs: Vec<u64> = moduli
-                .iter()
-                .zip(&w)
-                .flat_map(|(m, &wi)| [wi, m.shoup(wi)])
-                .collect();
+            let pairs = shoup_pairs(&moduli, &w);
             let runs = [0, 1].map(|p| NttRun {
                 buf: 0,
                 first_limb: p * l,
@@ -1071,11 +1072,7 @@ fn lifted_epilogue_matches_the_cpu() {
             .iter()
             .map(|m| r.random_range(1..m.value()))
             .collect();
-        let mut pairs = Vec::new();
-        for (m, &wi) in moduli.iter().zip(&w) {
-            pairs.push(wi);
-            pairs.push(m.shoup(wi));
-        }
+        let pairs = shoup_pairs(&moduli, &w);
         // Run 0: the rescale shape, l - 1 limbs of scratch 0 (tables 0..l-1) from lifted limb
         // 1. Run 1: limbs 1..3 of scratch 1 (tables 1..3), from lifted limb 0, with the add.
         let runs = [
@@ -1271,11 +1268,7 @@ fn lift_add_epilogue_matches_the_cpu() {
                     .iter()
                     .map(|m| r.random_range(1..m.value()))
                     .collect();
-                let pairs = moduli
-                    .iter()
-                    .zip(&w)
-                    .flat_map(|(m, &wi)| [wi, m.shoup(wi)])
-                    .collect();
+                let pairs = shoup_pairs(&moduli, &w);
                 (w, pairs)
             };
             let (f, f_pairs) = pick(&mut r);
