@@ -81,7 +81,11 @@ fn time_selected(
         f()?;
         sync()
     })?;
+    let timeline = NttTimeline::start(device, op, level)?;
     let stream_ms = stream_ms(reps, &mut *f, sync)?;
+    if let Some(t) = timeline {
+        t.write()?;
+    }
     ops.push(OpTiming {
         op,
         level,
@@ -89,6 +93,60 @@ fn time_selected(
         stream_ms,
     });
     Ok(())
+}
+
+/// The NTT kernels' block timeline of one operation's back-to-back runs, a diagnostic: with
+/// `RHEA_NTT_TIMELINE_OUT=DIR` on a CUDA device and the kernels compiled with
+/// `RHEA_NVRTC_DEFINES=NTT_TIMELINE=<records>`, `DIR/<op>[-<level>].tsv` gets one line per block
+/// (grid, threads, SM, block, start and end ns; see `rhea_cuda::timeline`).
+struct NttTimeline {
+    dev: std::sync::Arc<rhea_cuda::GpuDevice>,
+    path: std::path::PathBuf,
+}
+
+impl NttTimeline {
+    /// Restarts the recording when a timeline is asked for (the device is the context's own:
+    /// `GpuDevice::new` shares the live one).
+    fn start(device: Device, op: &str, level: Option<usize>) -> rhea::Result<Option<Self>> {
+        let (Some(dir), Device::Cuda(i)) = (std::env::var_os("RHEA_NTT_TIMELINE_OUT"), device)
+        else {
+            return Ok(None);
+        };
+        let fail = |e: rhea_cuda::CudaError| rhea::Error::Gpu(e.to_string());
+        let dev = rhea_cuda::GpuDevice::new(i).map_err(fail)?;
+        if rhea_cuda::timeline::take_ntt_timeline(&dev)
+            .map_err(fail)?
+            .is_none()
+        {
+            return Err(rhea::Error::InvalidParameters(
+                "RHEA_NTT_TIMELINE_OUT needs RHEA_NVRTC_DEFINES=NTT_TIMELINE=<records>".into(),
+            ));
+        }
+        let name = match level {
+            Some(l) => format!("{op}-{l}.tsv"),
+            None => format!("{op}.tsv"),
+        };
+        Ok(Some(Self {
+            dev,
+            path: std::path::Path::new(&dir).join(name),
+        }))
+    }
+
+    /// Writes the blocks recorded since [`NttTimeline::start`].
+    fn write(self) -> rhea::Result<()> {
+        let fail = rhea::Error::Gpu;
+        let records = rhea_cuda::timeline::take_ntt_timeline(&self.dev)
+            .map_err(|e| fail(e.to_string()))?
+            .unwrap_or_default();
+        let mut text = String::from("grid\tthreads\tsm\tblock\tstart_ns\tend_ns\n");
+        for r in &records {
+            text.push_str(&format!(
+                "{}\t{}\t{}\t{}\t{}\t{}\n",
+                r.grid, r.threads, r.sm, r.block, r.start_ns, r.end_ns
+            ));
+        }
+        std::fs::write(&self.path, text).map_err(|e| fail(format!("{}: {e}", self.path.display())))
+    }
 }
 
 /// Whether `op` is selected by `only` (empty: everything).

@@ -40,6 +40,7 @@ pub mod pool;
 pub mod registry;
 pub mod sample;
 pub mod selftest;
+pub mod timeline;
 
 pub use buffer::DeviceBuffer;
 pub use device::{DeviceInfo, GpuDevice};
