@@ -929,9 +929,11 @@ fn paired_epilogue_rows_match_the_cpu() {
         let tables = host_tables(&moduli, n);
         let gpu = DeviceNttTables::new(&dev, &tables).unwrap();
         let l = bits.len();
-        for fp64_on in [false, true] {
+        // FP64 rows off, on in two kernels, on in one pipelined grid.
+        for (fp64_on, pipe) in [(false, false), (true, false), (true, true)] {
             gpu.set_fp64_rows(fp64_on);
-            let test = format!("{test}, FP64 rows {fp64_on}");
+            gpu.set_pipelined(pipe);
+            let test = format!("{test}, FP64 rows {fp64_on}, pipelined {pipe}");
             let mut r = rng(&test);
             // One buffer holding both polynomials' l limbs; x and c likewise.
             let src_host = random_rns(&mut r, &moduli, n, 2);
@@ -1231,6 +1233,120 @@ fn lifted_epilogue_matches_the_cpu() {
     }
 }
 
+/// The rescale of a ciphertext: both polynomials' last limbs lifted to the same `l − 1` primes
+/// (the rows pair up), `out_p = [c +] (x_p − NTT(lift(t_p))) · w`, against the CPU composition,
+/// with the FP64 rows off, on in two kernels and on in one pipelined grid (`ntt_fwd_pipelf_*`:
+/// fewer pairs than its lead, as many, more, and the deep preset's 24), at every N = 2^12 …
+/// 2^17; the lifted limbs with the lift's boundary words.
+#[test]
+fn paired_lifted_epilogue_matches_the_cpu() {
+    use rand::Rng;
+    use rhea_cuda::ntt::{EpilogueRun, LiftRun, NttRun};
+    use rhea_cuda::DeviceModuli;
+    let mut deep = vec![60u32];
+    deep.extend([40u32; 25]);
+    for (log_n, bits) in [
+        (12u32, vec![60u32, 40, 40, 40]),
+        (13, vec![40, 30, 46, 40, 40, 40, 40]),
+        (14, vec![60, 40, 40, 40, 40, 40]),
+        (15, vec![46, 60, 40, 30, 45]),
+        (16, deep),
+        (17, vec![60, 40, 40, 40, 40, 40, 40, 40, 40, 40]),
+    ] {
+        let test = format!("ntt paired lifted epilogue 2^{log_n}, {} limbs", bits.len());
+        let Some(dev) = gpu_or_skip(&test) else {
+            return;
+        };
+        let n = 1usize << log_n;
+        let moduli = moduli_for(&bits, n);
+        let tables = host_tables(&moduli, n);
+        let gpu = DeviceNttTables::new(&dev, &tables).unwrap();
+        let dm = DeviceModuli::new(&dev, &moduli).unwrap();
+        let l = bits.len();
+        let below = &moduli[..l - 1];
+        let q_last = moduli[l - 1];
+        let ql = q_last.value();
+        let mut r = rng(&test);
+        let t_host = lifted_limbs(&mut r, q_last, n);
+        let x_host = random_rns(&mut r, below, n, 2);
+        let c_host = random_rns(&mut r, below, n, 1);
+        let w: Vec<u64> = moduli
+            .iter()
+            .map(|m| r.random_range(1..m.value()))
+            .collect();
+        let wd = dev.upload(&shoup_pairs(&moduli, &w)).unwrap();
+        let runs = [0, 1].map(|p| NttRun {
+            buf: p,
+            first_limb: 0,
+            limbs: l - 1,
+            table: 0,
+        });
+        let t = dev.upload(&t_host).unwrap();
+        let lift = [0, 1].map(|p| LiftRun { src: &t, limb: p });
+        let x = dev.upload(&x_host).unwrap();
+        let c = dev.upload(&c_host).unwrap();
+        let epi = [0, 1].map(|p| EpilogueRun {
+            out: p,
+            out_limb: 0,
+            x: &x,
+            x_limb: p * (l - 1),
+            c: (p == 1).then_some((&c, 0)),
+        });
+        let want: Vec<Vec<u64>> = (0..2)
+            .map(|p| {
+                let src = &t_host[p * n..(p + 1) * n];
+                let mut want = vec![0u64; (l - 1) * n];
+                for (tb, m) in below.iter().enumerate() {
+                    let mut v: Vec<u64> = src.iter().map(|&tk| lift_centred(tk, ql, m)).collect();
+                    tables[tb].forward(&mut v).unwrap();
+                    for k in 0..n {
+                        let d = m.mul(m.sub(x_host[(p * (l - 1) + tb) * n + k], v[k]), w[tb]);
+                        want[tb * n + k] = if p == 1 {
+                            m.add(c_host[tb * n + k], d)
+                        } else {
+                            d
+                        };
+                    }
+                }
+                want
+            })
+            .collect();
+        for (fp64_on, pipe) in [(false, false), (true, false), (true, true)] {
+            gpu.set_fp64_rows(fp64_on);
+            gpu.set_pipelined(pipe);
+            let test = format!("{test}, FP64 rows {fp64_on}, pipelined {pipe}");
+            assert_eq!(
+                gpu.epilogue_takes_fp64(Some(q_last), &runs),
+                fp64_on,
+                "{test}"
+            );
+            // Scratch starts as garbage: the prologue must not read it.
+            let mut s0 = dev.upload(&random_rns(&mut r, below, n, 1)).unwrap();
+            let mut s1 = dev.upload(&random_rns(&mut r, below, n, 1)).unwrap();
+            let mut out0 = dev.upload(&vec![7u64; (l - 1) * n]).unwrap();
+            let mut out1 = dev.upload(&vec![7u64; (l - 1) * n]).unwrap();
+            gpu.forward_runs_lifted_epilogue(
+                &lift,
+                q_last,
+                &dm,
+                &mut [&mut s0, &mut s1],
+                &runs,
+                &mut [&mut out0, &mut out1],
+                &epi,
+                &wd,
+            )
+            .unwrap();
+            for (p, out) in [&out0, &out1].into_iter().enumerate() {
+                assert_same(
+                    &dev.download(out).unwrap(),
+                    &want[p],
+                    &format!("{test} polynomial {p}"),
+                );
+            }
+        }
+    }
+}
+
 /// The lift-and-add prologue with the two-factor epilogue (the merged ModDown-rescale) against
 /// the CPU composition: `v = NTT(run + F · lift(t))`, `out = ([c +] (x − v) · w) · w2`, at every
 /// N = 2^12 … 2^17, the runs' own contents random (they are read now), the lifted limbs with
@@ -1249,10 +1365,12 @@ fn lift_add_epilogue_matches_the_cpu() {
         let moduli = moduli_for(&bits, n);
         let tables = host_tables(&moduli, n);
         let gpu = DeviceNttTables::new(&dev, &tables).unwrap();
-        // The same words with the FP64 rows off and on (the path under test is the one taken).
-        for fp64_on in [false, true] {
+        // The same words with the FP64 rows off, on in two kernels and on in one pipelined grid
+        // (the runs pair up; the path under test is the one taken).
+        for (fp64_on, pipe) in [(false, false), (true, false), (true, true)] {
             gpu.set_fp64_rows(fp64_on);
-            let test = format!("{test}, FP64 rows {fp64_on}");
+            gpu.set_pipelined(pipe);
+            let test = format!("{test}, FP64 rows {fp64_on}, pipelined {pipe}");
             let dm = DeviceModuli::new(&dev, &moduli).unwrap();
             let l = bits.len();
             let q_last = moduli[l - 1];
