@@ -183,22 +183,6 @@
         ntt_rows<LOGN, LOGN - LOG1, false, true, false, false, true, true>(data, tw, tw3,   \
                                                                            primes, a);      \
     }
-// ntt_fwd_pipe[l|la]f_<LOGN>_<LOG1>_<C>: the column kernel ntt_fwd_cols[l|la]f_* and the paired
-// FP64 epilogue row kernel ntt_fwd_rowsef_*_p in one pipelined grid (ntt_fwd_pipe; NTT_ARGS
-// carry the column phase's arguments, `ar` the row phase's), at the row kernel's register budget.
-#define NTT_PIPE(LOGN, LOG1, C)                                                             \
-    extern "C" __global__ void NTT_BOUNDS(((1 << LOG1) / 8) * C, LOGN, NTT_ROWS_F64_B)      \
-        ntt_fwd_pipef_##LOGN##_##LOG1##_##C(NTT_ARGS, const NttArgs ar) { NTT_TL            \
-        ntt_fwd_pipe<LOGN, LOG1, C, false, false>(data, tw, tw3, primes, a, ar);            \
-    }                                                                                       \
-    extern "C" __global__ void NTT_BOUNDS(((1 << LOG1) / 8) * C, LOGN, NTT_ROWS_F64_B)      \
-        ntt_fwd_pipelf_##LOGN##_##LOG1##_##C(NTT_ARGS, const NttArgs ar) { NTT_TL           \
-        ntt_fwd_pipe<LOGN, LOG1, C, true, false>(data, tw, tw3, primes, a, ar);             \
-    }                                                                                       \
-    extern "C" __global__ void NTT_BOUNDS(((1 << LOG1) / 8) * C, LOGN, NTT_ROWS_F64_B)      \
-        ntt_fwd_pipelaf_##LOGN##_##LOG1##_##C(NTT_ARGS, const NttArgs ar) { NTT_TL          \
-        ntt_fwd_pipe<LOGN, LOG1, C, true, true>(data, tw, tw3, primes, a, ar);              \
-    }
 #define NTT_ROWS(LOGN, LOG1)                                                                \
     NTT_ROWS_V(LOGN, LOG1, false, ) NTT_ROWS_V(LOGN, LOG1, true, d) NTT_ROWS_EPI(LOGN, LOG1) \
     NTT_ROWS_PAIRED(LOGN, LOG1) NTT_ROWS_FROM(LOGN, LOG1)
@@ -224,13 +208,6 @@ NTT_COLS(17, 8, 8)
 NTT_ROWS(17, 8)
 NTT_COLS(17, 9, 4)
 NTT_ROWS(17, 9)
-// The pipelined grids, for each N's default shape (the epilogue transforms' split).
-NTT_PIPE(12, 6, 16)
-NTT_PIPE(13, 6, 16)
-NTT_PIPE(14, 7, 8)
-NTT_PIPE(15, 7, 8)
-NTT_PIPE(16, 7, 8)
-NTT_PIPE(17, 8, 4)
 
 // ---- naive baseline ------------------------------------------------------------------------------
 

@@ -1162,8 +1162,7 @@ RHEA_INLINE u64 lift_lazy(u64 t, u64 half, u64 neg, u64 s1, u64 q) {
 template <int LOGN, int LOGS, int C, bool FWD, bool LIFT = false, bool ADD = false,
           bool SCALED = false, bool F64 = false>
 RHEA_INLINE void ntt_cols(u64* __restrict__ data, const ulonglong2* __restrict__ tw_all,
-                          const NttPrime* __restrict__ primes, const NttArgs& a,
-                          const u32 vbid = ~0u) {
+                          const NttPrime* __restrict__ primes, const NttArgs& a) {
     constexpr int LOGN2 = LOGN - LOGS;
     constexpr u32 BPR = (1u << LOGN2) / C;  // blocks per row
     static_assert((1u << LOGN2) % C == 0, "columns per block divide N2");
@@ -1177,9 +1176,7 @@ RHEA_INLINE void ntt_cols(u64* __restrict__ data, const ulonglong2* __restrict__
     __shared__ ulonglong2 smtw[NST > 0 ? NST : 1];
 
     pdl_trigger();
-    // vbid: the block's index in this phase when another kernel schedules it (ntt_fwd_pipe).
-    const u32 bid =
-        vbid != ~0u ? vbid : ntt_block_index<FWD ? NTT_FWD_COLS_REV : NTT_INV_COLS_REV>();
+    const u32 bid = ntt_block_index<FWD ? NTT_FWD_COLS_REV : NTT_INV_COLS_REV>();
     const u32 row = bid / BPR;
     const u32 col0 = (bid % BPR) * C;
     const NttRow nr = ntt_row(data, a, row, LOGN);
@@ -1344,8 +1341,7 @@ template <int LOGN, int LOGS, bool FWD, bool DERIVED, bool EPI = false, bool PAI
           bool FROM = false, bool F64 = false>
 RHEA_INLINE void ntt_rows(u64* __restrict__ data, const ulonglong2* __restrict__ tw_all,
                           const ulonglong2* __restrict__ tw3_all,
-                          const NttPrime* __restrict__ primes, const NttArgs& a,
-                          const u32 vbid = ~0u) {
+                          const NttPrime* __restrict__ primes, const NttArgs& a) {
     using RS = RowsShape<LOGS>;
     constexpr u32 S = 1u << LOGS;
     constexpr u32 BPR = (1u << LOGN) / (S * RS::CH);
@@ -1371,8 +1367,7 @@ RHEA_INLINE void ntt_rows(u64* __restrict__ data, const ulonglong2* __restrict__
     const u32 tau = threadIdx.x % RS::T;  // < T (PassIdx relies on it)
     static_assert(!PAIRED || RS::CH % 2 == 0, "paired blocks hold chunks of two rows");
     u32 row, chunk;
-    const u32 bid =
-        vbid != ~0u ? vbid : ntt_block_index<FWD ? NTT_FWD_ROWS_REV : NTT_INV_ROWS_REV>();
+    const u32 bid = ntt_block_index<FWD ? NTT_FWD_ROWS_REV : NTT_INV_ROWS_REV>();
     if constexpr (PAIRED) {
         // Two rows with one table (a ciphertext's two polynomials): both halves of the block
         // load the same twiddles, which the second finds in L1.
@@ -1508,60 +1503,3 @@ RHEA_INLINE void ntt_rows(u64* __restrict__ data, const ulonglong2* __restrict__
         }
     }
 }
-
-// The forward transform with the fused epilogue as one pipelined grid (ntt_fwd_pipe[l|la]f_*):
-// the column kernel's blocks (ntt_cols with FP64 rows, lifted with LIFT, lift-and-add with ADD;
-// arguments `ac`, flag_role 1) and the paired epilogue row kernel's (ntt_fwd_rowsef_*_p,
-// `ar`, flag_role 2) interleaved in one launch, so that every SM runs both phases at once: the
-// columns' arithmetic beside the rows' DRAM traffic, and each pair's scratch read back soon
-// after it was written (from L2). Rows pair up as in the paired kernel (row p with p +
-// ar.pair_half); with P blocks of each phase per pair of rows (both phases take 1024 entries a
-// block), the grid is NTT_PIPE_LEAD pairs' column blocks, then for each later pair s + LEAD
-// its column blocks alternating with pair s's row blocks, then the last pairs' row blocks. A
-// row block waits for its rows' stamps (ntt_dep_wait), which only column blocks with lower
-// indices set: blocks are dispatched in index order, so those are running or done.
-#ifndef NTT_PIPE_LEAD
-#define NTT_PIPE_LEAD 4
-#endif
-template <int LOGN, int LOG1, int C, bool LIFT, bool ADD>
-RHEA_INLINE void ntt_fwd_pipe(u64* __restrict__ data, const ulonglong2* __restrict__ tw_all,
-                              const ulonglong2* __restrict__ tw3_all,
-                              const NttPrime* __restrict__ primes, const NttArgs& ac,
-                              const NttArgs& ar) {
-    constexpr u32 BPRC = (1u << (LOGN - LOG1)) / C;  // column blocks per row
-    using RS = RowsShape<LOGN - LOG1>;
-    constexpr u32 BPRR = (1u << LOGN) / ((1u << (LOGN - LOG1)) * RS::CH);  // row blocks per row
-    static_assert(BPRC == BPRR && RS::CH % 2 == 0, "equal blocks per row; paired row blocks");
-    constexpr u32 P = 2 * BPRC;  // blocks of each phase per pair of rows
-    const u32 half = ar.pair_half;
-    const u32 lead = half < NTT_PIPE_LEAD ? half : NTT_PIPE_LEAD;
-    const u32 i = blockIdx.x;
-    bool row_role;
-    u32 pair, k;
-    if (i < lead * P) {
-        row_role = false;
-        pair = i / P;
-        k = i % P;
-    } else if (i - lead * P < (half - lead) * 2 * P) {
-        const u32 j = i - lead * P;
-        row_role = j & 1u;
-        pair = j / (2 * P) + (row_role ? 0u : lead);
-        k = (j % (2 * P)) >> 1;
-    } else {
-        row_role = true;
-        const u32 j = i - lead * P - (half - lead) * 2 * P;
-        pair = half - lead + j / P;
-        k = j % P;
-    }
-    if (row_role) {
-        // The paired kernel's block index: pair p's 2 x BPRR blocks.
-        ntt_rows<LOGN, LOGN - LOG1, true, true, true, true, false, true>(data, tw_all, tw3_all,
-                                                                       primes, ar, pair * P + k);
-    } else {
-        // Both rows of the pair, alternately: row p + (k & 1) x half, tile k / 2.
-        const u32 row = pair + (k & 1u) * half;
-        ntt_cols<LOGN, LOG1, C, true, LIFT, ADD, false, true>(data, tw_all, primes, ac,
-                                                              row * BPRC + (k >> 1));
-    }
-}
-

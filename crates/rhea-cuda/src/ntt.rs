@@ -448,12 +448,6 @@ struct RowFlags {
     epoch: std::sync::atomic::AtomicU32,
 }
 
-/// The default of [`DeviceNttTables::set_pipelined`]: on unless `RHEA_NTT_PIPE=0`.
-fn pipe_enabled() -> bool {
-    static ON: OnceLock<bool> = OnceLock::new();
-    knob_on(&ON, "RHEA_NTT_PIPE")
-}
-
 /// Whether transforms use row flags (`RHEA_NTT_ROW_FLAGS`, default on).
 fn row_flags_enabled() -> bool {
     static ON: OnceLock<bool> = OnceLock::new();
@@ -587,8 +581,6 @@ pub struct DeviceNttTables {
     forward_f64: Option<(DeviceBuffer, DeviceBuffer)>,
     /// Whether the epilogue transforms run FP64 rows ([`DeviceNttTables::set_fp64_rows`]).
     fp64_rows: std::sync::atomic::AtomicBool,
-    /// Whether those transforms run as one pipelined grid ([`DeviceNttTables::set_pipelined`]).
-    pipelined: std::sync::atomic::AtomicBool,
     /// The inverse FP64 twiddles and their compact table, when a prime takes FP64.
     inverse_f64: Option<(DeviceBuffer, DeviceBuffer)>,
     /// Whether the scaled inverse from a source runs FP64 rows
@@ -707,7 +699,6 @@ impl DeviceNttTables {
             forward_f64,
             inverse_f64,
             fp64_rows: std::sync::atomic::AtomicBool::new(fp64_rows_default()),
-            pipelined: std::sync::atomic::AtomicBool::new(pipe_enabled()),
             fp64_inverse: std::sync::atomic::AtomicBool::new(fp64_inverse_default()),
         })
     }
@@ -722,22 +713,6 @@ impl DeviceNttTables {
     pub fn set_fp64_rows(&self, on: bool) {
         self.fp64_rows
             .store(on, std::sync::atomic::Ordering::Relaxed);
-    }
-
-    /// Sets whether the epilogue transforms with FP64 rows run their two phases as one
-    /// pipelined grid (`ntt_fwd_pipe[l|la]f_*`: column and row blocks interleaved, see
-    /// `ntt_fwd_pipe` in `kernels/ntt.cuh`) when their rows pair up (a ciphertext's two
-    /// polynomials) and carry row flags, instead of the column kernel then the row kernel (on
-    /// by default; `RHEA_NTT_PIPE=0` turns the default off). The words are the same either way.
-    pub fn set_pipelined(&self, on: bool) {
-        self.pipelined
-            .store(on, std::sync::atomic::Ordering::Relaxed);
-    }
-
-    /// Whether the epilogue transforms with FP64 rows may run pipelined
-    /// ([`DeviceNttTables::set_pipelined`]).
-    pub fn pipelined(&self) -> bool {
-        self.pipelined.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Whether the epilogue transforms run FP64 rows ([`DeviceNttTables::set_fp64_rows`]).
@@ -1540,70 +1515,16 @@ impl DeviceNttTables {
         );
         let (_, cfg) = self.phase_config(args.rows, NttDirection::Forward, s, Phase::Cols, false);
         let (first, second, _pair) = self.phase_args(&args)?;
-        if !f64_rows {
-            self.launch(&name, cfg, 0, &first, NttDirection::Forward, None)?;
-            return self.launch_phase_raw(&second, NttDirection::Forward, s, Phase::Rows, true);
-        }
-        let (_, row_cfg) =
-            self.phase_config(args.rows, NttDirection::Forward, s, Phase::Rows, true);
-        let row_name = format!("ntt_fwd_rowsef_{log_n}_{}", s.log_n1);
-        // Paired rows share their table, hence their choice of body.
-        let (row_name, second) = self.paired(row_name, &second, s, Phase::Rows, true);
-        // One pipelined grid (the kernels exist for the default shapes, which this split is)
-        // when the rows pair up, carry flags and both phases have equal grids of equal blocks.
-        let pipelined = self.pipelined()
-            && second.pair_half != 0
-            && first.flag_role == 1
-            && row_cfg.grid_dim == cfg.grid_dim
-            && row_cfg.block_dim == cfg.block_dim;
-        if pipelined {
-            let lift = cols.strip_prefix("cols").unwrap_or(cols);
-            let name = format!(
-                "ntt_fwd_pipe{lift}f_{log_n}_{}_{}",
-                s.log_n1, s.cols_per_block
-            );
-            let cfg = LaunchConfig {
-                grid_dim: (2 * cfg.grid_dim.0, 1, 1),
-                ..cfg
-            };
-            return self.launch_pipe(&name, cfg, &first, &second);
-        }
         self.launch(&name, cfg, 0, &first, NttDirection::Forward, None)?;
-        self.launch(&row_name, row_cfg, 0, &second, NttDirection::Forward, None)
-    }
-
-    /// One pipelined grid of a grouped forward transform with the FP64 epilogue
-    /// (`ntt_fwd_pipe[l|la]f_*`, see `ntt_fwd_pipe` in `ntt.cuh`): the column phase's arguments
-    /// `cols` (flag role 1) and the paired row phase's `rows` (flag role 2, `pair_half` set),
-    /// as [`DeviceNttTables::phase_args`] and [`DeviceNttTables::paired`] made them.
-    fn launch_pipe(
-        &self,
-        name: &str,
-        cfg: LaunchConfig,
-        cols: &NttArgs,
-        rows: &NttArgs,
-    ) -> Result<()> {
-        let dev = &self.device;
-        let f = dev.function(&NTT, name)?;
-        let (data, tw, tw3) = (0u64, self.forward.device_ptr(), self.forward3.device_ptr());
-        let primes = self.primes.device_ptr();
-        let mut params = [
-            param(&data),
-            param(&tw),
-            param(&tw3),
-            param(&primes),
-            param(cols),
-            param(rows),
-        ];
-        // SAFETY: the parameters are NTT_ARGS then the row phase's NttArgs, in order, each
-        // pointing to a value that lives across the call; both argument sets are grouped
-        // (`data` unused) and were checked by the callers like those of the two-kernel pair
-        // (runs, epilogue outputs and operands, tables, all on this device); the column blocks
-        // wait for the previous kernel (pdl_wait) before touching anything but the tables, and
-        // the row blocks wait for their rows' stamps, which only column blocks with lower
-        // indices set (flag words of these tables, `2 × FLAG_ROWS` of them, at most FLAG_ROWS
-        // rows: `phase_args`).
-        unsafe { launch_dependent(dev, &f, cfg, &mut params) }
+        if f64_rows {
+            let (_, cfg) =
+                self.phase_config(args.rows, NttDirection::Forward, s, Phase::Rows, true);
+            let name = format!("ntt_fwd_rowsef_{log_n}_{}", s.log_n1);
+            // Paired rows share their table, hence their choice of body.
+            let (name, second) = self.paired(name, &second, s, Phase::Rows, true);
+            return self.launch(&name, cfg, 0, &second, NttDirection::Forward, None);
+        }
+        self.launch_phase_raw(&second, NttDirection::Forward, s, Phase::Rows, true)
     }
 
     /// The split of the epilogue launches (the default shape with derived twiddles).
