@@ -134,9 +134,8 @@ impl NttTimeline {
 
     /// Writes the blocks recorded since [`NttTimeline::start`].
     fn write(self) -> rhea::Result<()> {
-        let fail = rhea::Error::Gpu;
         let records = rhea_cuda::timeline::take_ntt_timeline(&self.dev)
-            .map_err(|e| fail(e.to_string()))?
+            .map_err(|e| rhea::Error::Gpu(e.to_string()))?
             .unwrap_or_default();
         let mut text = String::from("grid\tthreads\tsm\tblock\tstart_ns\tend_ns\n");
         for r in &records {
@@ -145,7 +144,13 @@ impl NttTimeline {
                 r.grid, r.threads, r.sm, r.block, r.start_ns, r.end_ns
             ));
         }
-        std::fs::write(&self.path, text).map_err(|e| fail(format!("{}: {e}", self.path.display())))
+        // A directory that cannot take the file is the caller's input, not the device's fault.
+        std::fs::write(&self.path, text).map_err(|e| {
+            rhea::Error::InvalidInput(format!(
+                "RHEA_NTT_TIMELINE_OUT: {}: {e}",
+                self.path.display()
+            ))
+        })
     }
 }
 
