@@ -720,11 +720,10 @@ impl DeviceNttTables {
         self.fp64_rows.load(std::sync::atomic::Ordering::Relaxed)
     }
 
-    /// Sets whether [`DeviceNttTables::inverse_scaled_from`] (the ModUp's inverse transform) and
-    /// [`DeviceNttTables::inverse_runs_from`] with factors (the rescale's last limbs, the merged
-    /// ModDown-rescale's) run the rows whose prime is below 2^46 on the FP64 pipe
-    /// (`kernels/fp64.cuh`: the Gentleman–Sande butterflies in doubles, `ntt_inv_rowsdf_*_o` then
-    /// `ntt_inv_colsf_*_s`) instead of the integer one (on by default; `RHEA_NTT_F64_INV=0` turns the default off).
+    /// Sets whether [`DeviceNttTables::inverse_scaled_from`] (the ModUp's inverse transform)
+    /// runs the rows whose prime is below 2^46 on the FP64 pipe (`kernels/fp64.cuh`: the
+    /// Gentleman–Sande butterflies in doubles, `ntt_inv_rowsdf_*_o` then `ntt_inv_colsf_*_s`)
+    /// instead of the integer one (on by default; `RHEA_NTT_F64_INV=0` turns the default off).
     /// The words are the same either way.
     pub fn set_fp64_inverse(&self, on: bool) {
         self.fp64_inverse
@@ -983,8 +982,7 @@ impl DeviceNttTables {
     /// the runs use) each limb with table `t` is also multiplied by `f[t]`, the factor riding
     /// in the last stage's `N^{-1}` as with [`DeviceNttTables::inverse_scaled`]: a ModDown
     /// merged with the rescale folds its conversion's `p̂_j^{-1}` into its `P` limbs this way,
-    /// beside `Q` limbs whose factor is 1. With factors, the rows whose prime is below 2^46 run
-    /// on the FP64 pipe when FP64 inverses are on ([`DeviceNttTables::set_fp64_inverse`]).
+    /// beside `Q` limbs whose factor is 1.
     ///
     /// Errors: as [`DeviceNttTables::transform_runs`], plus [`CudaError::Shape`] for a source
     /// list of another length, a source too short for its run, or short factors, and
@@ -1024,30 +1022,20 @@ impl DeviceNttTables {
             args.pro_src[g] = src.device_ptr() + (limb * n * 8) as u64;
         }
         let s = self.grouped_split()?;
-        let (_, cfg) = self.phase_config(args.rows, NttDirection::Inverse, s, Phase::Rows, false);
-        let (mut first, mut second, _pair) = self.phase_args(&args)?;
-        // FP64 rows (set_fp64_inverse) with factors: the row kernel reads words and writes
-        // doubles, the scaled column kernel reads them and writes words (as inverse_scaled_from).
-        let f64_rows = factors.is_some()
-            && self.inverse_f64.is_some()
-            && self.fp64_inverse.load(std::sync::atomic::Ordering::Relaxed)
-            && runs.iter().any(|r| {
-                self.moduli[r.table..r.table + r.limbs]
-                    .iter()
-                    .any(|m| f64_prime_ok(m.value()))
-            });
-        if let (true, Some((tw, tw3))) = (f64_rows, &self.inverse_f64) {
-            for a in [&mut first, &mut second] {
-                a.tw_f64 = tw.device_ptr();
-                a.tw3_f64 = tw3.device_ptr();
-            }
-        }
-        let f = if f64_rows { "f" } else { "" };
-        let name = format!("ntt_inv_rowsd{f}_{}_{}_o", self.log_degree, s.log_n1);
-        self.launch(&name, cfg, 0, &first, NttDirection::Inverse, None)?;
+        let (name, cfg) =
+            self.phase_config(args.rows, NttDirection::Inverse, s, Phase::Rows, false);
+        let (first, mut second, _pair) = self.phase_args(&args)?;
+        self.launch(
+            &format!("{name}_o"),
+            cfg,
+            0,
+            &first,
+            NttDirection::Inverse,
+            None,
+        )?;
         second.pro_src = [0; MAX_RUNS];
         match factors {
-            Some(fw) => self.launch_scaled_cols(0, &mut second, s, fw, f64_rows),
+            Some(f) => self.launch_scaled_cols(0, &mut second, s, f, false),
             None => self.launch_phase_raw(&second, NttDirection::Inverse, s, Phase::Cols, false),
         }
     }

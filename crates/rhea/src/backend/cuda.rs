@@ -100,10 +100,6 @@ pub(crate) struct GpuRing {
     /// Whether `RnsRing::upload_lifted` lifts on the device (`RHEA_LIFTED_UPLOAD=0` at ring
     /// creation uploads the host-lifted limbs instead, for A/B measurements).
     lifted_upload: bool,
-    /// Whether [`GpuRing::rescale_ntt_many`] transforms the last limbs with factors of 1
-    /// (`mod_down_inverse`'s Q part), which lets their 40-bit rows run on the FP64 pipe
-    /// (`RHEA_RESCALE_F64_INV=0` at ring creation turns it off, for A/B measurements).
-    rescale_f64_inverse: bool,
     /// `mod_up_inverse[ℓ - 1]`: the ModUp's inverse NTT at level `ℓ` with the conversions'
     /// first step `q̂_i^{-1}` folded in ([`DeviceNttTables::scaled_inverse_words`]); empty
     /// without the fast NTT or with `RHEA_MODUP_SCALED_INVERSE=0` (A/B measurements).
@@ -232,7 +228,6 @@ impl GpuRing {
             fused_keyswitch: knob_on("RHEA_FUSED_KEYSWITCH"),
             lifted_encryption: knob_on("RHEA_LIFTED_ENCRYPTION"),
             lifted_upload: knob_on("RHEA_LIFTED_UPLOAD"),
-            rescale_f64_inverse: knob_on("RHEA_RESCALE_F64_INV"),
             mod_up_inverse,
             mod_down_inverse,
         })
@@ -1141,8 +1136,7 @@ impl GpuRing {
     }
 
     /// Rescaling of several NTT-form polynomials of level `ℓ` at once (a ciphertext's parts):
-    /// the inverse NTT of every last limb in one launch per phase (on the FP64 pipe for a prime
-    /// below 2^46), then one forward NTT whose
+    /// the inverse NTT of every last limb in one launch per phase, then one forward NTT whose
     /// column kernel lifts those limbs centred to the `ℓ - 1` primes as it reads them and whose
     /// row kernel's epilogue writes `(x_i − NTT_i(lift)) · q_{ℓ-1}^{-1}` (the twin of
     /// [`GpuRing::rescale`] on each part).
@@ -1176,13 +1170,8 @@ impl GpuRing {
             })
             .collect();
         let sources: Vec<_> = inputs.iter().map(|x| Some((*x, ell - 1))).collect();
-        // Factors of 1 (the ModDown's, whose Q part is 1) put a 40-bit q_last on the FP64 pipe.
-        let unit = self
-            .mod_down_inverse
-            .as_ref()
-            .filter(|_| self.rescale_f64_inverse);
         self.ntt
-            .inverse_runs_from(&mut [&mut t], &last, &sources, unit)?;
+            .inverse_runs_from(&mut [&mut t], &last, &sources, None)?;
         // The centred lift of each INTT'd last limb to the ell - 1 primes is fused into the
         // forward column kernel, which writes its output to `scratch`.
         let q_last = self.ntt.moduli()[ell - 1];
