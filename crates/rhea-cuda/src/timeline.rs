@@ -43,8 +43,11 @@ pub fn take_ntt_timeline(dev: &Arc<GpuDevice>) -> Result<Option<Vec<BlockRecord>
     stream.memcpy_dtoh(&count, &mut n)?;
     let capacity = records.len() / 32;
     let n = (u32::from_le_bytes(n) as usize).min(capacity);
-    let mut bytes = vec![0u8; records.len()];
-    stream.memcpy_dtoh(&records, &mut bytes)?;
+    // Only the recorded blocks (the buffer holds the whole capacity).
+    let mut bytes = vec![0u8; 32 * n];
+    if n > 0 {
+        stream.memcpy_dtoh(&records.slice(..32 * n), &mut bytes)?;
+    }
     let mut count = count;
     stream.memcpy_htod(&[0u8; 4], &mut count)?;
     stream.synchronize()?;
