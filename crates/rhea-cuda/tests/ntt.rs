@@ -1007,6 +1007,32 @@ fn lift_centred(t: u64, q_last: u64, m: &Modulus) -> u64 {
     }
 }
 
+/// The CPU twin of one lifted epilogue run over `tables[range]`: limb `j` is
+/// `[c +] (x − NTT(lift(t))) · w` modulo that table's prime, with `t` one limb canonical modulo
+/// `q_last`, `x` and `c` holding the run's limbs from their start and `w` indexed by table.
+fn lifted_epilogue_cpu(
+    tables: &[NttTable],
+    range: std::ops::Range<usize>,
+    t: &[u64],
+    q_last: u64,
+    x: &[u64],
+    c: Option<&[u64]>,
+    w: &[u64],
+) -> Vec<u64> {
+    let n = t.len();
+    let mut out = vec![0u64; range.len() * n];
+    for (j, tb) in range.enumerate() {
+        let m = tables[tb].modulus();
+        let mut v: Vec<u64> = t.iter().map(|&tk| lift_centred(tk, q_last, m)).collect();
+        tables[tb].forward(&mut v).unwrap();
+        for k in 0..n {
+            let d = m.mul(m.sub(x[j * n + k], v[k]), w[tb]);
+            out[j * n + k] = c.map_or(d, |c| m.add(c[j * n + k], d));
+        }
+    }
+    out
+}
+
 /// The shapes of the lifted-prologue tests: every N = 2^12 … 2^17, the last prime of each list
 /// is `q_last` (above, below and between the others). Primes below 2^46 (30 to 46 bits) take
 /// FP64 rows (`set_fp64_rows`) when `q_last` does; the last two cases are the deep CKKS preset's
@@ -1094,26 +1120,20 @@ fn lifted_epilogue_matches_the_cpu() {
         let x = dev.upload(&x_host).unwrap();
         let c = dev.upload(&c_host).unwrap();
         let wd = dev.upload(&pairs).unwrap();
-        // The CPU composition.
-        let mut want0 = vec![0u64; (l - 1) * n];
+        // The CPU composition (run 1's output limb 2 keeps its 7s).
+        let limb = |b: &[u64], i: usize| b[i * n..(i + 1) * n].to_vec();
+        let want0 =
+            lifted_epilogue_cpu(&tables, 0..l - 1, &limb(&t_host, 1), ql, &x_host, None, &w);
         let mut want1 = vec![7u64; 3 * n];
-        for (g, run) in runs.iter().enumerate() {
-            let src = &t_host[lift[g].limb * n..(lift[g].limb + 1) * n];
-            for j in 0..run.limbs {
-                let tb = run.table + j;
-                let m = &moduli[tb];
-                let mut v: Vec<u64> = src.iter().map(|&tk| lift_centred(tk, ql, m)).collect();
-                tables[tb].forward(&mut v).unwrap();
-                for k in 0..n {
-                    let d = m.mul(m.sub(x_host[tb * n + k], v[k]), w[tb]);
-                    if g == 0 {
-                        want0[j * n + k] = d;
-                    } else {
-                        want1[j * n + k] = m.add(c_host[tb * n + k], d);
-                    }
-                }
-            }
-        }
+        want1[..2 * n].copy_from_slice(&lifted_epilogue_cpu(
+            &tables,
+            1..3,
+            &limb(&t_host, 0),
+            ql,
+            &x_host[n..],
+            Some(&c_host[n..]),
+            &w,
+        ));
         // Scratch starts as garbage: the prologue must not read it.
         let mut s0 = dev
             .upload(&random_rns(&mut r, &moduli[..l - 1], n, 1))
@@ -1291,21 +1311,15 @@ fn paired_lifted_epilogue_matches_the_cpu() {
         });
         let want: Vec<Vec<u64>> = (0..2)
             .map(|p| {
-                let src = &t_host[p * n..(p + 1) * n];
-                let mut want = vec![0u64; (l - 1) * n];
-                for (tb, m) in below.iter().enumerate() {
-                    let mut v: Vec<u64> = src.iter().map(|&tk| lift_centred(tk, ql, m)).collect();
-                    tables[tb].forward(&mut v).unwrap();
-                    for k in 0..n {
-                        let d = m.mul(m.sub(x_host[(p * (l - 1) + tb) * n + k], v[k]), w[tb]);
-                        want[tb * n + k] = if p == 1 {
-                            m.add(c_host[tb * n + k], d)
-                        } else {
-                            d
-                        };
-                    }
-                }
-                want
+                lifted_epilogue_cpu(
+                    &tables,
+                    0..l - 1,
+                    &t_host[p * n..(p + 1) * n],
+                    ql,
+                    &x_host[p * (l - 1) * n..],
+                    (p == 1).then_some(&c_host[..]),
+                    &w,
+                )
             })
             .collect();
         for fp64_on in [false, true] {
