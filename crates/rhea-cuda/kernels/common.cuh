@@ -144,31 +144,6 @@ RHEA_INLINE void l2_discard(const void* p) {
 #endif
 }
 
-// l2_prefetch_bulk: asks L2 to fetch `bytes` (a multiple of 16) from `p` (16-byte aligned),
-// fire and forget (cp.async.bulk.prefetch on sm_90, else one prefetch.global.L2 a line). With
-// EVICT_LAST the lines are inserted with the evict-last priority, so that a stream of newer
-// stores does not push them out first.
-template <bool EVICT_LAST>
-RHEA_INLINE void l2_prefetch_bulk(const void* p, u32 bytes) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    if constexpr (EVICT_LAST) {
-        asm volatile(
-            "{\n\t.reg .b64 pol;\n\tcreatepolicy.fractional.L2::evict_last.b64 pol, 1.0;\n\t"
-            "cp.async.bulk.prefetch.L2.global.L2::cache_hint [%0], %1, pol;\n\t}" ::"l"(p),
-            "r"(bytes)
-            : "memory");
-    } else {
-        asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes)
-                     : "memory");
-    }
-#else
-    const char* c = static_cast<const char*>(p);
-    for (u32 o = 0; o < bytes; o += 128) {
-        asm volatile("prefetch.global.L2 [%0];" ::"l"(c + o) : "memory");
-    }
-#endif
-}
-
 // l2_discard issued only once `dep` (a word the line's last load returned) has arrived: the
 // instruction reads it, so it waits for the load's scoreboard.
 RHEA_INLINE void l2_discard_after(const void* p, u64 dep) {

@@ -136,10 +136,6 @@ struct NttArgs {
     u32 tw_staged;    // 1: the kernels stage their twiddles in shared memory (see NTT_TW_SMEM)
     u64 tw_f64;       // FP64 rows (see ntt_f64_row): const ulonglong2* [table][N], or 0
     u64 tw3_f64;      // their compact table (as tw3, the pairs of tw_f64) [table][N/8][3]
-    u32 pf_bytes;     // the out-of-place inverse rows (ntt_inv_rowsd*_o): bytes of device memory
-                      // from each epi_x[g] (g < groups) to prefetch into L2 for a later kernel
-                      // (the rescale's epilogue operands), or 0
-    u32 pf_pad;
 };
 
 // FP64 rows (the kernels with F64, fp64.cuh): a row whose prime is below 2^46 may run its
@@ -987,26 +983,6 @@ RHEA_INLINE void rows_global_store(u64* __restrict__ base, u32 tau, const u64 (&
     }
 }
 
-// The out-of-place inverse rows' prefetch (a.pf_bytes from each a.epi_x[g]): the grid's threads
-// take 4 KiB pieces in turn. The rescale's inverse of the last limbs is bound by latency with one
-// block a SM, while DRAM idles; the epilogue operands it prefetches are read by the rescale's
-// forward row kernel two launches later. NTT_XPF_EL=1: inserted evict-last.
-#ifndef NTT_XPF_EL
-#define NTT_XPF_EL 0
-#endif
-RHEA_INLINE void ntt_prefetch_epilogue_x(const NttArgs& a) {
-    if (a.pf_bytes == 0) return;
-    constexpr u32 PIECE = 4096;
-    const u32 per = a.pf_bytes / PIECE;
-    const u32 total = per * a.groups;
-    for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < total; i += gridDim.x * blockDim.x) {
-        const u32 g = i / per;
-        if (a.epi_x[g] == 0) continue;
-        l2_prefetch_bulk<NTT_XPF_EL != 0>(
-            reinterpret_cast<const char*>(a.epi_x[g]) + (u64)(i - g * per) * PIECE, PIECE);
-    }
-}
-
 // ---- the kernels -----------------------------------------------------------------------------------
 
 // The block's index, in launch order or (REV) the reverse. A kernel that reads what the previous
@@ -1514,7 +1490,6 @@ RHEA_INLINE void ntt_rows(u64* __restrict__ data, const ulonglong2* __restrict__
             pass_tw_load_of<LOGS, PS::COUNT - 1, DERIVED, false, true>(tau, R, tc, w);
             ntt_dep_wait(a, row, tau == 0);
             rows_global_load<LOGS, PS::COUNT - 1>(src, tau, v);
-            if constexpr (FROM) ntt_prefetch_epilogue_x(a);
             inv_passes<LOGS, PS::COUNT - 1, false, WARP, DERIVED, STAGED>(v, w, sm, at, tau, R,
                                                                         tc, pr);
             rows_global_store<LOGS, 0>(base, tau, v);

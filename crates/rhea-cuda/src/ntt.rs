@@ -363,10 +363,6 @@ struct NttArgs {
     /// `ntt.cuh`; see [`DeviceNttTables::set_fp64_rows`]).
     tw_f64: u64,
     tw3_f64: u64,
-    /// The out-of-place inverse rows' L2 prefetch: bytes from each `epi_x[g]`, or 0
-    /// (`pf_bytes` in `ntt.cuh`; see [`DeviceNttTables::inverse_runs_from_prefetching`]).
-    pf_bytes: u32,
-    pf_pad: u32,
 }
 
 /// Whether the forward transforms with the fused epilogue (the ModDown's, the rescale's) run the
@@ -998,26 +994,6 @@ impl DeviceNttTables {
         sources: &[Option<(&DeviceBuffer, usize)>],
         factors: Option<&DeviceBuffer>,
     ) -> Result<()> {
-        self.inverse_runs_from_prefetching(bufs, runs, sources, factors, &[], 0)
-    }
-
-    /// [`DeviceNttTables::inverse_runs_from`] whose row kernel also asks L2 to fetch
-    /// `prefetch_words` words from each `(buffer, first word)` of `prefetch` (at most one per
-    /// run), for a kernel that follows: the rescale's inverse of its last limbs is bound by
-    /// latency while DRAM idles, and prefetches the operands of its epilogue this way. A hint
-    /// only: the words are not changed.
-    ///
-    /// Errors: as `inverse_runs_from`, plus [`CudaError::Shape`] for more regions than runs, a
-    /// region outside its buffer, or `prefetch_words` not a multiple of 512 (4 KiB).
-    pub fn inverse_runs_from_prefetching(
-        &self,
-        bufs: &mut [&mut DeviceBuffer],
-        runs: &[NttRun],
-        sources: &[Option<(&DeviceBuffer, usize)>],
-        factors: Option<&DeviceBuffer>,
-        prefetch: &[(&DeviceBuffer, usize)],
-        prefetch_words: usize,
-    ) -> Result<()> {
         if sources.len() != runs.len() {
             return Err(CudaError::Shape(format!(
                 "{} sources for {} runs",
@@ -1044,29 +1020,6 @@ impl DeviceNttTables {
                 )));
             }
             args.pro_src[g] = src.device_ptr() + (limb * n * 8) as u64;
-        }
-        if !prefetch.is_empty() && prefetch_words > 0 {
-            if prefetch.len() > runs.len() || prefetch_words % 512 != 0 {
-                return Err(CudaError::Shape(format!(
-                    "prefetch of {} regions of {prefetch_words} words for {} runs",
-                    prefetch.len(),
-                    runs.len()
-                )));
-            }
-            for (g, (buf, first)) in prefetch.iter().enumerate() {
-                self.check_device(buf)?;
-                if first + prefetch_words > buf.len() {
-                    return Err(CudaError::Shape(format!(
-                        "prefetch region {g}: words {first}..{} of a {}-word buffer",
-                        first + prefetch_words,
-                        buf.len()
-                    )));
-                }
-                args.epi_x[g] = buf.device_ptr() + (first * 8) as u64;
-            }
-            args.pf_bytes = u32::try_from(prefetch_words * 8).map_err(|_| {
-                CudaError::Shape(format!("prefetch of {prefetch_words} words a region"))
-            })?;
         }
         let s = self.grouped_split()?;
         let (name, cfg) =

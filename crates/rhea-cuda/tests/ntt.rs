@@ -1765,21 +1765,8 @@ fn scaled_inverse_matches_the_cpu() {
         };
         for (scaled, times) in [(false, 1), (true, 2)] {
             let factors = scaled.then_some(&words);
-            if scaled {
-                gpu.inverse_runs_from(&mut [&mut dt, &mut dz], &from_runs, &sources, factors)
-                    .unwrap();
-            } else {
-                // With an L2 prefetch of both sources riding on the row kernel: a hint only.
-                gpu.inverse_runs_from_prefetching(
-                    &mut [&mut dt, &mut dz],
-                    &from_runs,
-                    &sources,
-                    factors,
-                    &[(&sx, n), (&sy, 0)],
-                    n,
-                )
+            gpu.inverse_runs_from(&mut [&mut dt, &mut dz], &from_runs, &sources, factors)
                 .unwrap();
-            }
             // dz is transformed in place, so the scaled pass runs over the unscaled pass's output.
             let mut want_z = x.clone();
             let want_t = expect(&mut want_z, times, scaled);
@@ -1811,23 +1798,6 @@ fn scaled_inverse_matches_the_cpu() {
             gpu.inverse_runs_from(&mut [&mut dt, &mut dz], &from_runs, &sources[..2], None),
             Err(CudaError::Shape(_))
         ));
-        for (regions, words) in [
-            (&[(&sx, x.len() - n + 512)][..], n),
-            (&[(&sx, 0)][..], n + 8),
-            (&[(&sx, 0), (&sy, 0), (&sx, 0), (&sy, 0)][..], n),
-        ] {
-            assert!(matches!(
-                gpu.inverse_runs_from_prefetching(
-                    &mut [&mut dt, &mut dz],
-                    &from_runs,
-                    &sources,
-                    None,
-                    regions,
-                    words
-                ),
-                Err(CudaError::Shape(_))
-            ));
-        }
         let beyond = [Some((&sy, 1)), Some((&sx, 1)), None];
         assert!(matches!(
             gpu.inverse_runs_from(&mut [&mut dt, &mut dz], &from_runs, &beyond, None),

@@ -109,18 +109,6 @@ pub(crate) struct GpuRing {
     mod_down_inverse: Option<DeviceBuffer>,
 }
 
-/// Limbs of each input whose words the rescale's inverse prefetches into L2 for its epilogue
-/// (`RHEA_RESCALE_XPF`, read once; experiment).
-fn rescale_prefetch_limbs() -> usize {
-    static LIMBS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *LIMBS.get_or_init(|| {
-        std::env::var("RHEA_RESCALE_XPF")
-            .ok()
-            .and_then(|v| v.trim().parse().ok())
-            .unwrap_or(0)
-    })
-}
-
 /// An A/B switch read at ring creation: on unless the variable is `0`.
 fn knob_on(var: &str) -> bool {
     std::env::var(var).map_or(true, |v| v.trim() != "0")
@@ -1182,18 +1170,8 @@ impl GpuRing {
             })
             .collect();
         let sources: Vec<_> = inputs.iter().map(|x| Some((*x, ell - 1))).collect();
-        // While that latency-bound inverse runs, L2 fetches the epilogue operands the forward
-        // row kernel reads first (it runs its blocks last limb first).
-        let m = rescale_prefetch_limbs().min(ell - 1);
-        let prefetch: Vec<_> = inputs.iter().map(|x| (*x, (ell - 1 - m) * n)).collect();
-        self.ntt.inverse_runs_from_prefetching(
-            &mut [&mut t],
-            &last,
-            &sources,
-            None,
-            &prefetch,
-            m * n,
-        )?;
+        self.ntt
+            .inverse_runs_from(&mut [&mut t], &last, &sources, None)?;
         // The centred lift of each INTT'd last limb to the ell - 1 primes is fused into the
         // forward column kernel, which writes its output to `scratch`.
         let q_last = self.ntt.moduli()[ell - 1];
