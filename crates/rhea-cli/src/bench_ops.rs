@@ -81,7 +81,7 @@ fn time_selected(
         f()?;
         sync()
     })?;
-    let timeline = NttTimeline::start(device, op, level)?;
+    let timeline = KernelTimeline::start(device, op, level)?;
     let stream_ms = stream_ms(reps, &mut *f, sync)?;
     if let Some(t) = timeline {
         t.write()?;
@@ -95,33 +95,41 @@ fn time_selected(
     Ok(())
 }
 
-/// The NTT kernels' block timeline of one operation's back-to-back runs, a diagnostic: with
-/// `RHEA_NTT_TIMELINE_OUT=DIR` on a CUDA device and the kernels compiled with
-/// `RHEA_NVRTC_DEFINES=NTT_TIMELINE=<records>`, `DIR/<op>[-<level>].tsv` gets one line per block
-/// (grid, threads, SM, block, start and end ns; see `rhea_cuda::timeline`).
-struct NttTimeline {
+/// The kernels' block timeline of one operation's back-to-back runs, a diagnostic: with
+/// `RHEA_TIMELINE_OUT=DIR` on a CUDA device and the kernels compiled with
+/// `RHEA_NVRTC_DEFINES=KERNEL_TIMELINE=<records>`, `DIR/<op>[-<level>].tsv` (`DIR` made if missing)
+/// gets one line per block (source, grid, grid y, threads, SM, block, block y, start and end ns;
+/// see `rhea_cuda::timeline`).
+struct KernelTimeline {
     dev: std::sync::Arc<rhea_cuda::GpuDevice>,
     path: std::path::PathBuf,
 }
 
-impl NttTimeline {
+impl KernelTimeline {
     /// Restarts the recording when a timeline is asked for (the device is the context's own:
     /// `GpuDevice::new` shares the live one).
     fn start(device: Device, op: &str, level: Option<usize>) -> rhea::Result<Option<Self>> {
-        let (Some(dir), Device::Cuda(i)) = (std::env::var_os("RHEA_NTT_TIMELINE_OUT"), device)
-        else {
+        let (Some(dir), Device::Cuda(i)) = (std::env::var_os("RHEA_TIMELINE_OUT"), device) else {
             return Ok(None);
         };
         let fail = |e: rhea_cuda::CudaError| rhea::Error::Gpu(e.to_string());
         let dev = rhea_cuda::GpuDevice::new(i).map_err(fail)?;
-        if rhea_cuda::timeline::take_ntt_timeline(&dev)
+        if rhea_cuda::timeline::take_timeline(&dev)
             .map_err(fail)?
             .is_none()
         {
             return Err(rhea::Error::InvalidParameters(
-                "RHEA_NTT_TIMELINE_OUT needs RHEA_NVRTC_DEFINES=NTT_TIMELINE=<records>".into(),
+                "RHEA_TIMELINE_OUT needs RHEA_NVRTC_DEFINES=KERNEL_TIMELINE=<records>".into(),
             ));
         }
+        // The directory is made here, before the runs, so that a path that cannot hold it fails
+        // at once rather than after the measurement.
+        std::fs::create_dir_all(&dir).map_err(|e| {
+            rhea::Error::InvalidInput(format!(
+                "RHEA_TIMELINE_OUT: {}: {e}",
+                std::path::Path::new(&dir).display()
+            ))
+        })?;
         let name = match level {
             Some(l) => format!("{op}-{l}.tsv"),
             None => format!("{op}.tsv"),
@@ -132,24 +140,30 @@ impl NttTimeline {
         }))
     }
 
-    /// Writes the blocks recorded since [`NttTimeline::start`].
+    /// Writes the blocks recorded since [`KernelTimeline::start`].
     fn write(self) -> rhea::Result<()> {
-        let records = rhea_cuda::timeline::take_ntt_timeline(&self.dev)
+        let records = rhea_cuda::timeline::take_timeline(&self.dev)
             .map_err(|e| rhea::Error::Gpu(e.to_string()))?
             .unwrap_or_default();
-        let mut text = String::from("grid\tthreads\tsm\tblock\tstart_ns\tend_ns\n");
+        let mut text =
+            String::from("source\tgrid\tgrid_y\tthreads\tsm\tblock\tblock_y\tstart_ns\tend_ns\n");
         for r in &records {
             text.push_str(&format!(
-                "{}\t{}\t{}\t{}\t{}\t{}\n",
-                r.grid, r.threads, r.sm, r.block, r.start_ns, r.end_ns
+                "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\n",
+                r.source,
+                r.grid,
+                r.grid_y,
+                r.threads,
+                r.sm,
+                r.block,
+                r.block_y,
+                r.start_ns,
+                r.end_ns
             ));
         }
         // A directory that cannot take the file is the caller's input, not the device's fault.
         std::fs::write(&self.path, text).map_err(|e| {
-            rhea::Error::InvalidInput(format!(
-                "RHEA_NTT_TIMELINE_OUT: {}: {e}",
-                self.path.display()
-            ))
+            rhea::Error::InvalidInput(format!("RHEA_TIMELINE_OUT: {}: {e}", self.path.display()))
         })
     }
 }

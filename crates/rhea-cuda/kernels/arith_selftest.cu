@@ -21,7 +21,7 @@ enum ArithOp : u32 {
 };
 
 extern "C" __global__ void arith_selftest(u32 op, u64* out, const u64* a, const u64* b,
-                                          const u64* c, u64 n, const RheaModulus* moduli) {
+                                          const u64* c, u64 n, const RheaModulus* moduli) { RHEA_TL
     const RheaModulus m = load_modulus(moduli, 0);
     const u64 q = m.value;
     for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n;

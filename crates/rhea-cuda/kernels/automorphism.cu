@@ -35,7 +35,7 @@ struct AutoArgs {
 
 RHEA_INLINE u64 bitrev(u64 i, u32 log_n) { return log_n == 0 ? 0 : __brevll(i) >> (64 - log_n); }
 
-extern "C" __global__ void automorphism_ntt(const AutoArgs A) {
+extern "C" __global__ void automorphism_ntt(const AutoArgs A) { RHEA_TL
     pdl_trigger();
     const u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= A.n) return;
@@ -53,7 +53,7 @@ extern "C" __global__ void automorphism_ntt(const AutoArgs A) {
     }
 }
 
-extern "C" __global__ void automorphism_coeff(const AutoArgs A) {
+extern "C" __global__ void automorphism_coeff(const AutoArgs A) { RHEA_TL
     pdl_trigger();
     const u64 k = (u64)blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= A.n) return;

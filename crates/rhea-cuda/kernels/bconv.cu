@@ -515,27 +515,27 @@ struct BconvMulti {
 
 #define BCONV_INSTANCE(J, C)                                                               \
     extern "C" __global__ void __launch_bounds__(128, BCONV_MIN_BLOCKS(J, C))            \
-        bconv_matmul_j##J##_c##C(const __grid_constant__ BconvArgs A) {                    \
+        bconv_matmul_j##J##_c##C(const __grid_constant__ BconvArgs A) { RHEA_TL            \
         bconv_matmul_body<J, C, false, false>(A, blockIdx.y);                              \
     }                                                                                      \
     extern "C" __global__ void __launch_bounds__(128, BCONV_MIN_BLOCKS(J, C))            \
-        bconv_matmul_j##J##_c##C##_narrow(const __grid_constant__ BconvArgs A) {           \
+        bconv_matmul_j##J##_c##C##_narrow(const __grid_constant__ BconvArgs A) { RHEA_TL   \
         bconv_matmul_body<J, C, true, false>(A, blockIdx.y);                               \
     }                                                                                      \
     extern "C" __global__ void __launch_bounds__(128, BCONV_MIN_BLOCKS(J, C))            \
-        bconv_matmul_j##J##_c##C##_centered(const __grid_constant__ BconvArgs A) {         \
+        bconv_matmul_j##J##_c##C##_centered(const __grid_constant__ BconvArgs A) { RHEA_TL \
         bconv_matmul_body<J, C, false, true>(A, blockIdx.y);                               \
     }                                                                                      \
     extern "C" __global__ void __launch_bounds__(128, BCONV_MIN_BLOCKS(J, C))            \
-        bconv_matmul_j##J##_c##C##_narrow_centered(const __grid_constant__ BconvArgs A) {  \
+        bconv_matmul_j##J##_c##C##_narrow_centered(const __grid_constant__ BconvArgs A) { RHEA_TL \
         bconv_matmul_body<J, C, true, true>(A, blockIdx.y);                                \
     }                                                                                      \
     extern "C" __global__ void __launch_bounds__(128, BCONV_MIN_BLOCKS(J, C))            \
-        bconv_multi_j##J##_c##C##_centered(const __grid_constant__ BconvMulti M) {         \
+        bconv_multi_j##J##_c##C##_centered(const __grid_constant__ BconvMulti M) { RHEA_TL \
         bconv_matmul_body<J, C, false, true>(M.a[blockIdx.y], 0u);                         \
     }                                                                                      \
     extern "C" __global__ void __launch_bounds__(128, BCONV_MIN_BLOCKS(J, C))            \
-        bconv_multi_j##J##_c##C##_narrow_centered(const __grid_constant__ BconvMulti M) {  \
+        bconv_multi_j##J##_c##C##_narrow_centered(const __grid_constant__ BconvMulti M) { RHEA_TL \
         bconv_matmul_body<J, C, true, true>(M.a[blockIdx.y], 0u);                          \
     }
 
@@ -543,19 +543,19 @@ struct BconvMulti {
 // the benchmark's comparison): 152-164 registers, 3 blocks per SM.
 #define BCONV_INSTANCE_U8(J, C)                                                            \
     extern "C" __global__ void __launch_bounds__(128)                                      \
-        bconv_matmul_j##J##_c##C##_u8(const __grid_constant__ BconvArgs A) {               \
+        bconv_matmul_j##J##_c##C##_u8(const __grid_constant__ BconvArgs A) { RHEA_TL       \
         bconv_matmul_body<J, C, false, false, 8>(A, blockIdx.y);                           \
     }                                                                                      \
     extern "C" __global__ void __launch_bounds__(128)                                      \
-        bconv_matmul_j##J##_c##C##_u8_narrow(const __grid_constant__ BconvArgs A) {        \
+        bconv_matmul_j##J##_c##C##_u8_narrow(const __grid_constant__ BconvArgs A) { RHEA_TL \
         bconv_matmul_body<J, C, true, false, 8>(A, blockIdx.y);                            \
     }                                                                                      \
     extern "C" __global__ void __launch_bounds__(128)                                      \
-        bconv_matmul_j##J##_c##C##_u8_centered(const __grid_constant__ BconvArgs A) {      \
+        bconv_matmul_j##J##_c##C##_u8_centered(const __grid_constant__ BconvArgs A) { RHEA_TL \
         bconv_matmul_body<J, C, false, true, 8>(A, blockIdx.y);                            \
     }                                                                                      \
     extern "C" __global__ void __launch_bounds__(128)                                      \
-        bconv_matmul_j##J##_c##C##_u8_narrow_centered(const __grid_constant__ BconvArgs A) { \
+        bconv_matmul_j##J##_c##C##_u8_narrow_centered(const __grid_constant__ BconvArgs A) { RHEA_TL \
         bconv_matmul_body<J, C, true, true, 8>(A, blockIdx.y);                             \
     }
 
@@ -575,27 +575,27 @@ BCONV_INSTANCE(7, 2)
 // bconv_multi_rin_c<C>[_narrow]_centered[_l16] (`_l16`: up to BCONV_RIN_LMAX_WIDE inputs).
 #define BCONV_RIN_INSTANCE(C, LMAX, SFX)                                                  \
     extern "C" __global__ void __launch_bounds__(128)                                      \
-        bconv_rin_c##C##SFX(const __grid_constant__ BconvArgs A) {                         \
+        bconv_rin_c##C##SFX(const __grid_constant__ BconvArgs A) { RHEA_TL                 \
         bconv_rin_body<C, false, false, LMAX>(A, blockIdx.y);                              \
     }                                                                                      \
     extern "C" __global__ void __launch_bounds__(128)                                      \
-        bconv_rin_c##C##_narrow##SFX(const __grid_constant__ BconvArgs A) {                \
+        bconv_rin_c##C##_narrow##SFX(const __grid_constant__ BconvArgs A) { RHEA_TL        \
         bconv_rin_body<C, true, false, LMAX>(A, blockIdx.y);                               \
     }                                                                                      \
     extern "C" __global__ void __launch_bounds__(128)                                      \
-        bconv_rin_c##C##_centered##SFX(const __grid_constant__ BconvArgs A) {              \
+        bconv_rin_c##C##_centered##SFX(const __grid_constant__ BconvArgs A) { RHEA_TL      \
         bconv_rin_body<C, false, true, LMAX>(A, blockIdx.y);                               \
     }                                                                                      \
     extern "C" __global__ void __launch_bounds__(128)                                      \
-        bconv_rin_c##C##_narrow_centered##SFX(const __grid_constant__ BconvArgs A) {       \
+        bconv_rin_c##C##_narrow_centered##SFX(const __grid_constant__ BconvArgs A) { RHEA_TL \
         bconv_rin_body<C, true, true, LMAX>(A, blockIdx.y);                                \
     }                                                                                      \
     extern "C" __global__ void __launch_bounds__(128)                                      \
-        bconv_multi_rin_c##C##_centered##SFX(const __grid_constant__ BconvMulti M) {       \
+        bconv_multi_rin_c##C##_centered##SFX(const __grid_constant__ BconvMulti M) { RHEA_TL \
         bconv_rin_body<C, false, true, LMAX>(M.a[blockIdx.y], 0u);                         \
     }                                                                                      \
     extern "C" __global__ void __launch_bounds__(128)                                      \
-        bconv_multi_rin_c##C##_narrow_centered##SFX(const __grid_constant__ BconvMulti M) { \
+        bconv_multi_rin_c##C##_narrow_centered##SFX(const __grid_constant__ BconvMulti M) { RHEA_TL \
         bconv_rin_body<C, true, true, LMAX>(M.a[blockIdx.y], 0u);                          \
     }
 BCONV_RIN_INSTANCE(1, BCONV_RIN_LMAX, )
@@ -619,7 +619,7 @@ struct ScaleArgs {
 
 // out[p][i][k] = x[p][i][k] * qhat_i^{-1} mod q_i (Shoup). blockIdx.y = p * L + i; two words
 // per thread (16-byte accesses; N is even).
-extern "C" __global__ void bconv_scale(const ScaleArgs A) {
+extern "C" __global__ void bconv_scale(const ScaleArgs A) { RHEA_TL
     pdl_trigger();
     const u32 r = blockIdx.y;
     const u32 p = r / A.from_count;
@@ -655,7 +655,7 @@ struct RescaleArgs {
 // One thread per coefficient (and polynomial, blockIdx.y): reads x_last once and walks the
 // lower limbs in chunks of 8 (all loads of a chunk in flight before its stores).
 #define RESCALE_U 8
-extern "C" __global__ void bconv_rescale_last(const RescaleArgs A) {
+extern "C" __global__ void bconv_rescale_last(const RescaleArgs A) { RHEA_TL
     pdl_trigger();
     const u64 k = (u64)blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= A.n) return;

@@ -33,6 +33,41 @@ typedef long long i64;
 
 #define RHEA_INLINE __device__ __forceinline__
 
+// Block timeline (diagnostics only; compiled in with RHEA_NVRTC_DEFINES=KERNEL_TIMELINE=<records>):
+// thread 0 of every block of every kernel that opens with RHEA_TL takes a slot at its exit and
+// records (gridDim.x << 32 | blockDim.x << 16 | SM id,
+// blockIdx.y << 48 | gridDim.y << 32 | blockIdx.x, start ns, end ns) from %globaltimer; records past the capacity are dropped. Each source's module has its own buffer
+// (rhea_tl, rhea_tl_n), which rhea_cuda::timeline::take_timeline reads back.
+#ifdef KERNEL_TIMELINE
+__device__ unsigned long long rhea_tl[4 * (KERNEL_TIMELINE)];
+__device__ unsigned int rhea_tl_n;
+__device__ __forceinline__ unsigned long long rhea_tl_now() {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+struct RheaTimelineScope {
+    unsigned long long t0;
+    __device__ RheaTimelineScope() : t0(threadIdx.x == 0 ? rhea_tl_now() : 0) {}
+    __device__ ~RheaTimelineScope() {
+        if (threadIdx.x != 0) return;
+        const unsigned long long t1 = rhea_tl_now();
+        unsigned int smid;
+        asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+        const unsigned int slot = atomicAdd(&rhea_tl_n, 1u);
+        if (slot >= (KERNEL_TIMELINE)) return;
+        rhea_tl[4 * slot] = (unsigned long long)gridDim.x << 32 | blockDim.x << 16 | smid;
+        rhea_tl[4 * slot + 1] =
+            (unsigned long long)blockIdx.y << 48 | (unsigned long long)gridDim.y << 32 | blockIdx.x;
+        rhea_tl[4 * slot + 2] = t0;
+        rhea_tl[4 * slot + 3] = t1;
+    }
+};
+#define RHEA_TL RheaTimelineScope rhea_tl_scope;
+#else
+#define RHEA_TL
+#endif
+
 // Programmatic dependent launch (rhea_cuda::launch, sm_90 and up): a kernel launched with it
 // may start while the previous kernel of the stream still runs. pdl_trigger() lets the next
 // kernel start once every block of this one has executed it (or exited); pdl_wait() returns once

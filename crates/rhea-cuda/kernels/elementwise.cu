@@ -104,31 +104,31 @@ RHEA_INLINE void ew_row(const EwLayout& L, const RowPtrs& rp, Op op) {
     pdl_wait();
 
 // out = a + b
-extern "C" __global__ void ew_add(EW_PLAIN_ARGS) {
+extern "C" __global__ void ew_add(EW_PLAIN_ARGS) { RHEA_TL
     EW_PLAIN_PROLOGUE
     ew_row(L, rp, [&](u64 x, u64 y, u64) { return mod_add(x, y, q); });
 }
 
 // out = a - b
-extern "C" __global__ void ew_sub(EW_PLAIN_ARGS) {
+extern "C" __global__ void ew_sub(EW_PLAIN_ARGS) { RHEA_TL
     EW_PLAIN_PROLOGUE
     ew_row(L, rp, [&](u64 x, u64 y, u64) { return mod_sub(x, y, q); });
 }
 
 // out = -a
-extern "C" __global__ void ew_neg(EW_PLAIN_ARGS) {
+extern "C" __global__ void ew_neg(EW_PLAIN_ARGS) { RHEA_TL
     EW_PLAIN_PROLOGUE
     ew_row(L, rp, [&](u64 x, u64, u64) { return mod_neg(x, q); });
 }
 
 // out = a * b
-extern "C" __global__ void ew_mul(EW_PLAIN_ARGS) {
+extern "C" __global__ void ew_mul(EW_PLAIN_ARGS) { RHEA_TL
     EW_PLAIN_PROLOGUE
     ew_row(L, rp, [&](u64 x, u64 y, u64) { return mod_mul(x, y, m); });
 }
 
 // out = a * b + c (one Barrett reduction of the 128-bit a*b + c)
-extern "C" __global__ void ew_mul_add(EW_PLAIN_ARGS) {
+extern "C" __global__ void ew_mul_add(EW_PLAIN_ARGS) { RHEA_TL
     EW_PLAIN_PROLOGUE
     ew_row(L, rp, [&](u64 x, u64 y, u64 z) { return mod_mul_add(x, y, z, m); });
 }
@@ -148,19 +148,19 @@ extern "C" __global__ void ew_mul_add(EW_PLAIN_ARGS) {
     pdl_wait();
 
 // out = a * w_l (Shoup)
-extern "C" __global__ void ew_mul_scalar(EW_SCALAR_ARGS) {
+extern "C" __global__ void ew_mul_scalar(EW_SCALAR_ARGS) { RHEA_TL
     EW_SCALAR_PROLOGUE
     ew_row(L, rp, [&](u64 x, u64, u64) { return shoup_mul(x, w, ws, q); });
 }
 
 // out = a + w_l
-extern "C" __global__ void ew_add_scalar(EW_SCALAR_ARGS) {
+extern "C" __global__ void ew_add_scalar(EW_SCALAR_ARGS) { RHEA_TL
     EW_SCALAR_PROLOGUE
     ew_row(L, rp, [&](u64 x, u64, u64) { return mod_add(x, w, q); });
 }
 
 // out = a * w_l + b (Shoup, then a modular addition)
-extern "C" __global__ void ew_mul_scalar_add(EW_SCALAR_ARGS) {
+extern "C" __global__ void ew_mul_scalar_add(EW_SCALAR_ARGS) { RHEA_TL
     EW_SCALAR_PROLOGUE
     ew_row(L, rp, [&](u64 x, u64 y, u64) { return mod_add(shoup_mul(x, w, ws, q), y, q); });
 }

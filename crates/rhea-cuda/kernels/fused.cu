@@ -39,7 +39,7 @@ struct KsPtrArgs {
     const u64* key_a[FUSED_MAX_DIGITS];
 };
 
-extern "C" __global__ void __launch_bounds__(256) fused_ks_inner_product(const KsPtrArgs A) {
+extern "C" __global__ void __launch_bounds__(256) fused_ks_inner_product(const KsPtrArgs A) { RHEA_TL
     pdl_trigger();
     const u64 k = ((u64)blockIdx.x * blockDim.x + threadIdx.x) * 2;
     if (k >= A.n) return;
@@ -92,7 +92,7 @@ struct SubMulArgs {
 };
 
 // The scalar table w is the caller's buffer (not necessarily a host upload): read after the wait.
-extern "C" __global__ void __launch_bounds__(256) fused_sub_mul_scalar(const SubMulArgs A) {
+extern "C" __global__ void __launch_bounds__(256) fused_sub_mul_scalar(const SubMulArgs A) { RHEA_TL
     pdl_trigger();
     const u64 k = ((u64)blockIdx.x * blockDim.x + threadIdx.x) * 2;
     if (k >= A.n) return;
@@ -124,7 +124,7 @@ RHEA_INLINE u64 lift_centred(u64 t, u64 q_last, const RheaModulus& m) {
     return r == 0 ? 0 : m.value - r;
 }
 
-extern "C" __global__ void __launch_bounds__(256) fused_rescale_lift(const LiftArgs A) {
+extern "C" __global__ void __launch_bounds__(256) fused_rescale_lift(const LiftArgs A) { RHEA_TL
     pdl_trigger();
     const u64 k = ((u64)blockIdx.x * blockDim.x + threadIdx.x) * 2;
     if (k >= A.n) return;
@@ -149,7 +149,7 @@ struct TensorArgs {
     const RheaModulus* moduli;
 };
 
-extern "C" __global__ void __launch_bounds__(256) fused_tensor(const TensorArgs A) {
+extern "C" __global__ void __launch_bounds__(256) fused_tensor(const TensorArgs A) { RHEA_TL
     pdl_trigger();
     const u64 k = ((u64)blockIdx.x * blockDim.x + threadIdx.x) * 2;
     if (k >= A.n) return;
@@ -188,7 +188,7 @@ struct ModDownRowsArgs {
     const u64* y[FUSED_MAX_ROWS];
 };
 
-extern "C" __global__ void __launch_bounds__(256) fused_moddown_rows(const ModDownRowsArgs A) {
+extern "C" __global__ void __launch_bounds__(256) fused_moddown_rows(const ModDownRowsArgs A) { RHEA_TL
     pdl_trigger();
     const u64 k = ((u64)blockIdx.x * blockDim.x + threadIdx.x) * 2;
     if (k >= A.n) return;

@@ -41,7 +41,7 @@ struct KsArgs {
     u32 pad;
 };
 
-extern "C" __global__ void __launch_bounds__(256) keyswitch_inner_product(const KsArgs A) {
+extern "C" __global__ void __launch_bounds__(256) keyswitch_inner_product(const KsArgs A) { RHEA_TL
     pdl_trigger();
     const u64 k = ((u64)blockIdx.x * blockDim.x + threadIdx.x) * 2;
     if (k >= A.n) return;

@@ -78,39 +78,39 @@
 // ntt_inv_colsf_*_s the same with FP64 rows (after ntt_inv_rowsdf_*_o).
 #define NTT_COLS(LOGN, LOG1, C)                                                             \
     extern "C" __global__ void NTT_BOUNDS(((1 << LOG1) / 8) * C, LOGN, NTT_COLS_FWD_B)      \
-        ntt_fwd_colsl_##LOGN##_##LOG1##_##C(NTT_ARGS) { NTT_TL                              \
+        ntt_fwd_colsl_##LOGN##_##LOG1##_##C(NTT_ARGS) { RHEA_TL                      \
         ntt_cols<LOGN, LOG1, C, true, true>(data, tw, primes, a);                           \
     }                                                                                       \
     extern "C" __global__ void NTT_BOUNDS(((1 << LOG1) / 8) * C, LOGN, NTT_COLS_FWD_B)      \
-        ntt_fwd_colslf_##LOGN##_##LOG1##_##C(NTT_ARGS) { NTT_TL                             \
+        ntt_fwd_colslf_##LOGN##_##LOG1##_##C(NTT_ARGS) { RHEA_TL                     \
         ntt_cols<LOGN, LOG1, C, true, true, false, false, true>(data, tw, primes, a);       \
     }                                                                                       \
     extern "C" __global__ void NTT_BOUNDS(((1 << LOG1) / 8) * C, LOGN, NTT_COLS_FWD_B)      \
-        ntt_fwd_colsla_##LOGN##_##LOG1##_##C(NTT_ARGS) { NTT_TL                             \
+        ntt_fwd_colsla_##LOGN##_##LOG1##_##C(NTT_ARGS) { RHEA_TL                     \
         ntt_cols<LOGN, LOG1, C, true, true, true>(data, tw, primes, a);                     \
     }                                                                                       \
     extern "C" __global__ void NTT_BOUNDS(((1 << LOG1) / 8) * C, LOGN, NTT_COLS_FWD_B)      \
-        ntt_fwd_colslaf_##LOGN##_##LOG1##_##C(NTT_ARGS) { NTT_TL                            \
+        ntt_fwd_colslaf_##LOGN##_##LOG1##_##C(NTT_ARGS) { RHEA_TL                    \
         ntt_cols<LOGN, LOG1, C, true, true, true, false, true>(data, tw, primes, a);        \
     }                                                                                       \
     extern "C" __global__ void NTT_BOUNDS(((1 << LOG1) / 8) * C, LOGN, NTT_COLS_FWD_B)      \
-        ntt_fwd_colsf_##LOGN##_##LOG1##_##C(NTT_ARGS) { NTT_TL                              \
+        ntt_fwd_colsf_##LOGN##_##LOG1##_##C(NTT_ARGS) { RHEA_TL                      \
         ntt_cols<LOGN, LOG1, C, true, false, false, false, true>(data, tw, primes, a);      \
     }                                                                                       \
     extern "C" __global__ void NTT_BOUNDS(((1 << LOG1) / 8) * C, LOGN, NTT_COLS_FWD_B)      \
-        ntt_fwd_cols_##LOGN##_##LOG1##_##C(NTT_ARGS) { NTT_TL                               \
+        ntt_fwd_cols_##LOGN##_##LOG1##_##C(NTT_ARGS) { RHEA_TL                       \
         ntt_cols<LOGN, LOG1, C, true>(data, tw, primes, a);                                 \
     }                                                                                       \
     extern "C" __global__ void NTT_BOUNDS(((1 << LOG1) / 8) * C, LOGN, NTT_COLS_INV_B)      \
-        ntt_inv_cols_##LOGN##_##LOG1##_##C(NTT_ARGS) { NTT_TL                               \
+        ntt_inv_cols_##LOGN##_##LOG1##_##C(NTT_ARGS) { RHEA_TL                       \
         ntt_cols<LOGN, LOG1, C, false>(data, tw, primes, a);                                \
     }                                                                                       \
     extern "C" __global__ void NTT_BOUNDS(((1 << LOG1) / 8) * C, LOGN, NTT_COLS_INV_B)      \
-        ntt_inv_cols_##LOGN##_##LOG1##_##C##_s(NTT_ARGS) { NTT_TL                           \
+        ntt_inv_cols_##LOGN##_##LOG1##_##C##_s(NTT_ARGS) { RHEA_TL                   \
         ntt_cols<LOGN, LOG1, C, false, false, false, true>(data, tw, primes, a);            \
     }                                                                                       \
     extern "C" __global__ void NTT_BOUNDS(((1 << LOG1) / 8) * C, LOGN, NTT_COLS_INV_B)      \
-        ntt_inv_colsf_##LOGN##_##LOG1##_##C##_s(NTT_ARGS) { NTT_TL                          \
+        ntt_inv_colsf_##LOGN##_##LOG1##_##C##_s(NTT_ARGS) { RHEA_TL                  \
         ntt_cols<LOGN, LOG1, C, false, false, false, true, true>(data, tw, primes, a);      \
     }
 
@@ -118,12 +118,12 @@
 #define NTT_ROWS_V(LOGN, LOG1, D, SUFFIX)                                                   \
     extern "C" __global__ void NTT_BOUNDS(RowsShape<LOGN - LOG1>::THREADS, LOGN,           \
                                           NTT_ROWS_FWD_B)                                   \
-        ntt_fwd_rows##SUFFIX##_##LOGN##_##LOG1(NTT_ARGS) { NTT_TL                           \
+        ntt_fwd_rows##SUFFIX##_##LOGN##_##LOG1(NTT_ARGS) { RHEA_TL                   \
         ntt_rows<LOGN, LOGN - LOG1, true, D>(data, tw, tw3, primes, a);                     \
     }                                                                                       \
     extern "C" __global__ void NTT_BOUNDS(RowsShape<LOGN - LOG1>::THREADS, LOGN,           \
                                           NTT_ROWS_INV_B)                                   \
-        ntt_inv_rows##SUFFIX##_##LOGN##_##LOG1(NTT_ARGS) { NTT_TL                           \
+        ntt_inv_rows##SUFFIX##_##LOGN##_##LOG1(NTT_ARGS) { RHEA_TL                   \
         ntt_rows<LOGN, LOGN - LOG1, false, D>(data, tw, tw3, primes, a);                    \
     }
 // ntt_fwd_rowsde_<LOGN>_<LOG1>: derived twiddles and the fused epilogue (grouped launches);
@@ -131,12 +131,12 @@
 #define NTT_ROWS_EPI(LOGN, LOG1)                                                            \
     extern "C" __global__ void NTT_BOUNDS(RowsShape<LOGN - LOG1>::THREADS, LOGN,           \
                                           NTT_ROWS_FWD_B)                                   \
-        ntt_fwd_rowsde_##LOGN##_##LOG1(NTT_ARGS) { NTT_TL                                   \
+        ntt_fwd_rowsde_##LOGN##_##LOG1(NTT_ARGS) { RHEA_TL                           \
         ntt_rows<LOGN, LOGN - LOG1, true, true, true>(data, tw, tw3, primes, a);            \
     }                                                                                       \
     extern "C" __global__ void NTT_BOUNDS(RowsShape<LOGN - LOG1>::THREADS, LOGN,           \
                                           NTT_ROWS_F64_B)                                   \
-        ntt_fwd_rowsef_##LOGN##_##LOG1(NTT_ARGS) { NTT_TL                                   \
+        ntt_fwd_rowsef_##LOGN##_##LOG1(NTT_ARGS) { RHEA_TL                           \
         ntt_rows<LOGN, LOGN - LOG1, true, true, true, false, false, true>(data, tw, tw3,    \
                                                                           primes, a);       \
     }
@@ -146,22 +146,22 @@
 #define NTT_ROWS_PAIRED(LOGN, LOG1)                                                         \
     extern "C" __global__ void NTT_BOUNDS(RowsShape<LOGN - LOG1>::THREADS, LOGN,           \
                                           NTT_ROWS_FWD_B)                                   \
-        ntt_fwd_rowsd_##LOGN##_##LOG1##_p(NTT_ARGS) { NTT_TL                                \
+        ntt_fwd_rowsd_##LOGN##_##LOG1##_p(NTT_ARGS) { RHEA_TL                        \
         ntt_rows<LOGN, LOGN - LOG1, true, true, false, true>(data, tw, tw3, primes, a);     \
     }                                                                                       \
     extern "C" __global__ void NTT_BOUNDS(RowsShape<LOGN - LOG1>::THREADS, LOGN,           \
                                           NTT_ROWS_INV_B)                                   \
-        ntt_inv_rowsd_##LOGN##_##LOG1##_p(NTT_ARGS) { NTT_TL                                \
+        ntt_inv_rowsd_##LOGN##_##LOG1##_p(NTT_ARGS) { RHEA_TL                        \
         ntt_rows<LOGN, LOGN - LOG1, false, true, false, true>(data, tw, tw3, primes, a);    \
     }                                                                                       \
     extern "C" __global__ void NTT_BOUNDS(RowsShape<LOGN - LOG1>::THREADS, LOGN,           \
                                           NTT_ROWS_FWD_B)                                   \
-        ntt_fwd_rowsde_##LOGN##_##LOG1##_p(NTT_ARGS) { NTT_TL                               \
+        ntt_fwd_rowsde_##LOGN##_##LOG1##_p(NTT_ARGS) { RHEA_TL                       \
         ntt_rows<LOGN, LOGN - LOG1, true, true, true, true>(data, tw, tw3, primes, a);      \
     }                                                                                       \
     extern "C" __global__ void NTT_BOUNDS(RowsShape<LOGN - LOG1>::THREADS, LOGN,           \
                                           NTT_ROWS_F64_B)                                   \
-        ntt_fwd_rowsef_##LOGN##_##LOG1##_p(NTT_ARGS) { NTT_TL                               \
+        ntt_fwd_rowsef_##LOGN##_##LOG1##_p(NTT_ARGS) { RHEA_TL                       \
         ntt_rows<LOGN, LOGN - LOG1, true, true, true, true, false, true>(data, tw, tw3,     \
                                                                          primes, a);        \
     }
@@ -173,13 +173,13 @@
 #define NTT_ROWS_FROM(LOGN, LOG1)                                                           \
     extern "C" __global__ void NTT_BOUNDS(RowsShape<LOGN - LOG1>::THREADS, LOGN,           \
                                           NTT_ROWS_INV_B)                                   \
-        ntt_inv_rowsd_##LOGN##_##LOG1##_o(NTT_ARGS) { NTT_TL                                \
+        ntt_inv_rowsd_##LOGN##_##LOG1##_o(NTT_ARGS) { RHEA_TL                        \
         ntt_rows<LOGN, LOGN - LOG1, false, true, false, false, true>(data, tw, tw3, primes, \
                                                                      a);                    \
     }                                                                                       \
     extern "C" __global__ void NTT_BOUNDS(RowsShape<LOGN - LOG1>::THREADS, LOGN,           \
                                           NTT_ROWS_INV_B)                                   \
-        ntt_inv_rowsdf_##LOGN##_##LOG1##_o(NTT_ARGS) { NTT_TL                               \
+        ntt_inv_rowsdf_##LOGN##_##LOG1##_o(NTT_ARGS) { RHEA_TL                       \
         ntt_rows<LOGN, LOGN - LOG1, false, true, false, false, true, true>(data, tw, tw3,   \
                                                                            primes, a);      \
     }

@@ -27,39 +27,6 @@
 #include "common.cuh"
 #include "fp64.cuh"
 
-// Block timeline (diagnostics only; compiled in with RHEA_NVRTC_DEFINES=NTT_TIMELINE=<records>):
-// thread 0 of every block of every ntt.cu kernel takes a slot at its exit and records
-// (gridDim.x << 32 | blockDim.x << 16 | SM id, blockIdx.x, start ns, end ns) from %globaltimer;
-// records past the capacity are dropped. rhea_cuda::ntt::timeline reads them back.
-#ifdef NTT_TIMELINE
-__device__ unsigned long long ntt_tl[4 * (NTT_TIMELINE)];
-__device__ unsigned int ntt_tl_n;
-__device__ __forceinline__ unsigned long long ntt_tl_now() {
-    unsigned long long t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
-struct NttTimelineScope {
-    unsigned long long t0;
-    __device__ NttTimelineScope() : t0(threadIdx.x == 0 ? ntt_tl_now() : 0) {}
-    __device__ ~NttTimelineScope() {
-        if (threadIdx.x != 0) return;
-        const unsigned long long t1 = ntt_tl_now();
-        unsigned int smid;
-        asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
-        const unsigned int slot = atomicAdd(&ntt_tl_n, 1u);
-        if (slot >= (NTT_TIMELINE)) return;
-        ntt_tl[4 * slot] = (unsigned long long)gridDim.x << 32 | blockDim.x << 16 | smid;
-        ntt_tl[4 * slot + 1] = blockIdx.x;
-        ntt_tl[4 * slot + 2] = t0;
-        ntt_tl[4 * slot + 3] = t1;
-    }
-};
-#define NTT_TL NttTimelineScope ntt_tl_scope;
-#else
-#define NTT_TL
-#endif
-
 // Per-table constants (8 words, must match rhea_cuda::ntt::PRIME_WORDS / prime_words()).
 struct NttPrime {
     u64 q;

@@ -182,7 +182,7 @@ RHEA_INLINE void ntt_rows_keyswitch(const ulonglong2* __restrict__ tw_all,
 #define NTT_ROWS_KS(LOGN, LOG1)                                                             \
     extern "C" __global__ void __launch_bounds__(RowsShape<LOGN - LOG1>::THREADS,          \
                                                  (LOGN) >= 14 ? NKS_MIN_BLOCKS : 0)         \
-        ntt_fwd_rowsks_##LOGN##_##LOG1(NKS_ARGS) {                                          \
+        ntt_fwd_rowsks_##LOGN##_##LOG1(NKS_ARGS) { RHEA_TL                                  \
         ntt_rows_keyswitch<LOGN, LOGN - LOG1>(tw, tw3, primes, a);                          \
     }
 

@@ -99,7 +99,7 @@ RHEA_INLINE void chacha20_block(const u32 key[8], u64 stream, u64 counter, u32 o
 }
 
 // One thread per ChaCha block (4 coefficients); blockIdx.y = polynomial.
-extern "C" __global__ void sample_uniform(const __grid_constant__ SampleArgs A) {
+extern "C" __global__ void sample_uniform(const __grid_constant__ SampleArgs A) { RHEA_TL
     pdl_trigger();
     const u64 total = (u64)A.limbs * A.n;
     const u64 blocks = (total + 3) >> 2;
@@ -132,7 +132,7 @@ extern "C" __global__ void sample_uniform(const __grid_constant__ SampleArgs A) 
 // Blocks of SAMPLE_THREADS threads, each thread one ChaCha block (8 coefficients); blockIdx.y
 // = polynomial, blockIdx.z = slice of limbs.
 extern "C" __global__ void __launch_bounds__(SAMPLE_THREADS)
-    sample_ternary(const __grid_constant__ SampleArgs A) {
+    sample_ternary(const __grid_constant__ SampleArgs A) { RHEA_TL
     __shared__ u32 digits[8 * SAMPLE_THREADS];
     pdl_trigger();
     const u64 blocks = (A.n + 7) >> 3;
@@ -192,7 +192,7 @@ struct GaussianArgs {
 // the constant bank of the launch arguments and is indexed by the loop counter only), and the
 // lift is branch-free in the sign, so nothing depends on the secret but the stored values.
 extern "C" __global__ void __launch_bounds__(GAUSSIAN_THREADS)
-    sample_gaussian(const __grid_constant__ GaussianArgs G) {
+    sample_gaussian(const __grid_constant__ GaussianArgs G) { RHEA_TL
     __shared__ int xs[8 * GAUSSIAN_THREADS];
     pdl_trigger();
     const SampleArgs& A = G.s;

@@ -349,6 +349,17 @@ impl GpuDevice {
         Ok(module)
     }
 
+    /// The modules loaded so far, by source name (none is loaded here).
+    ///
+    /// Errors: [`CudaError::Driver`] when the module cache's lock is poisoned.
+    pub(crate) fn loaded_modules(&self) -> Result<Vec<(&'static str, Arc<CudaModule>)>> {
+        let modules = self
+            .modules
+            .lock()
+            .map_err(|_| CudaError::Driver("module cache lock poisoned".into()))?;
+        Ok(modules.iter().map(|(&k, m)| (k, m.clone())).collect())
+    }
+
     /// The kernel `function` of `source`, loaded on first use and cached.
     pub fn function(&self, source: &'static KernelSource, function: &str) -> Result<CudaFunction> {
         let key = (source.name, function.to_string());
