@@ -89,13 +89,6 @@ RHEA_INLINE void acc_mac(BconvAcc& a, u64 t, u64 c) { acc3_mac(a, t, c); }
 RHEA_INLINE void acc_mac_small(BconvAcc& a, u32 t, u64 c) { acc3_mac_small(a, t, c); }
 RHEA_INLINE void acc_mac_narrow(BconvAcc& a, u64 t, u64 c) { acc3_mac_narrow(a, t, c); }
 RHEA_INLINE U128 acc_value(const BconvAcc& a) { return acc3_value(a); }
-// a += b (a.l + a.m 2^32 + a.h 2^64 with b's words; l's carry is worth 2^64, m's 2^96).
-RHEA_INLINE void acc_add(BconvAcc& a, const BconvAcc& b) {
-    const u64 l = a.l + b.l, m = a.m + b.m;
-    a.h += b.h + (u64)(l < a.l) + ((u64)(m < a.m) << 32);
-    a.l = l;
-    a.m = m;
-}
 #else
 struct BconvAcc {
     U128 v;
@@ -107,14 +100,6 @@ RHEA_INLINE void acc_mac_narrow(BconvAcc& a, u64 t, u64 c) {
     a.v = add_wide(a.v, (u64)(u32)t * (u64)(u32)c);
 }
 RHEA_INLINE U128 acc_value(const BconvAcc& a) { return a.v; }
-RHEA_INLINE void acc_add(BconvAcc& a, const BconvAcc& b) { a.v = add_wide(a.v, b.v); }
-#endif
-
-// BCONV_RIN_SPLIT (default 0): the register-input tiles sum each output's products in two
-// accumulators (even and odd inputs), added at the end: twice the independent carry chains
-// per thread, for a few more registers.
-#ifndef BCONV_RIN_SPLIT
-#define BCONV_RIN_SPLIT 0
 #endif
 
 // The per-limb load of C consecutive words.
@@ -468,28 +453,20 @@ RHEA_INLINE void bconv_rin_body(const BconvArgs& A, const u32 p) {
     u64* out = A.out + (u64)p * A.out_stride + n0;
 #pragma unroll 1
     for (u32 jj = 0; jj < cnt; ++jj) {
-        BconvAcc acc[C], acc_odd[C];
+        BconvAcc acc[C];
 #pragma unroll
-        for (int c = 0; c < C; ++c) {
-            acc_set(acc[c], 0ull);
-            if (BCONV_RIN_SPLIT) acc_set(acc_odd[c], 0ull);
-        }
+        for (int c = 0; c < C; ++c) acc_set(acc[c], 0ull);
 #pragma unroll
         for (u32 i = 0; i < (u32)LMAX; ++i) {
             if (i >= L) break;
             const u64 cf = st.tab[i * G + jj];
 #pragma unroll
             for (int c = 0; c < C; ++c) {
-                BconvAcc& a = (BCONV_RIN_SPLIT && (i & 1u)) ? acc_odd[c] : acc[c];
                 if (NARROW)
-                    acc_mac_narrow(a, t[i].v[c], cf);
+                    acc_mac_narrow(acc[c], t[i].v[c], cf);
                 else
-                    acc_mac(a, t[i].v[c], cf);
+                    acc_mac(acc[c], t[i].v[c], cf);
             }
-        }
-        if (BCONV_RIN_SPLIT) {
-#pragma unroll
-            for (int c = 0; c < C; ++c) acc_add(acc[c], acc_odd[c]);
         }
         Words<C> y;
         if (BCONV_MONT) {
