@@ -36,8 +36,9 @@ typedef long long i64;
 // Block timeline (diagnostics only; compiled in with RHEA_NVRTC_DEFINES=KERNEL_TIMELINE=<records>):
 // thread 0 of every block of every kernel that opens with RHEA_TL takes a slot at its exit and
 // records (gridDim.x << 32 | blockDim.x << 16 | SM id,
-// blockIdx.y << 48 | gridDim.y << 32 | blockIdx.x, start ns, end ns) from %globaltimer; records past the capacity are dropped. Each source's module has its own buffer
-// (rhea_tl, rhea_tl_n), which rhea_cuda::timeline::take_timeline reads back.
+// blockIdx.y << 48 | gridDim.y << 32 | blockIdx.x, start ns, end ns) from %globaltimer; records
+// past the capacity are dropped. Each source's module has its own buffer (rhea_tl, rhea_tl_n),
+// which rhea_cuda::timeline::take_timeline reads back.
 #ifdef KERNEL_TIMELINE
 __device__ unsigned long long rhea_tl[4 * (KERNEL_TIMELINE)];
 __device__ unsigned int rhea_tl_n;
