@@ -25,7 +25,8 @@
 // 128 bits; after every 48 input limbs the accumulators are folded (Barrett) and at the end
 // each is reduced once (Barrett), the centred correction -v [Q]_p added as v (p - [Q]_p) before
 // that reduction. Any exact accumulation gives the same canonical residue, hence the
-// bit-for-bit agreement with the host.
+// bit-for-bit agreement with the host (the register-input tiles below also sum in two parts,
+// modulo 2^64 and in doubles: BCONV_F64ACC).
 //
 // Which output columns a launch computes, and which output limb each goes to, is the launch's
 // plan (col[], out_limb[]), carried in the parameter block: plain conversion (column k -> limb
@@ -38,6 +39,7 @@
 // table slice in shared memory before the wait, while the previous kernel drains.
 
 #include "common.cuh"
+#include "fp64.cuh"
 
 #define BCONV_MAX_PLAN 64
 #define BCONV_U 4     // input limbs per load chunk
@@ -138,7 +140,9 @@ RHEA_INLINE void store_words(u64* p, const Words<C>& w) {
 // them real, the others zero): the table slice tab [L][J], the input moduli fq, qhat_i^{-1}
 // (finv) and its Shoup companion (finvs), the output moduli tmod [J][4] (RheaModulus words;
 // CENTERED: the unused 4th word holds Q mod p_j instead of -p_j^{-1}) and CENTERED: 1/q_i
-// (finvd). Reads only host-uploaded tables (before pdl_wait). The caller synchronises.
+// (finvd). Reads only host-uploaded tables (before pdl_wait). The caller synchronises. With
+// BCONV_FAST the rin tiles' tab holds pairs (entry, its double times 2^-64) and the 4th word of a
+// tmod row is the column's two-part-sum flag.
 struct BconvStage {
     u64* tab;
     u64* fq;
@@ -147,6 +151,28 @@ struct BconvStage {
     u64* tmod;
     double* finvd;
 };
+
+// BCONV_F64ACC (default 1, with BCONV_MONT): the register-input tiles sum an output column's
+// products in two parts instead of a three-word accumulator: the exact sum modulo 2^64 (one
+// 64-bit multiply-add per product, 1 wide and 2 narrow multiplies instead of 4 wide ones and
+// the carries) and an approximation of the whole sum in a double (one DFMA per product, on the
+// otherwise idle FP64 pipe). The two give the exact sum's high word (bconv_f64acc_high). Only
+// for columns whose sums are small enough (bconv_stage's flag, see BCONV_F64ACC_MAX_LOG2); the
+// others keep the three-word accumulator. Same words: the sum is exact either way.
+#ifndef BCONV_F64ACC
+#define BCONV_F64ACC 1
+#endif
+#define BCONV_FAST (BCONV_MONT && BCONV_F64ACC)
+// A column takes the two-part sum when (sum_i q_i + L) * p_j <= 2^BCONV_F64ACC_MAX_LOG2 (every
+// product t_i c_j < q_i p_j, the centred correction v k < L p_j). Why 106 is safe: with u =
+// 2^-53, the doubles t_i, c_j 2^-64 (each within a relative u) and one rounding per FMA, the
+// double sum s is within gamma_{L+3} S <= 19 u S < 2^-48.7 S of S 2^-64 for L <= 16 (Higham,
+// Accuracy and Stability, 3.1 with nonnegative terms), so |s - S 2^-64| < 2^-6.7 for S <= 2^106;
+// the recovery's own roundings add < 2^-10; the high word is the nearest integer to a value
+// within 0.02 of it.
+#ifndef BCONV_F64ACC_MAX_LOG2
+#define BCONV_F64ACC_MAX_LOG2 106
+#endif
 
 // BCONV_MONT (default 1): the register-input tiles (bconv_rin_*) reduce each output with one
 // Montgomery reduction (R = 2^64) instead of the 128-bit Barrett reduction, and add the centred
@@ -167,8 +193,11 @@ template <bool CENTERED, bool MONT = false>
 RHEA_INLINE BconvStage bconv_stage(const BconvArgs& A, u64* smem, u32 g0, u32 cnt, u32 J) {
     const u32 L = A.from_count;
     BconvStage st;
+    // The rin tiles with the two-part sum (BCONV_FAST) interleave each entry with its double
+    // times 2^-64 (one 16-byte load for both).
+    const u32 tw = (MONT && BCONV_FAST) ? 2 : 1;
     st.tab = smem;
-    st.fq = st.tab + L * J;
+    st.fq = st.tab + tw * L * J;
     st.finv = st.fq + L;
     st.finvs = st.finv + L;
     st.tmod = st.finvs + L;
@@ -180,7 +209,10 @@ RHEA_INLINE BconvStage bconv_stage(const BconvArgs& A, u64* smem, u32 g0, u32 cn
             const RheaModulus m = A.to_mod[A.col[g0 + jj]];
             v = mod_mul(v, mont_r_mod(m), m);
         }
-        st.tab[e] = v;
+        st.tab[tw * e] = v;
+        if (MONT && BCONV_FAST)
+            st.tab[tw * e + 1] =
+                (u64)__double_as_longlong(__dmul_rn(__ull2double_rn(v), 0x1p-64));
     }
     for (u32 i = threadIdx.x; i < L; i += blockDim.x) {
         st.fq[i] = A.from_mod[i].value;
@@ -200,6 +232,14 @@ RHEA_INLINE BconvStage bconv_stage(const BconvArgs& A, u64* smem, u32 g0, u32 cn
                 if (CENTERED && w == 2) {
                     v = mod_mul(mm.value - A.q_mod_p[A.col[g0 + jj]], mont_r_mod(mm), mm);
                 }
+                // The two-part sum's flag (BCONV_F64ACC_MAX_LOG2), in doubles rounded up.
+                if (BCONV_FAST && w == 3) {
+                    double sum_q = (double)L;
+                    for (u32 i = 0; i < L; ++i)
+                        sum_q = __dadd_ru(sum_q, __ull2double_ru(A.from_mod[i].value));
+                    const double bound = ldexp(1.0, BCONV_F64ACC_MAX_LOG2);
+                    v = __dmul_ru(sum_q, __ull2double_ru(mm.value)) <= bound ? 1ull : 0ull;
+                }
             } else {
                 v = (CENTERED && w == 3) ? A.q_mod_p[A.col[g0 + jj]] : m[w];
             }
@@ -207,6 +247,18 @@ RHEA_INLINE BconvStage bconv_stage(const BconvArgs& A, u64* smem, u32 g0, u32 cn
         st.tmod[e] = v;
     }
     return st;
+}
+
+// The two-part sum's high word: S = hi 2^64 + lo with lo = S mod 2^64 exact and s within 2^-6 of
+// S 2^-64 (BCONV_F64ACC_MAX_LOG2), S < 2^107. hi is the nearest integer to s - lo 2^-64, and the
+// low word's top 32 bits are enough for it: d = (s + 2^20) - (2^52 + lo_hi) 2^-32 in one FMA (the
+// second term is exact, 2^52 + lo_hi the double whose mantissa holds lo_hi; s + 2^20 < 2^44 rounds
+// by < 2^-9), then adding 1.5 2^52 rounds d to an integer held in the mantissa's low 51 bits.
+RHEA_INLINE u64 bconv_f64acc_high(u64 lo, double s) {
+    const double lo_top = __hiloint2double(0x43300000, (int)(u32)(lo >> 32));  // 2^52 + lo_hi
+    const double d = __fma_rn(lo_top, -0x1p-32, __dadd_rn(s, 0x1p20));
+    const double k = __dadd_rn(d, F64_ROUND_MAGIC);
+    return (u64)__double_as_longlong(k) & ((1ull << 51) - 1);
 }
 
 // The centred correction's v = floor(s) + (s - floor(s) > 1/2) (round half down; both
@@ -431,6 +483,9 @@ RHEA_INLINE void bconv_rin_body(const BconvArgs& A, const u32 p) {
     double fsum[C];
 #pragma unroll
     for (int c = 0; c < C; ++c) fsum[c] = 0.0;
+    // The two-part sums (not for narrow moduli, whose products are one multiply already).
+    constexpr bool FAST = BCONV_FAST && !NARROW;
+    double td[FAST ? LMAX : 1][C];  // FAST: t_i as doubles (rounded)
 #pragma unroll
     for (u32 i = 0; i < (u32)LMAX; ++i) {
         if (i >= L) break;
@@ -439,11 +494,11 @@ RHEA_INLINE void bconv_rin_body(const BconvArgs& A, const u32 p) {
 #pragma unroll
             for (int c = 0; c < C; ++c) t[i].v[c] = shoup_mul(t[i].v[c], w, ws, q);
         }
-        if (CENTERED) {
-            const double inv = st.finvd[i];
 #pragma unroll
-            for (int c = 0; c < C; ++c)
-                fsum[c] = __dadd_rn(fsum[c], __dmul_rn(__ull2double_rn(t[i].v[c]), inv));
+        for (int c = 0; c < C; ++c) {
+            const double d = __ull2double_rn(t[i].v[c]);
+            if (FAST) td[FAST ? i : 0][c] = d;
+            if (CENTERED) fsum[c] = __dadd_rn(fsum[c], __dmul_rn(d, st.finvd[i]));
         }
     }
     u64 vcor[C];
@@ -453,13 +508,56 @@ RHEA_INLINE void bconv_rin_body(const BconvArgs& A, const u32 p) {
     u64* out = A.out + (u64)p * A.out_stride + n0;
 #pragma unroll 1
     for (u32 jj = 0; jj < cnt; ++jj) {
+        Words<C> y;
+        if (FAST && st.tmod[4 * jj + 3] != 0ull) {
+            // The two-part sum (BCONV_F64ACC): lo = S mod 2^64, s ~ S 2^-64.
+            // lo = the low-by-low products, x = the cross products' low words (worth 2^32).
+            u64 lo[C];
+            u32 x[C];
+            double s[C];
+#pragma unroll
+            for (int c = 0; c < C; ++c) {
+                lo[c] = 0ull;
+                x[c] = 0u;
+                s[c] = 0.0;
+            }
+#pragma unroll
+            for (u32 i = 0; i < (u32)LMAX; ++i) {
+                if (i >= L) break;
+                const ulonglong2 e =
+                    *reinterpret_cast<const ulonglong2*>(st.tab + 2 * (i * G + jj));
+                const u64 cf = e.x;
+                const double cd = __longlong_as_double((long long)e.y);
+#pragma unroll
+                for (int c = 0; c < C; ++c) {
+                    const u64 tv = t[i].v[c];
+                    asm("mad.wide.u32 %0, %1, %2, %0;" : "+l"(lo[c]) : "r"((u32)tv), "r"((u32)cf));
+                    x[c] += (u32)tv * (u32)(cf >> 32) + (u32)(tv >> 32) * (u32)cf;
+                    s[c] = __fma_rn(td[FAST ? i : 0][c], cd, s[c]);
+                }
+            }
+            const u64 pj = st.tmod[4 * jj], pinv = st.tmod[4 * jj + 1];
+            const u64 kc = st.tmod[4 * jj + 2];
+            const double kcd = CENTERED ? __dmul_rn(__ull2double_rn(kc), 0x1p-64) : 0.0;
+#pragma unroll
+            for (int c = 0; c < C; ++c) {
+                lo[c] += (u64)x[c] << 32;
+                if (CENTERED) {
+                    lo[c] += vcor[c] * kc;
+                    s[c] = __fma_rn((double)vcor[c], kcd, s[c]);
+                }
+                y.v[c] = mont_redc_3p(U128{lo[c], bconv_f64acc_high(lo[c], s[c])}, pj, pinv);
+            }
+            store_words<C>(out + (u64)A.out_limb[g0 + jj] * A.n, y);
+            continue;
+        }
         BconvAcc acc[C];
 #pragma unroll
         for (int c = 0; c < C; ++c) acc_set(acc[c], 0ull);
 #pragma unroll
         for (u32 i = 0; i < (u32)LMAX; ++i) {
             if (i >= L) break;
-            const u64 cf = st.tab[i * G + jj];
+            const u64 cf = st.tab[(BCONV_FAST ? 2 : 1) * (i * G + jj)];
 #pragma unroll
             for (int c = 0; c < C; ++c) {
                 if (NARROW)
@@ -468,7 +566,6 @@ RHEA_INLINE void bconv_rin_body(const BconvArgs& A, const u32 p) {
                     acc_mac(acc[c], t[i].v[c], cf);
             }
         }
-        Words<C> y;
         if (BCONV_MONT) {
             const u64 pj = st.tmod[4 * jj], pinv = st.tmod[4 * jj + 1];
             const u64 kc = st.tmod[4 * jj + 2];
@@ -571,30 +668,40 @@ BCONV_INSTANCE(5, 2)
 BCONV_INSTANCE(6, 2)
 BCONV_INSTANCE(7, 2)
 
+// Resident blocks per SM asked of ptxas for the two-coefficient register-input tiles
+// (BCONV_RIN_C2_MIN_BLOCKS; 1: no constraint). Their two-part sums hold each input twice (the
+// word and its double): 16 inputs took 185 registers, 2 blocks per SM, and the key switching
+// lost 8 µs; at 4 (at most 128 registers, 17 words spilled by the 16-input kernels) they gain
+// (H100, BENCHMARKS.md §28); at 5 (92 registers, 31 spilled) they lose 27 µs.
+#ifndef BCONV_RIN_C2_MIN_BLOCKS
+#define BCONV_RIN_C2_MIN_BLOCKS 4
+#endif
+#define BCONV_RIN_MIN_BLOCKS(C) ((C) == 2 ? BCONV_RIN_C2_MIN_BLOCKS : 1)
+
 // The register-input tiles: bconv_rin_c<C>[_narrow][_centered][_l16] and the multi-conversion
 // bconv_multi_rin_c<C>[_narrow]_centered[_l16] (`_l16`: up to BCONV_RIN_LMAX_WIDE inputs).
 #define BCONV_RIN_INSTANCE(C, LMAX, SFX)                                                  \
-    extern "C" __global__ void __launch_bounds__(128)                                      \
+    extern "C" __global__ void __launch_bounds__(128, BCONV_RIN_MIN_BLOCKS(C))                                      \
         bconv_rin_c##C##SFX(const __grid_constant__ BconvArgs A) { RHEA_TL                 \
         bconv_rin_body<C, false, false, LMAX>(A, blockIdx.y);                              \
     }                                                                                      \
-    extern "C" __global__ void __launch_bounds__(128)                                      \
+    extern "C" __global__ void __launch_bounds__(128, BCONV_RIN_MIN_BLOCKS(C))                                      \
         bconv_rin_c##C##_narrow##SFX(const __grid_constant__ BconvArgs A) { RHEA_TL        \
         bconv_rin_body<C, true, false, LMAX>(A, blockIdx.y);                               \
     }                                                                                      \
-    extern "C" __global__ void __launch_bounds__(128)                                      \
+    extern "C" __global__ void __launch_bounds__(128, BCONV_RIN_MIN_BLOCKS(C))                                      \
         bconv_rin_c##C##_centered##SFX(const __grid_constant__ BconvArgs A) { RHEA_TL      \
         bconv_rin_body<C, false, true, LMAX>(A, blockIdx.y);                               \
     }                                                                                      \
-    extern "C" __global__ void __launch_bounds__(128)                                      \
+    extern "C" __global__ void __launch_bounds__(128, BCONV_RIN_MIN_BLOCKS(C))                                      \
         bconv_rin_c##C##_narrow_centered##SFX(const __grid_constant__ BconvArgs A) { RHEA_TL \
         bconv_rin_body<C, true, true, LMAX>(A, blockIdx.y);                                \
     }                                                                                      \
-    extern "C" __global__ void __launch_bounds__(128)                                      \
+    extern "C" __global__ void __launch_bounds__(128, BCONV_RIN_MIN_BLOCKS(C))                                      \
         bconv_multi_rin_c##C##_centered##SFX(const __grid_constant__ BconvMulti M) { RHEA_TL \
         bconv_rin_body<C, false, true, LMAX>(M.a[blockIdx.y], 0u);                         \
     }                                                                                      \
-    extern "C" __global__ void __launch_bounds__(128)                                      \
+    extern "C" __global__ void __launch_bounds__(128, BCONV_RIN_MIN_BLOCKS(C))                                      \
         bconv_multi_rin_c##C##_narrow_centered##SFX(const __grid_constant__ BconvMulti M) { RHEA_TL \
         bconv_rin_body<C, true, true, LMAX>(M.a[blockIdx.y], 0u);                          \
     }

@@ -66,14 +66,15 @@ use crate::registry::{KernelSource, COMMON_CUH};
 pub const BCONV: KernelSource = KernelSource {
     name: "bconv",
     source: include_str!("../kernels/bconv.cu"),
-    headers: &[COMMON_CUH],
+    headers: &[COMMON_CUH, crate::fp64::FP64_CUH],
 };
 
 /// The most output columns one conversion launch computes (`BCONV_MAX_PLAN` in `bconv.cu`).
 pub const MAX_PLAN: usize = 64;
 
 /// The largest source basis the conversion kernel accepts (its table slice lives in shared
-/// memory: `(J + 3)·L + 4·J` words per block).
+/// memory: `(J + 3)·L + 4·J` words per block; the register-input tiles, at most 16 inputs, hold
+/// each entry twice).
 pub const MAX_FROM_LIMBS: usize = 256;
 
 /// Threads per block of the conversion kernel (`__launch_bounds__(128)`).
@@ -781,11 +782,14 @@ impl DeviceBaseConverter {
         self.launch_plan(&io, &plan, flags, 0, None, centered, tile)
     }
 
-    /// Dynamic shared memory of one block of a `j`-column tile.
-    fn shared_bytes(&self, j: u32, centered: bool) -> u32 {
-        let l = self.l;
+    /// Dynamic shared memory of one block of a `j`-column tile: the table slice (as words and,
+    /// for the register-input tiles' two-part sums, as doubles), the input constants, the output
+    /// moduli and, centred, the input moduli's inverses.
+    fn shared_bytes(&self, j: u32, centered: bool, rin: bool) -> u32 {
+        let (l, j) = (self.l, j as usize);
         let extra = if centered { l } else { 0 };
-        ((l * j as usize + 3 * l + 4 * j as usize + extra) * 8) as u32
+        let table = if rin { 2 * l * j } else { l * j };
+        ((table + 3 * l + 4 * j + extra) * 8) as u32
     }
 
     /// The launch arguments of one plan chunk (at most [`MAX_PLAN`] entries).
@@ -890,7 +894,7 @@ impl DeviceBaseConverter {
             let cfg = LaunchConfig {
                 grid_dim: (coeff_blocks as u32, io.polys as u32, groups as u32),
                 block_dim: (THREADS, 1, 1),
-                shared_mem_bytes: self.shared_bytes(j, centered),
+                shared_mem_bytes: self.shared_bytes(j, centered, tile.is_rin()),
             };
             let mut params = [param(&args)];
             // SAFETY: the one parameter is `struct BconvArgs` by value (#[repr(C)] like its CUDA
@@ -1156,7 +1160,7 @@ impl DeviceModUp {
             multi.a[..args.len()].copy_from_slice(&args);
             let shared = group
                 .iter()
-                .map(|(conv, plan, _)| conv.shared_bytes(group_of(plan), true))
+                .map(|(conv, plan, _)| conv.shared_bytes(group_of(plan), true, tile.is_rin()))
                 .max();
             let groups = group
                 .iter()

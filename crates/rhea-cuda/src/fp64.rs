@@ -62,6 +62,27 @@ pub fn to_word(v: f64) -> u64 {
     (v + TWO_52).to_bits() & 0x000F_FFFF_FFFF_FFFF
 }
 
+/// The base conversions' two-part sums (`BCONV_F64ACC` in `kernels/bconv.cu`) take a column
+/// whose sums are below `2^TWO_PART_MAX_LOG2`: `(Σ q_i + L) · p ≤ 2^106` (`L ≤ 16` inputs).
+pub const TWO_PART_MAX_LOG2: u32 = 106;
+
+/// The high word of a sum `S < 2^107` of products `t_i · c_i` from its two parts
+/// (`bconv_f64acc_high`): `lo = S mod 2^64`, exact, and `s`, the products summed in doubles
+/// scaled by `2^-64` (`s = fma(t_i as f64, (c_i as f64) · 2^-64, s)` in index order). `s` is within
+/// `2^-6` of `S · 2^-64` below the bound, so the high word is the integer nearest to
+/// `s − lo · 2^-64`; the top 32 bits of `lo` suffice for it.
+pub fn two_part_high(lo: u64, s: f64) -> u64 {
+    let lo_top = f64::from_bits(0x4330_0000_0000_0000 | (lo >> 32)); // 2^52 + lo_hi
+    let d = lo_top.mul_add(-TWO_M32, s + TWO_20);
+    (d + ROUND_MAGIC).to_bits() & ((1u64 << 51) - 1)
+}
+
+/// `2^-32`.
+const TWO_M32: f64 = 1.0 / 4_294_967_296.0;
+
+/// `2^20`.
+const TWO_20: f64 = 1_048_576.0;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -253,5 +274,75 @@ mod tests {
                 assert_eq!(got, m.mul(*w, f), "{bits}-bit q, entry {k}");
             }
         }
+    }
+
+    /// The two-part sum of `t_i · c_i` as the kernel forms it: the exact sum modulo 2^64 and the
+    /// FMA chain of the rounded doubles.
+    fn two_part_sum(t: &[u64], c: &[u64]) -> (u64, f64) {
+        let scale = TWO_M32 * TWO_M32;
+        let mut lo = 0u64;
+        let mut s = 0.0f64;
+        for (&ti, &ci) in t.iter().zip(c) {
+            lo = lo.wrapping_add(ti.wrapping_mul(ci));
+            s = (ti as f64).mul_add(ci as f64 * scale, s);
+        }
+        (lo, s)
+    }
+
+    /// At the bound (`(Σ q_i + L) · p` just below 2^106: 16 inputs, 61-bit `p`), with every
+    /// `t_i = q_i − 1` and `c_i = p − 1` (the largest sum) and at random, the high word is exact;
+    /// well beyond the bound it is not (the bound is what makes it exact).
+    #[test]
+    fn two_part_sums_recover_the_high_word_up_to_their_bound() {
+        let mut rng = ChaCha8Rng::seed_from_u64(6);
+        let bound = 1u128 << TWO_PART_MAX_LOG2;
+        // Shapes: (inputs, input bits, output bits), each with (Σ q + L) · p ≤ 2^106 — 16 × 41-bit
+        // inputs into 61 bits is at the edge; 9 × 60-bit inputs into 40 bits is the ModDown's.
+        for (l, qbits, pbits) in [
+            (16usize, 41u32, 61u32),
+            (16, 40, 61),
+            (9, 60, 40),
+            (1, 44, 61),
+        ] {
+            let p = (1u64 << pbits) - 1;
+            let q: Vec<u64> = (0..l).map(|i| (1u64 << qbits) - 1 - 2 * i as u64).collect();
+            let sum_q: u128 = q.iter().map(|&x| x as u128).sum::<u128>() + l as u128;
+            assert!(
+                sum_q * p as u128 <= bound,
+                "{l} x {qbits} bits: beyond the bound"
+            );
+            for trial in 0..20_000 {
+                let (t, c): (Vec<u64>, Vec<u64>) = q
+                    .iter()
+                    .map(|&qi| match trial {
+                        0 => (qi - 1, p - 1),
+                        1 => (qi - 1, 1),
+                        2 => (0, p - 1),
+                        _ => (rng.random_range(0..qi), rng.random_range(0..p)),
+                    })
+                    .unzip();
+                let exact: u128 = t.iter().zip(&c).map(|(&a, &b)| a as u128 * b as u128).sum();
+                let (lo, s) = two_part_sum(&t, &c);
+                assert_eq!(lo, exact as u64);
+                assert_eq!(
+                    two_part_high(lo, s),
+                    (exact >> 64) as u64,
+                    "{l} x {qbits}: {t:?}"
+                );
+            }
+        }
+        // 16 products of 61-bit factors (~2^126): the doubles are too coarse.
+        let p = (1u64 << 61) - 1;
+        let t = vec![(1u64 << 61) - 1; 16];
+        let wrong = (0..1000).any(|_| {
+            let c: Vec<u64> = (0..16).map(|_| rng.random_range(p / 2..p)).collect();
+            let exact: u128 = t.iter().zip(&c).map(|(&a, &b)| a as u128 * b as u128).sum();
+            let (lo, s) = two_part_sum(&t, &c);
+            two_part_high(lo, s) != (exact >> 64) as u64
+        });
+        assert!(
+            wrong,
+            "beyond the bound the high word should not always be exact"
+        );
     }
 }
