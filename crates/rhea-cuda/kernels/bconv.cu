@@ -150,6 +150,7 @@ struct BconvStage {
     u64* finvs;
     u64* tmod;
     double* finvd;
+    u32 tw;  // words per table entry: 2 where the entry is paired with its double, else 1
 };
 
 // BCONV_F64ACC (default 1, with BCONV_MONT): the register-input tiles sum an output column's
@@ -196,6 +197,7 @@ RHEA_INLINE BconvStage bconv_stage(const BconvArgs& A, u64* smem, u32 g0, u32 cn
     // The rin tiles with the two-part sum (BCONV_FAST) interleave each entry with its double
     // times 2^-64 (one 16-byte load for both).
     const u32 tw = (MONT && BCONV_FAST) ? 2 : 1;
+    st.tw = tw;
     st.tab = smem;
     st.fq = st.tab + tw * L * J;
     st.finv = st.fq + L;
@@ -525,7 +527,7 @@ RHEA_INLINE void bconv_rin_body(const BconvArgs& A, const u32 p) {
             for (u32 i = 0; i < (u32)LMAX; ++i) {
                 if (i >= L) break;
                 const ulonglong2 e =
-                    *reinterpret_cast<const ulonglong2*>(st.tab + 2 * (i * G + jj));
+                    *reinterpret_cast<const ulonglong2*>(st.tab + st.tw * (i * G + jj));
                 const u64 cf = e.x;
                 const double cd = __longlong_as_double((long long)e.y);
 #pragma unroll
@@ -557,7 +559,7 @@ RHEA_INLINE void bconv_rin_body(const BconvArgs& A, const u32 p) {
 #pragma unroll
         for (u32 i = 0; i < (u32)LMAX; ++i) {
             if (i >= L) break;
-            const u64 cf = st.tab[(BCONV_FAST ? 2 : 1) * (i * G + jj)];
+            const u64 cf = st.tab[st.tw * (i * G + jj)];
 #pragma unroll
             for (int c = 0; c < C; ++c) {
                 if (NARROW)
@@ -680,30 +682,30 @@ BCONV_INSTANCE(7, 2)
 
 // The register-input tiles: bconv_rin_c<C>[_narrow][_centered][_l16] and the multi-conversion
 // bconv_multi_rin_c<C>[_narrow]_centered[_l16] (`_l16`: up to BCONV_RIN_LMAX_WIDE inputs).
-#define BCONV_RIN_INSTANCE(C, LMAX, SFX)                                                  \
-    extern "C" __global__ void __launch_bounds__(128, BCONV_RIN_MIN_BLOCKS(C))                                      \
-        bconv_rin_c##C##SFX(const __grid_constant__ BconvArgs A) { RHEA_TL                 \
-        bconv_rin_body<C, false, false, LMAX>(A, blockIdx.y);                              \
-    }                                                                                      \
-    extern "C" __global__ void __launch_bounds__(128, BCONV_RIN_MIN_BLOCKS(C))                                      \
-        bconv_rin_c##C##_narrow##SFX(const __grid_constant__ BconvArgs A) { RHEA_TL        \
-        bconv_rin_body<C, true, false, LMAX>(A, blockIdx.y);                               \
-    }                                                                                      \
-    extern "C" __global__ void __launch_bounds__(128, BCONV_RIN_MIN_BLOCKS(C))                                      \
-        bconv_rin_c##C##_centered##SFX(const __grid_constant__ BconvArgs A) { RHEA_TL      \
-        bconv_rin_body<C, false, true, LMAX>(A, blockIdx.y);                               \
-    }                                                                                      \
-    extern "C" __global__ void __launch_bounds__(128, BCONV_RIN_MIN_BLOCKS(C))                                      \
-        bconv_rin_c##C##_narrow_centered##SFX(const __grid_constant__ BconvArgs A) { RHEA_TL \
-        bconv_rin_body<C, true, true, LMAX>(A, blockIdx.y);                                \
-    }                                                                                      \
-    extern "C" __global__ void __launch_bounds__(128, BCONV_RIN_MIN_BLOCKS(C))                                      \
-        bconv_multi_rin_c##C##_centered##SFX(const __grid_constant__ BconvMulti M) { RHEA_TL \
-        bconv_rin_body<C, false, true, LMAX>(M.a[blockIdx.y], 0u);                         \
-    }                                                                                      \
-    extern "C" __global__ void __launch_bounds__(128, BCONV_RIN_MIN_BLOCKS(C))                                      \
+#define BCONV_RIN_INSTANCE(C, LMAX, SFX)                                                           \
+    extern "C" __global__ void __launch_bounds__(128, BCONV_RIN_MIN_BLOCKS(C))                     \
+        bconv_rin_c##C##SFX(const __grid_constant__ BconvArgs A) { RHEA_TL                         \
+        bconv_rin_body<C, false, false, LMAX>(A, blockIdx.y);                                      \
+    }                                                                                              \
+    extern "C" __global__ void __launch_bounds__(128, BCONV_RIN_MIN_BLOCKS(C))                     \
+        bconv_rin_c##C##_narrow##SFX(const __grid_constant__ BconvArgs A) { RHEA_TL                \
+        bconv_rin_body<C, true, false, LMAX>(A, blockIdx.y);                                       \
+    }                                                                                              \
+    extern "C" __global__ void __launch_bounds__(128, BCONV_RIN_MIN_BLOCKS(C))                     \
+        bconv_rin_c##C##_centered##SFX(const __grid_constant__ BconvArgs A) { RHEA_TL              \
+        bconv_rin_body<C, false, true, LMAX>(A, blockIdx.y);                                       \
+    }                                                                                              \
+    extern "C" __global__ void __launch_bounds__(128, BCONV_RIN_MIN_BLOCKS(C))                     \
+        bconv_rin_c##C##_narrow_centered##SFX(const __grid_constant__ BconvArgs A) { RHEA_TL       \
+        bconv_rin_body<C, true, true, LMAX>(A, blockIdx.y);                                        \
+    }                                                                                              \
+    extern "C" __global__ void __launch_bounds__(128, BCONV_RIN_MIN_BLOCKS(C))                     \
+        bconv_multi_rin_c##C##_centered##SFX(const __grid_constant__ BconvMulti M) { RHEA_TL       \
+        bconv_rin_body<C, false, true, LMAX>(M.a[blockIdx.y], 0u);                                 \
+    }                                                                                              \
+    extern "C" __global__ void __launch_bounds__(128, BCONV_RIN_MIN_BLOCKS(C))                     \
         bconv_multi_rin_c##C##_narrow_centered##SFX(const __grid_constant__ BconvMulti M) { RHEA_TL \
-        bconv_rin_body<C, true, true, LMAX>(M.a[blockIdx.y], 0u);                          \
+        bconv_rin_body<C, true, true, LMAX>(M.a[blockIdx.y], 0u);                                  \
     }
 BCONV_RIN_INSTANCE(1, BCONV_RIN_LMAX, )
 BCONV_RIN_INSTANCE(2, BCONV_RIN_LMAX, )
