@@ -51,11 +51,6 @@
 #ifndef NTT_COLS_INV_B
 #define NTT_COLS_INV_B 7
 #endif
-// The lifted column kernel over several rows (ntt_cols_lift_rows) keeps the lifted words in 16
-// more registers: at 9 blocks (56 registers) ptxas spilled 10-17 words, at 8 (64) none.
-#ifndef NTT_COLS_LIFT_B
-#define NTT_COLS_LIFT_B 8
-#endif
 #ifndef NTT_ROWS_FWD_B
 #define NTT_ROWS_FWD_B 8
 #endif
@@ -78,8 +73,7 @@
 
 // Column kernels: ntt_{fwd,inv}_cols_<LOGN>_<LOG1>_<C>, ntt_fwd_colsl[a]_<LOGN>_<LOG1>_<C> with
 // the centred-lift (and lift-and-add) prologue (grouped launches, see NttArgs), the three with
-// FP64 rows ntt_fwd_colsf_*, ntt_fwd_colslf_*, ntt_fwd_colslaf_* (see ntt_f64_row), the lifted
-// kernel over several rows per block ntt_fwd_colslg[f]_* (ntt_cols_lift_rows), and
+// FP64 rows ntt_fwd_colsf_*, ntt_fwd_colslf_*, ntt_fwd_colslaf_* (see ntt_f64_row), and
 // ntt_inv_cols_<LOGN>_<LOG1>_<C>_s with a factor per table folded into N^-1 (NttArgs::pro_w),
 // ntt_inv_colsf_*_s the same with FP64 rows (after ntt_inv_rowsdf_*_o).
 #define NTT_COLS(LOGN, LOG1, C)                                                             \
@@ -90,14 +84,6 @@
     extern "C" __global__ void NTT_BOUNDS(((1 << LOG1) / 8) * C, LOGN, NTT_COLS_FWD_B)      \
         ntt_fwd_colslf_##LOGN##_##LOG1##_##C(NTT_ARGS) { RHEA_TL                     \
         ntt_cols<LOGN, LOG1, C, true, true, false, false, true>(data, tw, primes, a);       \
-    }                                                                                       \
-    extern "C" __global__ void NTT_BOUNDS(((1 << LOG1) / 8) * C, LOGN, NTT_COLS_LIFT_B)     \
-        ntt_fwd_colslg_##LOGN##_##LOG1##_##C(NTT_ARGS) { RHEA_TL                     \
-        ntt_cols_lift_rows<LOGN, LOG1, C, false>(data, tw, primes, a);                      \
-    }                                                                                       \
-    extern "C" __global__ void NTT_BOUNDS(((1 << LOG1) / 8) * C, LOGN, NTT_COLS_LIFT_B)     \
-        ntt_fwd_colslgf_##LOGN##_##LOG1##_##C(NTT_ARGS) { RHEA_TL                    \
-        ntt_cols_lift_rows<LOGN, LOG1, C, true>(data, tw, primes, a);                       \
     }                                                                                       \
     extern "C" __global__ void NTT_BOUNDS(((1 << LOG1) / 8) * C, LOGN, NTT_COLS_FWD_B)      \
         ntt_fwd_colsla_##LOGN##_##LOG1##_##C(NTT_ARGS) { RHEA_TL                     \

@@ -101,7 +101,6 @@ struct NttArgs {
     u32 epoch;        // the stamp of this transform's finished rows
     u32 flag_role;    // 0: none; 1: the first phase, signals its rows; 2: the second, waits on them
     u32 tw_staged;    // 1: the kernels stage their twiddles in shared memory (see NTT_TW_SMEM)
-    u32 col_rows;     // ntt_fwd_colslg[f]_*: rows per block (see ntt_cols_lift_rows); else 0
     u64 tw_f64;       // FP64 rows (see ntt_f64_row): const ulonglong2* [table][N], or 0
     u64 tw3_f64;      // their compact table (as tw3, the pairs of tw_f64) [table][N/8][3]
 };
@@ -1288,102 +1287,6 @@ RHEA_INLINE void ntt_cols(u64* __restrict__ data, const ulonglong2* __restrict__
     if (a.flag_role == 1) {
         __syncthreads();
         if (threadIdx.x == 0) ntt_row_signal(a, row, BPR);
-    }
-}
-
-// The rescale's lifted column kernel over several rows per block (ntt_fwd_colslg[f]_*): block b
-// takes tile b % BPR of rows (b / BPR) * G .. + G below a.rows, G = a.col_rows. The lifted limb
-// is the same for every row of a run, so its words are loaded once (again only where the rows
-// cross into another run) and kept in registers; each row lifts them to its prime, runs its
-// stages as ntt_cols<.., LIFT> does and stores. The block waits on global loads only at its
-// first row, instead of at every row (BENCHMARKS.md §29). The words are ntt_cols's.
-template <int LOGN, int LOGS, int C, bool F64>
-RHEA_INLINE void ntt_cols_lift_rows(u64* __restrict__ data, const ulonglong2* __restrict__ tw_all,
-                                    const NttPrime* __restrict__ primes, const NttArgs& a) {
-    constexpr int LOGN2 = LOGN - LOGS;
-    constexpr u32 BPR = (1u << LOGN2) / C;  // blocks per row
-    static_assert((1u << LOGN2) % C == 0, "columns per block divide N2");
-    __shared__ u64 sm[(1 << LOGS) * C];
-    using PS = NttPasses<LOGS>;
-    constexpr u32 STAGED =
-        PS::COUNT == 1 ? 0u : ((NTT_TW_SMEM & 1) ? (1u << PS::COUNT) - 2u : 0u);
-    constexpr u32 NST = staged_size<LOGS, STAGED>();
-    __shared__ ulonglong2 smtw[NST > 0 ? NST : 1];
-
-    pdl_trigger();
-    const u32 bid = ntt_block_index<NTT_FWD_COLS_REV>();
-    const u32 g = a.col_rows > 0 ? a.col_rows : 1u;
-    const u32 row0 = (bid / BPR) * g;
-    const u32 row_end = min(row0 + g, a.rows);
-    const u32 col0 = (bid % BPR) * C;
-    const u32 c = threadIdx.x % C;
-    const u32 tau = threadIdx.x / C;  // < T: blockDim = T * C (PassIdx relies on it)
-    const ColsSmem<C> at{c};
-    const u64 ql = a.pro_q;
-    u64 t[8];                 // the lifted limb's words of this thread's entries
-    u32 t_group = 0xffffffffu;  // the run they were loaded for
-#pragma unroll 1
-    for (u32 row = row0; row < row_end; ++row) {
-        const NttRow nr = ntt_row(data, a, row, LOGN);
-        const u32 table = nr.table;
-        u64* base = nr.base + col0;
-        TwCtx tc;
-        tc.tw = tw_all + ((u64)table << LOGN);
-        bool f64 = false;
-        if constexpr (F64) {
-            f64 = ntt_f64_row(a, row, table, LOGN);
-            if (f64) tc.tw = reinterpret_cast<const ulonglong2*>(a.tw_f64) + ((u64)table << LOGN);
-        }
-        tc.tw3 = nullptr;
-        tc.cst[0] = tc.cst[1] = tc.cst[2] = make_ulonglong2(0, 0);
-        tc.st = nullptr;
-        // The previous row's passes are done with sm and smtw.
-        if (row != row0) __syncthreads();
-        if (NST > 0 && a.tw_staged) {
-            tc.st = smtw;
-            for (u32 j = threadIdx.x; j < NST; j += blockDim.x) {
-                staged_copy<LOGS, STAGED>(smtw, tc.tw, 1u, j);
-            }
-            cp_async_commit();
-        }
-        const NttPrime pr = load_ntt_prime(primes, table);
-        ulonglong2 w[NTT_PASS_TW];
-        pass_tw_load_of<LOGS, 0, false, false>(tau, 1u, tc, w);
-        if (row == row0) ntt_dep_wait(a, row, threadIdx.x == 0);
-        if (nr.group != t_group) {
-            const u64* src = reinterpret_cast<const u64*>(a.pro_src[nr.group]) + col0 + c;
-            cols_global_load<LOGS, 0, LOGN2>(src, tau, t);
-            t_group = nr.group;
-        }
-        u64 v[8];
-        if constexpr (F64) {
-            if (f64) {
-                const double qlf = __ull2double_rn(ql);
-                double d[8];
-#pragma unroll
-                for (int i = 0; i < 8; ++i) {
-                    d[i] = __dsub_rn(f64_from_word(t[i]), t[i] > (ql >> 1) ? qlf : 0.0);
-                }
-                fwd_passes<LOGS, 0, false, false, false, STAGED>(d, w, sm, at, tau, 1u, tc, pr.q,
-                                                                 pr.two_q);
-#pragma unroll
-                for (int i = 0; i < 8; ++i) v[i] = (u64)__double_as_longlong(d[i]);
-                cols_global_store<LOGS, PS::COUNT - 1, LOGN2>(base + c, tau, v);
-            }
-        }
-        if (!f64) {
-            const u64 s1 = ld_dep(reinterpret_cast<const u64*>(a.pro_moduli) + 4ull * table + 1);
-            const u64 neg = pr.q - ntt_csub(shoup_mul_lazy(ql, 1ull, s1, pr.q), pr.q);
-#pragma unroll
-            for (int i = 0; i < 8; ++i) v[i] = lift_lazy(t[i], ql >> 1, neg, s1, pr.q);
-            fwd_passes<LOGS, 0, false, false, false, STAGED>(v, w, sm, at, tau, 1u, tc, pr.q,
-                                                             pr.two_q);
-            cols_global_store<LOGS, PS::COUNT - 1, LOGN2>(base + c, tau, v);
-        }
-        if (a.flag_role == 1) {
-            __syncthreads();
-            if (threadIdx.x == 0) ntt_row_signal(a, row, BPR);
-        }
     }
 }
 

@@ -359,9 +359,6 @@ struct NttArgs {
     /// 1: the kernels stage their twiddles in shared memory (`NTT_TW_SMEM` in `ntt.cuh`); set
     /// by [`stage_twiddles`] for launches of at most [`TW_STAGED_ROWS`] rows.
     tw_staged: u32,
-    /// Rows per block of the lifted column kernel over several rows (`ntt_fwd_colslg[f]_*`,
-    /// `col_rows` in `ntt.cuh`; see [`DeviceNttTables::set_lifted_rows_per_block`]), else 0.
-    col_rows: u32,
     /// The FP64 twiddle tables' device addresses, or 0: no FP64 rows (`tw_f64`, `tw3_f64` in
     /// `ntt.cuh`; see [`DeviceNttTables::set_fp64_rows`]).
     tw_f64: u64,
@@ -375,24 +372,6 @@ fn fp64_rows_default() -> bool {
     static ON: OnceLock<bool> = OnceLock::new();
     knob_on(&ON, "RHEA_NTT_F64")
 }
-
-/// Rows per block of the rescale's lifted column kernel by default
-/// ([`DeviceNttTables::set_lifted_rows_per_block`]): `RHEA_NTT_LIFT_ROWS` (read once; 1 is the
-/// one-row kernel), else [`LIFT_ROWS_DEFAULT`].
-fn lifted_rows_default() -> u32 {
-    static ROWS: OnceLock<u32> = OnceLock::new();
-    *ROWS.get_or_init(|| {
-        std::env::var("RHEA_NTT_LIFT_ROWS")
-            .ok()
-            .and_then(|v| v.trim().parse::<u32>().ok())
-            .filter(|&g| g >= 1)
-            .unwrap_or(LIFT_ROWS_DEFAULT)
-    })
-}
-
-/// The rows per block of the rescale's lifted column kernel unless set otherwise (see
-/// [`DeviceNttTables::set_lifted_rows_per_block`]).
-pub const LIFT_ROWS_DEFAULT: u32 = 3;
 
 /// Whether the scaled inverse transforms from a source (the ModUp's) run the rows whose prime is
 /// below 2^46 on the FP64 pipe by default: `RHEA_NTT_F64_INV=0` (read once) turns it off for A/B
@@ -607,9 +586,6 @@ pub struct DeviceNttTables {
     /// Whether the scaled inverse from a source runs FP64 rows
     /// ([`DeviceNttTables::set_fp64_inverse`]).
     fp64_inverse: std::sync::atomic::AtomicBool,
-    /// Rows per block of the rescale's lifted column kernel
-    /// ([`DeviceNttTables::set_lifted_rows_per_block`]).
-    lifted_rows: std::sync::atomic::AtomicU32,
 }
 
 impl std::fmt::Debug for DeviceNttTables {
@@ -724,7 +700,6 @@ impl DeviceNttTables {
             inverse_f64,
             fp64_rows: std::sync::atomic::AtomicBool::new(fp64_rows_default()),
             fp64_inverse: std::sync::atomic::AtomicBool::new(fp64_inverse_default()),
-            lifted_rows: std::sync::atomic::AtomicU32::new(lifted_rows_default()),
         })
     }
 
@@ -743,31 +718,6 @@ impl DeviceNttTables {
     /// Whether the epilogue transforms run FP64 rows ([`DeviceNttTables::set_fp64_rows`]).
     pub fn fp64_rows(&self) -> bool {
         self.fp64_rows.load(std::sync::atomic::Ordering::Relaxed)
-    }
-
-    /// Sets how many rows (limbs) one block of the column kernel of
-    /// [`DeviceNttTables::forward_runs_lifted_epilogue`] (the rescale's) transforms: with
-    /// `rows > 1` each block loads its columns of the lifted limb once and lifts them to `rows`
-    /// primes in turn (`ntt_fwd_colslg[f]_*`), with 1 it takes one row as the other column
-    /// kernels do (`ntt_fwd_colsl[f]_*`). Default [`LIFT_ROWS_DEFAULT`], or
-    /// `RHEA_NTT_LIFT_ROWS`. The words are the same either way.
-    ///
-    /// Errors: [`CudaError::InvalidArgument`] for 0 rows.
-    pub fn set_lifted_rows_per_block(&self, rows: u32) -> Result<()> {
-        if rows == 0 {
-            return Err(CudaError::InvalidArgument(
-                "the lifted column kernel needs at least one row per block".into(),
-            ));
-        }
-        self.lifted_rows
-            .store(rows, std::sync::atomic::Ordering::Relaxed);
-        Ok(())
-    }
-
-    /// Rows per block of the rescale's lifted column kernel
-    /// ([`DeviceNttTables::set_lifted_rows_per_block`]).
-    pub fn lifted_rows_per_block(&self) -> u32 {
-        self.lifted_rows.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Sets whether [`DeviceNttTables::inverse_scaled_from`] (the ModUp's inverse transform)
@@ -1426,12 +1376,7 @@ impl DeviceNttTables {
         epi: &[EpilogueRun<'_>],
         w_pairs: &DeviceBuffer,
     ) -> Result<()> {
-        let mut args = self.lifted_args(lift, q_last, moduli, scratch, runs, outs, epi, w_pairs)?;
-        let rows = self.lifted_rows_per_block();
-        if rows > 1 {
-            args.col_rows = rows;
-            return self.launch_epilogue_pair(&args, "colslg", true);
-        }
+        let args = self.lifted_args(lift, q_last, moduli, scratch, runs, outs, epi, w_pairs)?;
         self.launch_epilogue_pair(&args, "colsl", true)
     }
 
@@ -1568,13 +1513,7 @@ impl DeviceNttTables {
             "ntt_fwd_{cols}{f}_{log_n}_{}_{}",
             s.log_n1, s.cols_per_block
         );
-        let (_, mut cfg) =
-            self.phase_config(args.rows, NttDirection::Forward, s, Phase::Cols, false);
-        if args.col_rows > 1 {
-            // ntt_cols_lift_rows: col_rows rows of each tile per block.
-            let tiles = (1u32 << (log_n - s.log_n1)) / s.cols_per_block;
-            cfg.grid_dim.0 = args.rows.div_ceil(args.col_rows) * tiles;
-        }
+        let (_, cfg) = self.phase_config(args.rows, NttDirection::Forward, s, Phase::Cols, false);
         let (first, second, _pair) = self.phase_args(&args)?;
         self.launch(&name, cfg, 0, &first, NttDirection::Forward, None)?;
         if f64_rows {
