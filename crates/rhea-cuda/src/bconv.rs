@@ -1547,6 +1547,17 @@ mod tests {
     }
 
     #[test]
+    fn the_two_part_bound_is_the_kernels() {
+        // fp64::two_part_high, tested at TWO_PART_MAX_LOG2, is the twin of bconv_f64acc_high,
+        // which the kernel takes up to BCONV_F64ACC_MAX_LOG2: the two bounds must be one.
+        let define = format!(
+            "#define BCONV_F64ACC_MAX_LOG2 {}",
+            crate::fp64::TWO_PART_MAX_LOG2
+        );
+        assert!(BCONV.source.contains(&define), "bconv.cu lacks `{define}`");
+    }
+
+    #[test]
     fn modup_plans_skip_the_digits_own_limbs() {
         // |Q| = 6, |P| = 2, digit of limbs 2..4 at level 5: outputs 0, 1, 4 (Q) and 5, 6 (P).
         assert_eq!(
