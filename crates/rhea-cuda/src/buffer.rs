@@ -278,6 +278,53 @@ impl DeviceBuffer {
         Ok(())
     }
 
+    /// A read-only view of the first `words` words, without copying: the buffer of a lower
+    /// level read from a higher-level one (limbs outermost, so a level is a prefix).
+    ///
+    /// The view derefs to a [`DeviceBuffer`] of `words` words that shares this buffer's memory
+    /// and borrows it, so the memory outlives every use of the view.
+    ///
+    /// Errors: [`CudaError::Shape`] if `words` exceeds the buffer's length.
+    pub fn prefix(&self, words: usize) -> Result<PrefixView<'_>> {
+        if words > self.len {
+            return Err(CudaError::Shape(format!(
+                "a prefix of {words} words of a buffer of {} words",
+                self.len
+            )));
+        }
+        let slice = self.slice();
+        // SAFETY: the bitwise copy of the cudarc slice aliases this buffer's allocation and is
+        // never dropped (`PrefixView::drop` forgets it), so it neither frees the memory nor
+        // returns it to the pool; it is reachable only through `&DeviceBuffer` (no mutation,
+        // no move out) for the lifetime `'_` of the borrow of `self`, which keeps the memory
+        // alive and unchanged by safe code.
+        let alias = unsafe { std::ptr::read(slice) };
+        Ok(PrefixView {
+            buf: DeviceBuffer {
+                slice: Some(alias),
+                len: words,
+                device: self.device.clone(),
+            },
+            _borrow: std::marker::PhantomData,
+        })
+    }
+
+    /// Shortens the buffer to its first `words` words, in place (no copy; the memory stays
+    /// allocated until the buffer is dropped): dropping levels of a polynomial without `P`
+    /// limbs.
+    ///
+    /// Errors: [`CudaError::Shape`] if `words` exceeds the buffer's length.
+    pub fn truncate(&mut self, words: usize) -> Result<()> {
+        if words > self.len {
+            return Err(CudaError::Shape(format!(
+                "cannot truncate a buffer of {} words to {words} words",
+                self.len
+            )));
+        }
+        self.len = words;
+        Ok(())
+    }
+
     /// A new buffer with the same contents (device-to-device copy, queued on the stream).
     pub fn try_clone(&self) -> Result<DeviceBuffer> {
         let mut b = DeviceBuffer::alloc(&self.device, self.len)?;
@@ -301,4 +348,35 @@ impl DeviceBuffer {
 
 fn is_oom(e: &drv::DriverError) -> bool {
     e.0 == CUresult::CUDA_ERROR_OUT_OF_MEMORY
+}
+
+/// A read-only prefix of a [`DeviceBuffer`] ([`DeviceBuffer::prefix`]): derefs to a buffer of
+/// the prefix's length that shares the original's memory, borrowed from it.
+pub struct PrefixView<'a> {
+    /// Aliases the original's slice; its slice is forgotten, never dropped.
+    buf: DeviceBuffer,
+    _borrow: std::marker::PhantomData<&'a DeviceBuffer>,
+}
+
+impl Drop for PrefixView<'_> {
+    fn drop(&mut self) {
+        // The alias must neither free the memory nor give it back to the pool: the original
+        // owns it. `buf` then drops with no slice (its device handle is released as usual).
+        if let Some(alias) = self.buf.slice.take() {
+            std::mem::forget(alias);
+        }
+    }
+}
+
+impl std::ops::Deref for PrefixView<'_> {
+    type Target = DeviceBuffer;
+    fn deref(&self) -> &DeviceBuffer {
+        &self.buf
+    }
+}
+
+impl std::fmt::Debug for PrefixView<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("PrefixView").field(&self.buf).finish()
+    }
 }

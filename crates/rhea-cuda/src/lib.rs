@@ -42,7 +42,7 @@ pub mod sample;
 pub mod selftest;
 pub mod timeline;
 
-pub use buffer::DeviceBuffer;
+pub use buffer::{DeviceBuffer, PrefixView};
 pub use device::{DeviceInfo, GpuDevice};
 pub use elementwise::{DeviceModuli, RnsLayout};
 pub use error::{CudaError, Result};

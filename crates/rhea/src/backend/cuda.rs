@@ -46,10 +46,12 @@ impl From<CudaError> for Error {
     }
 }
 
-/// A second operand: the caller's buffer, or a device copy of its first limbs (when it is a
-/// higher-level view of the first operand's limbs).
+/// A second operand: the caller's buffer, a view of its first limbs (a higher-level operand
+/// read at a lower level: limbs outermost, so no copy), or a device copy (a key's `Q_ℓ ∪ P`
+/// limbs, not a prefix).
 enum Operand<'a> {
     Borrowed(&'a DeviceBuffer),
+    View(rhea_cuda::PrefixView<'a>),
     Owned(DeviceBuffer),
 }
 
@@ -58,6 +60,7 @@ impl std::ops::Deref for Operand<'_> {
     fn deref(&self) -> &DeviceBuffer {
         match self {
             Operand::Borrowed(b) => b,
+            Operand::View(v) => v,
             Operand::Owned(b) => b,
         }
     }
@@ -276,16 +279,14 @@ impl GpuRing {
         RnsLayout::new(shape.n, shape.limbs(), 1)
     }
 
-    /// `b` read as a polynomial of `shape`: itself, or a copy of its first `shape.words()` words
-    /// (a higher-level Q-only polynomial viewed at a lower level).
+    /// `b` read as a polynomial of `shape`: itself, or a view of its first `shape.words()` words
+    /// (a higher-level Q-only polynomial read at a lower level, without copying).
     fn operand<'a>(&self, b: &'a DeviceBuffer, shape: &PolyShape) -> Result<Operand<'a>> {
         let words = shape.words();
         if b.len() == words {
             return Ok(Operand::Borrowed(b));
         }
-        let mut c = self.dev.alloc(words)?;
-        DeviceBuffer::copy_region(b, 0, &mut c, 0, words)?;
-        Ok(Operand::Owned(c))
+        Ok(Operand::View(b.prefix(words)?))
     }
 
     /// A new uninitialised buffer of `words` words.

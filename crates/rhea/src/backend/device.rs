@@ -80,6 +80,17 @@ impl Device {
         }
     }
 
+    /// How many times, since the process started, a fused GPU primitive on this device ran as
+    /// its composition of plain primitives instead (0 on the CPU, which always composes). The
+    /// composition gives the same words, only slower; at the presets every evaluation takes the
+    /// fused paths, and the GPU test suite checks that this count stays 0.
+    pub fn fused_fallbacks(&self) -> u64 {
+        match self {
+            Device::Cpu => 0,
+            Device::Cuda(i) => fallbacks().get(*i).copied().unwrap_or(0),
+        }
+    }
+
     /// Waits until every operation queued on the device has finished (a no-op on the CPU, whose
     /// primitives are synchronous). GPU primitives are asynchronous: time them with this.
     pub fn synchronize(&self) -> Result<()> {
@@ -88,6 +99,24 @@ impl Device {
             Device::Cuda(i) => Ok(gpu(*i)?.synchronize()?),
         }
     }
+}
+
+/// The fused-path fallback counts, by GPU index.
+static FALLBACKS: std::sync::Mutex<Vec<u64>> = std::sync::Mutex::new(Vec::new());
+
+fn fallbacks() -> std::sync::MutexGuard<'static, Vec<u64>> {
+    // A panic while holding this lock cannot leave the counts inconsistent: use them anyway.
+    FALLBACKS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Records that a fused primitive on GPU `index` ran as its composition
+/// ([`Device::fused_fallbacks`]).
+pub(crate) fn count_fused_fallback(index: usize) {
+    let mut counts = fallbacks();
+    if counts.len() <= index {
+        counts.resize(index + 1, 0);
+    }
+    counts[index] += 1;
 }
 
 /// The shared device object of GPU `index` (one per process), or a typed error.
@@ -134,6 +163,13 @@ mod tests {
         assert_eq!(Device::Cuda(2).to_string(), "cuda:2");
         assert_eq!(Device::Cpu.name(), "cpu");
         assert_eq!(Device::Cpu.bytes_to_device(), Ok(0));
+        assert_eq!(Device::Cpu.fused_fallbacks(), 0);
+        // The count is per GPU index (an index no machine has, so no other test touches it).
+        let before = Device::Cuda(63).fused_fallbacks();
+        count_fused_fallback(63);
+        count_fused_fallback(63);
+        assert_eq!(Device::Cuda(63).fused_fallbacks(), before + 2);
+        assert_eq!(Device::Cuda(62).fused_fallbacks(), 0);
         assert!(Device::Cpu.synchronize().is_ok());
     }
 }

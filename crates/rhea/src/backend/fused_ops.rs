@@ -20,6 +20,7 @@ use rayon::prelude::*;
 use rhea_math::sampler::Prng;
 
 use super::cuda::{GpuRing, KsTail};
+use super::device::count_fused_fallback;
 use super::ops::check_galois;
 use super::poly::{Form, Poly, Storage};
 use super::{Device, PolyShape, RnsRing};
@@ -108,6 +109,7 @@ impl RnsRing {
                 Poly::cuda(o1, out_shape, Form::Ntt),
             ]);
         }
+        note_fallback(device);
         let mut e0 = self.sample_gaussian_coefficients(device, rng, sigma, shape)?;
         let mut e1 = self.sample_gaussian_coefficients(device, rng, sigma, shape)?;
         self.ntt_forward_many(&mut [&mut v, &mut e0, &mut e1])?;
@@ -226,6 +228,7 @@ impl RnsRing {
                 }
             }
         }
+        note_fallback(a[0].device());
         let d0 = self.mul(a[0], b[0])?;
         let mut d1 = self.mul(a[0], b[1])?;
         self.mul_add_assign(&mut d1, a[1], b[0])?;
@@ -319,6 +322,7 @@ impl RnsRing {
                 ]);
             }
         }
+        note_fallback(first.device());
         let [mut acc0, mut acc1] = self.keyswitch_inner_product(digits, key)?;
         for (acc, x) in [(&mut acc0, inner[0]), (&mut acc1, inner[1])] {
             if let Some(x) = x {
@@ -371,6 +375,7 @@ impl RnsRing {
                 Poly::cuda(o1, out_shape, Form::Ntt),
             ]);
         }
+        note_fallback(first.device());
         let [u0, u1] = self.keyswitch_moddown(digits, key, adds)?;
         let r: [Poly; 2] = self.rescale_many(&[u0, u1])?.try_into().map_err(|_| {
             Error::InvalidInput("keyswitch_moddown_rescale: rescale returned no pair".to_string())
@@ -440,6 +445,7 @@ impl RnsRing {
                 Poly::cuda(o1, out_shape, Form::Ntt),
             ]);
         }
+        note_fallback(d.device());
         let digits = self.mod_up(d)?;
         if rescale {
             self.keyswitch_moddown_rescale(&digits, key, adds)
@@ -530,7 +536,17 @@ impl RnsRing {
                     .collect());
             }
         }
+        note_fallback(first.device());
         parts.par_iter().map(|p| self.rescale(p)).collect()
+    }
+}
+
+/// Counts a fused primitive that runs as its composition although its operands are on a GPU
+/// ([`Device::fused_fallbacks`]); nothing on the CPU, where the composition is the path. A
+/// fused primitive composed of others may count once for itself and once for each of them.
+fn note_fallback(device: Device) {
+    if let Device::Cuda(i) = device {
+        count_fused_fallback(i);
     }
 }
 

@@ -45,7 +45,7 @@ impl RnsRing {
     /// `a` and `b` on one device, in one form, and `b`'s limbs cover `a`'s: either the same
     /// shape, or both without `P` limbs and `b` at a higher level (`b` is then read as a view of
     /// its first `a.q_limbs()` limbs, without copying).
-    fn check_binary(&self, op: &'static str, a: &Poly, b: &Poly) -> Result<()> {
+    pub(crate) fn check_binary(&self, op: &'static str, a: &Poly, b: &Poly) -> Result<()> {
         same_device(op, a, b)?;
         self.check_shape(op, &a.shape)?;
         self.check_shape(op, &b.shape)?;
@@ -629,7 +629,20 @@ impl RnsRing {
     // ---------------------------------------------------------------- basis changes
 
     /// A copy keeping the first `q_limbs` Q limbs (and the `P` limbs, if any): dropping levels.
+    /// Copies only the kept limbs (use [`RnsRing::truncate_q_limbs`] to drop them in place).
     pub fn drop_q_limbs(&self, a: &Poly, q_limbs: usize) -> Result<Poly> {
+        if a.shape.p_limbs == 0 && q_limbs > 0 && q_limbs <= a.shape.q_limbs {
+            if let Storage::Cuda(b) = &a.storage {
+                self.check_shape("drop_limbs", &a.shape)?;
+                let shape = PolyShape::qp(a.shape.n, q_limbs, 0);
+                let copy = b.prefix(shape.words())?.try_clone()?;
+                return Ok(Poly {
+                    storage: Storage::Cuda(copy),
+                    shape,
+                    form: a.form,
+                });
+            }
+        }
         let mut out = a.try_clone()?;
         self.truncate_q_limbs(&mut out, q_limbs)?;
         Ok(out)
@@ -654,6 +667,8 @@ impl RnsRing {
                 v.copy_within(from.., to);
                 v.truncate(target.words());
             }
+            // Without P limbs the kept limbs are a prefix: shorten in place, no copy.
+            Storage::Cuda(b) if a.shape.p_limbs == 0 => b.truncate(to)?,
             Storage::Cuda(b) => {
                 let shape = a.shape;
                 *b = self.cuda(b)?.truncate(&shape, b, q_limbs)?;

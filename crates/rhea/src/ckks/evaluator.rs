@@ -11,6 +11,8 @@ use crate::rlwe::{
     check_degree, check_two_components, clone_polys, EvaluationKeys, GaloisKeys, RelinearizationKey,
 };
 
+mod assign;
+
 /// Two scales are treated as equal when they differ by at most this relative amount (far below
 /// CKKS noise; covers `f64` rounding of scale bookkeeping along different paths).
 const SCALE_TOLERANCE: f64 = 1e-12;
