@@ -1,5 +1,6 @@
 # Sourced by the scripts that run ON THE GPU MACHINE: finds libcuda and libnvrtc and exports
-# LD_LIBRARY_PATH, RHEA_REQUIRE_GPU=1, RHEA_REQUIRE_NVRTC=1 and the kernel cache directory.
+# LD_LIBRARY_PATH and the kernel cache directory. (The GPU tests need no switch: they are
+# #[ignore]d, gpu-run.sh runs them with --include-ignored, and a missing GPU fails them.)
 # Appends what it found to "$OUT/device.txt" when OUT is set.
 # libcuda: the driver's own directory first (read-only mount on these machines).
 LIBS=""
@@ -22,7 +23,6 @@ if [ -z "$NVRTC_DIR" ]; then
 fi
 [ -n "$NVRTC_DIR" ] && LIBS="$LIBS:$NVRTC_DIR"
 export LD_LIBRARY_PATH="${LIBS#:}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export RHEA_REQUIRE_GPU=1 RHEA_REQUIRE_NVRTC=1
 export RHEA_KERNEL_CACHE=${RHEA_KERNEL_CACHE:-/tmp/rhea-kernel-cache}
 {
   echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"

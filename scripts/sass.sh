@@ -13,7 +13,7 @@ fi
 LIBDIR=$(find "$VENV" -name 'libnvrtc.so*' -printf '%h\n' | head -1)
 NVDISASM=$(find "$VENV" -name nvdisasm -type f | head -1)
 chmod +x "$NVDISASM"
-LD_LIBRARY_PATH="$LIBDIR" RHEA_REQUIRE_NVRTC=1 cargo run -q --release -p rhea-cuda --example sass -- "$SRC" "/tmp/$SRC.cubin" >&2
+LD_LIBRARY_PATH="$LIBDIR" cargo run -q --release -p rhea-cuda --example sass -- "$SRC" "/tmp/$SRC.cubin" >&2
 if [ -n "${2:-}" ]; then
   "$NVDISASM" -c -fun "$2" "/tmp/$SRC.cubin" 2>/dev/null || "$NVDISASM" -c "/tmp/$SRC.cubin" | awk -v re="$2" '/\.text\./{p = ($0 ~ re)} p'
 else

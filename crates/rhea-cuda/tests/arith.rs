@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::gpu_or_skip;
+use common::require_gpu;
 use rand::Rng;
 use rhea_cuda::selftest::{run, ArithOp};
 use rhea_math::Modulus;
@@ -26,10 +26,9 @@ fn moduli() -> Vec<Modulus> {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn common_cuh_matches_modulus() {
-    let Some(dev) = gpu_or_skip("common_cuh_matches_modulus") else {
-        return;
-    };
+    let dev = require_gpu("common_cuh_matches_modulus");
     let mut rng = common::rng("common_cuh_matches_modulus");
     for m in moduli() {
         let q = m.value();

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{cubin_has, gpu_or_skip, nvrtc_or_skip, primes, random_rns, rng, time_us};
+use common::{cubin_has, primes, random_rns, require_gpu, require_nvrtc, rng, time_us};
 use rand::Rng;
 use rhea_cuda::automorphism::{self, AUTOMORPHISM};
 use rhea_cuda::{registry, CudaError, RnsLayout};
@@ -12,10 +12,9 @@ use rhea_math::ntt::NttTable;
 use rhea_math::Modulus;
 
 #[test]
+#[ignore = "needs NVRTC (run with --include-ignored; scripts/check-kernels.sh and scripts/gpu-run.sh do)"]
 fn automorphism_kernels_compile() {
-    if !nvrtc_or_skip("automorphism_kernels_compile") {
-        return;
-    }
+    require_nvrtc("automorphism_kernels_compile");
     let cubin = registry::compile(&AUTOMORPHISM, "sm_90").unwrap_or_else(|e| panic!("{e}"));
     for f in ["automorphism_ntt", "automorphism_coeff"] {
         assert!(cubin_has(&cubin, f), "{f} missing from the CUBIN");
@@ -40,10 +39,9 @@ fn coeff_automorphism(a: &[u64], g: u64, q: &Modulus) -> Vec<u64> {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn automorphisms_match_the_ntt() {
-    let Some(dev) = gpu_or_skip("automorphisms_match_the_ntt") else {
-        return;
-    };
+    let dev = require_gpu("automorphisms_match_the_ntt");
     let mut rng = rng("automorphisms_match_the_ntt");
     // (log N, limbs, bits, polys)
     let cases = [
@@ -112,10 +110,9 @@ fn automorphisms_match_the_ntt() {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn automorphism_errors() {
-    let Some(dev) = gpu_or_skip("automorphism_errors") else {
-        return;
-    };
+    let dev = require_gpu("automorphism_errors");
     let n = 64;
     let layout = RnsLayout::new(n, 2, 1);
     let a = dev.alloc(layout.words()).unwrap();
@@ -149,10 +146,9 @@ fn automorphism_errors() {
 /// Times the NTT-domain automorphism of a ciphertext (2 × 30 limbs, N = 2^16) against a
 /// device-to-device copy of the same buffer (printed, not asserted).
 #[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn automorphism_timing_n16() {
-    let Some(dev) = gpu_or_skip("automorphism_timing_n16") else {
-        return;
-    };
+    let dev = require_gpu("automorphism_timing_n16");
     let mut rng = rng("automorphism_timing_n16");
     let (n, limbs, polys) = (1usize << 16, 30, 2);
     let moduli = primes(61, limbs, n);

@@ -1,14 +1,14 @@
 //! Base conversion, ModUp, ModDown and rescale kernels against their `rhea_math::bconv` twins,
 //! word for word, plus the timing of the 30 → 8 conversion at N = 2^16 (printed, not asserted).
 //!
-//! GPU tests print "SKIPPED (no GPU)" without a device unless `RHEA_REQUIRE_GPU=1`; the NVRTC
-//! test skips without libnvrtc unless `RHEA_REQUIRE_NVRTC=1`.
+//! The GPU tests and the NVRTC test are `#[ignore]`d (a machine without them lists them as
+//! ignored); `--include-ignored` runs them, and then a missing GPU or NVRTC is a failure.
 
 mod common;
 
 use common::{
-    assert_words, basis, cubin_has, disjoint_primes, gpu_or_skip, nvrtc_or_skip, per_poly, primes,
-    random_rns, rng, time_us,
+    assert_words, basis, cubin_has, disjoint_primes, per_poly, primes, random_rns, require_gpu,
+    require_nvrtc, rng, time_us,
 };
 use rhea_cuda::bconv::{
     BconvTile, DeviceBaseConverter, DeviceModDown, DeviceModUp, DeviceRescaler, BCONV,
@@ -17,10 +17,9 @@ use rhea_cuda::{registry, CudaError};
 use rhea_math::bconv::{BaseConverter, ModDown, ModUp, Rescaler};
 
 #[test]
+#[ignore = "needs NVRTC (run with --include-ignored; scripts/check-kernels.sh and scripts/gpu-run.sh do)"]
 fn bconv_kernels_compile() {
-    if !nvrtc_or_skip("bconv_kernels_compile") {
-        return;
-    }
+    require_nvrtc("bconv_kernels_compile");
     let cubin = registry::compile(&BCONV, "sm_90").unwrap_or_else(|e| panic!("{e}"));
     for f in [
         "bconv_matmul_j4_c1",
@@ -44,10 +43,9 @@ type ModUpCase = (u32, usize, usize, usize, u32, usize, &'static [usize]);
 type ModDownCase = (u32, usize, usize, u32, usize, &'static [usize]);
 
 #[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn convert_matches_convert_approx() {
-    let Some(dev) = gpu_or_skip("convert_matches_convert_approx") else {
-        return;
-    };
+    let dev = require_gpu("convert_matches_convert_approx");
     let mut rng = rng("convert_matches_convert_approx");
     // (log N, L, K, bits of the source primes, bits of the target primes, polynomials)
     let cases = [
@@ -107,10 +105,9 @@ fn convert_matches_convert_approx() {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn modup_matches_host() {
-    let Some(dev) = gpu_or_skip("modup_matches_host") else {
-        return;
-    };
+    let dev = require_gpu("modup_matches_host");
     let mut rng = rng("modup_matches_host");
     // (log N, |Q|, |P|, dnum, bits, polys, levels)
     let cases: [ModUpCase; 4] = [
@@ -154,10 +151,9 @@ fn modup_matches_host() {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn moddown_matches_host() {
-    let Some(dev) = gpu_or_skip("moddown_matches_host") else {
-        return;
-    };
+    let dev = require_gpu("moddown_matches_host");
     let mut rng = rng("moddown_matches_host");
     // (log N, |Q|, |P|, bits, polys, levels)
     let cases: [ModDownCase; 4] = [
@@ -196,10 +192,9 @@ fn moddown_matches_host() {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn rescale_matches_host() {
-    let Some(dev) = gpu_or_skip("rescale_matches_host") else {
-        return;
-    };
+    let dev = require_gpu("rescale_matches_host");
     let mut rng = rng("rescale_matches_host");
     // (log N, L, bits, polys, levels)
     let cases: [(u32, usize, u32, usize, &[usize]); 4] = [
@@ -233,10 +228,9 @@ fn rescale_matches_host() {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn bad_shapes_are_errors() {
-    let Some(dev) = gpu_or_skip("bad_shapes_are_errors") else {
-        return;
-    };
+    let dev = require_gpu("bad_shapes_are_errors");
     let (from, to) = disjoint_primes(30, 3, 30, 2, DEGREE_MAX);
     let conv = BaseConverter::new(&basis(&from), &basis(&to)).unwrap();
     let d = DeviceBaseConverter::new(&dev, &conv).unwrap();
@@ -261,10 +255,9 @@ fn bad_shapes_are_errors() {
 
 /// Times the base conversion 30 → 8 limbs at N = 2^16 against its memory floor (printed).
 #[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn bconv_timing_n16_30_to_8() {
-    let Some(dev) = gpu_or_skip("bconv_timing_n16_30_to_8") else {
-        return;
-    };
+    let dev = require_gpu("bconv_timing_n16_30_to_8");
     let mut rng = rng("bconv_timing");
     let n = 1 << 16;
     let (l, k) = (30, 8);
@@ -336,10 +329,9 @@ fn bconv_timing_n16_30_to_8() {
 
 /// Times ModUp, ModDown and rescale at N = 2^16 with |Q| = 30, |P| = 8 (printed, not asserted).
 #[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn modswitch_timing_n16() {
-    let Some(dev) = gpu_or_skip("modswitch_timing_n16") else {
-        return;
-    };
+    let dev = require_gpu("modswitch_timing_n16");
     let mut rng = rng("modswitch_timing");
     let n = 1 << 16;
     let (ql, pl, dnum) = (30, 8, 4);

@@ -3,13 +3,13 @@
 //! `ModDown::apply_rounded`), word for word, on random non-zero inputs plus values next to
 //! `±Q/2` (where the `f64` correction is closest to a tie).
 //!
-//! GPU tests print "SKIPPED (no GPU)" without a device unless `RHEA_REQUIRE_GPU=1`; the NVRTC
-//! test skips without libnvrtc unless `RHEA_REQUIRE_NVRTC=1`.
+//! The GPU tests and the NVRTC test are `#[ignore]`d (a machine without them lists them as
+//! ignored); `--include-ignored` runs them, and then a missing GPU or NVRTC is a failure.
 
 mod common;
 
 use common::{
-    assert_words, basis, cubin_has, gpu_or_skip, nvrtc_or_skip, per_poly, primes, random_rns, rng,
+    assert_words, basis, cubin_has, per_poly, primes, random_rns, require_gpu, require_nvrtc, rng,
 };
 use rand::Rng;
 use rhea_cuda::bconv::{BconvTile, DeviceBaseConverter, DeviceModDown, DeviceModUp, BCONV};
@@ -20,10 +20,9 @@ use rhea_math::Modulus;
 const DEGREE_MAX: usize = 1 << 16;
 
 #[test]
+#[ignore = "needs NVRTC (run with --include-ignored; scripts/check-kernels.sh and scripts/gpu-run.sh do)"]
 fn centered_kernels_compile() {
-    if !nvrtc_or_skip("centered_kernels_compile") {
-        return;
-    }
+    require_nvrtc("centered_kernels_compile");
     let cubin = registry::compile(&BCONV, "sm_90").unwrap_or_else(|e| panic!("{e}"));
     for j in [4, 8] {
         for c in [1, 2] {
@@ -69,10 +68,9 @@ fn random_with_half(rng: &mut impl Rng, moduli: &[Modulus], n: usize, polys: usi
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn convert_centered_matches_host() {
-    let Some(dev) = gpu_or_skip("convert_centered_matches_host") else {
-        return;
-    };
+    let dev = require_gpu("convert_centered_matches_host");
     let mut rng = rng("convert_centered_matches_host");
     // (log N, L, K, bits from, bits to, polys)
     let cases = [
@@ -136,10 +134,9 @@ fn convert_centered_matches_host() {
 /// t_i = q_i − 1 or q_i − 2,
 /// the largest sums and corrections, into 61- and 30-bit outputs, both conversions, every tile.
 #[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn largest_sums_match_the_host() {
-    let Some(dev) = gpu_or_skip("largest_sums_match_the_host") else {
-        return;
-    };
+    let dev = require_gpu("largest_sums_match_the_host");
     let n = 1usize << 12;
     // 12 inputs: the usual register-input kernels; 16: the `_l16` ones at their bound
     // (16 × 61-bit sums < 2^65).
@@ -191,10 +188,9 @@ fn largest_sums_match_the_host() {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn modup_centered_matches_host() {
-    let Some(dev) = gpu_or_skip("modup_centered_matches_host") else {
-        return;
-    };
+    let dev = require_gpu("modup_centered_matches_host");
     let mut rng = rng("modup_centered_matches_host");
     // (log N, |Q|, |P|, dnum, bits Q, bits P, polys, levels)
     type Case = (u32, usize, usize, usize, u32, u32, usize, &'static [usize]);
@@ -326,10 +322,9 @@ fn modup_centered_matches_host() {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn moddown_rounded_matches_host() {
-    let Some(dev) = gpu_or_skip("moddown_rounded_matches_host") else {
-        return;
-    };
+    let dev = require_gpu("moddown_rounded_matches_host");
     let mut rng = rng("moddown_rounded_matches_host");
     // (log N, |Q|, |P|, bits Q, bits P, polys, levels)
     type Case = (u32, usize, usize, u32, u32, usize, &'static [usize]);

@@ -5,7 +5,7 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{gpu_or_skip, random_rns};
+use common::{random_rns, require_gpu};
 use rhea_cuda::elementwise::{self as ew, host};
 use rhea_cuda::{CudaError, DeviceBuffer, GpuDevice, RnsLayout};
 use rhea_math::Modulus;
@@ -202,20 +202,18 @@ fn run_case(dev: &Arc<GpuDevice>, c: &Case, seed: &str) {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn elementwise_matches_modulus() {
-    let Some(dev) = gpu_or_skip("elementwise_matches_modulus") else {
-        return;
-    };
+    let dev = require_gpu("elementwise_matches_modulus");
     for (i, c) in CASES.iter().enumerate() {
         run_case(&dev, c, &format!("elementwise case {i}"));
     }
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn a_sub_range_of_moduli_and_many_scalar_limbs() {
-    let Some(dev) = gpu_or_skip("a_sub_range_of_moduli_and_many_scalar_limbs") else {
-        return;
-    };
+    let dev = require_gpu("a_sub_range_of_moduli_and_many_scalar_limbs");
     let mut rng = common::rng("sub-range");
     // 140 limbs: the scalar kernels take two launches (128 + 12 limbs).
     let (degree, limbs, polys) = (64usize, 140usize, 2usize);
@@ -249,10 +247,9 @@ fn a_sub_range_of_moduli_and_many_scalar_limbs() {
 /// buffers, so that every kernel reads what the previous one wrote (read after write) and
 /// overwrites what it read (write after read): the chain must equal the host's.
 #[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn back_to_back_launches_see_each_others_writes() {
-    let Some(dev) = gpu_or_skip("elementwise back_to_back_launches_see_each_others_writes") else {
-        return;
-    };
+    let dev = require_gpu("elementwise back_to_back_launches_see_each_others_writes");
     let (degree, limbs, polys) = (1usize << 16, 8usize, 2usize);
     let mut rng = common::rng("elementwise chain");
     let moduli = common::primes(61, limbs, degree);
@@ -292,10 +289,9 @@ fn back_to_back_launches_see_each_others_writes() {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn evaluation_moves_no_host_bytes() {
-    let Some(dev) = gpu_or_skip("evaluation_moves_no_host_bytes") else {
-        return;
-    };
+    let dev = require_gpu("evaluation_moves_no_host_bytes");
     let moduli = common::primes(61, 4, 1 << 12);
     let layout = RnsLayout::new(1 << 12, 4, 2);
     let mut rng = common::rng("no host bytes");
@@ -325,10 +321,9 @@ fn evaluation_moves_no_host_bytes() {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn shape_errors_are_typed() {
-    let Some(dev) = gpu_or_skip("shape_errors_are_typed") else {
-        return;
-    };
+    let dev = require_gpu("shape_errors_are_typed");
     let moduli = common::primes(61, 2, 16);
     let table = dev.moduli(&moduli).unwrap();
     let layout = RnsLayout::new(16, 2, 2);

@@ -2,11 +2,11 @@
 //! non-zero inputs: the tensor product (distinct operands and squaring) and the key-switching
 //! inner product into one `[2][width][n]` buffer (against the two-buffer launch).
 //!
-//! GPU tests print "SKIPPED (no GPU)" without a device unless `RHEA_REQUIRE_GPU=1`.
+//! The GPU tests are `#[ignore]`d; `--include-ignored` runs them, and then a missing GPU fails.
 
 mod common;
 
-use common::{assert_words, gpu_or_skip, primes, random_rns, rng};
+use common::{assert_words, primes, random_rns, require_gpu, rng};
 use rhea_cuda::{fused, CudaError};
 
 fn mul(a: u64, b: u64, q: u64) -> u64 {
@@ -14,12 +14,11 @@ fn mul(a: u64, b: u64, q: u64) -> u64 {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn tensor_matches_host() {
     for (log_n, bits, limbs) in [(12u32, 61u32, 3usize), (16, 60, 5), (13, 30, 2)] {
         let test = format!("fused tensor 2^{log_n} {bits}-bit x{limbs}");
-        let Some(dev) = gpu_or_skip(&test) else {
-            return;
-        };
+        let dev = require_gpu(&test);
         let n = 1usize << log_n;
         let moduli = primes(bits, limbs, n);
         let table = dev.moduli(&moduli).unwrap();
@@ -80,11 +79,10 @@ fn tensor_matches_host() {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn ks_inner_product_pair_matches_two_buffers() {
     let test = "ks inner product pair";
-    let Some(dev) = gpu_or_skip(test) else {
-        return;
-    };
+    let dev = require_gpu(test);
     let n = 1usize << 13;
     // |Q| = 6 (level 4 active), |P| = 2, 3 digits.
     let moduli = primes(60, 8, n);
@@ -219,13 +217,12 @@ fn ks_inner_product_pair_matches_two_buffers() {
 /// larger buffers, rows with and without the add, against host arithmetic; bad rows and a
 /// factor not below `q` are typed errors.
 #[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn moddown_rows_matches_host() {
     use rand::Rng;
     for (log_n, bits) in [(12u32, 61u32), (16, 50), (13, 30)] {
         let test = format!("fused moddown_rows 2^{log_n} {bits}-bit");
-        let Some(dev) = gpu_or_skip(&test) else {
-            return;
-        };
+        let dev = require_gpu(&test);
         let n = 1usize << log_n;
         let m = primes(bits, 1, n)[0];
         let q = m.value();

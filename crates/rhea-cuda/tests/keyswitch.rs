@@ -2,12 +2,12 @@
 //! for word, plus its timing at N = 2^16, 24 + 7 limbs, dnum 3 against the memory floor
 //! (printed, not asserted).
 //!
-//! GPU tests print "SKIPPED (no GPU)" without a device unless `RHEA_REQUIRE_GPU=1`.
+//! The GPU tests are `#[ignore]`d; `--include-ignored` runs them, and then a missing GPU fails.
 
 mod common;
 
 use common::{
-    assert_words, cubin_has, disjoint_primes, gpu_or_skip, nvrtc_or_skip, random_nonzero, rng,
+    assert_words, cubin_has, disjoint_primes, random_nonzero, require_gpu, require_nvrtc, rng,
     time_us,
 };
 use rand::Rng;
@@ -18,10 +18,9 @@ use rhea_math::Modulus;
 const DEGREE_MAX: usize = 1 << 16;
 
 #[test]
+#[ignore = "needs NVRTC (run with --include-ignored; scripts/check-kernels.sh and scripts/gpu-run.sh do)"]
 fn keyswitch_kernel_compiles() {
-    if !nvrtc_or_skip("keyswitch_kernel_compiles") {
-        return;
-    }
+    require_nvrtc("keyswitch_kernel_compiles");
     let cubin = registry::compile(&KEYSWITCH, "sm_90").unwrap_or_else(|e| panic!("{e}"));
     assert!(cubin_has(&cubin, "keyswitch_inner_product"));
 }
@@ -86,10 +85,9 @@ fn operands(
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn inner_product_matches_host() {
-    let Some(dev) = gpu_or_skip("inner_product_matches_host") else {
-        return;
-    };
+    let dev = require_gpu("inner_product_matches_host");
     let mut rng = rng("inner_product_matches_host");
     // (log N, L, K, bits Q, bits P, dnum (key parts), levels and digit counts)
     type Case = (
@@ -132,10 +130,9 @@ fn inner_product_matches_host() {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn inner_product_bad_shapes_are_errors() {
-    let Some(dev) = gpu_or_skip("inner_product_bad_shapes_are_errors") else {
-        return;
-    };
+    let dev = require_gpu("inner_product_bad_shapes_are_errors");
     let (q, p) = disjoint_primes(30, 3, 30, 1, DEGREE_MAX);
     let ks = DeviceKeySwitch::new(&dev, &q, &p).unwrap();
     let n = 16;
@@ -174,10 +171,9 @@ fn inner_product_bad_shapes_are_errors() {
 /// N = 2^16, L = 24, K = 7, dnum = 3, full level: the inner product against the memory floor
 /// (digits + key read once, output written once; a D2D copy moving the same bytes).
 #[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn inner_product_timing_n16_24_7_dnum3() {
-    let Some(dev) = gpu_or_skip("inner_product_timing_n16_24_7_dnum3") else {
-        return;
-    };
+    let dev = require_gpu("inner_product_timing_n16_24_7_dnum3");
     let mut rng = rng("inner_product_timing");
     let n = 1 << 16;
     let (l, k, dnum) = (24, 7, 3);

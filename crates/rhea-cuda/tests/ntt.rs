@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{gpu_or_skip, nvrtc_or_skip, primes, random_rns, rng};
+use common::{primes, random_rns, require_gpu, require_nvrtc, rng};
 use rhea_cuda::ntt::{
     splits, DeviceNttTables, NttAlgorithm, NttBatch, NttDirection, NttSplit, NTT,
 };
@@ -16,10 +16,9 @@ use rhea_math::ntt::NttTable;
 use rhea_math::Modulus;
 
 #[test]
+#[ignore = "needs NVRTC (run with --include-ignored; scripts/check-kernels.sh and scripts/gpu-run.sh do)"]
 fn ntt_kernels_compile_for_sm90() {
-    if !nvrtc_or_skip("ntt_kernels_compile_for_sm90") {
-        return;
-    }
+    require_nvrtc("ntt_kernels_compile_for_sm90");
     let cubin = registry::compile(&NTT, "sm_90").unwrap_or_else(|e| panic!("{e}"));
     assert!(!cubin.is_empty());
     let ptx = registry::compile(&NTT, "compute_90").unwrap_or_else(|e| panic!("{e}"));
@@ -140,9 +139,7 @@ fn algorithms(log_n: u32) -> Vec<(String, NttAlgorithm)> {
 /// Forward and inverse of every algorithm against the CPU, and the round trip.
 fn check_case(log_n: u32, bits: &[u32], polys: usize) {
     let test = format!("ntt 2^{log_n} {bits:?} x{polys}");
-    let Some(dev) = gpu_or_skip(&test) else {
-        return;
-    };
+    let dev = require_gpu(&test);
     let degree = 1usize << log_n;
     let moduli = moduli_for(bits, degree);
     let tables = host_tables(&moduli, degree);
@@ -176,6 +173,7 @@ fn check_case(log_n: u32, bits: &[u32], polys: usize) {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn ntt_4096() {
     check_case(12, &[30], 1);
     check_case(12, &[50, 60, 61], 2);
@@ -183,23 +181,27 @@ fn ntt_4096() {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn ntt_8192() {
     check_case(13, &[61], 1);
     check_case(13, &[30, 50, 60, 61, 30, 50, 60, 61, 60], 2);
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn ntt_16384() {
     check_case(14, &[60, 61, 50], 3);
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn ntt_32768() {
     check_case(15, &[30, 50, 60], 1);
     check_case(15, &[60, 61, 60, 61, 60, 61, 60, 61], 2);
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn ntt_65536() {
     check_case(16, &[60], 1);
     check_case(16, &[30, 50, 61], 3);
@@ -207,6 +209,7 @@ fn ntt_65536() {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn ntt_131072() {
     check_case(17, &[61, 30, 50], 2);
     check_case(17, &[60, 60, 61, 61, 50, 50, 30, 30], 1);
@@ -217,6 +220,7 @@ fn ntt_131072() {
 /// transforms over the whole batch, and over alternating halves of it, must still equal the CPU's
 /// chain, i.e. every kernel must see all of the previous kernel's writes.
 #[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn back_to_back_transforms_see_each_others_writes() {
     for (log_n, limbs, polys) in [
         (16u32, 32usize, 1usize),
@@ -225,9 +229,7 @@ fn back_to_back_transforms_see_each_others_writes() {
         (12, 9, 2),
     ] {
         let test = format!("ntt chain 2^{log_n} x{limbs} x{polys}");
-        let Some(dev) = gpu_or_skip(&test) else {
-            return;
-        };
+        let dev = require_gpu(&test);
         let degree = 1usize << log_n;
         let bits: Vec<u32> = (0..limbs).map(|i| [61, 50, 40, 60][i % 4]).collect();
         let moduli = moduli_for(&bits, degree);
@@ -275,11 +277,10 @@ fn back_to_back_transforms_see_each_others_writes() {
 /// no host synchronisation, must each equal the CPU (flags of one launch never release another's
 /// rows).
 #[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn row_flags_hold_at_their_limit_and_beyond() {
     let test = "ntt row flags 2^12";
-    let Some(dev) = gpu_or_skip(test) else {
-        return;
-    };
+    let dev = require_gpu(test);
     let degree = 1usize << 12;
     let moduli = moduli_for(&[60], degree);
     let tables = host_tables(&moduli, degree);
@@ -315,11 +316,10 @@ fn row_flags_hold_at_their_limit_and_beyond() {
 /// a flagged pair's two kernels must be adjacent on the device's one stream (the second does not
 /// wait for the kernel before it), which the launch hold guarantees against other threads.
 #[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn row_flags_hold_under_concurrent_threads() {
     let test = "ntt row flags threads";
-    let Some(dev) = gpu_or_skip(test) else {
-        return;
-    };
+    let dev = require_gpu(test);
     let (log_n, limbs) = (14u32, 6usize);
     let degree = 1usize << log_n;
     let moduli = moduli_for(&[60, 50, 40, 60, 61, 30], degree);
@@ -353,10 +353,9 @@ fn row_flags_hold_under_concurrent_threads() {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn naive_serves_small_degrees() {
-    let Some(dev) = gpu_or_skip("naive_serves_small_degrees") else {
-        return;
-    };
+    let dev = require_gpu("naive_serves_small_degrees");
     let mut r = rng("naive_serves_small_degrees");
     for log_n in [1u32, 2, 3, 5, 8, 11] {
         let degree = 1usize << log_n;
@@ -384,11 +383,10 @@ fn naive_serves_small_degrees() {
 /// The NTT benchmark runs end to end on a small case, with its arithmetic-floor row (the
 /// butterflies alone in registers), which must be faster than the whole transform.
 #[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn ntt_bench_reports_the_arithmetic_floor() {
     use rhea_cuda::ntt::{bench_ntt, NttBenchCase, NttBenchOptions};
-    let Some(dev) = gpu_or_skip("ntt_bench_reports_the_arithmetic_floor") else {
-        return;
-    };
+    let dev = require_gpu("ntt_bench_reports_the_arithmetic_floor");
     let opts = NttBenchOptions {
         cases: vec![NttBenchCase {
             name: "small".into(),
@@ -430,10 +428,9 @@ fn ntt_bench_reports_the_arithmetic_floor() {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn limb_ranges_touch_only_their_limbs() {
-    let Some(dev) = gpu_or_skip("limb_ranges_touch_only_their_limbs") else {
-        return;
-    };
+    let dev = require_gpu("limb_ranges_touch_only_their_limbs");
     let mut r = rng("limb_ranges_touch_only_their_limbs");
     for log_n in [12u32, 16] {
         let degree = 1usize << log_n;
@@ -479,10 +476,9 @@ fn limb_ranges_touch_only_their_limbs() {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn bad_batches_are_errors() {
-    let Some(dev) = gpu_or_skip("bad_batches_are_errors") else {
-        return;
-    };
+    let dev = require_gpu("bad_batches_are_errors");
     let degree = 1 << 12;
     let moduli = moduli_for(&[50, 60, 61], degree);
     let tables = host_tables(&moduli, degree);
@@ -555,6 +551,7 @@ fn cpu_run(
 /// limb index (the ModUp and ModDown shapes), both directions, bit for bit against the CPU; the
 /// limbs outside the runs are untouched.
 #[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn grouped_runs_match_the_cpu() {
     use rhea_cuda::ntt::NttRun;
     for (log_n, bits) in [
@@ -563,9 +560,7 @@ fn grouped_runs_match_the_cpu() {
         (17, vec![50, 61, 30, 60]),
     ] {
         let test = format!("grouped runs 2^{log_n}");
-        let Some(dev) = gpu_or_skip(&test) else {
-            return;
-        };
+        let dev = require_gpu(&test);
         let degree = 1usize << log_n;
         let moduli = moduli_for(&bits, degree);
         let tables = host_tables(&moduli, degree);
@@ -669,6 +664,7 @@ fn grouped_runs_match_the_cpu() {
 /// The fused forward epilogue `[c +] (x − NTT(run)) · w`, with and without `c`, against the CPU
 /// composition, at N = 2^13, 2^16 and 2^17.
 #[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn forward_epilogue_matches_the_cpu() {
     use rhea_cuda::ntt::{EpilogueRun, NttRun};
     for (log_n, bits) in [
@@ -678,9 +674,7 @@ fn forward_epilogue_matches_the_cpu() {
         (16, vec![40, 46, 30, 46, 40]),
     ] {
         let test = format!("ntt epilogue 2^{log_n} {bits:?}");
-        let Some(dev) = gpu_or_skip(&test) else {
-            return;
-        };
+        let dev = require_gpu(&test);
         let degree = 1usize << log_n;
         let n = degree;
         let moduli = moduli_for(&bits, degree);
@@ -913,6 +907,7 @@ fn forward_epilogue_matches_the_cpu() {
 /// rows, `ntt_fwd_rowse{d,f}_*_p`), the second with an addend, in a deep-preset-like prime mix
 /// (a 60-bit first prime, 40-bit others) and with 46-bit primes, FP64 rows off and on.
 #[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn paired_epilogue_rows_match_the_cpu() {
     use rand::Rng;
     use rhea_cuda::ntt::{EpilogueRun, NttRun};
@@ -921,9 +916,7 @@ fn paired_epilogue_rows_match_the_cpu() {
         (15, vec![46, 46, 40, 60, 46]),
     ] {
         let test = format!("ntt paired epilogue 2^{log_n}");
-        let Some(dev) = gpu_or_skip(&test) else {
-            return;
-        };
+        let dev = require_gpu(&test);
         let n = 1usize << log_n;
         let moduli = moduli_for(&bits, n);
         let tables = host_tables(&moduli, n);
@@ -1070,6 +1063,7 @@ fn lifted_limbs(r: &mut impl rand::Rng, q_last: Modulus, n: usize) -> Vec<u64> {
 /// every N = 2^12 … 2^17 (each default shape's `ntt_fwd_colsl_*`), with `q_last` above, below and
 /// between the other primes; the lifted limbs include the boundary words around `q_last / 2`.
 #[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn lifted_epilogue_matches_the_cpu() {
     use rand::Rng;
     use rhea_cuda::ntt::{EpilogueRun, LiftRun, NttRun};
@@ -1077,9 +1071,7 @@ fn lifted_epilogue_matches_the_cpu() {
     // The last prime of each list is q_last.
     for (log_n, bits) in lift_cases() {
         let test = format!("ntt lifted epilogue 2^{log_n}");
-        let Some(dev) = gpu_or_skip(&test) else {
-            return;
-        };
+        let dev = require_gpu(&test);
         let n = 1usize << log_n;
         let moduli = moduli_for(&bits, n);
         let tables = host_tables(&moduli, n);
@@ -1256,6 +1248,7 @@ fn lifted_epilogue_matches_the_cpu() {
 /// with the FP64 rows off and on, at every N = 2^12 … 2^17 with 3 to 24 pairs of rows (the deep
 /// preset's shape among them); the lifted limbs with the lift's boundary words.
 #[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn paired_lifted_epilogue_matches_the_cpu() {
     use rand::Rng;
     use rhea_cuda::ntt::{EpilogueRun, LiftRun, NttRun};
@@ -1271,9 +1264,7 @@ fn paired_lifted_epilogue_matches_the_cpu() {
         (17, vec![60, 40, 40, 40, 40, 40, 40, 40, 40, 40]),
     ] {
         let test = format!("ntt paired lifted epilogue 2^{log_n}, {} limbs", bits.len());
-        let Some(dev) = gpu_or_skip(&test) else {
-            return;
-        };
+        let dev = require_gpu(&test);
         let n = 1usize << log_n;
         let moduli = moduli_for(&bits, n);
         let tables = host_tables(&moduli, n);
@@ -1362,15 +1353,14 @@ fn paired_lifted_epilogue_matches_the_cpu() {
 /// N = 2^12 … 2^17, the runs' own contents random (they are read now), the lifted limbs with
 /// the lift's boundary words; plus the typed error for a short factor table.
 #[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn lift_add_epilogue_matches_the_cpu() {
     use rand::Rng;
     use rhea_cuda::ntt::{EpilogueRun, LiftAddFactors, LiftRun, NttRun};
     use rhea_cuda::DeviceModuli;
     for (log_n, bits) in lift_cases() {
         let test = format!("ntt lift-add epilogue 2^{log_n}");
-        let Some(dev) = gpu_or_skip(&test) else {
-            return;
-        };
+        let dev = require_gpu(&test);
         let n = 1usize << log_n;
         let moduli = moduli_for(&bits, n);
         let tables = host_tables(&moduli, n);
@@ -1523,12 +1513,11 @@ fn lift_add_epilogue_matches_the_cpu() {
 /// forward values approach their bound 6q (just below 2^64) and the Shoup quotient's dropped
 /// partial product is largest; every algorithm, forward and inverse, against the CPU.
 #[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn extreme_inputs_on_61_bit_primes_match_the_cpu() {
     for log_n in [12u32, 16, 17] {
         let test = format!("ntt extreme inputs 2^{log_n}");
-        let Some(dev) = gpu_or_skip(&test) else {
-            return;
-        };
+        let dev = require_gpu(&test);
         let degree = 1usize << log_n;
         let moduli = primes(61, 3, degree);
         assert!(moduli
@@ -1572,6 +1561,7 @@ fn extreme_inputs_on_61_bit_primes_match_the_cpu() {
 /// grouped runs over two buffers; the grouped inverse with per-run sources (unscaled) beside it;
 /// short factor lists, mismatched buffers and bad sources are typed errors.
 #[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn scaled_inverse_matches_the_cpu() {
     use rhea_cuda::ntt::NttRun;
     for (log_n, bits, polys) in [
@@ -1580,9 +1570,7 @@ fn scaled_inverse_matches_the_cpu() {
         (17, vec![40, 61, 50], 2),
     ] {
         let test = format!("scaled inverse 2^{log_n}");
-        let Some(dev) = gpu_or_skip(&test) else {
-            return;
-        };
+        let dev = require_gpu(&test);
         let n = 1usize << log_n;
         let moduli = moduli_for(&bits, n);
         let tables = host_tables(&moduli, n);

@@ -5,13 +5,13 @@
 //! others, a digit of one limb), full and lower levels, 60- and 30-bit primes. The converted
 //! buffers' own limbs hold random words that must not be read. Bad arguments are typed errors.
 //!
-//! GPU tests print "SKIPPED (no GPU)" without a device unless `RHEA_REQUIRE_GPU=1`.
+//! The GPU tests are `#[ignore]`d; `--include-ignored` runs them, and then a missing GPU fails.
 
 mod common;
 
 use std::ops::Range;
 
-use common::{assert_words, gpu_or_skip, primes, random_rns, rng};
+use common::{assert_words, primes, random_rns, require_gpu, rng};
 use rhea_cuda::ntt::{DeviceNttTables, NttRun};
 use rhea_cuda::ntt_keyswitch::KsDigit;
 use rhea_cuda::CudaError;
@@ -49,9 +49,7 @@ fn run_case(c: &Case) {
         "fused ModUp rows + inner product 2^{} {}-bit |Q|={} |P|={} level {} alpha {}",
         c.log_n, c.bits, c.q_full, c.pl, c.level, c.alpha
     );
-    let Some(dev) = gpu_or_skip(&test) else {
-        return;
-    };
+    let dev = require_gpu(&test);
     let n = 1usize << c.log_n;
     let full = c.q_full + c.pl;
     let moduli: Vec<Modulus> = primes(c.bits, full, n);
@@ -154,6 +152,7 @@ fn run_case(c: &Case) {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn fused_rows_and_inner_product_match_the_host() {
     let cases = [
         // The deep preset's shape at its top level: 3 digits of 9, 9 and 7 limbs.
@@ -230,11 +229,10 @@ fn fused_rows_and_inner_product_match_the_host() {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn bad_arguments_are_typed_errors() {
     let test = "fused ModUp rows + inner product errors";
-    let Some(dev) = gpu_or_skip(test) else {
-        return;
-    };
+    let dev = require_gpu(test);
     let n = 1usize << 12;
     let (q_full, pl) = (4usize, 2usize);
     let moduli = primes(60, q_full + pl, n);

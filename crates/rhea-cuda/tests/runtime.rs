@@ -5,7 +5,7 @@ mod common;
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use common::gpu_or_skip;
+use common::require_gpu;
 use rhea_cuda::registry::{self, cache_key, compile_options, KernelSource};
 use rhea_cuda::{CudaError, DeviceBuffer, GpuDevice};
 
@@ -96,11 +96,10 @@ fn every_kernel_source_is_listed_once() {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn device_properties() {
     let _pool = pool_lock();
-    let Some(dev) = gpu_or_skip("device_properties") else {
-        return;
-    };
+    let dev = require_gpu("device_properties");
     println!("{:?}", dev.info());
     assert!(!dev.name().is_empty());
     let (major, _) = dev.compute_capability();
@@ -120,11 +119,10 @@ fn device_properties() {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn upload_download_and_counters() {
     let _pool = pool_lock();
-    let Some(dev) = gpu_or_skip("upload_download_and_counters") else {
-        return;
-    };
+    let dev = require_gpu("upload_download_and_counters");
     let mut rng = common::rng("upload_download_and_counters");
     let data = common::random_nonzero(&mut rng, u64::MAX, 10_001);
     let before_d = dev.bytes_to_device();
@@ -189,11 +187,10 @@ fn upload_download_and_counters() {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn pool_reuses_exact_bins_and_trims() {
     let _pool = pool_lock();
-    let Some(dev) = gpu_or_skip("pool_reuses_exact_bins_and_trims") else {
-        return;
-    };
+    let dev = require_gpu("pool_reuses_exact_bins_and_trims");
     // A size no other test uses, so concurrent tests cannot take this bin.
     let words = 12_345 * 7;
     let b = dev.alloc(words).unwrap();
@@ -213,11 +210,10 @@ fn pool_reuses_exact_bins_and_trims() {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn out_of_memory_is_typed() {
     let _pool = pool_lock();
-    let Some(dev) = gpu_or_skip("out_of_memory_is_typed") else {
-        return;
-    };
+    let dev = require_gpu("out_of_memory_is_typed");
     let words = dev.total_memory() / 8 * 2;
     match dev.alloc(words) {
         Err(CudaError::OutOfMemory {
@@ -233,11 +229,10 @@ fn out_of_memory_is_typed() {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn concurrent_use_from_threads() {
     let _pool = pool_lock();
-    let Some(dev) = gpu_or_skip("concurrent_use_from_threads") else {
-        return;
-    };
+    let dev = require_gpu("concurrent_use_from_threads");
     std::thread::scope(|s| {
         for t in 0..4u64 {
             let dev = dev.clone();

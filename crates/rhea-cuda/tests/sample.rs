@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{cubin_has, gpu_or_skip, nvrtc_or_skip, primes, rng, time_us};
+use common::{cubin_has, primes, require_gpu, require_nvrtc, rng, time_us};
 use rand::Rng;
 use rhea_cuda::sample::{self, SAMPLE};
 use rhea_cuda::CudaError;
@@ -13,10 +13,9 @@ use rhea_math::sampler::{
 };
 
 #[test]
+#[ignore = "needs NVRTC (run with --include-ignored; scripts/check-kernels.sh and scripts/gpu-run.sh do)"]
 fn sample_kernels_compile() {
-    if !nvrtc_or_skip("sample_kernels_compile") {
-        return;
-    }
+    require_nvrtc("sample_kernels_compile");
     let cubin = registry::compile(&SAMPLE, "sm_90").unwrap_or_else(|e| panic!("{e}"));
     for f in ["sample_uniform", "sample_ternary", "sample_gaussian"] {
         assert!(cubin_has(&cubin, f), "{f} missing from the CUBIN");
@@ -43,10 +42,9 @@ fn host_ternary_is_the_stream_sampler() {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn uniform_matches_uniform_poly_from_seed() {
-    let Some(dev) = gpu_or_skip("uniform_matches_uniform_poly_from_seed") else {
-        return;
-    };
+    let dev = require_gpu("uniform_matches_uniform_poly_from_seed");
     let mut r = rng("uniform_matches_uniform_poly_from_seed");
     // (N, limbs, bits, polys, stream, first modulus)
     let cases = [
@@ -93,10 +91,9 @@ fn uniform_matches_uniform_poly_from_seed() {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn ternary_matches_host() {
-    let Some(dev) = gpu_or_skip("ternary_matches_host") else {
-        return;
-    };
+    let dev = require_gpu("ternary_matches_host");
     let mut r = rng("ternary_matches_host");
     // (N, limbs, bits, polys, stream)
     let cases = [
@@ -140,10 +137,9 @@ fn ternary_matches_host() {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn gaussian_matches_host() {
-    let Some(dev) = gpu_or_skip("gaussian_matches_host") else {
-        return;
-    };
+    let dev = require_gpu("gaussian_matches_host");
     let mut r = rng("gaussian_matches_host");
     // (N, limbs, bits, polys, stream, first modulus, sigma, bound)
     let cases = [
@@ -227,10 +223,9 @@ fn gaussian_matches_host() {
 /// Times the regeneration of a 30-limb uniform polynomial, a ternary and a Gaussian one at N = 2^16
 /// (printed, not asserted).
 #[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn sample_timing_n16() {
-    let Some(dev) = gpu_or_skip("sample_timing_n16") else {
-        return;
-    };
+    let dev = require_gpu("sample_timing_n16");
     let (n, limbs) = (1usize << 16, 30);
     let moduli = primes(61, limbs, n);
     let dmod = dev.moduli(&moduli).unwrap();

@@ -7,16 +7,15 @@ mod common;
 
 use std::collections::HashMap;
 
-use common::{gpu_or_skip, primes, random_rns, rng};
+use common::{primes, random_rns, require_gpu, rng};
 use rhea_cuda::elementwise::{self as ew, DeviceModuli, RnsLayout};
 use rhea_cuda::ntt::DeviceNttTables;
 use rhea_cuda::timeline::take_timeline;
 
 #[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn the_timeline_records_every_block_when_compiled_in() {
-    let Some(dev) = gpu_or_skip("timeline") else {
-        return;
-    };
+    let dev = require_gpu("timeline");
     let compiled_in =
         std::env::var("RHEA_NVRTC_DEFINES").is_ok_and(|d| d.contains("KERNEL_TIMELINE"));
     let n = 1usize << 14;

@@ -9,8 +9,9 @@
 //! - [`ckks`]: the CKKS scheme (encoder, encryptor, decryptor, evaluator).
 //! - [`bgv`]: the BGV scheme, on the same RLWE core.
 //!
-//! Start with the quick start (`cargo run --release -p rhea --example quickstart`) or the
-//! example in [`ckks`].
+//! Start with the quick start (`cargo run --release -p rhea --example quickstart`), the example
+//! in [`ckks`], or the user guide (`docs/guide.md` in the repository: parameters, keys,
+//! encoding, evaluation, rotations, serialisation, the GPU and errors, with runnable examples).
 
 pub mod backend;
 pub mod bgv;
@@ -21,5 +22,10 @@ pub mod rlwe;
 pub mod serial;
 
 pub use backend::Device;
+
+/// The user guide, `docs/guide.md`: its code blocks run as doctests (`cargo test -p rhea --doc`).
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/guide.md")]
+pub struct GuideDoctests;
 pub use error::{Error, Result};
 pub use rhea_math as math;

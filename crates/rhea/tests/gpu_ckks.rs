@@ -2,8 +2,9 @@
 //! the same seeds, gives the same ciphertext words for every operation, decrypts correctly, and
 //! moves no byte between host and device during evaluation.
 //!
-//! Without a GPU every test prints `SKIPPED (no GPU): <test>` and passes; with
-//! `RHEA_REQUIRE_GPU=1` a missing GPU is a failure.
+//! Every test is `#[ignore]`d, so a machine without a GPU lists them as ignored, never as
+//! passed; `cargo test -- --include-ignored` (what `scripts/gpu-run.sh` runs) runs them, and then
+//! a missing GPU is a failure.
 
 use std::time::Instant;
 
@@ -22,20 +23,19 @@ const GPU: Device = Device::Cuda(0);
 /// per device, so a test that checks them must not see another test's uploads.
 static GPU_LOCK: Mutex<()> = Mutex::new(());
 
-/// GPU 0, held exclusively for the test while the guard lives; `None` (with the skip line) when
-/// there is no usable GPU (panics under `RHEA_REQUIRE_GPU=1`).
-fn gpu_or_skip(test: &str) -> Option<MutexGuard<'static, ()>> {
-    match GPU.check_supported() {
-        // A test that panicked while holding the lock leaves nothing inconsistent behind.
-        Ok(()) => Some(GPU_LOCK.lock().unwrap_or_else(|e| e.into_inner())),
-        Err(e) if std::env::var("RHEA_REQUIRE_GPU").is_ok_and(|v| v == "1") => {
-            panic!("{test}: RHEA_REQUIRE_GPU=1 but no GPU: {e}")
-        }
-        Err(e) => {
-            println!("SKIPPED (no GPU): {test} ({e})");
-            None
-        }
+/// GPU 0, held exclusively for the test while the guard lives, for a test marked
+/// `#[ignore = "needs a CUDA GPU ..."]` (run with `--include-ignored`, as `scripts/gpu-run.sh`
+/// does): a missing GPU is a failure.
+#[track_caller]
+fn require_gpu(test: &str) -> MutexGuard<'static, ()> {
+    if let Err(e) = GPU.check_supported() {
+        panic!(
+            "{test}: needs a CUDA GPU, and none is usable ({e}); GPU tests are #[ignore]d: run \
+             them on a GPU machine (scripts/gpu-run.sh), or leave out --include-ignored"
+        );
     }
+    // A test that panicked while holding the lock leaves nothing inconsistent behind.
+    GPU_LOCK.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Seeded keys, an encoder, evaluators (auto-rescale and manual) on one device.
@@ -247,9 +247,7 @@ fn program(k: &Keys) -> Vec<Named> {
 /// Runs [`program`] on the CPU and the GPU and compares every ciphertext word for word; checks
 /// that the GPU results decrypt to the expected values.
 fn compare(test: &str, lit: CkksParametersLiteral, tolerance: f64) {
-    let Some(_gpu) = gpu_or_skip(test) else {
-        return;
-    };
+    let _gpu = require_gpu(test);
     let params = lit.build().unwrap();
     let steps = [1i64, 2, -3];
     let cpu = Keys::new(&params, Device::Cpu, &steps);
@@ -285,6 +283,7 @@ fn compare(test: &str, lit: CkksParametersLiteral, tolerance: f64) {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn gpu_ckks_ops_match_cpu_n13_levels10() {
     compare(
         "gpu_ckks_ops_match_cpu_n13_levels10",
@@ -294,6 +293,7 @@ fn gpu_ckks_ops_match_cpu_n13_levels10() {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn gpu_ckks_ops_match_cpu_n13_levels2() {
     compare(
         "gpu_ckks_ops_match_cpu_n13_levels2",
@@ -304,10 +304,9 @@ fn gpu_ckks_ops_match_cpu_n13_levels2() {
 
 /// The key generation itself is bit-identical: every key word agrees.
 #[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn gpu_ckks_keys_match_cpu() {
-    let Some(_gpu) = gpu_or_skip("gpu_ckks_keys_match_cpu") else {
-        return;
-    };
+    let _gpu = require_gpu("gpu_ckks_keys_match_cpu");
     let params = CkksParametersLiteral::n13_logqp200_levels2()
         .build()
         .unwrap();
@@ -334,11 +333,10 @@ fn gpu_ckks_keys_match_cpu() {
 /// A long evaluation (10 × mul + relinearize + rescale, rotate, add, constants) moves no byte
 /// between host and device, and equals the CPU's words.
 #[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn gpu_ckks_long_evaluation_moves_no_bytes() {
     let test = "gpu_ckks_long_evaluation_moves_no_bytes";
-    let Some(_gpu) = gpu_or_skip(test) else {
-        return;
-    };
+    let _gpu = require_gpu(test);
     let params = CkksParametersLiteral::test_n13_levels10_insecure()
         .build()
         .unwrap();
@@ -390,10 +388,9 @@ fn gpu_ckks_long_evaluation_moves_no_bytes() {
 /// encryption, mul + relinearize + rescale, rotation, hoisted rotations, bit for bit against the
 /// CPU.
 #[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn gpu_ckks_n16_matches_cpu() {
-    let Some(_gpu) = gpu_or_skip("gpu_ckks_n16_matches_cpu") else {
-        return;
-    };
+    let _gpu = require_gpu("gpu_ckks_n16_matches_cpu");
     for (name, literal) in [
         (
             "n16_logqp1440_levels24",
@@ -454,10 +451,9 @@ fn n16_case(test: &str, params: &rhea::params::CkksParameters) {
 
 /// Mixing devices is a typed error, not a panic.
 #[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn gpu_ckks_mixing_devices_is_an_error() {
-    let Some(_gpu) = gpu_or_skip("gpu_ckks_mixing_devices_is_an_error") else {
-        return;
-    };
+    let _gpu = require_gpu("gpu_ckks_mixing_devices_is_an_error");
     let params = CkksParametersLiteral::n13_logqp200_levels2()
         .build()
         .unwrap();
@@ -474,13 +470,12 @@ fn gpu_ckks_mixing_devices_is_an_error() {
 }
 
 /// Medians (after warm-up) of the main operations at N = 2^16 on the GPU. Prints, asserts
-/// nothing about speed. `cargo test --release -p rhea --test gpu_ckks -- --ignored --nocapture`.
+/// nothing about speed. `cargo test --release -p rhea --test gpu_ckks -- --ignored --nocapture
+/// gpu_ckks_timings_n16`.
 #[test]
-#[ignore]
+#[ignore = "needs a CUDA GPU; prints timings at N = 2^16 (scripts/gpu-run.sh skips it)"]
 fn gpu_ckks_timings_n16() {
-    let Some(_gpu) = gpu_or_skip("gpu_ckks_timings_n16") else {
-        return;
-    };
+    let _gpu = require_gpu("gpu_ckks_timings_n16");
     let params = CkksParametersLiteral::n16_logqp1440_levels24()
         .build()
         .unwrap();

@@ -3,8 +3,9 @@
 //! same bytes as on the CPU, and keys and seeded encryptions generated on the GPU serialise to
 //! the bytes of the CPU ones, in every compression mode, for CKKS and BGV.
 //!
-//! Without a GPU every test prints `SKIPPED (no GPU): <test>` and passes; with
-//! `RHEA_REQUIRE_GPU=1` a missing GPU is a failure.
+//! Every test is `#[ignore]`d, so a machine without a GPU lists them as ignored, never as
+//! passed; `cargo test -- --include-ignored` (what `scripts/gpu-run.sh` runs) runs them, and then
+//! a missing GPU is a failure.
 
 mod serial_common;
 
@@ -17,16 +18,15 @@ use serial_common::*;
 
 const GPU: Device = Device::Cuda(0);
 
-fn gpu_or_skip(test: &str) -> bool {
-    match GPU.check_supported() {
-        Ok(()) => true,
-        Err(e) if std::env::var("RHEA_REQUIRE_GPU").is_ok_and(|v| v == "1") => {
-            panic!("{test}: RHEA_REQUIRE_GPU=1 but no GPU: {e}")
-        }
-        Err(e) => {
-            println!("SKIPPED (no GPU): {test} ({e})");
-            false
-        }
+/// Checks that GPU 0 is usable, for a test marked `#[ignore = "needs a CUDA GPU ..."]` (run
+/// with `--include-ignored`, as `scripts/gpu-run.sh` does): a missing GPU is a failure.
+#[track_caller]
+fn require_gpu(test: &str) {
+    if let Err(e) = GPU.check_supported() {
+        panic!(
+            "{test}: needs a CUDA GPU, and none is usable ({e}); GPU tests are #[ignore]d: run \
+             them on a GPU machine (scripts/gpu-run.sh), or leave out --include-ignored"
+        );
     }
 }
 
@@ -39,10 +39,9 @@ fn through_gpu<T: Serializable>(cpu: &Codec, gpu: &Codec, obj: &T, c: Compressio
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn ckks_objects_load_onto_the_gpu_bit_exactly() {
-    if !gpu_or_skip("ckks_objects_load_onto_the_gpu_bit_exactly") {
-        return;
-    }
+    require_gpu("ckks_objects_load_onto_the_gpu_bit_exactly");
     for (name, params) in ckks_sets() {
         let f = ckks_fixture(&params, 13);
         let cpu = &f.codec;
@@ -122,10 +121,9 @@ fn ckks_objects_load_onto_the_gpu_bit_exactly() {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn bgv_objects_load_onto_the_gpu_bit_exactly() {
-    if !gpu_or_skip("bgv_objects_load_onto_the_gpu_bit_exactly") {
-        return;
-    }
+    require_gpu("bgv_objects_load_onto_the_gpu_bit_exactly");
     let params = BgvParametersLiteral::test_n12_levels5_insecure()
         .build()
         .unwrap();

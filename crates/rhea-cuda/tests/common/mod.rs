@@ -9,36 +9,30 @@ use rhea_cuda::{registry, GpuDevice};
 use rhea_math::basis::Basis;
 use rhea_math::Modulus;
 
-/// Whether the environment demands a GPU (`RHEA_REQUIRE_GPU=1`).
-pub fn gpu_required() -> bool {
-    std::env::var("RHEA_REQUIRE_GPU").is_ok_and(|v| v == "1")
-}
-
-/// Device 0, or `None` after printing "SKIPPED (no GPU): <test>"; panics instead when
-/// `RHEA_REQUIRE_GPU=1`.
-pub fn gpu_or_skip(test: &str) -> Option<Arc<GpuDevice>> {
+/// Device 0, for a test marked `#[ignore = "needs a CUDA GPU ..."]`: such a test runs only when
+/// asked for (`--include-ignored`, as `scripts/gpu-run.sh` does), so a missing GPU is a failure
+/// here, never a silent pass.
+#[track_caller]
+pub fn require_gpu(test: &str) -> Arc<GpuDevice> {
     match GpuDevice::new(0) {
-        Ok(dev) => Some(dev),
-        Err(e) if gpu_required() => panic!("{test}: RHEA_REQUIRE_GPU=1 but no GPU: {e}"),
-        Err(e) => {
-            println!("SKIPPED (no GPU): {test} ({e})");
-            None
-        }
+        Ok(dev) => dev,
+        Err(e) => panic!(
+            "{test}: needs a CUDA GPU, and none is usable ({e}); GPU tests are #[ignore]d: run \
+             them on a GPU machine (scripts/gpu-run.sh), or leave out --include-ignored"
+        ),
     }
 }
 
-/// Whether NVRTC is available, or `false` after printing "SKIPPED (no NVRTC): <test>"; panics
-/// instead when `RHEA_REQUIRE_NVRTC=1`.
-pub fn nvrtc_or_skip(test: &str) -> bool {
-    match registry::nvrtc_version() {
-        Ok(_) => true,
-        Err(e) if std::env::var("RHEA_REQUIRE_NVRTC").is_ok_and(|v| v == "1") => {
-            panic!("{test}: RHEA_REQUIRE_NVRTC=1 but NVRTC is missing: {e}")
-        }
-        Err(e) => {
-            println!("SKIPPED (no NVRTC): {test} ({e})");
-            false
-        }
+/// Checks that NVRTC can be loaded, for a test marked `#[ignore = "needs NVRTC ..."]` (run by
+/// `scripts/check-kernels.sh` and `scripts/gpu-run.sh` with `--include-ignored`): a missing
+/// NVRTC is a failure here, never a silent pass.
+#[track_caller]
+pub fn require_nvrtc(test: &str) {
+    if let Err(e) = registry::nvrtc_version() {
+        panic!(
+            "{test}: needs NVRTC (libnvrtc.so of CUDA 13), and it cannot be loaded ({e}); \
+             scripts/check-kernels.sh installs it in a venv"
+        )
     }
 }
 

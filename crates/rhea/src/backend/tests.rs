@@ -406,8 +406,11 @@ fn keyswitch_moddown_with_one_digit_is_encryption() {
     }
 }
 
-/// The merged key-switching tail equals ModDown, the additions and the rescale, on the CPU (the
-/// GPU tests compare the fused device path against the same composition); a single Q limb is a
+/// The merged key-switching tail equals the composition of the unfused primitives: the inner
+/// product as `mul_add_assign`s of the digits with the key restricted to `Q_ℓ ∪ P` by hand,
+/// `mod_down` of each half, the addends by `add_assign`, then `rescale` (not the fused
+/// `keyswitch_moddown`, which the CPU path of `keyswitch_moddown_rescale` itself calls). The
+/// GPU tests (`gpu_backend`) compare the fused device path with the CPU. A single Q limb is a
 /// typed error, not a panic.
 #[test]
 fn keyswitch_moddown_rescale_is_the_composition() {
@@ -418,26 +421,49 @@ fn keyswitch_moddown_rescale_is_the_composition() {
     for ell in 1..=lq {
         let d = random(&r, r.shape_q(ell), Form::Ntt, 400 + ell as u64);
         let c0 = random(&r, r.shape_q(ell), Form::Ntt, 500 + ell as u64);
+        let c1 = random(&r, r.shape_q(ell), Form::Ntt, 600 + ell as u64);
         let digits = r.mod_up(&d).unwrap();
-        let got = r.keyswitch_moddown_rescale(&digits, &key, [Some(&c0), None]);
-        if ell == 1 {
-            assert!(matches!(got, Err(Error::InvalidInput(_))), "{got:?}");
-            continue;
+        // Both addend patterns the evaluator uses: relinearisation adds c_0 only; a key
+        // switching of a whole ciphertext adds both halves.
+        for adds in [[Some(&c0), None], [Some(&c0), Some(&c1)]] {
+            let got = r.keyswitch_moddown_rescale(&digits, &key, adds);
+            if ell == 1 {
+                assert!(matches!(got, Err(Error::InvalidInput(_))), "{got:?}");
+                continue;
+            }
+            let got = got.unwrap();
+            // The inner product by hand over Q_ℓ ∪ P.
+            let shape = r.shape_qp(ell);
+            let restrict = |p: &Poly| {
+                let w = words(&r, p);
+                let mut v = w[..ell * n].to_vec();
+                v.extend_from_slice(&w[lq * n..]);
+                r.upload(Device::Cpu, v, shape, Form::Ntt).unwrap()
+            };
+            let mut acc = [
+                r.zero(Device::Cpu, shape, Form::Ntt).unwrap(),
+                r.zero(Device::Cpu, shape, Form::Ntt).unwrap(),
+            ];
+            for (dj, kj) in digits.iter().zip(&key) {
+                for c in 0..2 {
+                    r.mul_add_assign(&mut acc[c], dj, &restrict(&kj[c]))
+                        .unwrap();
+                }
+            }
+            for c in 0..2 {
+                let mut u = r.mod_down(&acc[c]).unwrap();
+                if let Some(x) = adds[c] {
+                    r.add_assign(&mut u, x).unwrap();
+                }
+                let want = r.rescale(&u).unwrap();
+                assert_eq!(
+                    words(&r, &got[c]),
+                    words(&r, &want),
+                    "ell = {ell}, c = {c}, addends {}",
+                    adds.iter().filter(|a| a.is_some()).count()
+                );
+                assert_eq!(got[c].shape(), r.shape_q(ell - 1));
+            }
         }
-        let got = got.unwrap();
-        let [u0, u1] = r
-            .keyswitch_moddown(&digits, &key, [Some(&c0), None])
-            .unwrap();
-        assert_eq!(
-            words(&r, &got[0]),
-            words(&r, &r.rescale(&u0).unwrap()),
-            "ell = {ell}"
-        );
-        assert_eq!(
-            words(&r, &got[1]),
-            words(&r, &r.rescale(&u1).unwrap()),
-            "ell = {ell}"
-        );
-        assert_eq!(got[0].shape(), r.shape_q(ell - 1));
     }
 }
