@@ -192,6 +192,21 @@ impl Poly {
     }
 }
 
+/// A copy on the same device: [`Poly::try_clone`], for code that wants `Clone`.
+///
+/// # Panics
+///
+/// If the device cannot hold the copy (GPU out of memory), as `Vec::clone` aborts when the
+/// host is; call [`Poly::try_clone`] to get [`Error::DeviceOutOfMemory`] instead.
+impl Clone for Poly {
+    fn clone(&self) -> Self {
+        match self.try_clone() {
+            Ok(p) => p,
+            Err(e) => panic!("Poly::clone: {e} (use try_clone to handle this error)"),
+        }
+    }
+}
+
 /// A CPU polynomial's buffer goes back to the CPU backend's pool, so that the next primitive's
 /// result reuses mapped (and usually cached) memory instead of faulting in fresh pages.
 impl Drop for Poly {

@@ -155,3 +155,11 @@ impl BgvContext {
         self.tables.t_mod_q[..limbs].to_vec()
     }
 }
+
+/// The RLWE core, so that keys move to this context's device with
+/// [`SecretKey::to_device`](crate::rlwe::SecretKey::to_device) and the like.
+impl AsRef<RlweContext> for BgvContext {
+    fn as_ref(&self) -> &RlweContext {
+        &self.rlwe
+    }
+}

@@ -54,3 +54,11 @@ impl CkksContext {
         self.rlwe.device()
     }
 }
+
+/// The RLWE core, so that keys move to this context's device with
+/// [`SecretKey::to_device`](crate::rlwe::SecretKey::to_device) and the like.
+impl AsRef<RlweContext> for CkksContext {
+    fn as_ref(&self) -> &RlweContext {
+        &self.rlwe
+    }
+}

@@ -25,8 +25,8 @@ use crate::error::{Error, Result};
 use crate::params::{RlweCore, SecretDistribution};
 
 pub(crate) use facade::{
-    check_degree, check_two_components, ciphertext_component_accessors, clone_polys, Aligned,
-    EncryptorCore, EvaluationKeys,
+    check_degree, check_two_components, ciphertext_component_accessors, clone_polys,
+    transfer_polys, Aligned, EncryptorCore, EvaluationKeys,
 };
 pub use keys::{GaloisKeys, KeySwitchKey, PublicKey, RelinearizationKey, SecretKey};
 
@@ -432,6 +432,12 @@ impl RlweContext {
                 Ok(Some(parts))
             })
             .collect()
+    }
+}
+
+impl AsRef<RlweContext> for RlweContext {
+    fn as_ref(&self) -> &RlweContext {
+        self
     }
 }
 
