@@ -255,7 +255,7 @@ pub fn run_ckks(
             time("add", level, &mut || eval.add(&cx, &cy).map(drop))?;
             time("mul_relin", level, &mut || eval.mul(&cx, &cy).map(drop))?;
             time("mul_relin_rescale", level, &mut || {
-                eval.mul_lin_rs(&cx, &cy).map(drop)
+                eval.mul_relin_rescale(&cx, &cy).map(drop)
             })?;
             time("square", level, &mut || eval.square(&cx).map(drop))?;
             time("relinearize", level, &mut || {

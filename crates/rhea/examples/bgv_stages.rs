@@ -10,6 +10,7 @@ use std::time::Instant;
 use rand::Rng;
 use rhea::bgv::{BgvContext, BgvParametersLiteral, Encoder, Encryptor, Evaluator, KeyGenerator};
 use rhea::{Device, Result};
+use rhea::unstable::HasRing;
 
 /// Runs `f` `reps` times (after one warm-up) and prints the min and median in ms; with a
 /// stage filter (the third argument) only the stages whose name contains it run.
@@ -50,7 +51,7 @@ fn cpu_seconds() -> f64 {
 
 /// FNV-1a over the words of every part of every ciphertext (a bit-identity check between
 /// builds: `bgv_stages digest`).
-fn digest(ring: &rhea::backend::RnsRing, cts: &[rhea::bgv::Ciphertext]) -> Result<u64> {
+fn digest(ring: &rhea::unstable::RnsRing, cts: &[rhea::bgv::Ciphertext]) -> Result<u64> {
     let mut h = 0xcbf2_9ce4_8422_2325u64;
     for ct in cts {
         for p in ct.parts() {

@@ -9,6 +9,9 @@
 //! - [`ckks`]: the CKKS scheme (encoder, encryptor, decryptor, evaluator).
 //! - [`bgv`]: the BGV scheme, on the same RLWE core.
 //!
+//! - [`unstable`]: internals for Rhea's own CLI, benchmarks and tests, with **no semver
+//!   guarantees** (the RNS ring and its primitives, the lower crates).
+//!
 //! Start with the quick start (`cargo run --release -p rhea --example quickstart`) or the
 //! example in [`ckks`].
 
@@ -19,7 +22,7 @@ mod error;
 pub mod params;
 pub mod rlwe;
 pub mod serial;
+pub mod unstable;
 
 pub use backend::Device;
 pub use error::{Error, Result};
-pub use rhea_math as math;

@@ -13,6 +13,7 @@ use rhea::bgv::{
 };
 use rhea::rlwe::{PublicKey, SecretKey};
 use rhea::Device;
+use rhea::unstable::HasRing;
 
 const GPU: Device = Device::Cuda(0);
 

@@ -8,9 +8,10 @@
 //! Without a GPU every test prints `SKIPPED (no GPU): <test>` and passes; with
 //! `RHEA_REQUIRE_GPU=1` a missing GPU is a failure.
 
-use rhea::backend::{Form, Poly, PolyShape, RnsRing};
-use rhea::math::prime::generate_ntt_primes;
-use rhea::math::sampler::Prng;
+use rhea::backend::{Form, Poly, PolyShape};
+use rhea::unstable::RnsRing;
+use rhea::unstable::math::prime::generate_ntt_primes;
+use rhea::unstable::math::sampler::Prng;
 use rhea::Device;
 
 const GPU: Device = Device::Cuda(0);

@@ -15,6 +15,7 @@ use rhea::serial::{
 };
 use rhea::Device;
 use serial_common::*;
+use rhea::unstable::HasRing;
 
 fn bgv_sets() -> Vec<BgvParameters> {
     vec![
@@ -27,7 +28,7 @@ fn bgv_sets() -> Vec<BgvParameters> {
     ]
 }
 
-fn assert_ct_eq(ring: &rhea::backend::RnsRing, a: &bgv::Ciphertext, b: &bgv::Ciphertext) {
+fn assert_ct_eq(ring: &rhea::unstable::RnsRing, a: &bgv::Ciphertext, b: &bgv::Ciphertext) {
     assert_eq!(a.level(), b.level());
     assert_eq!(a.len(), b.len());
     assert_eq!(a.factor(), b.factor());

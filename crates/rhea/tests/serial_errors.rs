@@ -11,6 +11,7 @@ use rhea::serial::{
     SerialError,
 };
 use serial_common::*;
+use rhea::unstable::HasRing;
 
 const HEADER: usize = 56;
 

@@ -14,6 +14,7 @@ use rhea::rlwe::{GaloisKeys, PublicKey, RelinearizationKey};
 use rhea::serial::{Codec, Compression, Serializable};
 use rhea::Device;
 use serial_common::*;
+use rhea::unstable::HasRing;
 
 const GPU: Device = Device::Cuda(0);
 

@@ -11,8 +11,9 @@ use rhea::serial::{
     SchemeParameters, Summary,
 };
 use serial_common::*;
+use rhea::unstable::HasRing;
 
-fn assert_ct_eq(ring: &rhea::backend::RnsRing, a: &ckks::Ciphertext, b: &ckks::Ciphertext) {
+fn assert_ct_eq(ring: &rhea::unstable::RnsRing, a: &ckks::Ciphertext, b: &ckks::Ciphertext) {
     assert_eq!(a.level(), b.level());
     assert_eq!(a.len(), b.len());
     assert_eq!(a.scale().to_bits(), b.scale().to_bits());
@@ -23,7 +24,7 @@ fn assert_ct_eq(ring: &rhea::backend::RnsRing, a: &ckks::Ciphertext, b: &ckks::C
 }
 
 fn assert_ksk_eq(
-    ring: &rhea::backend::RnsRing,
+    ring: &rhea::unstable::RnsRing,
     a: &rhea::rlwe::KeySwitchKey,
     b: &rhea::rlwe::KeySwitchKey,
 ) {

@@ -14,6 +14,7 @@ use rhea::rlwe::{GaloisKeys, RelinearizationKey};
 use rhea::serial::{Codec, Compression, Serializable};
 use rhea::Device;
 use serial_common::*;
+use rhea::unstable::HasRing;
 
 /// Counts bytes.
 struct Count(u64);

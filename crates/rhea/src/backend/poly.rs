@@ -82,8 +82,9 @@ impl fmt::Display for Form {
 }
 
 /// The words of a polynomial, on the device that holds them. Primitives match on this enum and
-/// call the implementation of that device.
-pub enum Storage {
+/// call the implementation of that device. Crate-internal: a `Poly`'s words are reached only
+/// through the primitives.
+pub(crate) enum Storage {
     /// Host memory, `[limb][N]`, canonical residues.
     Cpu(Vec<u64>),
     /// Memory of a CUDA GPU (pooled), `[limb][N]`, canonical residues.
@@ -110,8 +111,8 @@ impl Storage {
 /// An RNS polynomial on a device: one contiguous `[limb][N]` buffer of canonical residues, its
 /// [`PolyShape`] (which limbs of `Q ∪ P`) and its [`Form`].
 ///
-/// A `Poly` is created and transformed only through the backend primitives
-/// ([`RnsRing`](super::RnsRing)'s methods); scheme code never touches the words.
+/// A `Poly` is created and transformed only through the backend primitives (the methods of
+/// [`RnsRing`](crate::unstable::RnsRing)); scheme code never touches the words.
 pub struct Poly {
     pub(crate) storage: Storage,
     pub(crate) shape: PolyShape,

@@ -117,8 +117,8 @@ impl BgvContext {
         &self.rlwe
     }
 
-    /// The ring and its primitives.
-    pub fn ring(&self) -> &RnsRing {
+    /// The ring and its primitives (outside the crate: [`crate::unstable::HasRing`]).
+    pub(crate) fn ring(&self) -> &RnsRing {
         self.rlwe.ring()
     }
 

@@ -74,8 +74,8 @@ impl RlweContext {
         )
     }
 
-    /// The ring and its primitives.
-    pub fn ring(&self) -> &RnsRing {
+    /// The ring and its primitives (outside the crate: [`crate::unstable::HasRing`]).
+    pub(crate) fn ring(&self) -> &RnsRing {
         &self.ring
     }
 

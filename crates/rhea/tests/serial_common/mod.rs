@@ -1,7 +1,8 @@
 //! Shared helpers of the serialisation tests.
 #![allow(dead_code)]
 
-use rhea::backend::{Poly, RnsRing};
+use rhea::backend::Poly;
+use rhea::unstable::RnsRing;
 use rhea::ckks::{self, CkksContext, Encoder, Encryptor, Evaluator, KeyGenerator};
 use rhea::params::{CkksParameters, CkksParametersLiteral, SecretDistribution};
 use rhea::rlwe::{GaloisKeys, PublicKey, RelinearizationKey, SecretKey};
