@@ -93,7 +93,9 @@ pub fn run_seal_routines(device: Device, reps: usize) -> Result<SchemeBenchRepor
             eval.square_relin_rescale(&ca).map(drop)
         })?;
         time_op(&mut ops, device, reps, "MulLinRSModSwAdd", || {
-            eval.mul_relin_rescale(&ca, &cb).and_then(|p| eval.add(&p, &cc)).map(drop)
+            eval.mul_relin_rescale(&ca, &cb)
+                .and_then(|p| eval.add(&p, &cc))
+                .map(drop)
         })?;
         time_op(&mut ops, device, reps, "Rotate", || {
             eval.rotate(&ca, 1).map(drop)

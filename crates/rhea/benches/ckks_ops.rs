@@ -9,8 +9,8 @@ use std::time::Duration;
 use criterion::{criterion_main, Criterion};
 use rhea::ckks::{CkksContext, Encoder, Encryptor, Evaluator, KeyGenerator};
 use rhea::params::CkksParametersLiteral;
-use rhea::Device;
 use rhea::unstable::HasRing;
+use rhea::Device;
 
 fn bench_preset(c: &mut Criterion, name: &str, lit: CkksParametersLiteral) {
     let params = lit.build().expect("parameters");

@@ -9,8 +9,8 @@ use std::time::Instant;
 
 use rand::Rng;
 use rhea::bgv::{BgvContext, BgvParametersLiteral, Encoder, Encryptor, Evaluator, KeyGenerator};
-use rhea::{Device, Result};
 use rhea::unstable::HasRing;
+use rhea::{Device, Result};
 
 /// Runs `f` `reps` times (after one warm-up) and prints the min and median in ms; with a
 /// stage filter (the third argument) only the stages whose name contains it run.

@@ -286,3 +286,66 @@ pub enum Error {
 
 /// The result type of `rhea`.
 pub type Result<T> = std::result::Result<T, Error>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rhea_cuda::CudaError;
+
+    #[test]
+    fn gpu_errors_stay_typed() {
+        let oom = Error::from(CudaError::OutOfMemory {
+            device: 1,
+            requested_bytes: 3 << 30,
+            free_bytes: Some(1 << 30),
+        });
+        assert_eq!(
+            oom,
+            Error::DeviceOutOfMemory {
+                requested: 3 << 30,
+                free: Some(1 << 30),
+                device: 1
+            }
+        );
+        let text = oom.to_string();
+        assert!(
+            text.contains("GPU 1") && text.contains("3221225472 bytes"),
+            "{text}"
+        );
+        assert!(text.contains("1073741824 bytes free") && text.contains("Device::Cpu"));
+        let unknown = Error::DeviceOutOfMemory {
+            requested: 8,
+            free: None,
+            device: 0,
+        };
+        assert!(unknown.to_string().contains("free memory unknown"));
+
+        let old = Error::from(CudaError::UnsupportedComputeCapability {
+            index: 0,
+            name: "Tesla P100".into(),
+            found: (6, 0),
+            minimum: (7, 5),
+        });
+        assert!(matches!(
+            old,
+            Error::UnsupportedComputeCapability {
+                device: 0,
+                found: (6, 0),
+                minimum: (7, 5),
+                ..
+            }
+        ));
+        assert!(old.to_string().contains("6.0") && old.to_string().contains("Device::Cpu"));
+
+        let compile = CudaError::Compile {
+            kernel: "ntt".into(),
+            log: "error".into(),
+        };
+        assert_eq!(Error::from(compile.clone()), Error::Gpu(compile));
+        let math = rhea_math::MathError::InvalidArgument("x".into());
+        assert_eq!(
+            Error::from(CudaError::Math(math.clone())),
+            Error::Math(math)
+        );
+    }
+}

@@ -12,8 +12,8 @@ use rhea::bgv::{
     Evaluator, KeyGenerator,
 };
 use rhea::rlwe::{PublicKey, SecretKey};
-use rhea::Device;
 use rhea::unstable::HasRing;
+use rhea::Device;
 
 const GPU: Device = Device::Cuda(0);
 

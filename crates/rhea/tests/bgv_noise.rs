@@ -7,8 +7,8 @@ mod bgv_common;
 
 use bgv_common::{is_noise_exhausted, setup, Plain, Rng};
 use rhea::bgv::{BgvContext, BgvParametersLiteral, Decryptor, Encoder, Evaluator};
-use rhea::{Device, Error};
 use rhea::unstable::HasRing;
+use rhea::{Device, Error};
 
 #[test]
 fn the_tracker_refuses_an_operation_that_would_exhaust_the_budget() {

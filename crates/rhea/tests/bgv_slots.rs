@@ -8,8 +8,8 @@ use bgv_common::{setup, Plain, Rng};
 use rhea::bgv::{BgvContext, BgvParametersLiteral, Decryptor, Encoder, Encryptor, KeyGenerator};
 use rhea::unstable::math::bgv_rescale::BgvRescaler;
 use rhea::unstable::math::Modulus;
-use rhea::{Device, Error};
 use rhea::unstable::HasRing;
+use rhea::{Device, Error};
 
 /// `m(X^g) mod (X^N + 1, t)` on coefficients.
 fn automorphism(m: &[u64], g: u64, t: u64) -> Vec<u64> {

@@ -8,8 +8,8 @@ use rhea::ckks::{
 };
 use rhea::params::{CkksParameters, CkksParametersLiteral};
 use rhea::rlwe::{GaloisKeys, PublicKey, RelinearizationKey, SecretKey};
-use rhea::{Device, Error};
 use rhea::unstable::HasRing;
+use rhea::{Device, Error};
 
 fn test_setup(steps: &[i64]) -> Setup {
     setup(

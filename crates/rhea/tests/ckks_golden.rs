@@ -5,9 +5,9 @@
 
 use rhea::ckks::{Ciphertext, CkksContext, Decryptor, Encoder, Encryptor, Evaluator, KeyGenerator};
 use rhea::params::CkksParametersLiteral;
+use rhea::unstable::HasRing;
 use rhea::Device;
 use sha2::{Digest, Sha256};
-use rhea::unstable::HasRing;
 
 const GOLDEN: &str = "022cb300ba889edb269e00aafaf936cfc919750bb6e3ff0e0e4f09e83dda46bc";
 

@@ -225,7 +225,10 @@ fn manual_mode_composes_to_auto_mode_bit_for_bit() {
     };
     assert_eq!(words(&rs), words(&auto));
     assert_eq!(rs.scale(), auto.scale());
-    assert_eq!(words(&s.eval.mul_relin_rescale(&cx, &cy).unwrap()), words(&auto));
+    assert_eq!(
+        words(&s.eval.mul_relin_rescale(&cx, &cy).unwrap()),
+        words(&auto)
+    );
     // Without relinearisation: 3 components, decryptable, relinearised and rescaled later.
     let t1 = s.eval.mul_no_relin(&cx, &cy).unwrap();
     let t2 = s.eval.mul_no_relin(&cx, &cx).unwrap();

@@ -9,9 +9,9 @@
 //! `RHEA_REQUIRE_GPU=1` a missing GPU is a failure.
 
 use rhea::backend::{Form, Poly, PolyShape};
-use rhea::unstable::RnsRing;
 use rhea::unstable::math::prime::generate_ntt_primes;
 use rhea::unstable::math::sampler::Prng;
+use rhea::unstable::RnsRing;
 use rhea::Device;
 
 const GPU: Device = Device::Cuda(0);

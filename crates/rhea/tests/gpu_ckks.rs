@@ -13,9 +13,9 @@ use rhea::ckks::{
 };
 use rhea::params::{CkksParameters, CkksParametersLiteral};
 use rhea::rlwe::{PublicKey, SecretKey};
+use rhea::unstable::HasRing;
 use rhea::Device;
 use std::sync::{Mutex, MutexGuard};
-use rhea::unstable::HasRing;
 
 const GPU: Device = Device::Cuda(0);
 
@@ -236,7 +236,11 @@ fn program(k: &Keys) -> Vec<Named> {
         e.mul_relin_rescale(&cx, &cz).unwrap(),
         zip(&x, &z, |a, b| a * b),
     ));
-    out.push(("square_relin_rescale", e.square_relin_rescale(&cy).unwrap(), map(&y, |a| a * a)));
+    out.push((
+        "square_relin_rescale",
+        e.square_relin_rescale(&cy).unwrap(),
+        map(&y, |a| a * a),
+    ));
     out.push((
         "mul_relin_rescale + add",
         e.add(&e.mul_relin_rescale(&cx, &cy).unwrap(), &cz).unwrap(),

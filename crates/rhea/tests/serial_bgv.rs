@@ -13,9 +13,9 @@ use rhea::serial::{
     inspect, read_parameters, write_parameters, Codec, Compression, SchemeParameters, SerialError,
     Summary,
 };
+use rhea::unstable::HasRing;
 use rhea::Device;
 use serial_common::*;
-use rhea::unstable::HasRing;
 
 fn bgv_sets() -> Vec<BgvParameters> {
     vec![

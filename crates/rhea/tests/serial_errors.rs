@@ -10,8 +10,8 @@ use rhea::serial::{
     read_parameters, write_parameters, Codec, Compression, ObjectKind, SchemeParameters,
     SerialError,
 };
-use serial_common::*;
 use rhea::unstable::HasRing;
+use serial_common::*;
 
 const HEADER: usize = 56;
 

@@ -10,8 +10,8 @@ use rhea::serial::{
     inspect, parameters_size, read_parameters, write_parameters, Codec, Compression, ObjectKind,
     SchemeParameters, Summary,
 };
-use serial_common::*;
 use rhea::unstable::HasRing;
+use serial_common::*;
 
 fn assert_ct_eq(ring: &rhea::unstable::RnsRing, a: &ckks::Ciphertext, b: &ckks::Ciphertext) {
     assert_eq!(a.level(), b.level());

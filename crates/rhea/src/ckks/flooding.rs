@@ -67,7 +67,7 @@ pub const MAX_LOG2_SIGMA: f64 = 50.0;
 /// use rhea::params::CkksParametersLiteral;
 /// use rhea::Device;
 ///
-/// let params = CkksParametersLiteral::n13_logqp200_levels2().build()?; // Δ = 2^40
+/// let params = CkksParametersLiteral::n13_logqp200_levels2().build()?; // N = 2^13, Δ = 2^40
 /// let ctx = CkksContext::new(&params, Device::Cpu)?;
 /// let mut keygen = KeyGenerator::new(&ctx)?;
 /// let sk = keygen.secret_key()?;
@@ -75,15 +75,16 @@ pub const MAX_LOG2_SIGMA: f64 = 50.0;
 /// let encoder = Encoder::new(&ctx)?;
 /// let ct = encryptor.encrypt(&encoder.encode(&[1.5, -2.0])?)?;
 ///
-/// // Hide a noise of up to 2^5 per coefficient, 30 bits of statistical security, 1000
-/// // decryptions shared: σ ≈ 2^(15 + 11.5 + 5) = 2^31.5.
-/// let flooding = NoiseFlooding::for_noise_bound(5.0, 30, 1000, params.n())?;
-/// assert!((flooding.log2_sigma() - 31.5).abs() < 0.01);
-/// let decryptor = Decryptor::new(&ctx, &sk)?.with_noise_flooding(flooding)?;
+/// // Hide a noise of up to 2^5 per coefficient with 30 bits of statistical security, for one
+/// // shared decryption: σ = 2^(15 + 13/2 + 5) = 2^26.5.
+/// let flooding = NoiseFlooding::for_noise_bound(5.0, 30, 1, params.n())?;
+/// assert!((flooding.log2_sigma() - 26.5).abs() < 1e-9);
+/// let decryptor = Decryptor::new(&ctx, &sk)?.with_noise_flooding(flooding.clone())?;
 /// let out = encoder.decode(&decryptor.decrypt(&ct)?)?;
-/// // About 40 − 31.5 − 6.5 = 2 bits left: the flooding costs precision, so size Δ for it.
-/// let bound = 8.0 * flooding.slot_error_rms(params.n(), 2f64.powi(40));
-/// assert!((out[0].re - 1.5).abs() < bound && (out[1].re + 2.0).abs() < bound);
+/// // The slots carry an extra error of about σ·sqrt(N)/Δ = 2^(26.5 + 6.5 − 40) = 2^-7.
+/// let rms = flooding.slot_error_rms(params.n(), params.default_scale());
+/// assert!((rms.log2() + 7.0).abs() < 1e-9);
+/// assert!((out[0] - 1.5).abs() < 6.0 * rms && (out[1] + 2.0).abs() < 6.0 * rms);
 /// # Ok::<(), rhea::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq)]

@@ -53,8 +53,8 @@ arc_from_ref!(
 /// The secret key `s`, in NTT form over `Q` and over `Q ∪ P`.
 ///
 /// Zeroised on drop (every clone too); deliberately not `Debug` or serialisable with serde, so it
-/// cannot leak into logs or files by accident (write it with `rhea::serial`'s explicit secret-key
-/// codec):
+/// cannot leak into logs or files by accident (write it explicitly with
+/// [`Codec::write_secret_key`](crate::serial::Codec::write_secret_key)):
 ///
 /// ```compile_fail
 /// fn leak(sk: &rhea::rlwe::SecretKey) { println!("{sk:?}"); } // no Debug
