@@ -152,7 +152,7 @@ fn main() -> Result<()> {
     let rlwe = ctx.rlwe();
     let prod = eval.mul_no_relin(&cx, &cy)?;
     let c2 = &prod.parts()[2];
-    let digits = rlwe.decompose(c2)?;
+    let digits = ring.mod_up(c2)?;
     let [acc0, _acc1] = ring.keyswitch_inner_product(&digits, &rlk_parts)?;
     let g = rlwe.galois_element_for_rotation(1);
 
@@ -164,9 +164,7 @@ fn main() -> Result<()> {
         eval.mul_no_relin(&cx, &cy).map(drop)
     })?;
     time("relinearize", reps, || eval.relinearize(&prod).map(drop))?;
-    time("  mod_up (decompose)", reps, || {
-        rlwe.decompose(c2).map(drop)
-    })?;
+    time("  mod_up (decompose)", reps, || ring.mod_up(c2).map(drop))?;
     time("  inner product", reps, || {
         ring.keyswitch_inner_product(&digits, &rlk_parts).map(drop)
     })?;
