@@ -12,6 +12,13 @@
 //! - [`unstable`]: internals for Rhea's own CLI, benchmarks and tests, with **no semver
 //!   guarantees** (the RNS ring and its primitives, the lower crates).
 //!
+//! Ciphertexts, plaintexts and keys are `Clone` and move to another device in one call
+//! (`ct.to_device(&ctx_on_gpu)`); encryptors, decryptors and evaluators own their keys (an
+//! `Arc`), so they can be stored and sent between threads. Decrypted CKKS results that leave the
+//! key owner should be decrypted with noise flooding ([`ckks::NoiseFlooding`]). GPU failures are
+//! typed ([`Error::DeviceOutOfMemory`], [`Error::UnsupportedComputeCapability`], [`Error::Gpu`]);
+//! GPUs need compute capability 7.5 or later.
+//!
 //! Start with the quick start (`cargo run --release -p rhea --example quickstart`) or the
 //! example in [`ckks`].
 
