@@ -4,7 +4,7 @@
 //! - [`Poly`]: one RNS polynomial on a device (its words live in host memory or in GPU memory),
 //!   with its [`PolyShape`] (a prefix of the `Q` limbs, then none or all of the `P` limbs) and
 //!   [`Form`] (coefficients, or NTT evaluations in bit-reversed order).
-//! - [`RnsRing`](crate::unstable::RnsRing) (unstable, in [`crate::unstable`]): the precomputed
+//! - [`RnsRing`] (unstable, in [`crate::unstable`]): the precomputed
 //!   tables of one `Q ∪ P` ring; its methods are the primitives: allocation and transfer
 //!   ([`RnsRing::zero`], [`RnsRing::upload`], [`RnsRing::download`]),
 //!   NTTs over all or a range of limbs, element-wise add/sub/neg/mul/mul-add with per-limb scalar
