@@ -163,3 +163,39 @@ fn flooding_that_would_wrap_is_refused_and_bad_sigmas_are_errors() {
     assert!(NoiseFlooding::with_log2_sigma(60.0).is_err());
     assert!(NoiseFlooding::with_log2_sigma(f64::INFINITY).is_err());
 }
+
+/// On a GPU, a flooded decryption gives the words of the CPU's from the same flooding seed
+/// (the flooding polynomial is sampled on the host and lifted on the device). Prints
+/// `SKIPPED (no GPU)` and passes without a GPU, fails under `RHEA_REQUIRE_GPU=1`.
+#[test]
+fn flooded_decryption_on_the_gpu_matches_the_cpu() {
+    let gpu = Device::Cuda(0);
+    if let Err(e) = gpu.check_supported() {
+        if std::env::var("RHEA_REQUIRE_GPU").is_ok_and(|v| v == "1") {
+            panic!("flooded_decryption_on_the_gpu_matches_the_cpu: RHEA_REQUIRE_GPU=1: {e}");
+        }
+        println!("SKIPPED (no GPU): flooded_decryption_on_the_gpu_matches_the_cpu ({e})");
+        return;
+    }
+    let s = setup();
+    let gctx = CkksContext::new(s.ctx.params(), gpu).unwrap();
+    let ct = s
+        .encryptor
+        .encrypt(&s.encoder.encode_complex(&values(3, 64)).unwrap())
+        .unwrap();
+    for log2_sigma in [6.0, 30.0] {
+        let flooding = NoiseFlooding::with_log2_sigma(log2_sigma).unwrap();
+        let decrypt = |ctx: &CkksContext, ct: &rhea::ckks::Ciphertext| {
+            let dec = Decryptor::new(ctx, s.sk.to_device(ctx).unwrap())
+                .unwrap()
+                .with_noise_flooding(flooding.clone())
+                .unwrap()
+                .with_flooding_seed([9; 32]);
+            let pt = dec.decrypt(ct).unwrap();
+            s.ctx.ring().download(pt.poly()).unwrap()
+        };
+        let on_cpu = decrypt(&s.ctx, &ct);
+        let on_gpu = decrypt(&gctx, &ct.to_device(&gctx).unwrap());
+        assert_eq!(on_cpu, on_gpu, "log2 σ {log2_sigma}");
+    }
+}
