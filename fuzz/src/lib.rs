@@ -25,6 +25,7 @@ use rhea::rlwe::{GaloisKeys, PublicKey, RelinearizationKey};
 use rhea::serial::{inspect, read_parameters, write_parameters, Codec, Compression, SerialError};
 use rhea::Device;
 use sha2::{Digest, Sha256};
+use rhea::unstable::HasRing;
 
 /// The two tiny parameter sets the readers are fuzzed with.
 pub struct Harness {

@@ -112,7 +112,7 @@ impl KernelTimeline {
         let (Some(dir), Device::Cuda(i)) = (std::env::var_os("RHEA_TIMELINE_OUT"), device) else {
             return Ok(None);
         };
-        let fail = |e: rhea_cuda::CudaError| rhea::Error::Gpu(e.to_string());
+        let fail = rhea::Error::from;
         let dev = rhea_cuda::GpuDevice::new(i).map_err(fail)?;
         if rhea_cuda::timeline::take_timeline(&dev)
             .map_err(fail)?
@@ -143,7 +143,7 @@ impl KernelTimeline {
     /// Writes the blocks recorded since [`KernelTimeline::start`].
     fn write(self) -> rhea::Result<()> {
         let records = rhea_cuda::timeline::take_timeline(&self.dev)
-            .map_err(|e| rhea::Error::Gpu(e.to_string()))?
+            .map_err(rhea::Error::from)?
             .unwrap_or_default();
         let mut text =
             String::from("source\tgrid\tgrid_y\tthreads\tsm\tblock\tblock_y\tstart_ns\tend_ns\n");
@@ -255,7 +255,7 @@ pub fn run_ckks(
             time("add", level, &mut || eval.add(&cx, &cy).map(drop))?;
             time("mul_relin", level, &mut || eval.mul(&cx, &cy).map(drop))?;
             time("mul_relin_rescale", level, &mut || {
-                eval.mul_lin_rs(&cx, &cy).map(drop)
+                eval.mul_relin_rescale(&cx, &cy).map(drop)
             })?;
             time("square", level, &mut || eval.square(&cx).map(drop))?;
             time("relinearize", level, &mut || {

@@ -1,7 +1,7 @@
 //! The paper-comparison suites of `rhea bench`:
 //!
 //! - `seal-routines` (seed 000): MulLin, MulLinRS, SqrLinRS, MulLinRSModSwAdd and Rotate at
-//!   `N = 2^15`, 8 limbs ([`CkksParametersLiteral::n15_logqp400_levels7_seed000`]);
+//!   `N = 2^15`, 8 limbs ([`CkksParametersLiteral::n15_logqp400_levels7`]);
 //! - `he-booster` (seed 003): BGV and CKKS HEADD / HEMUL / HEROT / ReScale at
 //!   `log N / log QP = 13/218, 14/438, 15/881`;
 //! - `matmul` (seed 000): encrypted element-wise polynomial matrix multiplication
@@ -57,7 +57,7 @@ fn random_vec(rng: &mut impl Rng, n: usize) -> Vec<f64> {
 /// switched down to the product's level and added) and Rotate (by one slot).
 pub fn run_seal_routines(device: Device, reps: usize) -> Result<SchemeBenchReport, String> {
     let inner = || -> rhea::Result<SchemeBenchReport> {
-        let params = CkksParametersLiteral::n15_logqp400_levels7_seed000().build()?;
+        let params = CkksParametersLiteral::n15_logqp400_levels7().build()?;
         let ctx = CkksContext::new(&params, device)?;
         let mut keygen = KeyGenerator::new(&ctx)?;
         let sk = keygen.secret_key()?;
@@ -76,7 +76,7 @@ pub fn run_seal_routines(device: Device, reps: usize) -> Result<SchemeBenchRepor
         let cb = encryptor.encrypt(&encoder.encode(&random_vec(&mut rng, n))?)?;
         // The addend is encrypted at the top level and at the product's scale (SEAL's pattern:
         // the scales match), so MulLinRSModSwAdd switches it down by dropping a limb only.
-        let product_scale = eval.mul_lin_rs(&ca, &cb)?.scale();
+        let product_scale = eval.mul_relin_rescale(&ca, &cb)?.scale();
         let cc = encryptor.encrypt(&encoder.encode_at(
             &random_vec(&mut rng, n),
             params.max_level(),
@@ -84,23 +84,25 @@ pub fn run_seal_routines(device: Device, reps: usize) -> Result<SchemeBenchRepor
         )?)?;
         let mut ops = Vec::new();
         time_op(&mut ops, device, reps, "MulLin", || {
-            eval.mul_lin(&ca, &cb).map(drop)
+            eval.mul_relin(&ca, &cb).map(drop)
         })?;
         time_op(&mut ops, device, reps, "MulLinRS", || {
-            eval.mul_lin_rs(&ca, &cb).map(drop)
+            eval.mul_relin_rescale(&ca, &cb).map(drop)
         })?;
         time_op(&mut ops, device, reps, "SqrLinRS", || {
-            eval.sqr_lin_rs(&ca).map(drop)
+            eval.square_relin_rescale(&ca).map(drop)
         })?;
         time_op(&mut ops, device, reps, "MulLinRSModSwAdd", || {
-            eval.mul_lin_rs_mod_sw_add(&ca, &cb, &cc).map(drop)
+            eval.mul_relin_rescale(&ca, &cb)
+                .and_then(|p| eval.add(&p, &cc))
+                .map(drop)
         })?;
         time_op(&mut ops, device, reps, "Rotate", || {
             eval.rotate(&ca, 1).map(drop)
         })?;
         Ok(SchemeBenchReport {
             scheme: "ckks",
-            preset: "n15_logqp400_levels7_seed000".to_string(),
+            preset: "n15_logqp400_levels7".to_string(),
             params: params.to_string(),
             device: device.name(),
             reps,

@@ -65,8 +65,9 @@ impl DeviceBuffer {
                         Self::driver_alloc(device, cap).map_err(|e| {
                             if too_big(&e) {
                                 CudaError::OutOfMemory {
+                                    device: device.index(),
                                     requested_bytes: bytes,
-                                    free_bytes: device.free_memory().unwrap_or(0),
+                                    free_bytes: device.free_memory().ok(),
                                 }
                             } else {
                                 e.into()

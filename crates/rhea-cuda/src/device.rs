@@ -58,6 +58,27 @@ pub(crate) fn driver_ready() -> Result<()> {
         .clone()
 }
 
+/// The lowest compute capability Rhea's kernels run on: 7.5 (Turing). The kernels use
+/// `__nanosleep` (sm_70+), and the CUDA 13 NVRTC they are compiled with targets sm_75 and newer
+/// only; features of newer GPUs (`cp.async` on sm_80+, programmatic dependent launch on sm_90+)
+/// are compiled in only where the device has them. Tested on sm_90 (H100, H200). Opening an
+/// older device is [`CudaError::UnsupportedComputeCapability`], not a kernel compile failure.
+pub const MIN_COMPUTE_CAPABILITY: (u32, u32) = (7, 5);
+
+/// [`CudaError::UnsupportedComputeCapability`] when `found` is below
+/// [`MIN_COMPUTE_CAPABILITY`].
+pub fn check_compute_capability(index: usize, name: &str, found: (u32, u32)) -> Result<()> {
+    if found < MIN_COMPUTE_CAPABILITY {
+        return Err(CudaError::UnsupportedComputeCapability {
+            index,
+            name: name.to_string(),
+            found,
+            minimum: MIN_COMPUTE_CAPABILITY,
+        });
+    }
+    Ok(())
+}
+
 fn device_registry() -> &'static Mutex<HashMap<usize, Weak<GpuDevice>>> {
     static DEVICES: OnceLock<Mutex<HashMap<usize, Weak<GpuDevice>>>> = OnceLock::new();
     DEVICES.get_or_init(|| Mutex::new(HashMap::new()))
@@ -123,7 +144,8 @@ impl GpuDevice {
     /// Opens device `index` (or returns the already open one).
     ///
     /// Errors: [`CudaError::NoDriver`] without a usable driver, [`CudaError::NoDevice`] for an
-    /// ordinal the driver does not have, [`CudaError::Driver`] for anything else.
+    /// ordinal the driver does not have, [`CudaError::UnsupportedComputeCapability`] for a
+    /// device older than [`MIN_COMPUTE_CAPABILITY`], [`CudaError::Driver`] for anything else.
     pub fn new(index: usize) -> Result<Arc<GpuDevice>> {
         driver_ready()?;
         let count = Self::count();
@@ -150,10 +172,13 @@ impl GpuDevice {
         let stream = ctx.new_stream()?;
         let attr = |a: CUdevice_attribute| -> Result<u32> { Ok(ctx.attribute(a)?.max(0) as u32) };
         let (major, minor) = ctx.compute_capability()?;
+        let compute_capability = (major.max(0) as u32, minor.max(0) as u32);
+        let name = ctx.name()?;
+        check_compute_capability(index, &name, compute_capability)?;
         let info = DeviceInfo {
             index,
-            name: ctx.name()?,
-            compute_capability: (major.max(0) as u32, minor.max(0) as u32),
+            name,
+            compute_capability,
             total_memory: ctx.total_mem()?,
             multiprocessor_count: attr(
                 CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,

@@ -22,12 +22,39 @@ pub enum CudaError {
         count: usize,
     },
     /// A device allocation failed for lack of memory (after the pool's cache was trimmed).
-    #[error("out of device memory: requested {requested_bytes} bytes, {free_bytes} bytes free")]
+    #[error(
+        "out of memory on GPU {device}: an allocation of {requested_bytes} bytes failed ({}); \
+         free objects that are no longer needed, use smaller parameters, or run on the CPU",
+        match free_bytes {
+            Some(free) => format!("{free} bytes free"),
+            None => "free memory unknown".to_string(),
+        }
+    )]
     OutOfMemory {
+        /// The ordinal of the device.
+        device: usize,
         /// The size of the allocation that failed, in bytes.
         requested_bytes: usize,
-        /// The free device memory reported by the driver at the time, in bytes.
-        free_bytes: usize,
+        /// The free device memory the driver reported right after the failure (`cuMemGetInfo`),
+        /// in bytes; `None` when that query failed too.
+        free_bytes: Option<usize>,
+    },
+    /// The device's compute capability is below what the kernels need
+    /// ([`crate::device::MIN_COMPUTE_CAPABILITY`]).
+    #[error(
+        "GPU {index} ({name}) has compute capability {}.{}, below the {}.{} that Rhea's kernels \
+         need; use a newer GPU or the CPU",
+        found.0, found.1, minimum.0, minimum.1
+    )]
+    UnsupportedComputeCapability {
+        /// The device ordinal.
+        index: usize,
+        /// The device's name.
+        name: String,
+        /// Its compute capability `(major, minor)`.
+        found: (u32, u32),
+        /// The minimum supported, [`crate::device::MIN_COMPUTE_CAPABILITY`].
+        minimum: (u32, u32),
     },
     /// The NVRTC library (`libnvrtc`) could not be loaded, so kernels cannot be compiled.
     #[error("NVRTC is not available: {0}")]
@@ -100,10 +127,40 @@ mod tests {
             "no CUDA device with index 3 (the driver reports 1 device(s))"
         );
         let e = CudaError::OutOfMemory {
+            device: 2,
             requested_bytes: 1024,
-            free_bytes: 7,
+            free_bytes: Some(7),
         };
-        assert!(e.to_string().contains("1024"));
+        let text = e.to_string();
+        assert!(text.contains("GPU 2") && text.contains("1024") && text.contains("7 bytes free"));
+        let e = CudaError::OutOfMemory {
+            device: 0,
+            requested_bytes: 1024,
+            free_bytes: None,
+        };
+        assert!(e.to_string().contains("unknown"));
+        let e = CudaError::UnsupportedComputeCapability {
+            index: 1,
+            name: "Tesla P100".into(),
+            found: (6, 0),
+            minimum: crate::device::MIN_COMPUTE_CAPABILITY,
+        };
+        assert!(
+            e.to_string().contains("6.0") && e.to_string().contains("7.5"),
+            "{e}"
+        );
+        use crate::device::check_compute_capability as check;
+        assert!(matches!(
+            check(1, "Tesla V100", (7, 0)),
+            Err(CudaError::UnsupportedComputeCapability {
+                index: 1,
+                found: (7, 0),
+                ..
+            })
+        ));
+        assert!(check(0, "T4", (7, 5)).is_ok());
+        assert!(check(0, "H100", (9, 0)).is_ok());
+        assert!(check(0, "future", (10, 0)).is_ok());
         let e = CudaError::Compile {
             kernel: "k".into(),
             log: "line 3: error".into(),

@@ -217,9 +217,17 @@ fn out_of_memory_is_typed() {
     let words = dev.total_memory() / 8 * 2;
     match dev.alloc(words) {
         Err(CudaError::OutOfMemory {
-            requested_bytes, ..
+            device,
+            requested_bytes,
+            free_bytes,
         }) => {
-            assert_eq!(requested_bytes, words * 8)
+            assert_eq!(requested_bytes, words * 8);
+            assert_eq!(device, dev.index());
+            // cuMemGetInfo answers after a failed allocation; the free memory is below the ask.
+            assert!(
+                free_bytes.is_some_and(|f| f < requested_bytes),
+                "{free_bytes:?}"
+            );
         }
         other => panic!("expected OutOfMemory, got {other:?}"),
     }

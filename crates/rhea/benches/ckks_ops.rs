@@ -9,6 +9,7 @@ use std::time::Duration;
 use criterion::{criterion_main, Criterion};
 use rhea::ckks::{CkksContext, Encoder, Encryptor, Evaluator, KeyGenerator};
 use rhea::params::CkksParametersLiteral;
+use rhea::unstable::HasRing;
 use rhea::Device;
 
 fn bench_preset(c: &mut Criterion, name: &str, lit: CkksParametersLiteral) {
@@ -31,18 +32,18 @@ fn bench_preset(c: &mut Criterion, name: &str, lit: CkksParametersLiteral) {
     let pt = encoder.encode(&x).unwrap();
     let cx = encryptor.encrypt(&pt).unwrap();
     let cy = encryptor.encrypt(&pt).unwrap();
-    let lin = eval.mul_lin(&cx, &cy).unwrap();
+    let lin = eval.mul_relin(&cx, &cy).unwrap();
 
     let mut g = c.benchmark_group(name);
     g.sample_size(10).measurement_time(Duration::from_secs(8));
     g.bench_function("encode", |b| b.iter(|| encoder.encode(&x).unwrap()));
     g.bench_function("encrypt_pk", |b| b.iter(|| encryptor.encrypt(&pt).unwrap()));
     g.bench_function("add", |b| b.iter(|| eval.add(&cx, &cy).unwrap()));
-    g.bench_function("mul_lin (mul + relin)", |b| {
-        b.iter(|| eval.mul_lin(&cx, &cy).unwrap())
+    g.bench_function("mul_relin (mul + relin)", |b| {
+        b.iter(|| eval.mul_relin(&cx, &cy).unwrap())
     });
-    g.bench_function("mul_lin_rs (mul + relin + rescale)", |b| {
-        b.iter(|| eval.mul_lin_rs(&cx, &cy).unwrap())
+    g.bench_function("mul_relin_rescale (mul + relin + rescale)", |b| {
+        b.iter(|| eval.mul_relin_rescale(&cx, &cy).unwrap())
     });
     g.bench_function("rescale", |b| b.iter(|| eval.rescale(&lin).unwrap()));
     g.bench_function("rotate 1", |b| b.iter(|| eval.rotate(&cx, 1).unwrap()));

@@ -3,13 +3,39 @@
 //! Every fallible call returns [`Result<T>`]. Each variant names the bad input and, where the
 //! caller can fix it, says how (generate the missing key, choose parameters with more levels,
 //! rescale first, ...). Library code never panics on user input.
+//!
+//! GPU failures stay typed: running out of device memory is [`Error::DeviceOutOfMemory`] (how
+//! much was asked, how much was free), a GPU too old for the kernels is
+//! [`Error::UnsupportedComputeCapability`], and every other error of the CUDA layer is
+//! [`Error::Gpu`] wrapping the [`rhea_cuda::CudaError`] itself, so callers can match on it:
+//!
+//! ```
+//! use rhea::Error;
+//!
+//! fn advice(e: &Error) -> &'static str {
+//!     match e {
+//!         Error::DeviceOutOfMemory { .. } => "free some ciphertexts or keys, or use the CPU",
+//!         Error::UnsupportedComputeCapability { .. } | Error::DeviceNotSupported { .. } => {
+//!             "run on Device::Cpu"
+//!         }
+//!         _ => "see the message",
+//!     }
+//! }
+//! let e = Error::DeviceOutOfMemory { device: 0, requested: 1 << 30, free: Some(1 << 20) };
+//! assert_eq!(advice(&e), "free some ciphertexts or keys, or use the CPU");
+//! assert!(e.to_string().contains("1073741824 bytes"));
+//! ```
 
 use thiserror::Error;
 
 use crate::backend::{Device, Form, PolyShape};
 
 /// Everything that can go wrong in `rhea`.
+///
+/// `#[non_exhaustive]`: new variants may be added in minor releases, so a `match` needs a
+/// wildcard arm.
 #[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
 pub enum Error {
     /// An error of the exact host arithmetic (`rhea-math`).
     #[error(transparent)]
@@ -24,9 +50,48 @@ pub enum Error {
         reason: String,
     },
 
-    /// An error of the GPU runtime or of a kernel (driver, NVRTC, out of device memory, ...).
+    /// A device allocation failed for lack of memory, after the memory pool's cache was
+    /// returned to the driver and the allocation retried.
+    #[error(
+        "out of memory on GPU {device}: an allocation of {requested} bytes failed ({}); drop \
+         ciphertexts, plaintexts or keys that are no longer needed (fewer Galois keys help \
+         most), use parameters with a smaller ring or fewer limbs, or run on `Device::Cpu`",
+        match free {
+            Some(free) => format!("{free} bytes free"),
+            None => "free memory unknown".to_string(),
+        }
+    )]
+    DeviceOutOfMemory {
+        /// The size of the allocation that failed, in bytes.
+        requested: usize,
+        /// The free device memory the driver reported right after the failure, in bytes
+        /// (`None` when that query failed too).
+        free: Option<usize>,
+        /// The ordinal of the GPU (`Device::Cuda(device)`).
+        device: usize,
+    },
+
+    /// The GPU is older than the kernels support
+    /// ([`rhea_cuda::device::MIN_COMPUTE_CAPABILITY`], 7.5).
+    #[error(
+        "GPU {device} ({name}) has compute capability {}.{}, below the {}.{} Rhea's kernels \
+         need; use `Device::Cpu` (or `Device::best()`, which falls back to it) or a newer GPU",
+        found.0, found.1, minimum.0, minimum.1
+    )]
+    UnsupportedComputeCapability {
+        /// The ordinal of the GPU.
+        device: usize,
+        /// Its name.
+        name: String,
+        /// Its compute capability `(major, minor)`.
+        found: (u32, u32),
+        /// The minimum supported.
+        minimum: (u32, u32),
+    },
+
+    /// Any other error of the GPU runtime or of a kernel (driver, NVRTC, cache, ...), typed.
     #[error("GPU error: {0}")]
-    Gpu(String),
+    Gpu(rhea_cuda::CudaError),
 
     /// The operands of a primitive live on different devices.
     #[error(
@@ -221,3 +286,66 @@ pub enum Error {
 
 /// The result type of `rhea`.
 pub type Result<T> = std::result::Result<T, Error>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rhea_cuda::CudaError;
+
+    #[test]
+    fn gpu_errors_stay_typed() {
+        let oom = Error::from(CudaError::OutOfMemory {
+            device: 1,
+            requested_bytes: 3 << 30,
+            free_bytes: Some(1 << 30),
+        });
+        assert_eq!(
+            oom,
+            Error::DeviceOutOfMemory {
+                requested: 3 << 30,
+                free: Some(1 << 30),
+                device: 1
+            }
+        );
+        let text = oom.to_string();
+        assert!(
+            text.contains("GPU 1") && text.contains("3221225472 bytes"),
+            "{text}"
+        );
+        assert!(text.contains("1073741824 bytes free") && text.contains("Device::Cpu"));
+        let unknown = Error::DeviceOutOfMemory {
+            requested: 8,
+            free: None,
+            device: 0,
+        };
+        assert!(unknown.to_string().contains("free memory unknown"));
+
+        let old = Error::from(CudaError::UnsupportedComputeCapability {
+            index: 0,
+            name: "Tesla P100".into(),
+            found: (6, 0),
+            minimum: (7, 5),
+        });
+        assert!(matches!(
+            old,
+            Error::UnsupportedComputeCapability {
+                device: 0,
+                found: (6, 0),
+                minimum: (7, 5),
+                ..
+            }
+        ));
+        assert!(old.to_string().contains("6.0") && old.to_string().contains("Device::Cpu"));
+
+        let compile = CudaError::Compile {
+            kernel: "ntt".into(),
+            log: "error".into(),
+        };
+        assert_eq!(Error::from(compile.clone()), Error::Gpu(compile));
+        let math = rhea_math::MathError::InvalidArgument("x".into());
+        assert_eq!(
+            Error::from(CudaError::Math(math.clone())),
+            Error::Math(math)
+        );
+    }
+}

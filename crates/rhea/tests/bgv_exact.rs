@@ -6,6 +6,7 @@ mod bgv_common;
 
 use bgv_common::{is_noise_exhausted, setup, Plain, Rng, Setup};
 use rhea::bgv::{BgvParametersLiteral, Ciphertext, Evaluator};
+use rhea::unstable::HasRing;
 
 /// Row-rotation steps with keys in these tests.
 const STEPS: [i64; 5] = [1, 2, -1, 5, 1000];

@@ -13,6 +13,7 @@ use rhea::bgv::{
     Evaluator, KeyGenerator,
 };
 use rhea::rlwe::{PublicKey, SecretKey};
+use rhea::unstable::HasRing;
 use rhea::Device;
 
 const GPU: Device = Device::Cuda(0);

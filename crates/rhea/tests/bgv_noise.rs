@@ -7,6 +7,7 @@ mod bgv_common;
 
 use bgv_common::{is_noise_exhausted, setup, Plain, Rng};
 use rhea::bgv::{BgvContext, BgvParametersLiteral, Decryptor, Encoder, Evaluator};
+use rhea::unstable::HasRing;
 use rhea::{Device, Error};
 
 #[test]

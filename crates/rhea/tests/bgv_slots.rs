@@ -6,8 +6,9 @@ mod bgv_common;
 
 use bgv_common::{setup, Plain, Rng};
 use rhea::bgv::{BgvContext, BgvParametersLiteral, Decryptor, Encoder, Encryptor, KeyGenerator};
-use rhea::math::bgv_rescale::BgvRescaler;
-use rhea::math::Modulus;
+use rhea::unstable::math::bgv_rescale::BgvRescaler;
+use rhea::unstable::math::Modulus;
+use rhea::unstable::HasRing;
 use rhea::{Device, Error};
 
 /// `m(X^g) mod (X^N + 1, t)` on coefficients.

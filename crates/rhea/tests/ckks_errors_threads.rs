@@ -8,6 +8,7 @@ use rhea::ckks::{
 };
 use rhea::params::{CkksParameters, CkksParametersLiteral};
 use rhea::rlwe::{GaloisKeys, PublicKey, RelinearizationKey, SecretKey};
+use rhea::unstable::HasRing;
 use rhea::{Device, Error};
 
 fn test_setup(steps: &[i64]) -> Setup {
@@ -25,8 +26,8 @@ fn public_types_are_send_and_sync() {
     check::<CkksParameters>();
     check::<CkksContext>();
     check::<Encoder>();
-    check::<Encryptor<'static>>();
-    check::<Decryptor<'static>>();
+    check::<Encryptor>();
+    check::<Decryptor>();
     check::<Evaluator>();
     check::<Ciphertext>();
     check::<Plaintext>();

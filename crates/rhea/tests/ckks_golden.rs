@@ -5,6 +5,7 @@
 
 use rhea::ckks::{Ciphertext, CkksContext, Decryptor, Encoder, Encryptor, Evaluator, KeyGenerator};
 use rhea::params::CkksParametersLiteral;
+use rhea::unstable::HasRing;
 use rhea::Device;
 use sha2::{Digest, Sha256};
 

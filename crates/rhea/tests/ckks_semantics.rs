@@ -7,6 +7,7 @@ use common::*;
 use num_complex::Complex64;
 use rhea::ckks::{Decryptor, Encoder, Encryptor, Evaluator};
 use rhea::params::CkksParametersLiteral;
+use rhea::unstable::HasRing;
 
 fn test_setup(steps: &[i64], conjugation: bool) -> Setup {
     setup(
@@ -210,8 +211,8 @@ fn manual_mode_composes_to_auto_mode_bit_for_bit() {
     let (x, y) = (random_vec(n, 50), random_vec(n, 51));
     let (cx, cy) = (s.encrypt(&x, 10), s.encrypt(&y, 11));
     let manual = Evaluator::new(&s.ctx).with_auto_rescale(false);
-    // Manual mode needs the key too; reuse the auto evaluator's tensor via mul_lin.
-    let lin = s.eval.mul_lin(&cx, &cy).unwrap();
+    // Manual mode needs the key too; reuse the auto evaluator's tensor via mul_relin.
+    let lin = s.eval.mul_relin(&cx, &cy).unwrap();
     assert_eq!(lin.level(), 10);
     assert_eq!(lin.scale(), cx.scale() * cy.scale());
     let rs = manual.rescale(&lin).unwrap();
@@ -224,7 +225,10 @@ fn manual_mode_composes_to_auto_mode_bit_for_bit() {
     };
     assert_eq!(words(&rs), words(&auto));
     assert_eq!(rs.scale(), auto.scale());
-    assert_eq!(words(&s.eval.mul_lin_rs(&cx, &cy).unwrap()), words(&auto));
+    assert_eq!(
+        words(&s.eval.mul_relin_rescale(&cx, &cy).unwrap()),
+        words(&auto)
+    );
     // Without relinearisation: 3 components, decryptable, relinearised and rescaled later.
     let t1 = s.eval.mul_no_relin(&cx, &cy).unwrap();
     let t2 = s.eval.mul_no_relin(&cx, &cx).unwrap();
@@ -247,17 +251,17 @@ fn manual_mode_composes_to_auto_mode_bit_for_bit() {
 }
 
 #[test]
-fn seed000_routines() {
+fn mode_independent_products() {
     let s = test_setup(&[1, 5], false);
     let n = s.slots();
     let (x, y, z) = (random_vec(n, 60), random_vec(n, 61), random_vec(n, 62));
     let (cx, cy, cz) = (s.encrypt(&x, 12), s.encrypt(&y, 13), s.encrypt(&z, 14));
     let e = &s.eval;
-    let sq = e.sqr_lin_rs(&cx).unwrap();
+    let sq = e.square_relin_rescale(&cx).unwrap();
     let want: Vec<f64> = x.iter().map(|v| v * v).collect();
     assert!(precision_bits(&s.decrypt(&sq), &want) >= 25.0);
     assert_eq!(sq.level(), 9);
-    let r = e.mul_lin_rs_mod_sw_add(&cx, &cy, &cz).unwrap();
+    let r = e.add(&e.mul_relin_rescale(&cx, &cy).unwrap(), &cz).unwrap();
     assert_eq!(r.level(), 9);
     let want: Vec<f64> = (0..n).map(|i| x[i] * y[i] + z[i]).collect();
     assert!(precision_bits(&s.decrypt(&r), &want) >= 25.0);
@@ -340,9 +344,9 @@ fn sparse_slots_encode_rotate_and_multiply() {
 }
 
 #[test]
-fn seed000_preset_at_n_2_15() {
+fn seal_comparable_preset_at_n_2_15() {
     let s = setup(
-        CkksParametersLiteral::n15_logqp400_levels7_seed000(),
+        CkksParametersLiteral::n15_logqp400_levels7(),
         &[1],
         false,
         2,
@@ -352,13 +356,13 @@ fn seed000_preset_at_n_2_15() {
     let (x, y, z) = (random_vec(n, 95), random_vec(n, 96), random_vec(n, 97));
     let (cx, cy, cz) = (s.encrypt(&x, 19), s.encrypt(&y, 20), s.encrypt(&z, 21));
     let e = &s.eval;
-    let r = e.mul_lin_rs_mod_sw_add(&cx, &cy, &cz).unwrap();
+    let r = e.add(&e.mul_relin_rescale(&cx, &cy).unwrap(), &cz).unwrap();
     let r = e.rotate(&r, 1).unwrap();
     let want: Vec<f64> = rotate_plain(&(0..n).map(|i| x[i] * y[i] + z[i]).collect::<Vec<_>>(), 1);
     // Here P (one 60-bit prime) is no larger than the first digit (q_0, 60 bits), so key
     // switching adds about sqrt(N/3)·σ of noise per coefficient: ≈ 22.6 bits after a rotation.
     let bits = precision_bits(&s.decrypt(&r), &want);
-    assert!(bits >= 22.0, "seed-000 set: {bits:.1} bits");
+    assert!(bits >= 22.0, "n15_logqp400_levels7: {bits:.1} bits");
 }
 
 /// `encode_batch` (host part in parallel) equals `encode` of each vector word for word, keeps

@@ -9,9 +9,10 @@
 //! passed; `cargo test -- --include-ignored` (what `scripts/gpu-run.sh` runs) runs them, and then
 //! a missing GPU is a failure.
 
-use rhea::backend::{Form, Poly, PolyShape, RnsRing};
-use rhea::math::prime::generate_ntt_primes;
-use rhea::math::sampler::Prng;
+use rhea::backend::{Form, Poly, PolyShape};
+use rhea::unstable::math::prime::generate_ntt_primes;
+use rhea::unstable::math::sampler::Prng;
+use rhea::unstable::RnsRing;
 use rhea::Device;
 
 const GPU: Device = Device::Cuda(0);

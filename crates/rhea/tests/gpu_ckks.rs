@@ -14,6 +14,7 @@ use rhea::ckks::{
 };
 use rhea::params::{CkksParameters, CkksParametersLiteral};
 use rhea::rlwe::{PublicKey, SecretKey};
+use rhea::unstable::HasRing;
 use rhea::Device;
 use std::sync::{Mutex, MutexGuard};
 
@@ -229,16 +230,20 @@ fn program(k: &Keys) -> Vec<Named> {
     }
     let lower = e.rotate(&e.mul(&cx, &cy).unwrap(), 2).unwrap();
     out.push(("rotate at a lower level", lower, rot(&prod, 2)));
-    out.push(("mul_lin", e.mul_lin(&cx, &cy).unwrap(), prod.clone()));
+    out.push(("mul_relin", e.mul_relin(&cx, &cy).unwrap(), prod.clone()));
     out.push((
-        "mul_lin_rs",
-        e.mul_lin_rs(&cx, &cz).unwrap(),
+        "mul_relin_rescale",
+        e.mul_relin_rescale(&cx, &cz).unwrap(),
         zip(&x, &z, |a, b| a * b),
     ));
-    out.push(("sqr_lin_rs", e.sqr_lin_rs(&cy).unwrap(), map(&y, |a| a * a)));
     out.push((
-        "mul_lin_rs_mod_sw_add",
-        e.mul_lin_rs_mod_sw_add(&cx, &cy, &cz).unwrap(),
+        "square_relin_rescale",
+        e.square_relin_rescale(&cy).unwrap(),
+        map(&y, |a| a * a),
+    ));
+    out.push((
+        "mul_relin_rescale + add",
+        e.add(&e.mul_relin_rescale(&cx, &cy).unwrap(), &cz).unwrap(),
         zip(&prod, &z, |a, b| a + b),
     ));
     out
@@ -483,7 +488,7 @@ fn gpu_ckks_timings_n16() {
     let n = k.encoder.slots();
     let cx = k.encrypt_pk(&input(n, 1), 1);
     let cy = k.encrypt_pk(&input(n, 2), 2);
-    let prod = k.manual.mul_lin(&cx, &cy).unwrap();
+    let prod = k.manual.mul_relin(&cx, &cy).unwrap();
     let time = |what: &str, f: &dyn Fn() -> Ciphertext| {
         for _ in 0..3 {
             drop(f());
@@ -513,8 +518,8 @@ fn gpu_ckks_timings_n16() {
         params.ring().p_len(),
         params.dnum()
     );
-    time("mul + relinearize (mul_lin)", &|| {
-        k.manual.mul_lin(&cx, &cy).unwrap()
+    time("mul + relinearize (mul_relin)", &|| {
+        k.manual.mul_relin(&cx, &cy).unwrap()
     });
     time("mul + relinearize + rescale (mul)", &|| {
         k.eval.mul(&cx, &cy).unwrap()

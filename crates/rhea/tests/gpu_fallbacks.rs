@@ -160,7 +160,7 @@ macro_rules! gpu_tests {
 gpu_tests! { ckks_preset_takes_the_fused_paths:
     ckks_n13_logqp200_levels2 => CkksParametersLiteral::n13_logqp200_levels2(),
     ckks_n14_logqp400_levels7 => CkksParametersLiteral::n14_logqp400_levels7(),
-    ckks_n15_logqp400_levels7_seed000 => CkksParametersLiteral::n15_logqp400_levels7_seed000(),
+    ckks_n15_logqp400_levels7 => CkksParametersLiteral::n15_logqp400_levels7(),
     ckks_n16_logqp1520_levels26 => CkksParametersLiteral::n16_logqp1520_levels26(),
     ckks_n16_logqp1440_levels24 => CkksParametersLiteral::n16_logqp1440_levels24(),
     ckks_n16_logqp1560_levels24 => CkksParametersLiteral::n16_logqp1560_levels24(),

@@ -13,6 +13,7 @@ use rhea::serial::{
     inspect, read_parameters, write_parameters, Codec, Compression, SchemeParameters, SerialError,
     Summary,
 };
+use rhea::unstable::HasRing;
 use rhea::Device;
 use serial_common::*;
 
@@ -27,7 +28,7 @@ fn bgv_sets() -> Vec<BgvParameters> {
     ]
 }
 
-fn assert_ct_eq(ring: &rhea::backend::RnsRing, a: &bgv::Ciphertext, b: &bgv::Ciphertext) {
+fn assert_ct_eq(ring: &rhea::unstable::RnsRing, a: &bgv::Ciphertext, b: &bgv::Ciphertext) {
     assert_eq!(a.level(), b.level());
     assert_eq!(a.len(), b.len());
     assert_eq!(a.factor(), b.factor());

@@ -10,6 +10,7 @@ use rhea::serial::{
     read_parameters, write_parameters, Codec, Compression, ObjectKind, SchemeParameters,
     SerialError,
 };
+use rhea::unstable::HasRing;
 use serial_common::*;
 
 const HEADER: usize = 56;

@@ -13,6 +13,7 @@ use rhea::bgv::{self, BgvContext, BgvParametersLiteral};
 use rhea::ckks::{self, CkksContext};
 use rhea::rlwe::{GaloisKeys, PublicKey, RelinearizationKey};
 use rhea::serial::{Codec, Compression, Serializable};
+use rhea::unstable::HasRing;
 use rhea::Device;
 use serial_common::*;
 

@@ -10,9 +10,10 @@ use rhea::serial::{
     inspect, parameters_size, read_parameters, write_parameters, Codec, Compression, ObjectKind,
     SchemeParameters, Summary,
 };
+use rhea::unstable::HasRing;
 use serial_common::*;
 
-fn assert_ct_eq(ring: &rhea::backend::RnsRing, a: &ckks::Ciphertext, b: &ckks::Ciphertext) {
+fn assert_ct_eq(ring: &rhea::unstable::RnsRing, a: &ckks::Ciphertext, b: &ckks::Ciphertext) {
     assert_eq!(a.level(), b.level());
     assert_eq!(a.len(), b.len());
     assert_eq!(a.scale().to_bits(), b.scale().to_bits());
@@ -23,7 +24,7 @@ fn assert_ct_eq(ring: &rhea::backend::RnsRing, a: &ckks::Ciphertext, b: &ckks::C
 }
 
 fn assert_ksk_eq(
-    ring: &rhea::backend::RnsRing,
+    ring: &rhea::unstable::RnsRing,
     a: &rhea::rlwe::KeySwitchKey,
     b: &rhea::rlwe::KeySwitchKey,
 ) {

@@ -12,6 +12,7 @@ use rhea::ckks::{self, CkksContext, Encoder, Encryptor, KeyGenerator};
 use rhea::params::CkksParametersLiteral;
 use rhea::rlwe::{GaloisKeys, RelinearizationKey};
 use rhea::serial::{Codec, Compression, Serializable};
+use rhea::unstable::HasRing;
 use rhea::Device;
 use serial_common::*;
 

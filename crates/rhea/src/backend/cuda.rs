@@ -37,11 +37,33 @@ use rhea_cuda::{CudaError, DeviceBuffer, DeviceModuli, GpuDevice, RnsLayout};
 use super::{PolyShape, RnsRing};
 use crate::error::{Error, Result};
 
+/// Keeps GPU errors typed: out-of-memory and a too-old GPU become their own variants, the host
+/// arithmetic's errors [`Error::Math`], everything else [`Error::Gpu`] with the `CudaError`.
 impl From<CudaError> for Error {
     fn from(e: CudaError) -> Self {
         match e {
             CudaError::Math(m) => Error::Math(m),
-            e => Error::Gpu(e.to_string()),
+            CudaError::OutOfMemory {
+                device,
+                requested_bytes,
+                free_bytes,
+            } => Error::DeviceOutOfMemory {
+                requested: requested_bytes,
+                free: free_bytes,
+                device,
+            },
+            CudaError::UnsupportedComputeCapability {
+                index,
+                name,
+                found,
+                minimum,
+            } => Error::UnsupportedComputeCapability {
+                device: index,
+                name,
+                found,
+                minimum,
+            },
+            e => Error::Gpu(e),
         }
     }
 }

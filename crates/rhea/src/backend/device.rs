@@ -3,7 +3,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use rhea_cuda::GpuDevice;
+use rhea_cuda::{CudaError, GpuDevice};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
@@ -28,9 +28,10 @@ pub enum Device {
 
 impl Device {
     /// The best device available: GPU 0 when a CUDA driver and a GPU are present
-    /// (`rhea_cuda::GpuDevice::is_available`), else the CPU.
+    /// (`rhea_cuda::GpuDevice::is_available`) and the GPU can be opened (compute capability 7.5
+    /// or later), else the CPU.
     pub fn best() -> Device {
-        if GpuDevice::is_available() {
+        if GpuDevice::is_available() && gpu(0).is_ok() {
             Device::Cuda(0)
         } else {
             Device::Cpu
@@ -38,7 +39,8 @@ impl Device {
     }
 
     /// Whether this device can run primitives on this machine; a typed error says why not
-    /// ([`Error::DeviceNotSupported`]: no driver, no such GPU).
+    /// ([`Error::DeviceNotSupported`]: no driver, no such GPU;
+    /// [`Error::UnsupportedComputeCapability`]: a GPU below compute capability 7.5).
     pub fn check_supported(&self) -> Result<()> {
         match self {
             Device::Cpu => Ok(()),
@@ -119,11 +121,17 @@ pub(crate) fn count_fused_fallback(index: usize) {
     counts[index] += 1;
 }
 
-/// The shared device object of GPU `index` (one per process), or a typed error.
+/// The shared device object of GPU `index` (one per process), or a typed error:
+/// [`Error::DeviceNotSupported`] without a driver or such a GPU,
+/// [`Error::UnsupportedComputeCapability`] for a GPU older than the kernels support, the
+/// converted GPU error otherwise.
 pub(crate) fn gpu(index: usize) -> Result<Arc<GpuDevice>> {
-    GpuDevice::new(index).map_err(|e| Error::DeviceNotSupported {
-        device: Device::Cuda(index),
-        reason: format!("{e}; use Device::Cpu or Device::best()"),
+    GpuDevice::new(index).map_err(|e| match e {
+        CudaError::NoDriver(_) | CudaError::NoDevice { .. } => Error::DeviceNotSupported {
+            device: Device::Cuda(index),
+            reason: format!("{e}; use Device::Cpu or Device::best()"),
+        },
+        e => Error::from(e),
     })
 }
 

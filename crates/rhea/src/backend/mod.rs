@@ -1,11 +1,12 @@
 //! The backend seam: devices, RNS polynomials and the primitives scheme code is written against.
 //!
 //! - [`Device`]: where data lives and work runs (`Cpu`, `Cuda(i)`), chosen at run time.
-//! - [`Poly`]: one RNS polynomial, a [`Storage`] enum (one variant per device) plus its
-//!   [`PolyShape`] (a prefix of the `Q` limbs, then none or all of the `P` limbs) and [`Form`]
-//!   (coefficients, or NTT evaluations in bit-reversed order).
-//! - [`RnsRing`]: the precomputed tables of one `Q ∪ P` ring; its methods are the primitives:
-//!   allocation and transfer ([`RnsRing::zero`], [`RnsRing::upload`], [`RnsRing::download`]),
+//! - [`Poly`]: one RNS polynomial on a device (its words live in host memory or in GPU memory),
+//!   with its [`PolyShape`] (a prefix of the `Q` limbs, then none or all of the `P` limbs) and
+//!   [`Form`] (coefficients, or NTT evaluations in bit-reversed order).
+//! - [`RnsRing`] (unstable, in [`crate::unstable`]): the precomputed
+//!   tables of one `Q ∪ P` ring; its methods are the primitives: allocation and transfer
+//!   ([`RnsRing::zero`], [`RnsRing::upload`], [`RnsRing::download`]),
 //!   NTTs over all or a range of limbs, element-wise add/sub/neg/mul/mul-add with per-limb scalar
 //!   variants, the Galois automorphism, ModUp, ModDown, rescaling, the key-switching inner
 //!   product, and sampling.
@@ -20,6 +21,10 @@
 //! download; no primitive other than [`RnsRing::upload`] and the downloads copies words between
 //! host and device, and nothing waits for the device except downloads (see
 //! [`Device::bytes_to_device`], [`Device::synchronize`]).
+//!
+//! [`RnsRing::zero`]: crate::unstable::RnsRing::zero
+//! [`RnsRing::upload`]: crate::unstable::RnsRing::upload
+//! [`RnsRing::download`]: crate::unstable::RnsRing::download
 
 mod awake;
 mod cpu;
@@ -28,11 +33,12 @@ mod device;
 mod fused_ops;
 mod ops;
 mod poly;
-mod ring;
+pub(crate) mod ring;
 
 pub use device::Device;
-pub use poly::{Form, Poly, PolyShape, Storage};
-pub use ring::RnsRing;
+pub(crate) use poly::Storage;
+pub use poly::{Form, Poly, PolyShape};
+pub(crate) use ring::RnsRing;
 
 pub(crate) use awake::on_pool;
 

@@ -197,6 +197,33 @@ impl RnsRing {
         })
     }
 
+    /// A copy of `a` on `device`, same shape, form and words (a copy on the same device when `a`
+    /// is already there). The words travel through host memory (download, then upload); the
+    /// host staging copy is zeroised afterwards, since `a` may be secret.
+    pub(crate) fn transfer(&self, a: &Poly, device: Device) -> Result<Poly> {
+        device.check_supported()?;
+        self.check_shape("transfer", &a.shape)?;
+        if a.device() == device {
+            return a.try_clone();
+        }
+        let mut words = self.download(a)?;
+        let storage = match device {
+            Device::Cpu => Storage::Cpu(words),
+            Device::Cuda(i) => {
+                let b = self
+                    .gpu_ring(i)
+                    .and_then(|r| Ok(r.device().upload(&words)?));
+                zeroize::Zeroize::zeroize(&mut words);
+                Storage::Cuda(b?)
+            }
+        };
+        Ok(Poly {
+            storage,
+            shape: a.shape,
+            form: a.form,
+        })
+    }
+
     /// Downloads the words (`[limb][N]`) to the host (on a GPU this waits for the queued work).
     pub fn download(&self, a: &Poly) -> Result<Vec<u64>> {
         match &a.storage {

@@ -82,8 +82,9 @@ impl fmt::Display for Form {
 }
 
 /// The words of a polynomial, on the device that holds them. Primitives match on this enum and
-/// call the implementation of that device.
-pub enum Storage {
+/// call the implementation of that device. Crate-internal: a `Poly`'s words are reached only
+/// through the primitives.
+pub(crate) enum Storage {
     /// Host memory, `[limb][N]`, canonical residues.
     Cpu(Vec<u64>),
     /// Memory of a CUDA GPU (pooled), `[limb][N]`, canonical residues.
@@ -110,8 +111,8 @@ impl Storage {
 /// An RNS polynomial on a device: one contiguous `[limb][N]` buffer of canonical residues, its
 /// [`PolyShape`] (which limbs of `Q ∪ P`) and its [`Form`].
 ///
-/// A `Poly` is created and transformed only through the backend primitives
-/// ([`RnsRing`](super::RnsRing)'s methods); scheme code never touches the words.
+/// A `Poly` is created and transformed only through the backend primitives (the methods of
+/// [`RnsRing`](crate::unstable::RnsRing)); scheme code never touches the words.
 pub struct Poly {
     pub(crate) storage: Storage,
     pub(crate) shape: PolyShape,
@@ -188,6 +189,21 @@ impl Poly {
                 expected,
                 found: self.form,
             })
+        }
+    }
+}
+
+/// A copy on the same device: [`Poly::try_clone`], for code that wants `Clone`.
+///
+/// # Panics
+///
+/// If the device cannot hold the copy (GPU out of memory), as `Vec::clone` aborts when the
+/// host is; call [`Poly::try_clone`] to get [`Error::DeviceOutOfMemory`] instead.
+impl Clone for Poly {
+    fn clone(&self) -> Self {
+        match self.try_clone() {
+            Ok(p) => p,
+            Err(e) => panic!("Poly::clone: {e} (use try_clone to handle this error)"),
         }
     }
 }

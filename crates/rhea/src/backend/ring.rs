@@ -129,10 +129,11 @@ impl RnsRing {
 
     /// The device tables on GPU `index`, uploaded on first use.
     pub(crate) fn gpu_ring(&self, index: usize) -> Result<Arc<GpuRing>> {
-        let mut cache = self
-            .gpu
-            .lock()
-            .map_err(|_| Error::Gpu("the ring's device-table cache lock is poisoned".into()))?;
+        let mut cache = self.gpu.lock().map_err(|_| {
+            Error::Gpu(rhea_cuda::CudaError::Driver(
+                "the ring's device-table cache lock is poisoned".into(),
+            ))
+        })?;
         if let Some(g) = cache.iter().find(|g| g.device().index() == index) {
             return Ok(g.clone());
         }

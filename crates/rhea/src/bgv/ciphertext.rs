@@ -2,12 +2,17 @@
 
 use std::fmt;
 
+use super::BgvContext;
 use crate::backend::{Device, Poly};
 use crate::error::Result;
-use crate::rlwe::{ciphertext_component_accessors, clone_polys};
+use crate::rlwe::{ciphertext_component_accessors, clone_polys, transfer_polys};
 
 /// An encoded message `m ∈ R_t`, ready for encryption and for plaintext operations: the centred
 /// coefficients of `m` lifted to the Q limbs of its level, in NTT form, with a bound on its norm.
+///
+/// `Clone` copies it on its device (panicking only if the device is out of memory; see
+/// [`Plaintext::try_clone`]); [`Plaintext::to_device`] copies it to another device.
+#[derive(Clone)]
 pub struct Plaintext {
     pub(crate) poly: Poly,
     /// `log2` of the noise model's bound on `‖m‖_can`.
@@ -41,10 +46,29 @@ impl Plaintext {
         self.poly.device()
     }
 
-    /// A copy on the same device.
+    /// A copy on the same device (a device copy can fail, hence the `Result`).
     pub fn try_clone(&self) -> Result<Self> {
         Ok(Self {
             poly: self.poly.try_clone()?,
+            log_norm: self.log_norm,
+            params_id: self.params_id,
+        })
+    }
+
+    /// A copy on the device of `ctx` (a context of the same parameters on any device): one
+    /// call moves a plaintext between the CPU and a GPU, or between GPUs.
+    ///
+    /// Errors: [`crate::Error::ParametersMismatch`] for a context of other parameters; the
+    /// device's errors.
+    pub fn to_device(&self, ctx: &BgvContext) -> Result<Self> {
+        let mut parts = transfer_polys(
+            ctx.rlwe(),
+            "Plaintext::to_device",
+            self.params_id,
+            std::slice::from_ref(&self.poly),
+        )?;
+        Ok(Self {
+            poly: parts.remove(0),
             log_norm: self.log_norm,
             params_id: self.params_id,
         })
@@ -69,6 +93,10 @@ impl fmt::Debug for Plaintext {
 /// correction factor ([`Ciphertext::factor`]) that modulus switching multiplies by
 /// `q_ℓ^{-1} mod t`; decryption divides it out. The level, the factor and a bound on the noise
 /// ([`Ciphertext::noise_bound_bits`]) are tracked on every operation (see [`crate::bgv`]).
+///
+/// `Clone` copies it on its device (panicking only if the device is out of memory; see
+/// [`Ciphertext::try_clone`]); [`Ciphertext::to_device`] copies it to another device.
+#[derive(Clone)]
 pub struct Ciphertext {
     pub(crate) parts: Vec<Poly>,
     pub(crate) factor: u64,
@@ -109,10 +137,30 @@ impl Ciphertext {
 
     ciphertext_component_accessors!();
 
-    /// A copy on the same device.
+    /// A copy on the same device (a device copy can fail, hence the `Result`).
     pub fn try_clone(&self) -> Result<Self> {
         Ok(Self {
             parts: clone_polys(&self.parts)?,
+            factor: self.factor,
+            log_noise: self.log_noise,
+            params_id: self.params_id,
+            seed: self.seed,
+        })
+    }
+
+    /// A copy on the device of `ctx` (a context of the same parameters on any device): one
+    /// call moves a ciphertext between the CPU and a GPU, or between GPUs, words unchanged.
+    ///
+    /// Errors: [`crate::Error::ParametersMismatch`] for a context of other parameters; the
+    /// device's errors.
+    pub fn to_device(&self, ctx: &BgvContext) -> Result<Self> {
+        Ok(Self {
+            parts: transfer_polys(
+                ctx.rlwe(),
+                "Ciphertext::to_device",
+                self.params_id,
+                &self.parts,
+            )?,
             factor: self.factor,
             log_noise: self.log_noise,
             params_id: self.params_id,

@@ -117,8 +117,8 @@ impl BgvContext {
         &self.rlwe
     }
 
-    /// The ring and its primitives.
-    pub fn ring(&self) -> &RnsRing {
+    /// The ring and its primitives (outside the crate: [`crate::unstable::HasRing`]).
+    pub(crate) fn ring(&self) -> &RnsRing {
         self.rlwe.ring()
     }
 
@@ -153,5 +153,13 @@ impl BgvContext {
     /// Per-limb scalars `t mod q_i` for the first `limbs` Q limbs.
     pub(crate) fn t_scalars(&self, limbs: usize) -> Vec<u64> {
         self.tables.t_mod_q[..limbs].to_vec()
+    }
+}
+
+/// The RLWE core, so that keys move to this context's device with
+/// [`SecretKey::to_device`](crate::rlwe::SecretKey::to_device) and the like.
+impl AsRef<RlweContext> for BgvContext {
+    fn as_ref(&self) -> &RlweContext {
+        &self.rlwe
     }
 }

@@ -1,5 +1,7 @@
 //! Key generation, encryption and decryption for BGV, on the shared RLWE core.
 
+use std::sync::Arc;
+
 use num_bigint::{BigInt, BigUint};
 use num_traits::ToPrimitive;
 use rhea_math::sampler::Prng;
@@ -73,25 +75,28 @@ impl KeyGenerator {
     }
 }
 
-/// Encrypts plaintexts under a public key or (symmetrically) a secret key. `Send + Sync`.
-pub struct Encryptor<'k> {
+/// Encrypts plaintexts under a public key or (symmetrically) a secret key. `Send + Sync`. It
+/// owns (a shared reference to) its key, so it can be stored and moved freely.
+pub struct Encryptor {
     ctx: BgvContext,
-    core: EncryptorCore<'k>,
+    core: EncryptorCore,
 }
 
-impl<'k> Encryptor<'k> {
-    /// A public-key encryptor (OS-seeded randomness).
-    pub fn new(ctx: &BgvContext, pk: &'k PublicKey) -> Result<Self> {
+impl Encryptor {
+    /// A public-key encryptor (OS-seeded randomness). `pk` is the key (moved), an
+    /// `Arc<PublicKey>` (shared) or a `&PublicKey` (copied).
+    pub fn new(ctx: &BgvContext, pk: impl Into<Arc<PublicKey>>) -> Result<Self> {
         Ok(Self {
-            core: EncryptorCore::public(ctx.rlwe(), pk)?,
+            core: EncryptorCore::public(ctx.rlwe(), pk.into())?,
             ctx: ctx.clone(),
         })
     }
 
-    /// A secret-key encryptor (OS-seeded randomness).
-    pub fn with_secret_key(ctx: &BgvContext, sk: &'k SecretKey) -> Result<Self> {
+    /// A secret-key encryptor (OS-seeded randomness). `sk` is the key, an `Arc<SecretKey>` or a
+    /// `&SecretKey` (copied).
+    pub fn with_secret_key(ctx: &BgvContext, sk: impl Into<Arc<SecretKey>>) -> Result<Self> {
         Ok(Self {
-            core: EncryptorCore::secret(ctx.rlwe(), sk)?,
+            core: EncryptorCore::secret(ctx.rlwe(), sk.into())?,
             ctx: ctx.clone(),
         })
     }
@@ -141,10 +146,11 @@ fn log2_big(x: &BigUint) -> f64 {
     shift as f64 + (top as f64).log2()
 }
 
-/// Decrypts ciphertexts and measures their noise budget.
-pub struct Decryptor<'k> {
+/// Decrypts ciphertexts and measures their noise budget. Owns (a shared reference to) its
+/// secret key; `Send + Sync`.
+pub struct Decryptor {
     ctx: BgvContext,
-    sk: &'k SecretKey,
+    sk: Arc<SecretKey>,
 }
 
 /// The phase of a ciphertext over the integers: its coefficients centred modulo `Q_ℓ`.
@@ -155,9 +161,11 @@ struct Phase {
     log_norm: f64,
 }
 
-impl<'k> Decryptor<'k> {
-    /// A decryptor for `sk`.
-    pub fn new(ctx: &BgvContext, sk: &'k SecretKey) -> Result<Self> {
+impl Decryptor {
+    /// A decryptor for `sk`: the key (moved), an `Arc<SecretKey>` (shared) or a `&SecretKey`
+    /// (copied; the copy is zeroised on drop like the original).
+    pub fn new(ctx: &BgvContext, sk: impl Into<Arc<SecretKey>>) -> Result<Self> {
+        let sk = sk.into();
         ctx.rlwe().check_id("Decryptor::new", sk.params_id())?;
         Ok(Self {
             ctx: ctx.clone(),
@@ -179,7 +187,7 @@ impl<'k> Decryptor<'k> {
         }
         let ring = self.ctx.ring();
         let limbs = ct.parts[0].q_limbs();
-        let mut v = rlwe.decrypt(self.sk, &ct.parts)?;
+        let mut v = rlwe.decrypt(&self.sk, &ct.parts)?;
         ring.mul_scalar_assign(&mut v, &self.ctx.t_scalars(limbs))?;
         ring.ntt_inverse(&mut v)?;
         let words = ring.download(&v)?;

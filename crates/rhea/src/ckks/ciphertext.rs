@@ -2,12 +2,17 @@
 
 use std::fmt;
 
+use super::CkksContext;
 use crate::backend::{Device, Poly};
 use crate::error::Result;
-use crate::rlwe::{ciphertext_component_accessors, clone_polys};
+use crate::rlwe::{ciphertext_component_accessors, clone_polys, transfer_polys};
 
 /// An encoded message: one NTT-form polynomial over the Q limbs of its level, with its scale and
 /// slot count.
+///
+/// `Clone` copies it on its device (panicking only if the device is out of memory; see
+/// [`Plaintext::try_clone`]); [`Plaintext::to_device`] copies it to another device.
+#[derive(Clone)]
 pub struct Plaintext {
     pub(crate) poly: Poly,
     pub(crate) scale: f64,
@@ -46,10 +51,30 @@ impl Plaintext {
         self.poly.device()
     }
 
-    /// A copy on the same device.
+    /// A copy on the same device (a device copy can fail, hence the `Result`).
     pub fn try_clone(&self) -> Result<Self> {
         Ok(Self {
             poly: self.poly.try_clone()?,
+            scale: self.scale,
+            slots: self.slots,
+            params_id: self.params_id,
+        })
+    }
+
+    /// A copy on the device of `ctx` (a context of the same parameters on any device): one
+    /// call moves a plaintext between the CPU and a GPU, or between GPUs.
+    ///
+    /// Errors: [`crate::Error::ParametersMismatch`] for a context of other parameters; the
+    /// device's errors.
+    pub fn to_device(&self, ctx: &CkksContext) -> Result<Self> {
+        let mut parts = transfer_polys(
+            ctx.rlwe(),
+            "Plaintext::to_device",
+            self.params_id,
+            std::slice::from_ref(&self.poly),
+        )?;
+        Ok(Self {
+            poly: parts.remove(0),
             scale: self.scale,
             slots: self.slots,
             params_id: self.params_id,
@@ -70,6 +95,10 @@ impl fmt::Debug for Plaintext {
 
 /// A CKKS ciphertext: components `c_0, c_1[, c_2]` (NTT form, one shape) that decrypt to
 /// `Σ c_i·s^i ≈ Δ·m`, with the level, scale `Δ` and slot count tracked.
+///
+/// `Clone` copies it on its device (panicking only if the device is out of memory; see
+/// [`Ciphertext::try_clone`]); [`Ciphertext::to_device`] copies it to another device.
+#[derive(Clone)]
 pub struct Ciphertext {
     pub(crate) parts: Vec<Poly>,
     pub(crate) scale: f64,
@@ -114,10 +143,30 @@ impl Ciphertext {
 
     ciphertext_component_accessors!();
 
-    /// A copy on the same device.
+    /// A copy on the same device (a device copy can fail, hence the `Result`).
     pub fn try_clone(&self) -> Result<Self> {
         Ok(Self {
             parts: clone_polys(&self.parts)?,
+            scale: self.scale,
+            slots: self.slots,
+            params_id: self.params_id,
+            seed: self.seed,
+        })
+    }
+
+    /// A copy on the device of `ctx` (a context of the same parameters on any device): one
+    /// call moves a ciphertext between the CPU and a GPU, or between GPUs, words unchanged.
+    ///
+    /// Errors: [`crate::Error::ParametersMismatch`] for a context of other parameters; the
+    /// device's errors.
+    pub fn to_device(&self, ctx: &CkksContext) -> Result<Self> {
+        Ok(Self {
+            parts: transfer_polys(
+                ctx.rlwe(),
+                "Ciphertext::to_device",
+                self.params_id,
+                &self.parts,
+            )?,
             scale: self.scale,
             slots: self.slots,
             params_id: self.params_id,

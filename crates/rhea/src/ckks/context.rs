@@ -44,13 +44,21 @@ impl CkksContext {
         &self.rlwe
     }
 
-    /// The ring and its primitives.
-    pub fn ring(&self) -> &RnsRing {
+    /// The ring and its primitives (outside the crate: [`crate::unstable::HasRing`]).
+    pub(crate) fn ring(&self) -> &RnsRing {
         self.rlwe.ring()
     }
 
     /// The device.
     pub fn device(&self) -> Device {
         self.rlwe.device()
+    }
+}
+
+/// The RLWE core, so that keys move to this context's device with
+/// [`SecretKey::to_device`](crate::rlwe::SecretKey::to_device) and the like.
+impl AsRef<RlweContext> for CkksContext {
+    fn as_ref(&self) -> &RlweContext {
+        &self.rlwe
     }
 }

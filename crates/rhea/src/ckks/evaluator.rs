@@ -44,10 +44,10 @@ type Aligned<'a> = crate::rlwe::Aligned<'a, Ciphertext>;
 /// ciphertexts, plaintexts ([`add_plain`](Evaluator::add_plain), ...) and constants
 /// ([`add_const`](Evaluator::add_const), ...); multiplication by a plaintext, a constant, an
 /// integer, a ciphertext with or without relinearisation, squaring; rescaling, dropping levels;
-/// rotations, conjugation and hoisted rotations; and the seed-000 routines
-/// [`mul_lin`](Evaluator::mul_lin), [`mul_lin_rs`](Evaluator::mul_lin_rs),
-/// [`sqr_lin_rs`](Evaluator::sqr_lin_rs),
-/// [`mul_lin_rs_mod_sw_add`](Evaluator::mul_lin_rs_mod_sw_add).
+/// rotations, conjugation and hoisted rotations; and products whose rescaling does not depend on
+/// the mode: [`mul_relin`](Evaluator::mul_relin) (never rescaled),
+/// [`mul_relin_rescale`](Evaluator::mul_relin_rescale) and
+/// [`square_relin_rescale`](Evaluator::square_relin_rescale) (always rescaled).
 pub struct Evaluator {
     ctx: CkksContext,
     keys: EvaluationKeys,
@@ -664,46 +664,33 @@ impl Evaluator {
         })
     }
 
-    // ------------------------------------------------------------------ seed-000 routines
+    // ------------------------------------------------------------------ mode-independent products
 
-    /// MulLin: multiply and relinearise (never rescaled, in either mode).
-    pub fn mul_lin(&self, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext> {
-        self.keys.rlk("mul_lin")?;
+    /// Multiply and relinearise, never rescaled (in either mode).
+    pub fn mul_relin(&self, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext> {
+        self.keys.rlk("mul_relin")?;
         self.on_pool(|| {
-            let t = self.tensor("mul_lin", a, b, false)?;
+            let t = self.tensor("mul_relin", a, b, false)?;
             self.relinearize(&t)
         })
     }
 
-    /// MulLinRS: multiply, relinearise, rescale (in either mode).
-    pub fn mul_lin_rs(&self, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext> {
-        self.keys.rlk("mul_lin_rs")?;
+    /// Multiply, relinearise and rescale (in either mode).
+    pub fn mul_relin_rescale(&self, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext> {
+        self.keys.rlk("mul_relin_rescale")?;
         self.on_pool(|| {
-            let t = self.tensor("mul_lin_rs", a, b, true)?;
+            let t = self.tensor("mul_relin_rescale", a, b, true)?;
             self.relinearize_maybe_rescale(&t, true)
         })
     }
 
-    /// SqrLinRS: square, relinearise, rescale (in either mode).
-    pub fn sqr_lin_rs(&self, a: &Ciphertext) -> Result<Ciphertext> {
-        self.keys.rlk("sqr_lin_rs")?;
+    /// Square, relinearise and rescale (in either mode).
+    pub fn square_relin_rescale(&self, a: &Ciphertext) -> Result<Ciphertext> {
+        self.keys.rlk("square_relin_rescale")?;
         self.on_pool(|| {
-            let t = self.tensor_square("sqr_lin_rs", a, true)?;
+            let t = self.tensor_square("square_relin_rescale", a, true)?;
             self.relinearize_maybe_rescale(&t, true)
         })
-    }
-
-    /// MulLinRSModSwAdd: `a·b` relinearised and rescaled, plus `c` switched down to the
-    /// product's level (and, if its scale differs, brought to the product's scale, see
-    /// [`Evaluator::drop_to_level_and_scale`]).
-    pub fn mul_lin_rs_mod_sw_add(
-        &self,
-        a: &Ciphertext,
-        b: &Ciphertext,
-        c: &Ciphertext,
-    ) -> Result<Ciphertext> {
-        let p = self.mul_lin_rs(a, b)?;
-        self.add(&p, c)
     }
 
     // ------------------------------------------------------------------ rotations

@@ -34,11 +34,13 @@ mod ciphertext;
 mod context;
 mod encoder;
 mod evaluator;
+mod flooding;
 mod keygen;
 
 pub use ciphertext::{Ciphertext, Plaintext};
 pub use context::CkksContext;
 pub use encoder::Encoder;
 pub use evaluator::Evaluator;
+pub use flooding::NoiseFlooding;
 pub use keygen::{Decryptor, Encryptor, KeyGenerator};
 pub use num_complex::Complex64;

@@ -178,10 +178,10 @@ impl CkksParametersLiteral {
         Self::preset(13, q, vec![60, 60], 40, 6).insecure_allow_below_128_bits()
     }
 
-    /// The seed-000 set: `N = 2^15`, 8 `Q` limbs (`60 + 7×40` bits, levels 0..=7), one 60-bit
+    /// The SEAL-comparable set (the CLI's `seal-routines` benchmark): `N = 2^15`, 8 `Q` limbs (`60 + 7×40` bits, levels 0..=7), one 60-bit
     /// special prime `P`, `dnum = 8` (SEAL-style: every Q prime its own digit), `Δ = 2^40`;
     /// log QP ≈ 400 ≤ 881: 128-bit secure.
-    pub fn n15_logqp400_levels7_seed000() -> Self {
+    pub fn n15_logqp400_levels7() -> Self {
         let mut q = vec![60];
         q.extend([40; 7]);
         Self::preset(15, q, vec![60], 40, 8)
@@ -460,8 +460,9 @@ macro_rules! rlwe_parameter_accessors {
             &self.inner.core
         }
 
-        /// The RNS ring with its tables (what the backend primitives run on).
-        pub fn ring(&self) -> &std::sync::Arc<$crate::backend::RnsRing> {
+        /// The RNS ring with its tables (what the backend primitives run on; outside the
+        /// crate: [`crate::unstable::HasRing`]).
+        pub(crate) fn ring(&self) -> &std::sync::Arc<$crate::backend::RnsRing> {
             &self.inner.core.ring
         }
 
@@ -701,7 +702,7 @@ mod tests {
     fn deep_presets_fit_the_table() {
         // Only the prime generation and the checks, not the tables: build the literal's numbers.
         for lit in [
-            CkksParametersLiteral::n15_logqp400_levels7_seed000(),
+            CkksParametersLiteral::n15_logqp400_levels7(),
             CkksParametersLiteral::n16_logqp1440_levels24(),
             CkksParametersLiteral::n16_logqp1560_levels24(),
             CkksParametersLiteral::n16_logqp1426_levels20(),

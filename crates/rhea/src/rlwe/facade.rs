@@ -16,6 +16,21 @@ pub(crate) fn clone_polys(parts: &[Poly]) -> Result<Vec<Poly>> {
     parts.iter().map(Poly::try_clone).collect()
 }
 
+/// Copies every component onto `rlwe`'s device, after checking `params_id` is `rlwe`'s
+/// (`op` names the call in the error).
+pub(crate) fn transfer_polys(
+    rlwe: &RlweContext,
+    op: &'static str,
+    params_id: u64,
+    parts: &[Poly],
+) -> Result<Vec<Poly>> {
+    rlwe.check_id(op, params_id)?;
+    parts
+        .iter()
+        .map(|p| rlwe.ring().transfer(p, rlwe.device()))
+        .collect()
+}
+
 /// Fails unless a ciphertext has 2 or 3 components; `hint` names the scheme's rule.
 pub(crate) fn check_degree(op: &'static str, found: usize, hint: &'static str) -> Result<()> {
     if !(2..=3).contains(&found) {
@@ -137,21 +152,21 @@ impl EvaluationKeys {
 }
 
 /// The key an encryptor encrypts under.
-enum EncryptionKey<'k> {
-    Public(&'k PublicKey),
-    Secret(&'k SecretKey),
+enum EncryptionKey {
+    Public(Arc<PublicKey>),
+    Secret(Arc<SecretKey>),
 }
 
 /// The key and the mutex-guarded CSPRNG of an encryptor (`Send + Sync`): public- or secret-key
 /// encryption of an NTT-form polynomial through the RLWE core.
-pub(crate) struct EncryptorCore<'k> {
-    key: EncryptionKey<'k>,
+pub(crate) struct EncryptorCore {
+    key: EncryptionKey,
     prng: Mutex<Prng>,
 }
 
-impl<'k> EncryptorCore<'k> {
+impl EncryptorCore {
     /// A public-key encryptor (OS-seeded), after checking `pk` belongs to `rlwe`'s parameters.
-    pub(crate) fn public(rlwe: &RlweContext, pk: &'k PublicKey) -> Result<Self> {
+    pub(crate) fn public(rlwe: &RlweContext, pk: Arc<PublicKey>) -> Result<Self> {
         rlwe.check_id("Encryptor::new", pk.params_id())?;
         Ok(Self {
             key: EncryptionKey::Public(pk),
@@ -160,7 +175,7 @@ impl<'k> EncryptorCore<'k> {
     }
 
     /// A secret-key encryptor (OS-seeded), after checking `sk` belongs to `rlwe`'s parameters.
-    pub(crate) fn secret(rlwe: &RlweContext, sk: &'k SecretKey) -> Result<Self> {
+    pub(crate) fn secret(rlwe: &RlweContext, sk: Arc<SecretKey>) -> Result<Self> {
         rlwe.check_id("Encryptor::with_secret_key", sk.params_id())?;
         Ok(Self {
             key: EncryptionKey::Secret(sk),
@@ -193,7 +208,7 @@ impl<'k> EncryptorCore<'k> {
             .prng
             .lock()
             .map_err(|_| Error::InvalidInput("the encryptor's CSPRNG lock is poisoned".into()))?;
-        match self.key {
+        match &self.key {
             EncryptionKey::Public(pk) => Ok((rlwe.encrypt_pk(pk, m, &mut prng)?, None)),
             EncryptionKey::Secret(sk) => {
                 let (parts, seed) = rlwe.encrypt_sk(sk, m, &mut prng)?;

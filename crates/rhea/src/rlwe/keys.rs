@@ -2,25 +2,71 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::Arc;
 
+use super::RlweContext;
 use crate::backend::Poly;
 use crate::error::{Error, Result};
 
+/// Every component of a key on `rlwe`'s device, after checking the key's parameters.
+fn transfer_all<const K: usize>(
+    rlwe: &RlweContext,
+    op: &'static str,
+    params_id: u64,
+    parts: &[[Poly; K]],
+) -> Result<Vec<[Poly; K]>> {
+    rlwe.check_id(op, params_id)?;
+    let ring = rlwe.ring();
+    parts
+        .iter()
+        .map(|group| {
+            let moved = group
+                .iter()
+                .map(|p| ring.transfer(p, rlwe.device()))
+                .collect::<Result<Vec<_>>>()?;
+            Ok(moved
+                .try_into()
+                .unwrap_or_else(|_| unreachable!("K polynomials in, K out")))
+        })
+        .collect()
+}
+
+/// `From<&Key> for Arc<Key>` (a clone), so that constructors taking `impl Into<Arc<Key>>` accept
+/// the key, an `Arc` of it (shared, no copy) or a reference (copied).
+macro_rules! arc_from_ref {
+    ($($t:ty),*) => {$(
+        impl From<&$t> for Arc<$t> {
+            fn from(key: &$t) -> Self {
+                Arc::new(key.clone())
+            }
+        }
+    )*};
+}
+arc_from_ref!(
+    SecretKey,
+    PublicKey,
+    KeySwitchKey,
+    RelinearizationKey,
+    GaloisKeys
+);
+
 /// The secret key `s`, in NTT form over `Q` and over `Q ∪ P`.
 ///
-/// Zeroised on drop; deliberately not `Debug`, `Clone` or serialisable, so it cannot leak into
-/// logs or files by accident:
+/// Zeroised on drop (every clone too); deliberately not `Debug` or serialisable with serde, so it
+/// cannot leak into logs or files by accident (write it explicitly with
+/// [`Codec::write_secret_key`](crate::serial::Codec::write_secret_key)):
 ///
 /// ```compile_fail
 /// fn leak(sk: &rhea::rlwe::SecretKey) { println!("{sk:?}"); } // no Debug
 /// ```
 /// ```compile_fail
-/// fn copy(sk: &rhea::rlwe::SecretKey) -> rhea::rlwe::SecretKey { sk.clone() } // no Clone
-/// ```
-/// ```compile_fail
 /// fn save<T: serde::Serialize>(_: &T) {}
 /// fn leak(sk: &rhea::rlwe::SecretKey) { save(sk) } // not serialisable
 /// ```
+///
+/// `Clone` copies the key on its device (panicking only if that device is out of memory, as
+/// `Vec::clone` aborts); [`SecretKey::to_device`] copies it to another device.
+#[derive(Clone)]
 pub struct SecretKey {
     /// `s` over all Q limbs (NTT form).
     pub(crate) s_q: Poly,
@@ -34,6 +80,36 @@ impl SecretKey {
     pub fn params_id(&self) -> u64 {
         self.params_id
     }
+
+    /// The device holding the key.
+    pub fn device(&self) -> crate::Device {
+        self.s_q.device()
+    }
+
+    /// A copy of the key on the device of `ctx` (a [`crate::ckks::CkksContext`], a
+    /// [`crate::bgv::BgvContext`] or an [`RlweContext`] of the same parameters). The words pass
+    /// through host memory, which is zeroised afterwards.
+    ///
+    /// Errors: [`Error::ParametersMismatch`] for a context of other parameters; the device's
+    /// errors.
+    pub fn to_device(&self, ctx: &impl AsRef<RlweContext>) -> Result<SecretKey> {
+        let rlwe = ctx.as_ref();
+        rlwe.check_id("SecretKey::to_device", self.params_id)?;
+        let ring = rlwe.ring();
+        let mut s_q = ring.transfer(&self.s_q, rlwe.device())?;
+        let s_qp = match ring.transfer(&self.s_qp, rlwe.device()) {
+            Ok(p) => p,
+            Err(e) => {
+                s_q.zeroize();
+                return Err(e);
+            }
+        };
+        Ok(SecretKey {
+            s_q,
+            s_qp,
+            params_id: self.params_id,
+        })
+    }
 }
 
 impl Drop for SecretKey {
@@ -45,6 +121,7 @@ impl Drop for SecretKey {
 
 /// The public key `(b, a) = (-a·s + e, a)` over `Q ∪ P` (NTT form); `a` is regenerated from
 /// `seed`, so the key can ship as `(b, seed)`.
+#[derive(Clone)]
 pub struct PublicKey {
     /// `[b, a]`: one key-switching "digit" pair, so encryption runs through the key-switching
     /// machinery ([`crate::backend::RnsRing::keyswitch_moddown_with`]).
@@ -63,6 +140,32 @@ impl PublicKey {
     pub fn seed(&self) -> &[u8; 32] {
         &self.seed
     }
+
+    /// The device holding the key.
+    pub fn device(&self) -> crate::Device {
+        self.parts[0].device()
+    }
+
+    /// A copy of the key on the device of `ctx` (a CKKS or BGV context, or an [`RlweContext`],
+    /// of the same parameters).
+    ///
+    /// Errors: [`Error::ParametersMismatch`] for a context of other parameters; the device's
+    /// errors.
+    pub fn to_device(&self, ctx: &impl AsRef<RlweContext>) -> Result<PublicKey> {
+        let [parts] = transfer_all(
+            ctx.as_ref(),
+            "PublicKey::to_device",
+            self.params_id,
+            std::slice::from_ref(&self.parts),
+        )?
+        .try_into()
+        .unwrap_or_else(|_| unreachable!("one pair in, one out"));
+        Ok(PublicKey {
+            parts,
+            seed: self.seed,
+            params_id: self.params_id,
+        })
+    }
 }
 
 impl fmt::Debug for PublicKey {
@@ -77,6 +180,7 @@ impl fmt::Debug for PublicKey {
 /// `(b_j, a_j) = (-a_j·s + e_j + P·g_j·s', a_j)` over `Q ∪ P` (NTT form), where `g_j` is the CRT
 /// idempotent of digit `j` (`≡ 1` modulo its primes, `≡ 0` modulo the other Q primes). The
 /// uniform halves come from `(seed, stream j)`.
+#[derive(Clone)]
 pub struct KeySwitchKey {
     pub(crate) parts: Vec<[Poly; 2]>,
     pub(crate) seed: [u8; 32],
@@ -103,6 +207,29 @@ impl KeySwitchKey {
     pub fn parts(&self) -> &[[Poly; 2]] {
         &self.parts
     }
+
+    /// The device holding the key.
+    pub fn device(&self) -> crate::Device {
+        self.parts[0][0].device()
+    }
+
+    /// A copy of the key on the device of `ctx` (a CKKS or BGV context, or an [`RlweContext`],
+    /// of the same parameters).
+    ///
+    /// Errors: [`Error::ParametersMismatch`] for a context of other parameters; the device's
+    /// errors.
+    pub fn to_device(&self, ctx: &impl AsRef<RlweContext>) -> Result<KeySwitchKey> {
+        Ok(KeySwitchKey {
+            parts: transfer_all(
+                ctx.as_ref(),
+                "KeySwitchKey::to_device",
+                self.params_id,
+                &self.parts,
+            )?,
+            seed: self.seed,
+            params_id: self.params_id,
+        })
+    }
 }
 
 impl fmt::Debug for KeySwitchKey {
@@ -115,7 +242,7 @@ impl fmt::Debug for KeySwitchKey {
 }
 
 /// The relinearisation key: switches `s²` to `s`.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct RelinearizationKey(pub(crate) KeySwitchKey);
 
 impl RelinearizationKey {
@@ -123,11 +250,21 @@ impl RelinearizationKey {
     pub fn key(&self) -> &KeySwitchKey {
         &self.0
     }
+
+    /// The device holding the key.
+    pub fn device(&self) -> crate::Device {
+        self.0.device()
+    }
+
+    /// A copy of the key on the device of `ctx` (see [`KeySwitchKey::to_device`]).
+    pub fn to_device(&self, ctx: &impl AsRef<RlweContext>) -> Result<RelinearizationKey> {
+        Ok(RelinearizationKey(self.0.to_device(ctx)?))
+    }
 }
 
 /// Galois keys, by Galois element. The key for element `g` switches `s` to `σ_{g^{-1}}(s)`
 /// (key switching runs before the automorphism, so hoisting shares one ModUp).
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct GaloisKeys {
     pub(crate) keys: BTreeMap<u64, KeySwitchKey>,
     pub(crate) params_id: u64,
@@ -191,5 +328,20 @@ impl GaloisKeys {
     /// The id of the parameters the keys belong to.
     pub fn params_id(&self) -> u64 {
         self.params_id
+    }
+
+    /// A copy of every key on the device of `ctx` (see [`KeySwitchKey::to_device`]).
+    pub fn to_device(&self, ctx: &impl AsRef<RlweContext>) -> Result<GaloisKeys> {
+        ctx.as_ref()
+            .check_id("GaloisKeys::to_device", self.params_id)?;
+        let keys = self
+            .keys
+            .iter()
+            .map(|(&g, k)| Ok((g, k.to_device(ctx)?)))
+            .collect::<Result<_>>()?;
+        Ok(GaloisKeys {
+            keys,
+            params_id: self.params_id,
+        })
     }
 }

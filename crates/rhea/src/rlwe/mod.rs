@@ -25,13 +25,17 @@ use crate::error::{Error, Result};
 use crate::params::{RlweCore, SecretDistribution};
 
 pub(crate) use facade::{
-    check_degree, check_two_components, ciphertext_component_accessors, clone_polys, Aligned,
-    EncryptorCore, EvaluationKeys,
+    check_degree, check_two_components, ciphertext_component_accessors, clone_polys,
+    transfer_polys, Aligned, EncryptorCore, EvaluationKeys,
 };
 pub use keys::{GaloisKeys, KeySwitchKey, PublicKey, RelinearizationKey, SecretKey};
 
 /// What the RLWE core needs to know: the ring, the secret and error distributions, the device,
 /// and the id of the parameters (checked on every key and ciphertext). Cheap to clone.
+///
+/// Public for its Galois-element arithmetic and as the target of the keys' `to_device`; the
+/// core's operations (key generation, encryption, key switching) are reached through the
+/// schemes' `KeyGenerator`, `Encryptor`, `Decryptor` and `Evaluator`.
 #[derive(Clone, Debug)]
 pub struct RlweContext {
     ring: Arc<RnsRing>,
@@ -43,7 +47,7 @@ pub struct RlweContext {
 
 impl RlweContext {
     /// A context over `ring` on `device` (which must be supported by this build).
-    pub fn new(
+    pub(crate) fn new(
         ring: Arc<RnsRing>,
         secret: SecretDistribution,
         sigma: f64,
@@ -74,8 +78,8 @@ impl RlweContext {
         )
     }
 
-    /// The ring and its primitives.
-    pub fn ring(&self) -> &RnsRing {
+    /// The ring and its primitives (outside the crate: [`crate::unstable::HasRing`]).
+    pub(crate) fn ring(&self) -> &RnsRing {
         &self.ring
     }
 
@@ -128,7 +132,7 @@ impl RlweContext {
     // ------------------------------------------------------------------ key generation
 
     /// A fresh secret key from the parameters' distribution.
-    pub fn gen_secret_key(&self, rng: &mut Prng) -> Result<SecretKey> {
+    pub(crate) fn gen_secret_key(&self, rng: &mut Prng) -> Result<SecretKey> {
         let n = self.ring.n();
         let mut coeffs = match self.secret {
             SecretDistribution::Ternary => sampler::ternary(rng, n),
@@ -158,7 +162,7 @@ impl RlweContext {
 
     /// The public key `(-a·s + e, a)` over `Q ∪ P` (so that encryption can run over `Q ∪ P` and
     /// divide its noise by `P`), `a` from a fresh seed.
-    pub fn gen_public_key(&self, sk: &SecretKey, rng: &mut Prng) -> Result<PublicKey> {
+    pub(crate) fn gen_public_key(&self, sk: &SecretKey, rng: &mut Prng) -> Result<PublicKey> {
         self.check_id("gen_public_key", sk.params_id)?;
         let shape = self.ring.full_shape();
         let seed = rng.fresh_seed();
@@ -179,7 +183,7 @@ impl RlweContext {
     /// A key-switching key from `s_from` (over `Q ∪ P`, NTT form) to the secret `s_to` (same
     /// shape): digit `j` is `(-a_j·s_to + e_j + [P]_{q_i}·s_from on the Q primes i of digit j,
     /// a_j)`.
-    pub fn gen_keyswitch_key(
+    pub(crate) fn gen_keyswitch_key(
         &self,
         s_to: &Poly,
         s_from: &Poly,
@@ -213,7 +217,7 @@ impl RlweContext {
     }
 
     /// The relinearisation key (switches `s²` to `s`).
-    pub fn gen_relinearization_key(
+    pub(crate) fn gen_relinearization_key(
         &self,
         sk: &SecretKey,
         rng: &mut Prng,
@@ -226,7 +230,12 @@ impl RlweContext {
     }
 
     /// The Galois key for element `g` (switches `s` to `σ_{g^{-1}}(s)`).
-    pub fn gen_galois_key(&self, sk: &SecretKey, g: u64, rng: &mut Prng) -> Result<KeySwitchKey> {
+    pub(crate) fn gen_galois_key(
+        &self,
+        sk: &SecretKey,
+        g: u64,
+        rng: &mut Prng,
+    ) -> Result<KeySwitchKey> {
         self.check_id("gen_galois_key", sk.params_id)?;
         let g_inv = self.galois_inverse(g);
         let mut s_to = self.ring.automorphism(&sk.s_qp, g_inv)?;
@@ -238,7 +247,7 @@ impl RlweContext {
     /// Galois keys for rotations by each of `steps` slots (multiples of the rotation period need
     /// no key and are skipped) and, if `conjugation`, for the element `2N − 1` (CKKS's complex
     /// conjugation, BGV's column swap). Each distinct element gets one key.
-    pub fn gen_galois_keys(
+    pub(crate) fn gen_galois_keys(
         &self,
         sk: &SecretKey,
         steps: &[i64],
@@ -266,7 +275,7 @@ impl RlweContext {
     /// Gaussian) is formed over `Q_ℓ ∪ P` and divided by `P` (ModDown), which shrinks its noise
     /// to the rounding noise; then `m` is added ([`RnsRing::encrypt_zero_moddown`]: a key
     /// switching of the one "digit" `v` with the public key as its key).
-    pub fn encrypt_pk(&self, pk: &PublicKey, m: &Poly, rng: &mut Prng) -> Result<Vec<Poly>> {
+    pub(crate) fn encrypt_pk(&self, pk: &PublicKey, m: &Poly, rng: &mut Prng) -> Result<Vec<Poly>> {
         self.check_id("encrypt", pk.params_id)?;
         m.expect_form("encrypt", Form::Ntt)?;
         let ell = m.q_limbs();
@@ -283,7 +292,7 @@ impl RlweContext {
 
     /// Encrypts `m` under the secret key: `(-a·s + e + m, a)`, `a` from `(seed, stream 0)` with
     /// a fresh seed (returned, so the ciphertext can ship as `(c_0, seed)`).
-    pub fn encrypt_sk(
+    pub(crate) fn encrypt_sk(
         &self,
         sk: &SecretKey,
         m: &Poly,
@@ -301,7 +310,7 @@ impl RlweContext {
     }
 
     /// Decrypts the components `c_0, …, c_k` (NTT form, same shape) to `Σ c_i·s^i` (NTT form).
-    pub fn decrypt(&self, sk: &SecretKey, cs: &[Poly]) -> Result<Poly> {
+    pub(crate) fn decrypt(&self, sk: &SecretKey, cs: &[Poly]) -> Result<Poly> {
         self.check_id("decrypt", sk.params_id)?;
         let ring = &self.ring;
         let (last, rest) = cs.split_last().ok_or_else(|| {
@@ -320,36 +329,34 @@ impl RlweContext {
 
     /// The ModUp digits of `d` (NTT form, Q limbs): the part of key switching that does not
     /// depend on the key, shared by hoisted key switchings.
-    pub fn decompose(&self, d: &Poly) -> Result<Vec<Poly>> {
+    pub(crate) fn decompose(&self, d: &Poly) -> Result<Vec<Poly>> {
         self.ring.mod_up(d)
     }
 
-    /// Key switching from precomputed digits: `ModDown(Σ_j d_j · key_j)`, returning `(u_0, u_1)`
-    /// over `d`'s Q limbs with `u_0 + u_1·s ≈ d·s'`.
-    pub fn keyswitch_digits(&self, digits: &[Poly], key: &KeySwitchKey) -> Result<[Poly; 2]> {
-        self.check_id("key switch", key.params_id)?;
-        self.ring
-            .keyswitch_moddown(digits, &key.parts, [None, None])
-    }
-
-    /// Key switching of one polynomial: [`RlweContext::decompose`] then
-    /// [`RlweContext::keyswitch_digits`], bit for bit (on the GPU with the ModUp's row phase and
-    /// the inner product fused: [`RnsRing::keyswitch_poly`]).
-    pub fn keyswitch(&self, d: &Poly, key: &KeySwitchKey) -> Result<[Poly; 2]> {
+    /// Key switching of one polynomial, returning `(u_0, u_1)` over `d`'s Q limbs with
+    /// `u_0 + u_1·s ≈ d·s'`: [`RlweContext::decompose`] then `ModDown(Σ_j d_j · key_j)`
+    /// ([`RnsRing::keyswitch_moddown`]), bit for bit (on the GPU with the ModUp's row phase and
+    /// the inner product fused: [`RnsRing::keyswitch_poly`]). The tests' reference.
+    #[cfg(test)]
+    pub(crate) fn keyswitch(&self, d: &Poly, key: &KeySwitchKey) -> Result<[Poly; 2]> {
         self.check_id("key switch", key.params_id)?;
         self.ring.keyswitch_poly(d, &key.parts, [None, None], false)
     }
 
     /// Relinearises `(c_0, c_1, c_2)` to `(c_0 + u_0, c_1 + u_1)` with `(u_0, u_1) =
     /// KeySwitch_{s²→s}(c_2)`.
-    pub fn relinearize(&self, cs: &[Poly], rlk: &RelinearizationKey) -> Result<Vec<Poly>> {
+    pub(crate) fn relinearize(&self, cs: &[Poly], rlk: &RelinearizationKey) -> Result<Vec<Poly>> {
         self.relinearize_with(cs, rlk, false)
     }
 
     /// [`RlweContext::relinearize`] followed by the rescale of both parts by the last prime,
     /// merged on the GPU ([`RnsRing::keyswitch_moddown_rescale`]; bit-identical to the two
     /// steps). The parts must have at least 2 Q limbs.
-    pub fn relinearize_rescale(&self, cs: &[Poly], rlk: &RelinearizationKey) -> Result<Vec<Poly>> {
+    pub(crate) fn relinearize_rescale(
+        &self,
+        cs: &[Poly],
+        rlk: &RelinearizationKey,
+    ) -> Result<Vec<Poly>> {
         self.relinearize_with(cs, rlk, true)
     }
 
@@ -377,7 +384,7 @@ impl RlweContext {
 
     /// The automorphism `σ_g` of a 2-component ciphertext, from the precomputed digits of its
     /// `c_1` ([`RlweContext::decompose`]): `(σ_g(c_0 + u_0), σ_g(u_1))`.
-    pub fn automorphism_hoisted(
+    pub(crate) fn automorphism_hoisted(
         &self,
         c0: &Poly,
         digits: &[Poly],
@@ -394,7 +401,12 @@ impl RlweContext {
     /// The automorphism `σ_g` of a 2-component ciphertext: one key switching of `c_1`
     /// ([`RnsRing::keyswitch_poly`]), bit-identical to [`RlweContext::decompose`] then
     /// [`RlweContext::automorphism_hoisted`].
-    pub fn automorphism(&self, cs: &[Poly], g: u64, key: &KeySwitchKey) -> Result<Vec<Poly>> {
+    pub(crate) fn automorphism(
+        &self,
+        cs: &[Poly],
+        g: u64,
+        key: &KeySwitchKey,
+    ) -> Result<Vec<Poly>> {
         check_two_parts(cs)?;
         self.check_id("key switch", key.params_id)?;
         let parts =
@@ -408,7 +420,7 @@ impl RlweContext {
     /// keyed pair is one [`RlweContext::automorphism`] (on the GPU the ModUp's last NTT phase
     /// fused with the inner product); several share one [`RlweContext::decompose`] of `c_1`
     /// (hoisting). Bit-identical either way.
-    pub fn automorphisms(
+    pub(crate) fn automorphisms(
         &self,
         cs: &[Poly],
         plan: &[(u64, Option<&KeySwitchKey>)],
@@ -432,6 +444,12 @@ impl RlweContext {
                 Ok(Some(parts))
             })
             .collect()
+    }
+}
+
+impl AsRef<RlweContext> for RlweContext {
+    fn as_ref(&self) -> &RlweContext {
+        self
     }
 }
 
@@ -466,7 +484,7 @@ fn pow_mod(base: u64, mut exp: u64, m: u64) -> u64 {
 mod tests;
 
 /// Checks that a polynomial list is a ciphertext: NTT form, Q limbs only, one shape.
-pub fn check_components(op: &'static str, cs: &[Poly]) -> Result<()> {
+pub(crate) fn check_components(op: &'static str, cs: &[Poly]) -> Result<()> {
     let first = cs.first().ok_or_else(|| {
         Error::InvalidInput(format!("`{op}`: a ciphertext needs at least one component"))
     })?;

@@ -341,8 +341,8 @@ impl SchemeParameters {
         }
     }
 
-    /// The RNS ring.
-    pub fn ring(&self) -> &Arc<RnsRing> {
+    /// The RNS ring (outside the crate: [`crate::unstable::HasRing`]).
+    pub(crate) fn ring(&self) -> &Arc<RnsRing> {
         match self {
             SchemeParameters::Ckks(p) => p.ring(),
             SchemeParameters::Bgv(p) => p.ring(),

@@ -71,21 +71,21 @@ impl Setup {
     }
 
     /// A seeded public-key encryptor.
-    pub fn encryptor(&self, seed: u8) -> Encryptor<'_> {
+    pub fn encryptor(&self, seed: u8) -> Encryptor {
         Encryptor::new(&self.ctx, &self.pk)
             .unwrap()
             .with_seed([seed; 32])
     }
 
     /// A seeded secret-key encryptor.
-    pub fn sk_encryptor(&self, seed: u8) -> Encryptor<'_> {
+    pub fn sk_encryptor(&self, seed: u8) -> Encryptor {
         Encryptor::with_secret_key(&self.ctx, &self.sk)
             .unwrap()
             .with_seed([seed; 32])
     }
 
     /// A decryptor.
-    pub fn decryptor(&self) -> Decryptor<'_> {
+    pub fn decryptor(&self) -> Decryptor {
         Decryptor::new(&self.ctx, &self.sk).unwrap()
     }
 

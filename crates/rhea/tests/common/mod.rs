@@ -45,7 +45,7 @@ pub fn setup(lit: CkksParametersLiteral, steps: &[i64], conjugation: bool, seed:
 
 impl Setup {
     /// A seeded public-key encryptor.
-    pub fn encryptor(&self, seed: u8) -> Encryptor<'_> {
+    pub fn encryptor(&self, seed: u8) -> Encryptor {
         Encryptor::new(&self.ctx, &self.pk)
             .unwrap()
             .with_seed([seed; 32])

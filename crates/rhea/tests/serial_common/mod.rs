@@ -1,11 +1,12 @@
 //! Shared helpers of the serialisation tests.
 #![allow(dead_code)]
 
-use rhea::backend::{Poly, RnsRing};
+use rhea::backend::Poly;
 use rhea::ckks::{self, CkksContext, Encoder, Encryptor, Evaluator, KeyGenerator};
 use rhea::params::{CkksParameters, CkksParametersLiteral, SecretDistribution};
 use rhea::rlwe::{GaloisKeys, PublicKey, RelinearizationKey, SecretKey};
 use rhea::serial::{Codec, Compression};
+use rhea::unstable::RnsRing;
 use rhea::Device;
 use sha2::{Digest, Sha256};
 

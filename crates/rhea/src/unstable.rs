@@ -1,0 +1,60 @@
+//! Internals for Rhea's own command-line tool, benchmarks and tests: **no semver guarantees**.
+//!
+//! Everything here may change or disappear in any release, including patch releases. Build on
+//! the rest of the crate ([`crate::ckks`], [`crate::bgv`], [`crate::params`], [`crate::serial`],
+//! [`crate::Device`]); reach in here only to test or measure Rhea itself.
+//!
+//! - [`RnsRing`]: the precomputed tables of one `Q ∪ P` ring and the backend primitives (NTTs,
+//!   element-wise arithmetic, ModUp/ModDown, rescaling, the fused key-switching paths, sampling,
+//!   upload and download of a [`Poly`](crate::backend::Poly)'s words).
+//! - [`HasRing`]: the ring of a context, of parameters or of a codec.
+//! - [`math`] and [`cuda`]: the lower crates, `rhea-math` (exact host arithmetic, the test
+//!   oracle) and `rhea-cuda` (the CUDA runtime and kernels).
+//!
+//! ```
+//! use rhea::ckks::{CkksContext, Encoder};
+//! use rhea::params::CkksParametersLiteral;
+//! use rhea::unstable::HasRing;
+//! use rhea::Device;
+//!
+//! let ctx = CkksContext::new(&CkksParametersLiteral::n13_logqp200_levels2().build()?, Device::Cpu)?;
+//! let pt = Encoder::new(&ctx)?.encode(&[1.0, 2.0])?;
+//! let words = ctx.ring().download(pt.poly())?; // the raw RNS words
+//! assert_eq!(words.len(), 3 * ctx.ring().n());
+//! # Ok::<(), rhea::Error>(())
+//! ```
+
+pub use crate::backend::ring::RnsRing;
+pub use rhea_cuda as cuda;
+pub use rhea_math as math;
+
+use crate::bgv::{BgvContext, BgvParameters};
+use crate::ckks::CkksContext;
+use crate::params::CkksParameters;
+use crate::rlwe::RlweContext;
+use crate::serial::{Codec, SchemeParameters};
+
+/// The RNS ring (and its primitives) behind a context, a parameter set or a codec.
+pub trait HasRing {
+    /// The ring.
+    fn ring(&self) -> &RnsRing;
+}
+
+macro_rules! has_ring {
+    ($($t:ty),*) => {$(
+        impl HasRing for $t {
+            fn ring(&self) -> &RnsRing {
+                <$t>::ring(self)
+            }
+        }
+    )*};
+}
+has_ring!(
+    CkksContext,
+    BgvContext,
+    RlweContext,
+    CkksParameters,
+    BgvParameters,
+    SchemeParameters,
+    Codec
+);
