@@ -483,6 +483,8 @@ fn both_schemes_have_the_same_shape() {
 
 #[test]
 fn intents_parse_and_print() {
+    let e = "depth=3,colour=red".parse::<CkksIntent>().unwrap_err();
+    assert!(e.to_string().contains("unknown key `colour`"), "{e}");
     let c: CkksIntent = "depth=10, scale_bits=45, slots=2^14, security=192"
         .parse()
         .unwrap();
@@ -514,6 +516,8 @@ fn intents_parse_and_print() {
         "depth=3,security=100",
         "depth=2^70",
     ] {
+        let e = bad.parse::<CkksIntent>().unwrap_err().to_string();
+        assert!(e.contains(bad), "{e}");
         assert!(
             matches!(
                 bad.parse::<CkksIntent>(),

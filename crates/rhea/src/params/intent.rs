@@ -351,7 +351,7 @@ impl CkksIntent {
 
     fn log_q(&self, depth: usize, scale: u32) -> Vec<u32> {
         let mut q = vec![self.first_bits().max(scale + 1)];
-        q.extend(std::iter::repeat_n(scale, depth));
+        q.resize(depth + 1, scale);
         q
     }
 
@@ -508,19 +508,23 @@ impl fmt::Display for CkksIntent {
 /// Splits `key=value,key=value` and hands each pair to `set`.
 fn parse_pairs(
     input: &str,
-    keys: &str,
+    keys: &[&str],
     mut set: impl FnMut(&str, u64) -> std::result::Result<(), String>,
 ) -> std::result::Result<(), IntentError> {
     let err = |reason: String| IntentError::Parse {
         input: input.to_string(),
         reason,
     };
+    let list = keys.join(", ");
     let mut depth = false;
     for pair in input.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let (k, v) = pair
             .split_once('=')
-            .ok_or_else(|| err(format!("`{pair}` is not key=value (keys: {keys})")))?;
+            .ok_or_else(|| err(format!("`{pair}` is not key=value (keys: {list})")))?;
         let (k, v) = (k.trim(), v.trim());
+        if !keys.contains(&k) {
+            return Err(err(format!("unknown key `{k}` (keys: {list})")));
+        }
         let value = match v.strip_prefix("2^") {
             Some(e) => e
                 .parse::<u32>()
@@ -533,7 +537,7 @@ fn parse_pairs(
         set(k, value).map_err(err)?;
     }
     if !depth {
-        return Err(err(format!("`depth` is required (keys: {keys})")));
+        return Err(err(format!("`depth` is required (keys: {list})")));
     }
     Ok(())
 }
@@ -564,18 +568,26 @@ impl FromStr for CkksIntent {
     /// # Ok::<(), rhea::Error>(())
     /// ```
     fn from_str(s: &str) -> Result<Self> {
-        const KEYS: &str = "depth, scale_bits, first_prime_bits, slots, log_n, dnum, security";
+        const KEYS: &[&str] = &[
+            "depth",
+            "scale_bits",
+            "first_prime_bits",
+            "slots",
+            "log_n",
+            "dnum",
+            "security",
+        ];
         let mut it = CkksParameters::for_depth(0);
         parse_pairs(s, KEYS, |k, v| {
             match k {
                 "depth" => it.depth = small(k, v)?,
-                "scale_bits" | "scale" => it.scale_bits = small(k, v)?,
+                "scale_bits" => it.scale_bits = small(k, v)?,
                 "first_prime_bits" => it.first_prime_bits = Some(small(k, v)?),
                 "slots" => it.slots = Some(small(k, v)?),
                 "log_n" => it.log_n = Some(small(k, v)?),
                 "dnum" => it.dnum = Some(small(k, v)?),
                 "security" => it.security = security_from(v)?,
-                other => return Err(format!("unknown key `{other}` (keys: {KEYS})")),
+                other => return Err(format!("unknown key `{other}`")),
             }
             Ok(())
         })?;
@@ -844,7 +856,7 @@ impl BgvIntent {
             });
         }
         let mut q = vec![first];
-        q.extend(std::iter::repeat_n(middle, depth));
+        q.resize(depth + 1, middle);
         Ok(q)
     }
 
@@ -1014,7 +1026,16 @@ impl FromStr for BgvIntent {
     /// # Ok::<(), rhea::Error>(())
     /// ```
     fn from_str(s: &str) -> Result<Self> {
-        const KEYS: &str = "depth, plaintext_bits, t, margin_bits, slots, log_n, dnum, security";
+        const KEYS: &[&str] = &[
+            "depth",
+            "plaintext_bits",
+            "t",
+            "margin_bits",
+            "slots",
+            "log_n",
+            "dnum",
+            "security",
+        ];
         let mut it = BgvParameters::for_depth(0);
         parse_pairs(s, KEYS, |k, v| {
             match k {
@@ -1026,7 +1047,7 @@ impl FromStr for BgvIntent {
                 "log_n" => it.log_n = Some(small(k, v)?),
                 "dnum" => it.dnum = Some(small(k, v)?),
                 "security" => it.security = security_from(v)?,
-                other => return Err(format!("unknown key `{other}` (keys: {KEYS})")),
+                other => return Err(format!("unknown key `{other}`")),
             }
             Ok(())
         })?;

@@ -7,7 +7,7 @@
 //!   (`CkksParametersLiteral::n16_logqp1440_levels24()`; [`CkksParametersLiteral::presets`]
 //!   lists them with their purpose), then `build()`;
 //! - by intent (depth, precision or plaintext size, slots, security level):
-//!   [`CkksParameters::for_depth`], [`BgvParameters::for_depth`] (see [`intent`](CkksIntent));
+//!   [`CkksParameters::for_depth`], [`BgvParameters::for_depth`] (see [`intent`]);
 //! - a literal written by hand or read from JSON, then `build()`.
 //!
 //! Both parameter types answer the same questions with the same names: [`CkksParameters::n`],
@@ -33,7 +33,7 @@
 //! ```
 
 mod bgv;
-mod intent;
+pub mod intent;
 mod security;
 
 use std::fmt;
