@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use clap::Subcommand;
 use rhea::bgv::{self, BgvContext, BgvParametersLiteral};
 use rhea::ckks::{self, CkksContext};
-use rhea::params::CkksParametersLiteral;
+use rhea::params::{BgvIntent, CkksIntent, CkksParametersLiteral};
 use rhea::rlwe::{GaloisKeys, PublicKey, RelinearizationKey, SecretKey};
 use rhea::serial::{
     inspect, read_parameters, write_parameters, Codec, Compression, ObjectKind, SchemeParameters,
@@ -48,7 +48,10 @@ pub enum FileCommand {
         /// The scheme: `ckks` or `bgv`.
         #[arg(long, default_value = "ckks")]
         scheme: String,
-        /// A preset name (`--params list` lists them) or a JSON parameter-literal file.
+        /// A preset name (`--params list` lists them), a JSON parameter-literal file, or an
+        /// intent: `depth=10,scale_bits=40,slots=2^14` (CKKS) or
+        /// `depth=3,plaintext_bits=20,slots=2^13` (BGV), also `security=192|256`, `log_n`,
+        /// `dnum`.
         #[arg(long, default_value = "n13_logqp200_levels2")]
         params: String,
         /// The output directory (created if needed).
@@ -253,10 +256,12 @@ pub(crate) fn ckks_literal(name: &str) -> FileResult<CkksParametersLiteral> {
         "n16_logqp1560_levels24" => CkksParametersLiteral::n16_logqp1560_levels24(),
         "n16_logqp1426_levels20" => CkksParametersLiteral::n16_logqp1426_levels20(),
         "n16_logqp1520_levels26" => CkksParametersLiteral::n16_logqp1520_levels26(),
+        intent if intent.starts_with("depth=") => intent.parse::<CkksIntent>()?.literal()?,
         path if path.ends_with(".json") => serde_json::from_str(&std::fs::read_to_string(path)?)?,
         other => {
             return Err(format!(
-                "unknown CKKS preset `{other}` (known: {}; or a .json literal file)",
+                "unknown CKKS preset `{other}` (known: {}; or a .json literal file, or an \
+                 intent such as depth=10,scale_bits=40)",
                 CKKS_PRESETS.join(", ")
             )
             .into())
@@ -272,10 +277,12 @@ pub(crate) fn bgv_literal(name: &str) -> FileResult<BgvParametersLiteral> {
         "he_booster_n15_logqp881" => BgvParametersLiteral::he_booster_n15_logqp881(),
         "n16_logqp1717_batching" => BgvParametersLiteral::n16_logqp1717_batching(),
         "test_n12_levels5_insecure" => BgvParametersLiteral::test_n12_levels5_insecure(),
+        intent if intent.starts_with("depth=") => intent.parse::<BgvIntent>()?.literal()?,
         path if path.ends_with(".json") => serde_json::from_str(&std::fs::read_to_string(path)?)?,
         other => {
             return Err(format!(
-                "unknown BGV preset `{other}` (known: {}; or a .json literal file)",
+                "unknown BGV preset `{other}` (known: {}; or a .json literal file, or an \
+                 intent such as depth=3,plaintext_bits=20)",
                 BGV_PRESETS.join(", ")
             )
             .into())

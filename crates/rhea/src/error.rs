@@ -147,6 +147,11 @@ pub enum Error {
         reason: String,
     },
 
+    /// Parameters by intent ([`crate::params::CkksIntent`], [`crate::params::BgvIntent`]) that
+    /// no parameter set can meet; the message says what to relax.
+    #[error("no parameters for this intent: {0}")]
+    ParameterIntent(#[from] crate::params::IntentError),
+
     /// Objects built for different parameter sets were combined.
     #[error(
         "`{op}`: the operands were created with different parameters (ids {lhs:016x} and \

@@ -69,12 +69,15 @@ mod context;
 mod encoder;
 mod evaluator;
 mod keygen;
-mod noise;
-mod params;
+pub(crate) mod noise;
 
 pub use ciphertext::{Ciphertext, Decrypted, Plaintext};
 pub use context::BgvContext;
 pub use encoder::Encoder;
 pub use evaluator::Evaluator;
 pub use keygen::{Decryptor, Encryptor, KeyGenerator};
-pub use params::{BgvParameters, BgvParametersLiteral, DEFAULT_PLAINTEXT_MODULUS};
+// The parameter types live with CKKS's in `crate::params` (one place, one shape); re-exported
+// here so that `rhea::bgv::BgvParameters` keeps working.
+pub use crate::params::{
+    BgvIntent, BgvParameters, BgvParametersLiteral, DEFAULT_PLAINTEXT_MODULUS,
+};

@@ -1,5 +1,19 @@
-//! Parameters: a serde-able [`CkksParametersLiteral`] (what the user writes) becomes validated,
-//! immutable, `Arc`-shared [`CkksParameters`] with every table precomputed.
+//! Parameters of both schemes, in one place and one shape: a serde-able literal (what the user
+//! writes: [`CkksParametersLiteral`], [`BgvParametersLiteral`]) becomes validated, immutable,
+//! `Arc`-shared parameters ([`CkksParameters`], [`BgvParameters`]) with every table precomputed.
+//! Three ways to get a set, for either scheme:
+//!
+//! - a named preset, an associated function of the literal with a self-describing name
+//!   (`CkksParametersLiteral::n16_logqp1440_levels24()`; [`CkksParametersLiteral::presets`]
+//!   lists them with their purpose), then `build()`;
+//! - by intent (depth, precision or plaintext size, slots, security level):
+//!   [`CkksParameters::for_depth`], [`BgvParameters::for_depth`] (see [`intent`]);
+//! - a literal written by hand or read from JSON, then `build()`.
+//!
+//! Both parameter types answer the same questions with the same names: [`CkksParameters::n`],
+//! `log_n`, `slots`, `levels` (the multiplicative depth), `q_primes`, `p_primes`, `log_q`,
+//! `log_p`, `log_qp`, `dnum`, `secret`, `security`, `security_level`, `id`, `literal`, and
+//! `describe` (the whole chain, prime by prime).
 //!
 //! ```
 //! use rhea::params::CkksParametersLiteral;
@@ -18,6 +32,8 @@
 //! # Ok::<(), rhea::Error>(())
 //! ```
 
+mod bgv;
+pub mod intent;
 mod security;
 
 use std::fmt;
@@ -29,7 +45,28 @@ use sha2::{Digest, Sha256};
 use crate::backend::RnsRing;
 use crate::error::{Error, Result};
 
-pub use security::{max_log_qp_128, SecurityReport, HE_STANDARD_128_CLASSIC_TERNARY};
+pub use bgv::{BgvParameters, BgvParametersLiteral, DEFAULT_PLAINTEXT_MODULUS};
+pub use intent::{
+    BgvIntent, CkksIntent, IntentError, PlaintextModulus, DEFAULT_PLAINTEXT_BITS,
+    DEFAULT_SCALE_BITS, FIRST_PRIME_EXTRA_BITS, MAX_PRIME_BITS, MIN_SCALE_BITS,
+};
+pub use security::{
+    max_log_qp_128, security_level, Security, SecurityReport, HE_STANDARD_128_CLASSIC_TERNARY,
+    HE_STANDARD_192_CLASSIC_TERNARY, HE_STANDARD_256_CLASSIC_TERNARY,
+};
+
+/// A named parameter preset: the name of the literal's constructor, what the set is for, and
+/// the literal. `CkksParametersLiteral::presets()` and `BgvParametersLiteral::presets()` list
+/// them; `by_name(name)` finds one.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Preset<L> {
+    /// The constructor's name (`n13_logqp200_levels2`).
+    pub name: &'static str,
+    /// What the set is for.
+    pub purpose: &'static str,
+    /// The literal.
+    pub literal: L,
+}
 
 /// The distribution of the secret key.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -120,27 +157,68 @@ impl CkksParametersLiteral {
     pub fn with_dnum(mut self, dnum: usize) -> Self {
         self.dnum = dnum;
         if self.p.is_empty() {
-            let bits: Vec<u32> = if self.log_q.is_empty() {
-                self.q.iter().map(|&q| 64 - q.leading_zeros()).collect()
-            } else {
-                self.log_q.clone()
-            };
-            let widest = rhea_math::bconv::digit_ranges(bits.len(), dnum.min(bits.len()))
-                .into_iter()
-                .map(|r| bits[r].iter().sum::<u32>())
-                .max()
-                .unwrap_or(0);
-            // A size of 0 (invalid; `build` says so) must not divide by zero here.
-            let size = self
-                .log_p
-                .iter()
-                .copied()
-                .max()
-                .filter(|&b| b > 0)
-                .unwrap_or(60);
-            self.log_p = vec![size; widest.div_ceil(size) as usize];
+            self.log_p = p_sizes_for_dnum(&self.log_q, &self.q, &self.log_p, dnum);
         }
         self
+    }
+
+    /// The named presets, with what each is for (the constructors of this type).
+    pub fn presets() -> Vec<Preset<Self>> {
+        let p = |name, purpose, literal| Preset {
+            name,
+            purpose,
+            literal,
+        };
+        vec![
+            p(
+                "n13_logqp200_levels2",
+                "small and fast: examples, tests, two multiplications",
+                Self::n13_logqp200_levels2(),
+            ),
+            p(
+                "test_n13_levels10_insecure",
+                "INSECURE test set: ten multiplications at a small ring",
+                Self::test_n13_levels10_insecure(),
+            ),
+            p(
+                "n14_logqp400_levels7",
+                "seven multiplications (DESILO-comparable small set)",
+                Self::n14_logqp400_levels7(),
+            ),
+            p(
+                "n15_logqp400_levels7_seed000",
+                "seven multiplications at 16384 slots (the seed-000 benchmark set)",
+                Self::n15_logqp400_levels7_seed000(),
+            ),
+            p(
+                "n16_logqp1440_levels24",
+                "deep: 24 multiplications, 3 key-switching digits",
+                Self::n16_logqp1440_levels24(),
+            ),
+            p(
+                "n16_logqp1560_levels24",
+                "deep: 24 multiplications, 2 digits (faster key switching)",
+                Self::n16_logqp1560_levels24(),
+            ),
+            p(
+                "n16_logqp1426_levels20",
+                "deep at a 50-bit scale: 20 multiplications (OpenFHE-comparable)",
+                Self::n16_logqp1426_levels20(),
+            ),
+            p(
+                "n16_logqp1520_levels26",
+                "deepest: 26 multiplications (DESILO-comparable deep set)",
+                Self::n16_logqp1520_levels26(),
+            ),
+        ]
+    }
+
+    /// The preset named `name` (see [`CkksParametersLiteral::presets`]), or `None`.
+    pub fn by_name(name: &str) -> Option<Self> {
+        Self::presets()
+            .into_iter()
+            .find(|p| p.name == name)
+            .map(|p| p.literal)
     }
 
     /// Validates the literal into [`CkksParameters`] (same as [`CkksParameters::new`]).
@@ -237,6 +315,25 @@ impl CkksParametersLiteral {
         q.extend([50; 20]);
         Self::preset(16, q, vec![61; 6], 50, 3)
     }
+}
+
+/// The `P` sizes of [`CkksParametersLiteral::with_dnum`] (and BGV's): the fewest primes of the
+/// largest given `P` size (60 bits when none is given) that cover the largest of `dnum` digits
+/// of the `Q` sizes (`log_q`, or the explicit primes' sizes).
+pub(crate) fn p_sizes_for_dnum(log_q: &[u32], q: &[u64], log_p: &[u32], dnum: usize) -> Vec<u32> {
+    let bits: Vec<u32> = if log_q.is_empty() {
+        q.iter().map(|&q| 64 - q.leading_zeros()).collect()
+    } else {
+        log_q.to_vec()
+    };
+    let widest = rhea_math::bconv::digit_ranges(bits.len(), dnum.min(bits.len()))
+        .into_iter()
+        .map(|r| bits[r].iter().sum::<u32>())
+        .max()
+        .unwrap_or(0);
+    // A size of 0 (invalid; `build` says so) must not divide by zero here.
+    let size = log_p.iter().copied().max().filter(|&b| b > 0).unwrap_or(60);
+    vec![size; widest.div_ceil(size) as usize]
 }
 
 /// Generates the primes for the bit sizes of `Q` then `P`, deterministically: for each distinct
@@ -452,7 +549,7 @@ pub(crate) fn validate_rlwe(
 /// The accessors CKKS's and BGV's parameter types share, reading the [`RlweCore`] at
 /// `self.inner.core`: `ring`, `n`, `log_n`, `q_primes`, `p_primes`, `max_level`,
 /// `q_limbs_at_level`, `dnum`, `secret`, `error_std_dev`, `security`, `log_q_at_level`, `log_q`,
-/// `log_p`, and the crate-internal `core`. Invoked inside the type's `impl` block.
+/// `log_p`, `log_qp`, `levels`, `security_level`, and the crate-internal `core`. Invoked inside the type's `impl` block.
 macro_rules! rlwe_parameter_accessors {
     () => {
         /// The scheme-independent validated part (crate-internal).
@@ -530,6 +627,29 @@ macro_rules! rlwe_parameter_accessors {
         /// `log2 P`.
         pub fn log_p(&self) -> f64 {
             $crate::params::log2_product(&self.inner.core.p)
+        }
+
+        /// `log2(Q·P)`, what the security tables bound.
+        pub fn log_qp(&self) -> f64 {
+            self.log_q() + self.log_p()
+        }
+
+        /// The multiplicative depth: how many multiplications (each followed by a rescaling or
+        /// modulus switch) a fresh top-level ciphertext allows, `|Q| - 1` (the same number as
+        /// `max_level`).
+        pub fn levels(&self) -> usize {
+            self.max_level()
+        }
+
+        /// The highest security level of the HE standard tables these parameters meet, or
+        /// `None` below 128 bits (with the insecure opt-in) or with a sparse secret.
+        pub fn security_level(&self) -> Option<$crate::params::Security> {
+            match self.secret() {
+                $crate::params::SecretDistribution::Ternary => {
+                    $crate::params::security_level(self.log_n(), self.log_qp())
+                }
+                $crate::params::SecretDistribution::HammingWeight(_) => None,
+            }
         }
     };
 }
@@ -610,6 +730,40 @@ impl CkksParameters {
         self.n() / 2
     }
 
+    /// The number of slots with full packing, `N/2` complex slots (the same as
+    /// [`CkksParameters::max_slots`]; BGV's `slots` is `N`).
+    pub fn slots(&self) -> usize {
+        self.max_slots()
+    }
+
+    /// `log2` of the default scale `Δ`.
+    pub fn log_default_scale(&self) -> u32 {
+        self.inner.literal.log_default_scale
+    }
+
+    /// The whole parameter set, one item a line: `N` and slots, depth, scale, every `Q` and `P`
+    /// prime with its size, log Q, log P, log QP, the key-switching digits, the secret and
+    /// the security estimate.
+    ///
+    /// ```
+    /// use rhea::params::CkksParametersLiteral;
+    /// let text = CkksParametersLiteral::n13_logqp200_levels2().build()?.describe();
+    /// assert!(text.contains("log QP") && text.contains("q_2") && text.contains("dnum"));
+    /// # Ok::<(), rhea::Error>(())
+    /// ```
+    pub fn describe(&self) -> String {
+        describe_set(
+            "CKKS",
+            self.core(),
+            &[
+                ("slots", format!("{} complex (N/2)", self.slots())),
+                ("scale", format!("Δ = 2^{}", self.log_default_scale())),
+            ],
+            self.security_level(),
+            self.id(),
+        )
+    }
+
     /// The default scale `Δ`.
     pub fn default_scale(&self) -> f64 {
         self.inner.default_scale
@@ -642,6 +796,95 @@ pub(crate) fn describe_bits(primes: &[u64]) -> String {
         })
         .collect::<Vec<_>>()
         .join(" + ")
+}
+
+/// The multi-line description of both schemes' `describe`: `scheme_lines` come after `N`.
+pub(crate) fn describe_set(
+    scheme: &str,
+    core: &RlweCore,
+    scheme_lines: &[(&str, String)],
+    level: Option<Security>,
+    id: u64,
+) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::new();
+    let line = |s: &mut String, k: &str, v: &str| {
+        let _ = writeln!(s, "  {k:<14}{v}");
+    };
+    let _ = writeln!(s, "{scheme} parameters (id {id:016x})");
+    line(
+        &mut s,
+        "ring degree",
+        &format!("N = 2^{} = {}", core.log_n, 1usize << core.log_n),
+    );
+    for (k, v) in scheme_lines {
+        line(&mut s, k, v);
+    }
+    let depth = core.q.len() - 1;
+    line(
+        &mut s,
+        "depth",
+        &format!("{depth} (levels {depth} down to 0)"),
+    );
+    let log_q = log2_product(&core.q);
+    let log_p = log2_product(&core.p);
+    let primes = |s: &mut String, name: &str, ps: &[u64]| {
+        for (i, &p) in ps.iter().enumerate() {
+            line(
+                s,
+                &format!("  {name}_{i}"),
+                &format!("{p:>20}  {:.2} bits", (p as f64).log2()),
+            );
+        }
+    };
+    line(
+        &mut s,
+        "log Q",
+        &format!(
+            "{log_q:.1} ({} primes: {})",
+            core.q.len(),
+            describe_bits(&core.q)
+        ),
+    );
+    primes(&mut s, "q", &core.q);
+    line(
+        &mut s,
+        "log P",
+        &format!(
+            "{log_p:.1} ({} primes: {})",
+            core.p.len(),
+            describe_bits(&core.p)
+        ),
+    );
+    primes(&mut s, "p", &core.p);
+    line(&mut s, "log QP", &format!("{:.1}", log_q + log_p));
+    let digits = core.ring.digits();
+    let widest = digits
+        .iter()
+        .map(|r| log2_product(&core.q[r.clone()]))
+        .fold(0.0f64, f64::max);
+    let sizes: Vec<String> = digits.iter().map(|r| r.len().to_string()).collect();
+    line(
+        &mut s,
+        "dnum",
+        &format!(
+            "{} key-switching digits of {} Q primes (largest {widest:.1} bits, P {log_p:.1})",
+            core.dnum,
+            sizes.join(", ")
+        ),
+    );
+    line(
+        &mut s,
+        "secret",
+        &format!("{}, error σ = {}", core.secret, core.error_std_dev),
+    );
+    line(&mut s, "security", &core.security.to_string());
+    let highest = match level {
+        Some(l) => format!("{l} (HE standard tables, uniform ternary, classical)"),
+        None => "below 128 bits or not covered by the tables".to_string(),
+    };
+    line(&mut s, "highest level", &highest);
+    s
 }
 
 impl fmt::Display for CkksParameters {

@@ -8,6 +8,13 @@
 //! the same values from that file). Those are a little below the naive doubling of the `2^15` row
 //! (1762) that some tables use, so they are the stricter choice.
 //!
+//! The 192- and 256-bit rows ([`HE_STANDARD_192_CLASSIC_TERNARY`],
+//! [`HE_STANDARD_256_CLASSIC_TERNARY`]) come from the same two sources (the standard's Table 1 up
+//! to `2^15`, OpenFHE's `HEStd_192_classic`/`HEStd_256_classic` ternary rows for `2^16` and
+//! `2^17`). Validation ([`SecurityReport::check`]) enforces 128 bits; the higher levels are what
+//! parameters by intent ([`crate::params::CkksIntent`], [`crate::params::BgvIntent`]) can aim
+//! for, and [`security_level`] reports the highest level a set meets.
+//!
 //! Sparse secrets (fixed Hamming weight) are weaker than uniform ternary ones and the table does
 //! not cover them: they are accepted only with the explicit insecure opt-in until a sparse table
 //! (from the lattice estimator) is added.
@@ -27,6 +34,104 @@ pub const HE_STANDARD_128_CLASSIC_TERNARY: [(u32, u32); 8] = [
     (16, 1747),
     (17, 3523),
 ];
+
+/// `(log2 N, largest log2(Q·P))` for 192-bit classical security with a uniform ternary secret.
+pub const HE_STANDARD_192_CLASSIC_TERNARY: [(u32, u32); 8] = [
+    (10, 19),
+    (11, 37),
+    (12, 75),
+    (13, 152),
+    (14, 305),
+    (15, 611),
+    (16, 1199),
+    (17, 2411),
+];
+
+/// `(log2 N, largest log2(Q·P))` for 256-bit classical security with a uniform ternary secret.
+pub const HE_STANDARD_256_CLASSIC_TERNARY: [(u32, u32); 8] = [
+    (10, 14),
+    (11, 29),
+    (12, 58),
+    (13, 118),
+    (14, 237),
+    (15, 476),
+    (16, 929),
+    (17, 1866),
+];
+
+/// A classical security level of the HE standard tables (uniform ternary secret).
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
+pub enum Security {
+    /// 128-bit classical security (the default, and what validation enforces).
+    #[default]
+    Bits128,
+    /// 192-bit classical security.
+    Bits192,
+    /// 256-bit classical security.
+    Bits256,
+}
+
+impl Security {
+    /// The levels, weakest first.
+    pub const ALL: [Security; 3] = [Security::Bits128, Security::Bits192, Security::Bits256];
+
+    /// The level in bits (128, 192 or 256).
+    pub fn bits(self) -> u32 {
+        match self {
+            Security::Bits128 => 128,
+            Security::Bits192 => 192,
+            Security::Bits256 => 256,
+        }
+    }
+
+    /// The level of `bits` (128, 192 or 256), or `None`.
+    pub fn from_bits(bits: u32) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.bits() == bits)
+    }
+
+    /// The table of this level: `(log2 N, largest log2(Q·P))`, `N = 2^10 ..= 2^17`.
+    pub fn table(self) -> &'static [(u32, u32); 8] {
+        match self {
+            Security::Bits128 => &HE_STANDARD_128_CLASSIC_TERNARY,
+            Security::Bits192 => &HE_STANDARD_192_CLASSIC_TERNARY,
+            Security::Bits256 => &HE_STANDARD_256_CLASSIC_TERNARY,
+        }
+    }
+
+    /// The largest `log2(Q·P)` at this level for `N = 2^log_n` (uniform ternary secret), or
+    /// `None` outside the table.
+    ///
+    /// ```
+    /// use rhea::params::Security;
+    /// assert_eq!(Security::Bits128.max_log_qp(16), Some(1747));
+    /// assert_eq!(Security::Bits256.max_log_qp(13), Some(118));
+    /// assert_eq!(Security::Bits192.max_log_qp(18), None);
+    /// ```
+    pub fn max_log_qp(self, log_n: u32) -> Option<u32> {
+        self.table()
+            .iter()
+            .find(|(l, _)| *l == log_n)
+            .map(|(_, b)| *b)
+    }
+}
+
+impl fmt::Display for Security {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}-bit", self.bits())
+    }
+}
+
+/// The highest level of the tables that `N = 2^log_n`, `log2(Q·P) = log_qp` meets with a
+/// uniform ternary secret, or `None` below 128 bits or outside the tables. (Sparse secrets are
+/// not covered: the caller passes only ternary sets here.)
+pub fn security_level(log_n: u32, log_qp: f64) -> Option<Security> {
+    Security::ALL
+        .into_iter()
+        .rev()
+        .find(|s| s.max_log_qp(log_n).is_some_and(|m| log_qp <= m as f64))
+}
 
 /// The largest `log2(Q·P)` with 128-bit classical security at `N = 2^log_n` (uniform ternary
 /// secret), or `None` outside the table.
@@ -110,5 +215,22 @@ mod tests {
         assert!(!r.meets_128_bits && r.reason.contains("218"));
         assert!(!SecurityReport::check(16, 1000.0, true, true).meets_128_bits);
         assert!(!SecurityReport::check(5, 10.0, false, true).meets_128_bits);
+    }
+
+    #[test]
+    fn higher_levels_are_stricter_and_reported() {
+        for log_n in 10..=17 {
+            let [a, b, c] = Security::ALL.map(|s| s.max_log_qp(log_n).unwrap());
+            assert!(a > b && b > c, "2^{log_n}: {a} {b} {c}");
+        }
+        assert_eq!(max_log_qp_128(15), Security::Bits128.max_log_qp(15));
+        assert_eq!(security_level(13, 200.0), Some(Security::Bits128));
+        assert_eq!(security_level(13, 152.0), Some(Security::Bits192));
+        assert_eq!(security_level(13, 118.0), Some(Security::Bits256));
+        assert_eq!(security_level(13, 218.5), None);
+        assert_eq!(security_level(9, 10.0), None);
+        assert_eq!(Security::from_bits(192), Some(Security::Bits192));
+        assert_eq!(Security::from_bits(100), None);
+        assert_eq!(Security::Bits256.to_string(), "256-bit");
     }
 }

@@ -6,11 +6,11 @@ use std::sync::Arc;
 
 use rhea_math::prime::{generate_ntt_primes, is_ntt_friendly};
 
-use crate::error::{Error, Result};
-use crate::params::{
-    default_sigma, describe_bits, ring_degree, rlwe_parameter_accessors, validate_rlwe, RlweCore,
-    RlweSpec, SecretDistribution,
+use super::{
+    default_sigma, describe_bits, describe_set, p_sizes_for_dnum, ring_degree,
+    rlwe_parameter_accessors, validate_rlwe, Preset, RlweCore, RlweSpec, SecretDistribution,
 };
+use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 
 /// The plaintext modulus of every preset: the Fermat prime `65537 = 2^16 + 1`, which is
@@ -26,7 +26,7 @@ pub const DEFAULT_PLAINTEXT_MODULUS: u64 = 65_537;
 /// that batching is available). [`BgvParametersLiteral::build`] validates everything.
 ///
 /// ```
-/// use rhea::bgv::BgvParametersLiteral;
+/// use rhea::params::BgvParametersLiteral;
 /// let lit: BgvParametersLiteral = serde_json::from_str(
 ///     r#"{"log_n": 13, "log_q": [44, 43, 43, 43], "log_p": [44], "t": 65537, "dnum": 4}"#,
 /// ).unwrap();
@@ -79,6 +79,68 @@ impl BgvParametersLiteral {
     pub fn insecure_allow_below_128_bits(mut self) -> Self {
         self.allow_insecure_below_128_bits = true;
         self
+    }
+
+    /// Sets the number of key-switching digits and, when `P` is given as bit sizes, resizes `P`
+    /// to the fewest primes of its largest size (60 bits when none is given) that cover the
+    /// largest digit, as [`crate::params::CkksParametersLiteral::with_dnum`] does.
+    ///
+    /// ```
+    /// use rhea::params::BgvParametersLiteral;
+    /// // HE-Booster's (13, 218) set with 2 digits of 2 primes (87 bits): 2 × 44-bit P.
+    /// let lit = BgvParametersLiteral::he_booster_n13_logqp218().with_dnum(2);
+    /// assert_eq!((lit.dnum, lit.log_p.clone()), (2, vec![44, 44]));
+    /// ```
+    pub fn with_dnum(mut self, dnum: usize) -> Self {
+        self.dnum = dnum;
+        if self.p.is_empty() {
+            self.log_p = p_sizes_for_dnum(&self.log_q, &self.q, &self.log_p, dnum);
+        }
+        self
+    }
+
+    /// The named presets, with what each is for (the constructors of this type).
+    pub fn presets() -> Vec<Preset<Self>> {
+        let p = |name, purpose, literal| Preset {
+            name,
+            purpose,
+            literal,
+        };
+        vec![
+            p(
+                "he_booster_n13_logqp218",
+                "small: three multiplications, 8192 slots, t = 65537 (HE-Booster set 1)",
+                Self::he_booster_n13_logqp218(),
+            ),
+            p(
+                "he_booster_n14_logqp438",
+                "seven multiplications, 16384 slots, t = 65537 (HE-Booster set 2)",
+                Self::he_booster_n14_logqp438(),
+            ),
+            p(
+                "he_booster_n15_logqp881",
+                "fourteen multiplications, 32768 slots, t = 65537 (HE-Booster set 3)",
+                Self::he_booster_n15_logqp881(),
+            ),
+            p(
+                "n16_logqp1717_batching",
+                "deep: 27 levels, 65536 slots, a 21-bit batching t",
+                Self::n16_logqp1717_batching(),
+            ),
+            p(
+                "test_n12_levels5_insecure",
+                "INSECURE test set: five levels at a small ring",
+                Self::test_n12_levels5_insecure(),
+            ),
+        ]
+    }
+
+    /// The preset named `name` (see [`BgvParametersLiteral::presets`]), or `None`.
+    pub fn by_name(name: &str) -> Option<Self> {
+        Self::presets()
+            .into_iter()
+            .find(|p| p.name == name)
+            .map(|p| p.literal)
     }
 
     /// Validates the literal into [`BgvParameters`] (same as [`BgvParameters::new`]).
@@ -277,6 +339,37 @@ impl BgvParameters {
     /// key carries it.
     pub fn id(&self) -> u64 {
         self.inner.core.id
+    }
+
+    /// The whole parameter set, one item a line: `N` and slots, `t`, depth, every `Q` and `P`
+    /// prime with its size, log Q, log P, log QP, the key-switching digits, the secret and the
+    /// security estimate.
+    ///
+    /// ```
+    /// use rhea::params::BgvParametersLiteral;
+    /// let text = BgvParametersLiteral::he_booster_n13_logqp218().build()?.describe();
+    /// assert!(text.contains("t = 65537") && text.contains("q_3") && text.contains("log QP"));
+    /// # Ok::<(), rhea::Error>(())
+    /// ```
+    pub fn describe(&self) -> String {
+        let slots = if self.batching() {
+            format!("{} (a 2 × {} matrix)", self.slots(), self.slots() / 2)
+        } else {
+            "none: coefficient encoding only (t is not a prime ≡ 1 mod 2N)".to_string()
+        };
+        describe_set(
+            "BGV",
+            self.core(),
+            &[
+                ("slots", slots),
+                (
+                    "plaintext",
+                    format!("t = {} ({:.2} bits)", self.t(), (self.t() as f64).log2()),
+                ),
+            ],
+            self.security_level(),
+            self.id(),
+        )
     }
 }
 
