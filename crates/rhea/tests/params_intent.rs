@@ -46,7 +46,7 @@ fn ckks_intents_have_the_asked_depth_and_the_smallest_ring() {
                 let qp: u32 = lit.log_q.iter().chain(&lit.log_p).sum();
                 assert!(qp < bound(Security::Bits128, lit.log_n), "{it}: {qp}");
                 // P covers the largest digit.
-                let widest = rhea::math::bconv::digit_ranges(lit.log_q.len(), lit.dnum)
+                let widest = rhea::unstable::math::bconv::digit_ranges(lit.log_q.len(), lit.dnum)
                     .into_iter()
                     .map(|r| lit.log_q[r].iter().sum::<u32>())
                     .max()

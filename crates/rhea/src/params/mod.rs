@@ -186,9 +186,9 @@ impl CkksParametersLiteral {
                 Self::n14_logqp400_levels7(),
             ),
             p(
-                "n15_logqp400_levels7_seed000",
-                "seven multiplications at 16384 slots (the seed-000 benchmark set)",
-                Self::n15_logqp400_levels7_seed000(),
+                "n15_logqp400_levels7",
+                "seven multiplications at 16384 slots (the polynomial matrix-multiply benchmark set)",
+                Self::n15_logqp400_levels7(),
             ),
             p(
                 "n16_logqp1440_levels24",
