@@ -69,7 +69,7 @@ mod context;
 mod encoder;
 mod evaluator;
 mod keygen;
-mod noise;
+pub(crate) mod noise;
 mod params;
 
 pub use ciphertext::{Ciphertext, Decrypted, Plaintext};
