@@ -2,7 +2,9 @@
 //! inspection of serialised objects (`docs/format.md`), for CKKS and BGV.
 //!
 //! ```text
+//! rhea keygen --params list                                       # presets: depth, slots, purpose
 //! rhea keygen --scheme ckks --params n13_logqp200_levels2 --rotations 1,-1 --out keys/
+//! rhea keygen --scheme bgv --out bgv-keys/                         # BGV at he_booster_n13_logqp218
 //! rhea encrypt --keys keys/ --values 1,2,3 --out x.rhea            # public-key encryption
 //! rhea encrypt --keys keys/ --secret --values 4,5,6 --out y.rhea   # secret key: seeded, half size
 //! rhea eval --keys keys/ --input x=x.rhea --input y=y.rhea 'x*y + rot(x, 1) - 0.5' --out z.rhea
@@ -10,9 +12,11 @@
 //! rhea inspect keys/*.rhea z.rhea
 //! ```
 //!
-//! `keygen` writes `params.rhea`, `secret_key.rhea`, `public_key.rhea`, `relin_key.rhea` and
-//! (with `--rotations` or `--conjugation`) `galois_keys.rhea` into the output directory; the
-//! other verbs find them with `--keys DIR`.
+//! `keygen` writes `params.rhea`, `secret_key.rhea` (mode 0600), `public_key.rhea`,
+//! `relin_key.rhea` and (with `--rotations` or `--conjugation`) `galois_keys.rhea` into the
+//! output directory, and refuses to overwrite existing key files unless `--force` is given; the
+//! other verbs find them with `--keys DIR`. Errors name the file or value that failed and the
+//! flag that fixes it.
 
 use std::collections::BTreeMap;
 use std::fs::File;
