@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Rhea's CPU BGV against OpenFHE at HE-Booster's sets, interleaved round by round (Rhea, then
 # OpenFHE, then the next round) so that both see the same machine state, with the `vmstat` steal
-# column of each round; prints per-round Rhea/OpenFHE ratios and their medians. Needs
-# .venv-openfhe (bench/cpu-vs-openfhe.sh makes it).
+# column of each round; prints per-round Rhea/OpenFHE ratios and their medians. Makes
+# .venv-openfhe on first use, as bench/cpu-vs-openfhe.sh does (bench/openfhe-env.sh).
 #   bench/bgv-vs-openfhe.sh [ROUNDS] [SETS...]      (SETS: 13 14 15; default all three)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/openfhe-env.sh
+ensure_openfhe_venv
+PY=.venv-openfhe/bin/python
 ROUNDS=${1:-5}
 shift || true
 SETS=${*:-13 14 15}
@@ -23,10 +26,10 @@ for s in $SETS; do
   esac
   for r in $(seq 1 "$ROUNDS"); do
     steal=$(vmstat 1 2 | tail -1 | awk '{print $17}')
-    target/release/rhea bench bgv --device cpu --preset "$preset" --reps "$reps" \
+    "$RHEA_BIN" bench bgv --device cpu --preset "$preset" --reps "$reps" \
       --json /tmp/bgv-ab-rhea.json > /dev/null
     .venv-openfhe/bin/python bench/openfhe_bgv.py "$s" "$depth" "$dnum" "$reps" > /tmp/bgv-ab-ofhe.json
-    python3 - "$s" "$r" "$steal" >> "$log" <<'PY'
+    "$PY" - "$s" "$r" "$steal" >> "$log" <<'PY'
 import json, sys
 s, r, steal = sys.argv[1:4]
 rh = {o["op"]: o["median_ms"] for o in json.load(open("/tmp/bgv-ab-rhea.json"))["ops"]}
@@ -37,7 +40,7 @@ for op, key in [("add", "add_ms"), ("mul_relin", "mul_relin_ms"), ("rotate1", "r
 PY
   done
 done
-python3 - "$log" <<'PY'
+"$PY" - "$log" <<'PY'
 import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
 print(f"per-round ratios Rhea/OpenFHE (median of rounds), log {sys.argv[1]}")

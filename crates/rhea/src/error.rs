@@ -287,6 +287,49 @@ pub enum Error {
         /// The slot count of the operand.
         found: usize,
     },
+
+    /// A CKKS scale that cannot carry a message: below 1, zero, negative, NaN or infinite.
+    #[error(
+        "`{op}`: the scale {scale:e} is not a finite number of at least 1; use a scale such as \
+         2^40 (the parameters' default scale, `CkksParameters::default_scale`)"
+    )]
+    InvalidScale {
+        /// The operation.
+        op: &'static str,
+        /// The scale that was given.
+        scale: f64,
+    },
+
+    /// A value outside the range a BGV encoder accepts: `(-t/2, t/2]` for signed values,
+    /// `[0, t)` for unsigned ones. Values are never reduced silently.
+    #[error(
+        "value {value} at index {index} is outside {range} for the plaintext modulus t = {t}; \
+         reduce it yourself if wrapping modulo t is intended"
+    )]
+    PlaintextOutOfRange {
+        /// The value that was given.
+        value: i128,
+        /// Its index in the input.
+        index: usize,
+        /// The plaintext modulus `t`.
+        t: u64,
+        /// The accepted range, as text (`(-t/2, t/2]` or `[0, t)`).
+        range: &'static str,
+    },
+
+    /// A Galois element that is not in the Galois group of `Z[X]/(X^N + 1)` (the odd residues
+    /// modulo `2N`).
+    #[error(
+        "{element} is not a Galois element for N = {}: Galois elements are odd and below 2N = \
+         {two_n}; use `galois_element_for_rotation(step)` or `galois_element_for_conjugation()`",
+        two_n / 2
+    )]
+    InvalidGaloisElement {
+        /// The element that was given.
+        element: u64,
+        /// `2N`.
+        two_n: u64,
+    },
 }
 
 /// The result type of `rhea`.

@@ -84,7 +84,7 @@ fn batch_encoding_round_trips_and_acts_slot_by_slot() {
     assert!(slots[3..].iter().all(|&x| x == 0));
     assert!(matches!(
         enc.slots_to_coeffs(&[t]),
-        Err(Error::InvalidInput(_))
+        Err(Error::PlaintextOutOfRange { .. })
     ));
     assert!(matches!(
         enc.slots_to_coeffs(&vec![1; n + 1]),

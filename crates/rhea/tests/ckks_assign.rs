@@ -193,6 +193,10 @@ fn assign_forms_match_value_forms(device: Device) {
     assert!(e.drop_to_level_assign(&mut a, 5).is_err());
     assert!(f.manual.rotate_assign(&mut a, 1).is_err()); // no Galois keys
     assert!(e.add_const_assign(&mut a, f64::NAN).is_err());
+    assert!(matches!(
+        e.mul_const_with_scale_assign(&mut a, 2.0, 0.5),
+        Err(Error::InvalidScale { .. })
+    ));
     assert_eq!(f.bytes(&a), before);
 }
 

@@ -186,7 +186,7 @@ impl fmt::Debug for Ciphertext {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Decrypted {
     pub(crate) coeffs: Vec<u64>,
-    pub(crate) noise_budget: u32,
+    pub(crate) noise_budget: Option<u32>,
     pub(crate) level: usize,
     pub(crate) params_id: u64,
 }
@@ -197,8 +197,11 @@ impl Decrypted {
         &self.coeffs
     }
 
-    /// The measured noise budget in bits, `⌊log2(Q_ℓ / (2·‖v‖_∞))⌋ ≥ 1` (`v` the phase).
-    pub fn noise_budget(&self) -> u32 {
+    /// The measured noise budget in bits, `⌊log2(Q_ℓ / (2·‖v‖_∞))⌋ ≥ 1` (`v` the phase), or
+    /// `None` when it cannot be known: the ciphertext's tracked noise bound had reached
+    /// `Q_ℓ / 2` (only possible with the evaluator's noise checks off), so its phase may have
+    /// wrapped modulo `Q_ℓ` — the measured phase, and the decrypted values, may then be wrong.
+    pub fn noise_budget(&self) -> Option<u32> {
         self.noise_budget
     }
 

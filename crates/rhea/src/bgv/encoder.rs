@@ -60,10 +60,12 @@ impl Encoder {
             )));
         }
         if let Some(i) = values.iter().position(|&v| v >= t) {
-            return Err(Error::InvalidInput(format!(
-                "value {} at index {i} is not reduced modulo t = {t}",
-                values[i]
-            )));
+            return Err(Error::PlaintextOutOfRange {
+                value: values[i].into(),
+                index: i,
+                t,
+                range: "[0, t)",
+            });
         }
         let mut out = values.to_vec();
         out.resize(n, 0);
@@ -99,16 +101,48 @@ impl Encoder {
 
     /// Batch-encodes `values` at `level`.
     ///
-    /// Errors: [`Error::InvalidParameters`] without batching, [`Error::InvalidInput`] for too
-    /// many or unreduced values or a level above the maximum.
+    /// Errors: [`Error::InvalidParameters`] without batching, [`Error::PlaintextOutOfRange`]
+    /// for a value not below `t`, [`Error::InvalidInput`] for too many values or a level above
+    /// the maximum.
     pub fn encode_at(&self, values: &[u64], level: usize) -> Result<Plaintext> {
         let coeffs = self.slots_to_coeffs(values)?;
         self.lift(&coeffs, level)
     }
 
-    /// Batch-encodes signed values (reduced modulo `t`) at `level`.
+    /// Batch-encodes signed values, each in `(-t/2, t/2]` (the range [`Encoder::decode_signed`]
+    /// returns), at `level`.
+    ///
+    /// Errors: [`Error::PlaintextOutOfRange`] for a value outside `(-t/2, t/2]` (values are
+    /// never reduced silently: a value that wraps modulo `t` decrypts to another number), and
+    /// the errors of [`Encoder::encode_at`].
+    ///
+    /// ```
+    /// use rhea::bgv::{BgvContext, BgvParametersLiteral, Encoder};
+    /// let params = BgvParametersLiteral::test_n12_levels5_insecure().build()?;
+    /// let ctx = BgvContext::new(&params, rhea::Device::Cpu)?;
+    /// let encoder = Encoder::new(&ctx)?;
+    /// let half = (ctx.t() / 2) as i64;
+    /// assert!(encoder.encode_signed_at(&[-half, half, -1], 0).is_ok());
+    /// assert!(matches!(
+    ///     encoder.encode_signed_at(&[half + 1], 0),
+    ///     Err(rhea::Error::PlaintextOutOfRange { index: 0, .. })
+    /// ));
+    /// # Ok::<(), rhea::Error>(())
+    /// ```
     pub fn encode_signed_at(&self, values: &[i64], level: usize) -> Result<Plaintext> {
         let t = &self.ctx.tables.t;
+        let tv = i128::from(t.value());
+        if let Some(i) = values.iter().position(|&x| {
+            let twice = 2 * i128::from(x);
+            twice <= -tv || twice > tv
+        }) {
+            return Err(Error::PlaintextOutOfRange {
+                value: values[i].into(),
+                index: i,
+                t: t.value(),
+                range: "(-t/2, t/2]",
+            });
+        }
         let v: Vec<u64> = values.iter().map(|&x| t.reduce_i64(x)).collect();
         self.encode_at(&v, level)
     }

@@ -209,17 +209,33 @@ impl Decryptor {
         })
     }
 
-    /// The measured noise budget of `ct` in bits, `⌊log2(Q_ℓ / (2·‖v‖_∞))⌋` (`0` when exhausted:
-    /// the decryption may be wrong).
-    pub fn noise_budget(&self, ct: &Ciphertext) -> Result<u32> {
-        Ok(self.phase("noise_budget", ct)?.budget.max(0) as u32)
+    /// Whether the measured phase of `ct` can be trusted: the tracked bound on its noise is below
+    /// `Q_ℓ / 2`. Past it (only reachable with the evaluator's noise checks off,
+    /// [`super::Evaluator::with_noise_check`]`(false)`) the true phase may have wrapped modulo
+    /// `Q_ℓ`, and the measured one says nothing about it.
+    fn budget_known(&self, ct: &Ciphertext) -> bool {
+        ct.log_noise < self.ctx.noise.log_modulus(ct.level()) - 1.0
+    }
+
+    /// The measured noise budget of `ct` in bits, `⌊log2(Q_ℓ / (2·‖v‖_∞))⌋` (`Some(0)` when
+    /// exhausted: the decryption may be wrong), or `None` when it cannot be known: the tracked
+    /// noise bound of `ct` has reached `Q_ℓ / 2` (with the evaluator's noise checks off), so the
+    /// phase may have wrapped modulo `Q_ℓ` and a measured budget would be a guess.
+    pub fn noise_budget(&self, ct: &Ciphertext) -> Result<Option<u32>> {
+        let phase = self.phase("noise_budget", ct)?;
+        Ok(self.budget_known(ct).then_some(phase.budget.max(0) as u32))
     }
 
     /// Decrypts `ct` to `m mod t`, checking the measured noise budget.
     ///
-    /// Errors: [`Error::NoiseBudgetExhausted`] when the budget is `0` (the phase is within a
-    /// factor 2 of `Q_ℓ / 2`, so the result cannot be trusted); the usual parameter and shape
-    /// errors.
+    /// The result's [`Decrypted::noise_budget`] is `None` when the budget cannot be known: the
+    /// tracked bound of `ct` has reached `Q_ℓ / 2` (possible only with the evaluator's noise
+    /// checks off), so the phase may have wrapped modulo `Q_ℓ` and the values may be wrong even
+    /// though the measured phase looks small.
+    ///
+    /// Errors: [`Error::NoiseBudgetExhausted`] when the measured budget is `0` (the phase is
+    /// within a factor 2 of `Q_ℓ / 2`, so the result cannot be trusted); the usual parameter and
+    /// shape errors.
     pub fn decrypt(&self, ct: &Ciphertext) -> Result<Decrypted> {
         let phase = self.phase("decrypt", ct)?;
         if phase.budget <= 0 {
@@ -249,7 +265,7 @@ impl Decryptor {
             .collect();
         Ok(Decrypted {
             coeffs,
-            noise_budget: phase.budget as u32,
+            noise_budget: self.budget_known(ct).then_some(phase.budget as u32),
             level: ct.level(),
             params_id: ct.params_id,
         })

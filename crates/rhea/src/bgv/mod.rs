@@ -58,7 +58,12 @@
 //! operation whose result would reach `Q_ℓ / 2` returns a noise-budget error
 //! instead of a ciphertext that decrypts wrongly. Decryption measures the real budget
 //! `⌊log2(Q_ℓ / (2·‖v‖_∞))⌋` and reports an exhausted one (`0`) as the same error,
-//! [`crate::Error::NoiseBudgetExhausted`].
+//! [`crate::Error::NoiseBudgetExhausted`]. With the checks off
+//! ([`Evaluator::with_noise_check`]`(false)`) a ciphertext's bound may pass `Q_ℓ / 2`; its phase
+//! may then have wrapped modulo `Q_ℓ`, and decryption reports the budget as unknown
+//! ([`Decrypted::noise_budget`] is `None`) rather than a number it cannot know. A ciphertext
+//! read from a file gets a bound no lower than any real ciphertext can have, so a crafted file
+//! cannot switch the checks off.
 //!
 //! **Slots.** With a prime `t ≡ 1 (mod 2N)` the encoder packs `N` values as a `2 × N/2`
 //! matrix ([`Encoder`]); [`Evaluator::rotate_rows`] (Galois element `5^k`) rotates both rows,

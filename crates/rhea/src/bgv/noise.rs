@@ -71,18 +71,77 @@ pub(crate) struct NoiseModel {
     log_ks: Vec<f64>,
 }
 
-impl NoiseModel {
-    pub(crate) fn new(params: &BgvParameters) -> Self {
+/// The terms every bound starts from (not in `log2`).
+struct Terms {
+    n: f64,
+    sigma: f64,
+    var_s: f64,
+    log_t: f64,
+    /// `D·σ·sqrt(N)`: a fresh Gaussian error.
+    gauss: f64,
+    /// `D·sqrt(N·V_s)`: the secret.
+    s: f64,
+    /// `R`: rounding terms `r_0 + r_1·s`.
+    round: f64,
+}
+
+impl Terms {
+    fn new(params: &BgvParameters) -> Self {
         let n = params.n() as f64;
         let sigma = params.error_std_dev();
         let var_s = match params.secret() {
             SecretDistribution::Ternary => 2.0 / 3.0,
             SecretDistribution::HammingWeight(h) => h as f64 / n,
         };
-        let log_t = (params.t() as f64).log2();
-        let gauss = D * sigma * n.sqrt();
-        let s = D * (n * var_s).sqrt();
-        let round = D * (n / 12.0).sqrt() + D * D * n * (var_s / 12.0).sqrt();
+        Self {
+            n,
+            sigma,
+            var_s,
+            log_t: (params.t() as f64).log2(),
+            gauss: D * sigma * n.sqrt(),
+            s: D * (n * var_s).sqrt(),
+            round: D * (n / 12.0).sqrt() + D * D * n * (var_s / 12.0).sqrt(),
+        }
+    }
+}
+
+/// The smallest bound (`log2`) any ciphertext of `params` can carry:
+/// `log2 t + min(log2(D·σ·sqrt(N)), log2 R)`. Every fresh encryption starts at or above it
+/// (`t·D·σ·sqrt(N)` or `t·R`), a modulus switch never goes below `t·R`, and no other operation
+/// lowers a bound below its smallest operand's. A ciphertext read from a file has its stored
+/// bound raised to at least this, so a crafted bound (say `-∞`) cannot switch the noise checks
+/// off.
+pub(crate) fn min_ciphertext_bound(params: &BgvParameters) -> f64 {
+    let t = Terms::new(params);
+    t.log_t + t.gauss.min(t.round).log2()
+}
+
+/// The bound (`log2`) the model uses for a plaintext of `params` whose centred coefficients have
+/// `ℓ_1` norm `l1` (see [`NoiseModel::plaintext`]).
+pub(crate) fn plaintext_bound(params: &BgvParameters, l1: f64) -> f64 {
+    plaintext_log((params.n() as f64).log2(), (params.t() as f64).log2(), l1)
+}
+
+fn plaintext_log(log_n: f64, log_t: f64, l1: f64) -> f64 {
+    let estimate = (D * (2f64.powf(log_n) / 12.0).sqrt()).log2() + log_t;
+    if l1 <= 0.0 {
+        0.0
+    } else {
+        l1.log2().min(estimate)
+    }
+}
+
+impl NoiseModel {
+    pub(crate) fn new(params: &BgvParameters) -> Self {
+        let Terms {
+            n,
+            sigma,
+            var_s,
+            log_t,
+            gauss,
+            s,
+            round,
+        } = Terms::new(params);
         let log_p = params.log_p();
         let pk =
             (D * D * n * sigma * (2.0f64 / 3.0).sqrt() + gauss + D * D * n * sigma * var_s.sqrt())
@@ -165,12 +224,7 @@ impl NoiseModel {
     /// The `ℓ_1`-or-estimate bound of a plaintext whose centred coefficients have `ℓ_1` norm
     /// `l1` (see the module docs).
     pub(crate) fn plaintext(&self, l1: f64) -> f64 {
-        let estimate = (D * (2f64.powf(self.log_n) / 12.0).sqrt()).log2() + self.log_t;
-        if l1 <= 0.0 {
-            0.0
-        } else {
-            l1.log2().min(estimate)
-        }
+        plaintext_log(self.log_n, self.log_t, l1)
     }
 }
 
@@ -185,5 +239,33 @@ mod tests {
         assert!((log_add(10.0, 0.0) - (1025f64).log2()).abs() < 1e-12);
         assert_eq!(log_abs(0), f64::NEG_INFINITY);
         assert_eq!(log_abs(-8), 3.0);
+    }
+
+    /// No operation of the model produces a bound below `min_ciphertext_bound`, the floor a
+    /// ciphertext read from a file is raised to.
+    #[test]
+    fn the_floor_is_below_every_fresh_and_switched_bound() {
+        for lit in [
+            crate::bgv::BgvParametersLiteral::test_n12_levels5_insecure(),
+            crate::bgv::BgvParametersLiteral::he_booster_n13_logqp218(),
+        ] {
+            let params = lit.build().unwrap();
+            let model = NoiseModel::new(&params);
+            let floor = min_ciphertext_bound(&params);
+            assert!(floor.is_finite() && floor > model.log_t, "{floor}");
+            let zero = f64::NEG_INFINITY;
+            let mut lowest = model.fresh_sk(zero).min(model.fresh_pk(zero));
+            for level in 1..params.q_primes().len() {
+                for parts in [2, 3] {
+                    lowest = lowest.min(model.mod_switch(zero, level, parts));
+                    lowest = lowest.min(model.mod_switch(floor, level, parts));
+                }
+                lowest = lowest.min(model.key_switch(level));
+            }
+            assert!(lowest >= floor, "{lowest} < {floor}");
+            // Tight: the secret-key or the switching term is the floor itself.
+            assert!(lowest - floor < 1e-9, "{lowest} vs {floor}");
+            assert_eq!(model.plaintext(37.0), plaintext_bound(&params, 37.0));
+        }
     }
 }

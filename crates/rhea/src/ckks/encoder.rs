@@ -52,6 +52,33 @@ fn residues<T: Copy>(
     words
 }
 
+/// Checks a user-given CKKS scale: a finite number of at least 1 ([`Error::InvalidScale`]
+/// otherwise). Below 1 the rounding to integers erases the message; zero, negative, NaN and
+/// infinite scales encode nothing.
+pub(crate) fn check_scale(op: &'static str, scale: f64) -> Result<()> {
+    if scale.is_finite() && scale >= 1.0 {
+        Ok(())
+    } else {
+        Err(Error::InvalidScale { op, scale })
+    }
+}
+
+/// Checks a stored CKKS scale (of a plaintext or ciphertext read from a file) as the encoder
+/// and the evaluator check the scales they make: [`check_scale`], and a message of magnitude
+/// about 1 at that scale fits below `Q_ℓ / 2` ([`Error::ScaleOverflow`] otherwise).
+pub(crate) fn check_stored_scale(op: &'static str, scale: f64, log_modulus: f64) -> Result<()> {
+    check_scale(op, scale)?;
+    let log_scale = scale.log2();
+    if log_scale + 1.0 >= log_modulus {
+        return Err(Error::ScaleOverflow {
+            op,
+            log_scale,
+            log_modulus,
+        });
+    }
+    Ok(())
+}
+
 /// Encodes slot vectors into plaintexts and decodes them back, for a fixed number of slots
 /// (`N/2` by default, or any smaller power of two: sparse packing in the subring
 /// `Z[X^{N/(2·slots)}]`).
@@ -94,6 +121,23 @@ impl Encoder {
     }
 
     /// Encodes real values at `level` with `scale`.
+    ///
+    /// Errors: as [`Encoder::encode_complex_at`]; in particular [`Error::InvalidScale`] for a
+    /// scale below 1, zero, negative, NaN or infinite.
+    ///
+    /// ```
+    /// use rhea::ckks::{CkksContext, Encoder};
+    /// use rhea::params::CkksParametersLiteral;
+    /// use rhea::{Device, Error};
+    ///
+    /// let params = CkksParametersLiteral::n13_logqp200_levels2().build()?;
+    /// let encoder = Encoder::new(&CkksContext::new(&params, Device::Cpu)?)?;
+    /// let pt = encoder.encode_at(&[0.5], params.max_level(), 2f64.powi(30))?;
+    /// assert!((encoder.decode(&pt)?[0] - 0.5).abs() < 1e-6);
+    /// let err = encoder.encode_at(&[0.5], params.max_level(), 0.5).unwrap_err();
+    /// assert!(matches!(err, Error::InvalidScale { .. }));
+    /// # Ok::<(), rhea::Error>(())
+    /// ```
     pub fn encode_at(&self, values: &[f64], level: usize, scale: f64) -> Result<Plaintext> {
         let z: Vec<Complex64> = values.iter().map(|&x| Complex64::new(x, 0.0)).collect();
         self.encode_complex_at(&z, level, scale)
@@ -107,8 +151,9 @@ impl Encoder {
 
     /// Encodes complex values at `level` with `scale`.
     ///
-    /// Errors: [`Error::InvalidInput`] for too many or non-finite values, a level above the
-    /// maximum, or a non-positive scale; [`Error::ScaleOverflow`] if the scaled message does not
+    /// Errors: [`Error::InvalidInput`] for too many or non-finite values or a level above the
+    /// maximum; [`Error::InvalidScale`] for a scale below 1, zero, negative, NaN or infinite;
+    /// [`Error::ScaleOverflow`] if the scaled message does not
     /// fit below the modulus at `level`.
     pub fn encode_complex_at(
         &self,
@@ -175,11 +220,7 @@ impl Encoder {
                 params.max_level()
             )));
         }
-        if !(scale.is_finite() && scale > 0.0) {
-            return Err(Error::InvalidInput(format!(
-                "scale {scale} must be positive"
-            )));
-        }
+        check_scale("encode", scale)?;
         if let Some(v) = values
             .iter()
             .find(|v| !(v.re.is_finite() && v.im.is_finite()))

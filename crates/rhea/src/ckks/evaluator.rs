@@ -238,7 +238,8 @@ impl Evaluator {
     /// rescales. The recorded scale is `scale` (the true one differs by a relative
     /// `≤ 1/(2c)`).
     ///
-    /// Errors: [`Error::LevelUnderflow`] if `level ≥ ct.level()`, [`Error::InvalidInput`] if
+    /// Errors: [`Error::LevelUnderflow`] if `level ≥ ct.level()`, [`Error::InvalidScale`] for a
+    /// target scale below 1, zero, negative, NaN or infinite, [`Error::InvalidInput`] if
     /// `c < 2^20` (the alignment would lose precision) or `c ≥ 2^126`.
     pub fn drop_to_level_and_scale(
         &self,
@@ -248,6 +249,7 @@ impl Evaluator {
     ) -> Result<Ciphertext> {
         const OP: &str = "drop_to_level_and_scale";
         self.check(OP, ct)?;
+        super::encoder::check_scale(OP, scale)?;
         if level >= ct.level() {
             return Err(Error::LevelUnderflow {
                 op: OP,
@@ -509,11 +511,11 @@ impl Evaluator {
 
     /// `c · ct` with `c` encoded as `round(c · scale)`: the result's scale is `ct.scale · scale`,
     /// and it is never rescaled (in either mode).
+    ///
+    /// Errors: [`Error::InvalidScale`] for a scale below 1, zero, negative, NaN or infinite;
+    /// [`Error::ScaleOverflow`] when the product's scale does not fit below the modulus.
     pub fn mul_const_with_scale(&self, ct: &Ciphertext, c: f64, scale: f64) -> Result<Ciphertext> {
-        self.check("mul_const", ct)?;
-        let k = Self::round_i128("mul_const", c * scale)?;
-        let new_scale = ct.scale * scale;
-        self.check_fits("mul_const", new_scale, ct.level())?;
+        let (k, new_scale) = self.mul_const_with_scale_checks(ct, c, scale)?;
         let mut parts = clone_polys(&ct.parts)?;
         let scalars = self.ring().scalar_from_i128(k, &parts[0].shape());
         for p in &mut parts {

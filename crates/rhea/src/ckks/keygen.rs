@@ -64,14 +64,9 @@ impl KeyGenerator {
             .gen_galois_keys(sk, steps, conjugation, &mut self.prng)
     }
 
-    /// The Galois key for one Galois element `g` (odd, modulo `2N`).
+    /// The Galois key for one Galois element `g` (odd, below `2N`; otherwise
+    /// [`crate::Error::InvalidGaloisElement`]).
     pub fn galois_key_for_element(&mut self, sk: &SecretKey, g: u64) -> Result<KeySwitchKey> {
-        let two_n = 2 * self.ctx.params().n() as u64;
-        if g % 2 == 0 || g >= two_n {
-            return Err(Error::InvalidInput(format!(
-                "Galois element {g} must be odd and below 2N = {two_n}"
-            )));
-        }
         self.ctx.rlwe().gen_galois_key(sk, g, &mut self.prng)
     }
 }

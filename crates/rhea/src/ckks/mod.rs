@@ -39,6 +39,7 @@ mod keygen;
 
 pub use ciphertext::{Ciphertext, Plaintext};
 pub use context::CkksContext;
+pub(crate) use encoder::check_stored_scale;
 pub use encoder::Encoder;
 pub use evaluator::Evaluator;
 pub use flooding::NoiseFlooding;

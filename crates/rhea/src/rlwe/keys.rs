@@ -262,6 +262,17 @@ impl RelinearizationKey {
     }
 }
 
+/// Checks that `g` is a Galois element of `Z[X]/(X^N + 1)`: an odd residue below `2N` (the
+/// Galois group is `(Z/2NZ)^*`, the odd residues). [`Error::InvalidGaloisElement`] otherwise.
+pub(crate) fn check_galois_element(g: u64, n: usize) -> Result<()> {
+    let two_n = 2 * n as u64;
+    if g % 2 == 1 && g < two_n {
+        Ok(())
+    } else {
+        Err(Error::InvalidGaloisElement { element: g, two_n })
+    }
+}
+
 /// Galois keys, by Galois element. The key for element `g` switches `s` to `σ_{g^{-1}}(s)`
 /// (key switching runs before the automorphism, so hoisting shares one ModUp).
 #[derive(Clone, Debug)]
@@ -294,8 +305,13 @@ impl GaloisKeys {
         self.keys.keys().copied().collect()
     }
 
-    /// Adds (or replaces) a key; errors if it belongs to other parameters.
+    /// Adds (or replaces) a key; errors if it belongs to other parameters
+    /// ([`Error::ParametersMismatch`]) or if `g` is not a Galois element, odd and below `2N`
+    /// ([`Error::InvalidGaloisElement`]).
     pub fn insert(&mut self, g: u64, key: KeySwitchKey) -> Result<()> {
+        if let Some([b, _]) = key.parts.first() {
+            check_galois_element(g, b.n())?;
+        }
         if key.params_id != self.params_id {
             return Err(Error::ParametersMismatch {
                 op: "GaloisKeys::insert",

@@ -28,6 +28,7 @@ pub(crate) use facade::{
     check_degree, check_two_components, ciphertext_component_accessors, clone_polys,
     transfer_polys, Aligned, EncryptorCore, EvaluationKeys,
 };
+pub(crate) use keys::check_galois_element;
 pub use keys::{GaloisKeys, KeySwitchKey, PublicKey, RelinearizationKey, SecretKey};
 
 /// What the RLWE core needs to know: the ring, the secret and error distributions, the device,
@@ -230,6 +231,8 @@ impl RlweContext {
     }
 
     /// The Galois key for element `g` (switches `s` to `σ_{g^{-1}}(s)`).
+    ///
+    /// Errors: [`Error::InvalidGaloisElement`] unless `g` is odd and below `2N`.
     pub(crate) fn gen_galois_key(
         &self,
         sk: &SecretKey,
@@ -237,6 +240,7 @@ impl RlweContext {
         rng: &mut Prng,
     ) -> Result<KeySwitchKey> {
         self.check_id("gen_galois_key", sk.params_id)?;
+        keys::check_galois_element(g, self.ring.n())?;
         let g_inv = self.galois_inverse(g);
         let mut s_to = self.ring.automorphism(&sk.s_qp, g_inv)?;
         let key = self.gen_keyswitch_key(&s_to, &sk.s_qp, rng);

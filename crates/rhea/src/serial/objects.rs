@@ -391,12 +391,7 @@ pub(crate) fn read_galois_keys<R: Read>(
     let mut elements = Vec::with_capacity(count as usize);
     for _ in 0..count {
         let g = s.u64("a Galois element")?;
-        if g % 2 == 0 || g >= 2 * n {
-            return Err(SerialError::malformed(format!(
-                "Galois element {g} is not odd and below 2N = {}",
-                2 * n
-            )));
-        }
+        crate::rlwe::check_galois_element(g, n as usize)?;
         if elements.last().is_some_and(|&last| g <= last) {
             return Err(SerialError::malformed(
                 "Galois elements are not strictly increasing",
@@ -492,13 +487,27 @@ pub(crate) fn read_secret_key<R: Read>(codec: &Codec, s: &mut Source<R>) -> Resu
 
 // ---------------------------------------------------------------------- CKKS
 
-fn check_scale(scale: f64) -> Result<f64> {
-    if scale.is_finite() && scale > 0.0 {
-        Ok(scale)
-    } else {
-        Err(SerialError::malformed(format!(
-            "scale {scale} is not finite and positive"
-        )))
+/// A stored CKKS scale, checked as the encoder checks one (`ckks::check_stored_scale`):
+/// finite, at least 1, and a message of magnitude about 1 at that scale below `Q_ℓ / 2` at the
+/// object's level. [`SerialError::Malformed`] otherwise.
+fn check_scale(codec: &Codec, level: usize, scale: f64) -> Result<f64> {
+    let log_q = match codec.params() {
+        super::SchemeParameters::Ckks(p) => p.log_q_at_level(level),
+        super::SchemeParameters::Bgv(_) => {
+            return Err(SerialError::Unsupported(
+                "a CKKS scale with BGV parameters".into(),
+            ))
+        }
+    };
+    match ckks::check_stored_scale("read", scale, log_q) {
+        Ok(()) => Ok(scale),
+        Err(crate::Error::ScaleOverflow { log_scale, .. }) => Err(SerialError::malformed(format!(
+            "the scale 2^{log_scale:.2} does not fit below the modulus 2^{log_q:.2} at level \
+             {level}"
+        ))),
+        Err(_) => Err(SerialError::malformed(format!(
+            "the scale {scale:e} is not a finite number of at least 1"
+        ))),
     }
 }
 
@@ -558,9 +567,10 @@ impl Object for ckks::Plaintext {
 
     fn read_payload<R: Read>(codec: &Codec, flags: u32, s: &mut Source<R>) -> Result<Self> {
         check_scheme(codec, Scheme::Ckks, "a CKKS plaintext")?;
-        let shape = level_shape(codec, level_of(s.u16("the level")?))?;
+        let level = level_of(s.u16("the level")?);
+        let shape = level_shape(codec, level)?;
         let slots = check_slots(codec, s.u32("the slot count")?)?;
-        let scale = check_scale(s.f64("the scale")?)?;
+        let scale = check_scale(codec, level, s.f64("the scale")?)?;
         expect_remaining(
             s,
             poly_len(codec.ring(), &shape, packed(flags)),
@@ -695,10 +705,11 @@ impl Object for ckks::Ciphertext {
 
     fn read_payload<R: Read>(codec: &Codec, flags: u32, s: &mut Source<R>) -> Result<Self> {
         check_scheme(codec, Scheme::Ckks, "a CKKS ciphertext")?;
-        let shape = level_shape(codec, level_of(s.u16("the level")?))?;
+        let level = level_of(s.u16("the level")?);
+        let shape = level_shape(codec, level)?;
         let components = read_components(s)?;
         let slots = check_slots(codec, s.u32("the slot count")?)?;
-        let scale = check_scale(s.f64("the scale")?)?;
+        let scale = check_scale(codec, level, s.f64("the scale")?)?;
         let (parts, seed) = read_ct_parts(codec, flags, s, shape, components)?;
         Ok(ckks::Ciphertext {
             parts,
@@ -757,6 +768,10 @@ impl Object for bgv::Plaintext {
             "BGV plaintext",
         )?;
         let poly = read_poly(codec, s, shape, packed(flags), "the plaintext")?;
+        // The stored bound is not trusted: a smaller one would let `mul_plain` understate the
+        // noise. The bound of the coefficients actually read is used (or the stored one, if
+        // larger).
+        let log_norm = log_norm.max(bgv_plaintext_bound(codec, &poly)?);
         Ok(bgv::Plaintext {
             poly,
             log_norm,
@@ -766,6 +781,63 @@ impl Object for bgv::Plaintext {
 }
 
 impl Serializable for bgv::Plaintext {}
+
+fn bgv_params(codec: &Codec) -> Result<&bgv::BgvParameters> {
+    match codec.params() {
+        super::SchemeParameters::Bgv(p) => Ok(p),
+        super::SchemeParameters::Ckks(_) => Err(SerialError::Unsupported(
+            "a BGV object with CKKS parameters".into(),
+        )),
+    }
+}
+
+/// A BGV ciphertext's stored noise bound, not trusted blindly: NaN and infinities (`-∞` would
+/// switch every noise check off) are refused, and a finite bound below the smallest one any
+/// ciphertext of these parameters can carry is raised to it
+/// ([`bgv::noise::min_ciphertext_bound`]). A large bound is kept: it only makes the checks
+/// stricter (and decryption reports an unknown budget past `Q_ℓ / 2`).
+fn check_noise_bound(codec: &Codec, log_noise: f64) -> Result<f64> {
+    if !log_noise.is_finite() {
+        return Err(SerialError::malformed(format!(
+            "the noise bound 2^{log_noise} is not finite"
+        )));
+    }
+    Ok(log_noise.max(bgv::noise::min_ciphertext_bound(bgv_params(codec)?)))
+}
+
+/// The noise model's bound of a BGV plaintext read from a file, from its coefficients: each
+/// limb must hold the same centred integer in `(-t/2, t/2]` (the encoder's lift), else the
+/// object is malformed.
+fn bgv_plaintext_bound(codec: &Codec, poly: &Poly) -> Result<f64> {
+    let params = bgv_params(codec)?;
+    let t = params.t();
+    let ring = codec.ring();
+    let n = ring.n();
+    let mut coeff = poly.try_clone()?;
+    ring.ntt_inverse(&mut coeff)?;
+    let words = ring.download(&coeff)?;
+    let moduli = ring.moduli(&coeff.shape());
+    let (first, rest) = words.split_at(n);
+    let mut l1 = 0.0f64;
+    for (k, &w) in first.iter().enumerate() {
+        let c = moduli[0].center(w);
+        if 2 * i128::from(c) > i128::from(t) || 2 * i128::from(c) <= -i128::from(t) {
+            return Err(SerialError::malformed(format!(
+                "BGV plaintext coefficient {k} is {c}, outside (-t/2, t/2] for t = {t}"
+            )));
+        }
+        for (i, limb) in rest.chunks_exact(n).enumerate() {
+            if limb[k] != moduli[i + 1].reduce_i64(c) {
+                return Err(SerialError::malformed(format!(
+                    "BGV plaintext coefficient {k} differs between limb 0 and limb {}",
+                    i + 1
+                )));
+            }
+        }
+        l1 += c.unsigned_abs() as f64;
+    }
+    Ok(bgv::noise::plaintext_bound(params, l1))
+}
 
 fn bgv_t(codec: &Codec) -> u64 {
     match codec.params() {
@@ -828,7 +900,7 @@ impl Object for bgv::Ciphertext {
                 "correction factor {factor} is not a unit modulo t = {t}"
             )));
         }
-        let log_noise = check_log(s.f64("the noise bound")?, "the noise bound")?;
+        let log_noise = check_noise_bound(codec, s.f64("the noise bound")?)?;
         let (parts, seed) = read_ct_parts(codec, flags, s, shape, components)?;
         Ok(bgv::Ciphertext {
             parts,

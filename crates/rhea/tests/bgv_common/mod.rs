@@ -110,10 +110,12 @@ impl Setup {
     pub fn decrypt(&self, ct: &Ciphertext) -> Vec<u64> {
         let d = self.decryptor().decrypt(ct).unwrap();
         let estimated = self.eval.estimated_budget(ct);
+        let measured = d
+            .noise_budget()
+            .expect("noise checks on: the budget is known");
         assert!(
-            d.noise_budget() as i64 >= estimated,
-            "measured budget {} below the tracked estimate {estimated} ({ct:?})",
-            d.noise_budget()
+            measured as i64 >= estimated,
+            "measured budget {measured} below the tracked estimate {estimated} ({ct:?})"
         );
         self.encoder.decode(&d).unwrap()
     }

@@ -177,8 +177,7 @@ impl Evaluator {
         c: f64,
         scale: f64,
     ) -> Result<()> {
-        let out = self.mul_const_with_scale_checks(ct, c, scale)?;
-        let (k, new_scale) = out;
+        let (k, new_scale) = self.mul_const_with_scale_checks(ct, c, scale)?;
         let scalars = self.ring().scalar_from_i128(k, &ct.parts[0].shape());
         for p in &mut ct.parts {
             self.ring().mul_scalar_assign(p, &scalars)?;
@@ -188,15 +187,16 @@ impl Evaluator {
         Ok(())
     }
 
-    /// The checks of [`Evaluator::mul_const_with_scale`]: the rounded constant and the new
-    /// scale.
-    fn mul_const_with_scale_checks(
+    /// The checks of [`Evaluator::mul_const_with_scale`] and its in-place form: the rounded
+    /// constant and the new scale.
+    pub(super) fn mul_const_with_scale_checks(
         &self,
         ct: &Ciphertext,
         c: f64,
         scale: f64,
     ) -> Result<(i128, f64)> {
         self.check("mul_const", ct)?;
+        crate::ckks::encoder::check_scale("mul_const_with_scale", scale)?;
         let k = Self::round_i128("mul_const", c * scale)?;
         let new_scale = ct.scale * scale;
         self.check_fits("mul_const", new_scale, ct.level())?;
