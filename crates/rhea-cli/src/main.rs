@@ -142,6 +142,7 @@ fn info() -> CliResult {
             info.multiprocessor_count,
             info.total_memory as f64 / (1u64 << 30) as f64
         );
+        println!("cuda:{i}: tuning: {}", dev.tuning());
     }
     Ok(())
 }

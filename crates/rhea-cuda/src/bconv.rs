@@ -150,8 +150,8 @@ impl BconvTile {
             BconvTile::J7C2 => Some((7, 2)),
             BconvTile::J6C2 => Some((6, 2)),
             BconvTile::J5C2 => Some((5, 2)),
-            BconvTile::RinC1 => Some((rin_max_group(), 1)),
-            BconvTile::RinC2 => Some((rin_max_group(), 2)),
+            BconvTile::RinC1 => Some((RIN_MAX_GROUP, 1)),
+            BconvTile::RinC2 => Some((RIN_MAX_GROUP, 2)),
         }
     }
 
@@ -163,7 +163,7 @@ impl BconvTile {
     /// Output columns per block (`blockIdx.z` groups) for `outputs` columns, when the launch
     /// has `blocks` blocks per group (coefficient blocks × polynomials or digits) on `sms`
     /// multiprocessors: `J` for the register-tiled tiles. The register-input ones split the
-    /// outputs evenly into as few groups of at most [`rin_max_group`] as give the launch at
+    /// outputs evenly into as few groups of at most [`RIN_MAX_GROUP`] as give the launch at
     /// least [`RIN_BLOCKS_PER_SM`] blocks per multiprocessor (each group recomputes the inputs'
     /// `t_i`, so fewer groups do less work, but too few blocks leave multiprocessors idle): at
     /// N = 2^16 a ModUp's three digits (768 blocks) take each digit's 23 or 25 outputs in one
@@ -173,7 +173,7 @@ impl BconvTile {
         let (j, _) = self.shape().unwrap_or((8, 2));
         if self.is_rin() {
             let outputs = outputs.max(1);
-            let fill = (rin_blocks_per_sm() * sms as usize).div_ceil(blocks.max(1));
+            let fill = (RIN_BLOCKS_PER_SM * sms as usize).div_ceil(blocks.max(1));
             let groups = outputs.div_ceil(j as usize).max(fill).min(outputs);
             outputs.div_ceil(groups) as u32
         } else {
@@ -286,17 +286,8 @@ unsafe impl DeviceRepr for BconvArgs {}
 /// Conversions of one polynomial each in one launch (`struct BconvMulti` in `bconv.cu`).
 const MAX_MULTI: usize = 5;
 
-/// The register-input tile `BconvTile::Auto` picks where one serves: `RinC2`, or as
-/// `RHEA_BCONV_RIN` says (read once; `0`: none, the register-tiled choice; `c1`: `RinC1`), for
-/// A/B measurements.
-fn rin_default() -> Option<BconvTile> {
-    static RIN: std::sync::OnceLock<Option<BconvTile>> = std::sync::OnceLock::new();
-    *RIN.get_or_init(|| match std::env::var("RHEA_BCONV_RIN").as_deref() {
-        Ok("0") => None,
-        Ok("c1") => Some(BconvTile::RinC1),
-        _ => Some(BconvTile::RinC2),
-    })
-}
+/// The register-input tile `BconvTile::Auto` picks where one serves.
+const RIN_DEFAULT: BconvTile = BconvTile::RinC2;
 
 /// The most output columns one block of a register-input tile walks. Measured on an H100 at the
 /// deep preset: 16 against 8, 12 and 25 in session 9 (mul+relin 0.343 against 0.350, 0.345,
@@ -310,28 +301,6 @@ const RIN_MAX_GROUP: u32 = 32;
 /// [`BconvTile::columns_per_block`]).
 const RIN_BLOCKS_PER_SM: usize = 4;
 
-/// `var` parsed as an integer in `range`, if set (the A/B knobs below read it once each).
-fn env_knob(var: &str, range: std::ops::RangeInclusive<usize>) -> Option<usize> {
-    std::env::var(var)
-        .ok()
-        .and_then(|v| v.trim().parse::<usize>().ok())
-        .filter(|v| range.contains(v))
-}
-
-/// [`RIN_BLOCKS_PER_SM`], or `RHEA_BCONV_RIN_FILL` (1 ..= 16, read once) for A/B runs.
-fn rin_blocks_per_sm() -> usize {
-    static FILL: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *FILL.get_or_init(|| env_knob("RHEA_BCONV_RIN_FILL", 1..=16).unwrap_or(RIN_BLOCKS_PER_SM))
-}
-
-/// [`RIN_MAX_GROUP`], or `RHEA_BCONV_RIN_GROUP` (1 ..= 32, read once) for A/B runs.
-fn rin_max_group() -> u32 {
-    static GROUP: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-    *GROUP.get_or_init(|| {
-        env_knob("RHEA_BCONV_RIN_GROUP", 1..=32).map_or(RIN_MAX_GROUP, |g| g as u32)
-    })
-}
-
 /// The most input limbs the usual register-input kernels hold (`BCONV_RIN_LMAX` in `bconv.cu`).
 const RIN_NARROW_INPUTS: usize = 12;
 
@@ -339,15 +308,6 @@ const RIN_NARROW_INPUTS: usize = 12;
 /// kernels (`BCONV_RIN_LMAX_WIDE`), whose larger register array would cost the smaller
 /// conversions occupancy, so they keep the usual ones.
 const RIN_MAX_INPUTS: usize = 16;
-
-/// [`RIN_MAX_INPUTS`], or `RHEA_BCONV_RIN_INPUTS` (1 ..= 16, read once; 12 turns the `_l16`
-/// kernels off) for A/B runs.
-fn rin_max_inputs() -> usize {
-    static INPUTS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *INPUTS.get_or_init(|| {
-        env_knob("RHEA_BCONV_RIN_INPUTS", 1..=RIN_MAX_INPUTS).unwrap_or(RIN_MAX_INPUTS)
-    })
-}
 
 /// The register-input kernels' name suffix for `l` input limbs.
 fn rin_suffix(l: usize) -> &'static str {
@@ -850,8 +810,8 @@ impl DeviceBaseConverter {
         centered: bool,
         tile: BconvTile,
     ) -> Result<()> {
-        let rin_ok = self.l <= rin_max_inputs() && flags & FLAG_COPY == 0 && epi.is_none();
-        let rin = rin_default().filter(|_| rin_ok);
+        let rin_ok = self.l <= RIN_MAX_INPUTS && flags & FLAG_COPY == 0 && epi.is_none();
+        let rin = Some(RIN_DEFAULT).filter(|_| rin_ok);
         let tile = match (tile, rin) {
             (BconvTile::Auto, Some(r)) => r,
             (BconvTile::Auto, None) => {
@@ -1119,7 +1079,7 @@ impl DeviceModUp {
         }
         let longest = jobs.iter().map(|(_, p, _)| p.len()).max().unwrap_or(0);
         let narrow = jobs.first().is_some_and(|(c, _, _)| c.narrow);
-        let rin = rin_default().filter(|_| jobs.iter().all(|(c, _, _)| c.l <= rin_max_inputs()));
+        let rin = Some(RIN_DEFAULT).filter(|_| jobs.iter().all(|(c, _, _)| c.l <= RIN_MAX_INPUTS));
         let tile = rin.unwrap_or_else(|| {
             BconvTile::choose(n, 1, longest, self.device.multiprocessor_count())
         });

@@ -16,6 +16,8 @@
 //! - [`fp64`]: modular arithmetic in doubles for primes below 2^46 (the FP64 pipe's NTT
 //!   butterflies), the twin of `kernels/fp64.cuh`.
 //! - [`bench`](mod@bench): bandwidth benchmarks returning structured results.
+//! - [`Tuning`] ([`tuning`]): the per-device choices (PDL, FP64 NTT rows), made once when a
+//!   device is opened; no environment variable changes them.
 //! - `launch` (crate-internal): programmatic dependent launch, so that each kernel starts while
 //!   the previous one drains; the contract kernels keep is in `docs/cuda-backend.md`.
 //!
@@ -41,6 +43,7 @@ pub mod registry;
 pub mod sample;
 pub mod selftest;
 pub mod timeline;
+pub mod tuning;
 
 pub use buffer::DeviceBuffer;
 pub use device::{DeviceInfo, GpuDevice};
@@ -48,3 +51,4 @@ pub use elementwise::{DeviceModuli, RnsLayout};
 pub use error::{CudaError, Result};
 pub use pool::PoolStats;
 pub use registry::{all_kernel_sources, compile_all, KernelSource};
+pub use tuning::Tuning;

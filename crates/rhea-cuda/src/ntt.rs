@@ -62,7 +62,7 @@
 //! estimate for primes below 2^59) or fewer passes (one kernel per limb with thread-block
 //! clusters and distributed shared memory).
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{DeviceRepr, LaunchConfig, PushKernelArg};
@@ -168,18 +168,6 @@ impl NttSplit {
         let d = if self.derived_twiddles { "d" } else { "" };
         format!("ntt_{dir}_rows{d}_{log_n}_{}", self.log_n1)
     }
-}
-
-/// Whether row launches over two polynomials with the same tables pair their rows in one block
-/// (see `NttArgs::pairing`); `RHEA_NTT_PAIR=0` (read once) turns it off for A/B runs.
-fn paired_rows_enabled() -> bool {
-    static ON: OnceLock<bool> = OnceLock::new();
-    knob_on(&ON, "RHEA_NTT_PAIR")
-}
-
-/// An A/B switch read once into `cell`: on unless the variable `var` is `0`.
-fn knob_on(cell: &OnceLock<bool>, var: &str) -> bool {
-    *cell.get_or_init(|| std::env::var(var).map_or(true, |v| v.trim() != "0"))
 }
 
 /// `g^{-1} mod 2N` for an odd Galois element `g` (the epilogue's scatter form of `σ_g`).
@@ -365,22 +353,6 @@ struct NttArgs {
     tw3_f64: u64,
 }
 
-/// Whether the forward transforms with the fused epilogue (the ModDown's, the rescale's) run the
-/// rows whose prime is below 2^46 on the FP64 pipe by default: `RHEA_NTT_F64=0` (read once) turns
-/// it off for A/B runs; [`DeviceNttTables::set_fp64_rows`] sets one table set's.
-fn fp64_rows_default() -> bool {
-    static ON: OnceLock<bool> = OnceLock::new();
-    knob_on(&ON, "RHEA_NTT_F64")
-}
-
-/// Whether the scaled inverse transforms from a source (the ModUp's) run the rows whose prime is
-/// below 2^46 on the FP64 pipe by default: `RHEA_NTT_F64_INV=0` (read once) turns it off for A/B
-/// runs; [`DeviceNttTables::set_fp64_inverse`] sets one table set's.
-fn fp64_inverse_default() -> bool {
-    static ON: OnceLock<bool> = OnceLock::new();
-    knob_on(&ON, "RHEA_NTT_F64_INV")
-}
-
 /// The FP64 twiddle tables of `tables` (`tw_f64` and `tw3_f64` in `ntt.cuh`): `[table][N]`
 /// pairs of doubles' bits, `(w, fl(w / q))` for the twiddles `w` of direction `dir`
 /// (`root_powers` or `inv_root_powers`) of a prime below
@@ -423,12 +395,9 @@ fn fp64_twiddles(tables: &[NttTable], dir: NttDirection) -> Option<(Vec<u64>, Ve
 /// 8192 rows: forward +15 %).
 const TW_STAGED_ROWS: usize = FLAG_ROWS;
 
-/// `args` with [`NttArgs::tw_staged`] set from its row count (`RHEA_NTT_TW_STAGED=0` turns
-/// staging off, for comparison).
+/// `args` with [`NttArgs::tw_staged`] set from its row count.
 fn stage_twiddles(mut args: NttArgs) -> NttArgs {
-    static ON: OnceLock<bool> = OnceLock::new();
-    let on = knob_on(&ON, "RHEA_NTT_TW_STAGED");
-    args.tw_staged = u32::from(on && args.rows as usize <= TW_STAGED_ROWS);
+    args.tw_staged = u32::from(args.rows as usize <= TW_STAGED_ROWS);
     args
 }
 
@@ -442,16 +411,10 @@ const FLAG_ROWS: usize = 4096;
 /// starts on a row as soon as the first kernel has finished that row, instead of waiting for
 /// the whole first grid (see `ntt_dep_wait` in `ntt.cuh`): with the forward column kernels at 8
 /// blocks per SM, the forward transform of 2^16 × 32 limbs 34.4 → 32.7–33.0 µs on the H100
-/// (BENCHMARKS.md §21). `RHEA_NTT_ROW_FLAGS=0` turns them off (for comparison).
+/// (BENCHMARKS.md §21).
 struct RowFlags {
     words: DeviceBuffer,
     epoch: std::sync::atomic::AtomicU32,
-}
-
-/// Whether transforms use row flags (`RHEA_NTT_ROW_FLAGS`, default on).
-fn row_flags_enabled() -> bool {
-    static ON: OnceLock<bool> = OnceLock::new();
-    knob_on(&ON, "RHEA_NTT_ROW_FLAGS")
 }
 
 // SAFETY: plain `#[repr(C)]` integers, the layout of the CUDA struct.
@@ -475,7 +438,7 @@ impl NttArgs {
     /// of each of two such rows, whose twiddles are the same (`pair_half` in `ntt.cuh`).
     fn pairing(&self) -> u32 {
         let half = self.rows / 2;
-        if half == 0 || self.rows % 2 != 0 || !paired_rows_enabled() {
+        if half == 0 || self.rows % 2 != 0 {
             return 0;
         }
         let same = (0..half).all(|r| self.table_of(r) == self.table_of(r + half));
@@ -698,8 +661,8 @@ impl DeviceNttTables {
             },
             forward_f64,
             inverse_f64,
-            fp64_rows: std::sync::atomic::AtomicBool::new(fp64_rows_default()),
-            fp64_inverse: std::sync::atomic::AtomicBool::new(fp64_inverse_default()),
+            fp64_rows: std::sync::atomic::AtomicBool::new(device.tuning().fp64_forward_rows),
+            fp64_inverse: std::sync::atomic::AtomicBool::new(device.tuning().fp64_inverse_rows),
         })
     }
 
@@ -708,8 +671,9 @@ impl DeviceNttTables {
     /// [`DeviceNttTables::forward_runs_lifted_epilogue`]: the rescale's;
     /// [`DeviceNttTables::forward_runs_lift_add_epilogue`]: the two merged) run the rows whose
     /// prime is below 2^46 on the FP64 pipe (`kernels/fp64.cuh`) instead of the integer one,
-    /// when a lifted modulus is below 2^46 too (on by default; `RHEA_NTT_F64=0` turns the default
-    /// off). The words are the same either way.
+    /// when a lifted modulus is below 2^46 too (the default is the device's
+    /// [`Tuning::fp64_forward_rows`](crate::Tuning::fp64_forward_rows)). The words are the same
+    /// either way.
     pub fn set_fp64_rows(&self, on: bool) {
         self.fp64_rows
             .store(on, std::sync::atomic::Ordering::Relaxed);
@@ -723,8 +687,9 @@ impl DeviceNttTables {
     /// Sets whether [`DeviceNttTables::inverse_scaled_from`] (the ModUp's inverse transform)
     /// runs the rows whose prime is below 2^46 on the FP64 pipe (`kernels/fp64.cuh`: the
     /// Gentleman–Sande butterflies in doubles, `ntt_inv_rowsdf_*_o` then `ntt_inv_colsf_*_s`)
-    /// instead of the integer one (on by default; `RHEA_NTT_F64_INV=0` turns the default off).
-    /// The words are the same either way.
+    /// instead of the integer one (the default is the device's
+    /// [`Tuning::fp64_inverse_rows`](crate::Tuning::fp64_inverse_rows)). The words are the same
+    /// either way.
     pub fn set_fp64_inverse(&self, on: bool) {
         self.fp64_inverse
             .store(on, std::sync::atomic::Ordering::Relaxed);
@@ -1690,7 +1655,7 @@ impl DeviceNttTables {
     /// order they are issued.
     fn phase_args(&self, args: &NttArgs) -> Result<(NttArgs, NttArgs, Option<LaunchHold<'_>>)> {
         let args = &stage_twiddles(*args);
-        if !row_flags_enabled() || args.rows as usize > FLAG_ROWS {
+        if args.rows as usize > FLAG_ROWS {
             return Ok((*args, *args, None));
         }
         let hold = hold_launches(&self.device)?;
@@ -2519,9 +2484,6 @@ mod tests {
     fn twiddles_are_staged_in_launches_of_at_most_4096_rows() {
         // One limb, the 32 limbs of the NTT goal, the staging limit, and past it (the 1024 × 8
         // batch of seed 000 has 8192 rows and must not be staged: BENCHMARKS.md §23).
-        if std::env::var("RHEA_NTT_TW_STAGED").is_ok_and(|v| v == "0") {
-            return; // staging turned off for an A/B run
-        }
         for (polys, limbs, staged) in [(1, 1, 1), (1, 32, 1), (1024, 4, 1), (1024, 8, 0)] {
             let a = stage_twiddles(NttArgs::of(&NttBatch::all(polys, limbs)));
             assert_eq!(a.tw_staged, staged, "{polys} x {limbs}");

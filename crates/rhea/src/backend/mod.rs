@@ -30,6 +30,7 @@ mod ops;
 mod poly;
 mod ring;
 
+pub use awake::{cpu_spin, set_cpu_spin};
 pub use device::Device;
 pub use poly::{Form, Poly, PolyShape, Storage};
 pub use ring::RnsRing;
