@@ -357,6 +357,7 @@ impl GpuDevice {
     /// The modules loaded so far, by source name (none is loaded here).
     ///
     /// Errors: [`CudaError::Driver`] when the module cache's lock is poisoned.
+    #[cfg(feature = "dev-kernel-defines")]
     pub(crate) fn loaded_modules(&self) -> Result<Vec<(&'static str, Arc<CudaModule>)>> {
         let modules = self
             .modules

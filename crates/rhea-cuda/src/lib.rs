@@ -42,6 +42,7 @@ pub mod pool;
 pub mod registry;
 pub mod sample;
 pub mod selftest;
+#[cfg(feature = "dev-kernel-defines")]
 pub mod timeline;
 pub mod tuning;
 

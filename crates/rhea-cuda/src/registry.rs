@@ -89,16 +89,19 @@ pub fn kernel_source(name: &str) -> Option<&'static KernelSource> {
     ALL_KERNEL_SOURCES.iter().find(|s| s.name == name)
 }
 
-/// The NVRTC options used for an architecture such as `sm_90`, plus one `-D` per entry of the
-/// comma-separated environment variable `RHEA_NVRTC_DEFINES` (tuning experiments, e.g.
-/// `NTT_MIN_BLOCKS=10`; they enter the cache key like every option).
+/// The NVRTC options used for an architecture such as `sm_90`. With the developer feature
+/// `dev-kernel-defines` only, plus one `-D` per entry of the comma-separated environment
+/// variable `RHEA_NVRTC_DEFINES` (kernel experiments, e.g. `NTT_MIN_BLOCKS=10`; they enter the
+/// cache key like every option).
 pub fn compile_options(arch: &str) -> Vec<String> {
+    #[cfg_attr(not(feature = "dev-kernel-defines"), allow(unused_mut))]
     let mut o = vec![
         format!("--gpu-architecture={arch}"),
         "-std=c++17".into(),
         "--device-int128".into(),
         "-default-device".into(),
     ];
+    #[cfg(feature = "dev-kernel-defines")]
     if let Ok(defs) = std::env::var("RHEA_NVRTC_DEFINES") {
         o.extend(
             defs.split(',')
