@@ -9,10 +9,8 @@
 //! | [`DeviceBaseConverter::convert`] (fused first step) | [`BaseConverter::convert_approx`] |
 //! | [`DeviceBaseConverter::scale_by_q_hat_inv`] then [`DeviceBaseConverter::convert_scaled`] | the same, in two steps |
 //! | [`DeviceModUp::apply`] | [`ModUp::apply`] |
-//! | [`DeviceModDown::apply`] | [`ModDown::apply`] |
 //! | [`DeviceBaseConverter::convert_centered`] | [`BaseConverter::convert_centered`] |
 //! | [`DeviceModUp::apply_centered`] | [`ModUp::apply_centered`] |
-//! | [`DeviceModDown::apply_rounded`] | [`ModDown::apply_rounded`] |
 //! | [`DeviceRescaler::apply`] | [`Rescaler::apply`] |
 //!
 //! The centred variants (`_centered` kernels) also sum `t_i · (1/q_i)` in `f64`, in index order
@@ -36,8 +34,8 @@
 //! Which table columns a launch computes and which output limb each lands in is a *plan*, carried
 //! in the launch's parameter block (at most [`MAX_PLAN`] columns per launch; longer plans take
 //! several launches). ModUp's plan skips the digit's own limbs, which the same launch copies
-//! (reduced); ModDown's plan is the active Q columns with the epilogue
-//! `(x_i − y_i) · P^{-1} mod q_i` fused.
+//! (reduced). (The kernels' ModDown epilogue, `FLAG_MODDOWN`, is not launched since the fused
+//! ModDown tails of `fused.rs`/`ntt.rs` replaced `DeviceModDown`.)
 //!
 //! Shapes: the ring degree `N` must be even (power-of-two degrees are); the number of
 //! polynomials is inferred from the buffer lengths (batch along the first axis, at most 65535).
@@ -52,7 +50,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use cudarc::driver::{DeviceRepr, LaunchConfig};
-use rhea_math::bconv::{BaseConverter, ModDown, ModUp, Rescaler};
+use rhea_math::bconv::{BaseConverter, ModUp, Rescaler};
 use rhea_math::Modulus;
 
 use crate::buffer::DeviceBuffer;
@@ -84,7 +82,6 @@ const THREADS: u32 = 128;
 const SIMPLE_THREADS: u32 = 256;
 
 const FLAG_SCALED: u32 = 1;
-const FLAG_MODDOWN: u32 = 2;
 const FLAG_COPY: u32 = 4;
 
 /// The register tile of the conversion kernel: `J` output columns × `C` coefficients per thread.
@@ -185,7 +182,7 @@ impl BconvTile {
     /// device with `sms` multiprocessors: the widest tile ([`BconvTile::J8C2`], the most reuse
     /// of each loaded word) unless that leaves fewer than 128 threads per multiprocessor, then
     /// the first of `J8C1`, `J4C1` that does not (else `J4C1`). Measured on an H100 at N = 2^16
-    /// (BENCHMARKS.md §10, `rhea bench gpu --only bconv`): `J8C2` is the fastest at every
+    /// (BENCHMARKS.md §10, `gpu_bench --suite bconv`): `J8C2` is the fastest at every
     /// key-switching shape (9 → 23: 24.8 µs, against 26.4 / 30.6 / 41.4 µs for `J8C1`, `J4C1`,
     /// `J2C1`), although it leaves only 3 warps per scheduler.
     pub fn choose(n: usize, polys: usize, outputs: usize, sms: u32) -> BconvTile {
@@ -419,16 +416,6 @@ struct Io {
     in_stride: usize,
     out: u64,
     out_stride: usize,
-}
-
-/// The ModDown epilogue operands: `x_Q` rows (by output limb) and `P^{-1}` with Shoup companions
-/// (by output limb).
-#[derive(Clone, Copy)]
-struct Epilogue {
-    aux: u64,
-    aux_stride: usize,
-    w: u64,
-    ws: u64,
 }
 
 /// A [`BaseConverter`] on a device: its tables uploaded once, the conversion kernels ready.
@@ -713,7 +700,7 @@ impl DeviceBaseConverter {
             out_stride: self.k * n,
         };
         let flags = if scaled { FLAG_SCALED } else { 0 };
-        self.launch_plan(&io, &plan, flags, 0, None, true, BconvTile::Auto)
+        self.launch_plan(&io, &plan, flags, 0, true, BconvTile::Auto)
     }
 
     fn convert_impl(
@@ -739,7 +726,7 @@ impl DeviceBaseConverter {
             out_stride: self.k * n,
         };
         let flags = if scaled { FLAG_SCALED } else { 0 };
-        self.launch_plan(&io, &plan, flags, 0, None, centered, tile)
+        self.launch_plan(&io, &plan, flags, 0, centered, tile)
     }
 
     /// Dynamic shared memory of one block of a `j`-column tile: the table slice (as words and,
@@ -759,7 +746,6 @@ impl DeviceBaseConverter {
         chunk: &[(u32, u32)],
         flags: u32,
         copy_first: u32,
-        epi: Option<Epilogue>,
     ) -> Result<BconvArgs> {
         let l = self.l;
         let f64_off = 2 * l + l * self.k;
@@ -767,23 +753,23 @@ impl DeviceBaseConverter {
             n: io.n as u64,
             in_stride: io.in_stride as u64,
             out_stride: io.out_stride as u64,
-            aux_stride: epi.map_or(0, |e| e.aux_stride as u64),
+            aux_stride: 0,
             input: io.input,
             out: io.out,
-            aux: epi.map_or(0, |e| e.aux),
+            aux: 0,
             from_mod: self.from.device_ptr(),
             to_mod: self.to.device_ptr(),
             q_hat_inv: self.ptr(0)?,
             q_hat_inv_shoup: self.ptr(l)?,
             q_hat_mod_p: self.ptr(2 * l)?,
-            epi_w: epi.map_or(0, |e| e.w),
-            epi_ws: epi.map_or(0, |e| e.ws),
+            epi_w: 0,
+            epi_ws: 0,
             q_inv_f64: self.ptr(f64_off)?,
             q_mod_p: self.ptr(f64_off + l)?,
             from_count: l as u32,
             table_stride: self.k as u32,
             count: chunk.len() as u32,
-            flags: flags | (if epi.is_some() { FLAG_MODDOWN } else { 0 }),
+            flags,
             copy_first,
             group: 0,
             col: [0; MAX_PLAN],
@@ -806,11 +792,10 @@ impl DeviceBaseConverter {
         plan: &[(u32, u32)],
         flags: u32,
         copy_first: u32,
-        epi: Option<Epilogue>,
         centered: bool,
         tile: BconvTile,
     ) -> Result<()> {
-        let rin_ok = self.l <= RIN_MAX_INPUTS && flags & FLAG_COPY == 0 && epi.is_none();
+        let rin_ok = self.l <= RIN_MAX_INPUTS && flags & FLAG_COPY == 0;
         let rin = Some(RIN_DEFAULT).filter(|_| rin_ok);
         let tile = match (tile, rin) {
             (BconvTile::Auto, Some(r)) => r,
@@ -845,7 +830,7 @@ impl DeviceBaseConverter {
         };
         for (ci, chunk) in chunks.into_iter().enumerate() {
             let chunk_flags = if ci == 0 { flags } else { flags & !FLAG_COPY };
-            let mut args = self.args(io, chunk, chunk_flags, copy_first, epi)?;
+            let mut args = self.args(io, chunk, chunk_flags, copy_first)?;
             let coeff_blocks = io.n.div_ceil((THREADS * c) as usize);
             let sms = self.device.multiprocessor_count();
             let j = tile.columns_per_block(chunk.len(), coeff_blocks * io.polys, sms);
@@ -1091,7 +1076,7 @@ impl DeviceModUp {
         let (Some(kernel), true) = (kernel, uniform) else {
             // Plans or tiles the multi kernel does not take: one launch per digit.
             for (conv, plan, io) in &jobs {
-                conv.launch_plan(io, plan, flags, 0, None, true, BconvTile::Auto)?;
+                conv.launch_plan(io, plan, flags, 0, true, BconvTile::Auto)?;
             }
             return Ok(());
         };
@@ -1108,7 +1093,7 @@ impl DeviceModUp {
             let args = group
                 .iter()
                 .map(|(conv, plan, io)| {
-                    let mut a = conv.args(io, plan, flags, 0, None)?;
+                    let mut a = conv.args(io, plan, flags, 0)?;
                     a.group = group_of(plan);
                     Ok(a)
                 })
@@ -1147,7 +1132,7 @@ impl DeviceModUp {
 
     /// [`DeviceModUp::apply_centered`] writing into `output` from word `out_offset` on (e.g.
     /// digit `d` of a `[dnum][level + |P|][n]` buffer at `out_offset = d·(level + |P|)·n`, the
-    /// layout of [`crate::keyswitch::DeviceKeySwitch::inner_product`]); `output` must hold
+    /// stacked layout of the digits); `output` must hold
     /// `out_offset + polys·(level + |P|)·n` words or more. `input` is `[polys][level][n]`.
     ///
     /// Errors: as [`DeviceModUp::apply`]; [`CudaError::Shape`] if `output` is too short.
@@ -1256,133 +1241,7 @@ impl DeviceModUp {
             out: output.device_ptr_at(out_offset)?,
             out_stride: (level + pl) * n,
         };
-        conv.launch_plan(&io, &plan, flags, start as u32, None, centered, tile)
-    }
-}
-
-/// [`ModDown`] on a device: `(x_i − conv_{P→Q}(x_P)_i) · P^{-1} mod q_i`, one fused launch.
-pub struct DeviceModDown {
-    conv: DeviceBaseConverter,
-    /// `[P^{-1} mod q_i (|Q|) | Shoup companions (|Q|)]`.
-    epi: DeviceBuffer,
-    q_len: usize,
-    p_len: usize,
-}
-
-impl std::fmt::Debug for DeviceModDown {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("DeviceModDown")
-            .field("q_len", &self.q_len)
-            .field("p_len", &self.p_len)
-            .finish()
-    }
-}
-
-impl DeviceModDown {
-    /// Uploads the tables of `moddown` to `device`.
-    pub fn new(device: &Arc<GpuDevice>, moddown: &ModDown) -> Result<Self> {
-        let conv = DeviceBaseConverter::new(device, moddown.converter())?;
-        let mut words = moddown.p_inv_mod_q().to_vec();
-        words.extend_from_slice(moddown.p_inv_mod_q_shoup());
-        Ok(Self {
-            conv,
-            epi: device.upload(&words)?,
-            q_len: moddown.q().len(),
-            p_len: moddown.p().len(),
-        })
-    }
-
-    /// Divides the level-`level` polynomials `input` (`[polys][level + |P|][n]`, Q limbs then P
-    /// limbs) by `P` into `output` (`[polys][level][n]`) (twin: [`ModDown::apply`]).
-    ///
-    /// Errors: [`CudaError::InvalidArgument`] for a level outside `1..=|Q|`;
-    /// [`CudaError::Shape`] for buffers of the wrong length.
-    pub fn apply(
-        &self,
-        level: usize,
-        input: &DeviceBuffer,
-        output: &mut DeviceBuffer,
-        n: usize,
-    ) -> Result<()> {
-        self.apply_with(level, input, output, n, BconvTile::Auto)
-    }
-
-    /// ModDown rounding to nearest, one fused launch: `(x_i − y_i) · P^{-1} mod q_i` with
-    /// `y` the centred conversion of `x_P` (twin: [`ModDown::apply_rounded`], word for word).
-    /// Shapes as [`DeviceModDown::apply`]; coefficient domain.
-    ///
-    /// Errors: as [`DeviceModDown::apply`].
-    pub fn apply_rounded(
-        &self,
-        level: usize,
-        input: &DeviceBuffer,
-        output: &mut DeviceBuffer,
-        n: usize,
-    ) -> Result<()> {
-        self.divide(level, input, output, n, true, BconvTile::Auto)
-    }
-
-    /// [`DeviceModDown::apply`] with an explicit register tile.
-    pub fn apply_with(
-        &self,
-        level: usize,
-        input: &DeviceBuffer,
-        output: &mut DeviceBuffer,
-        n: usize,
-        tile: BconvTile,
-    ) -> Result<()> {
-        self.divide(level, input, output, n, false, tile)
-    }
-
-    /// [`DeviceModDown::apply_rounded`] with an explicit register tile.
-    pub fn apply_rounded_with(
-        &self,
-        level: usize,
-        input: &DeviceBuffer,
-        output: &mut DeviceBuffer,
-        n: usize,
-        tile: BconvTile,
-    ) -> Result<()> {
-        self.divide(level, input, output, n, true, tile)
-    }
-
-    fn divide(
-        &self,
-        level: usize,
-        input: &DeviceBuffer,
-        output: &mut DeviceBuffer,
-        n: usize,
-        rounded: bool,
-        tile: BconvTile,
-    ) -> Result<()> {
-        check_degree(n)?;
-        check_device(&self.conv.device, &[output, input])?;
-        if level == 0 || level > self.q_len {
-            return Err(CudaError::InvalidArgument(format!(
-                "level {level} outside 1..={}",
-                self.q_len
-            )));
-        }
-        let width = level + self.p_len;
-        let polys = polys_of("ModDown input", input.len(), width, n)?;
-        check_len("ModDown output", output.len(), polys * level * n)?;
-        let plan: Vec<(u32, u32)> = (0..level as u32).map(|i| (i, i)).collect();
-        let io = Io {
-            n,
-            polys,
-            input: input.device_ptr_at(level * n)?,
-            in_stride: width * n,
-            out: output.device_ptr(),
-            out_stride: level * n,
-        };
-        let epi = Epilogue {
-            aux: input.device_ptr(),
-            aux_stride: width * n,
-            w: self.epi.device_ptr(),
-            ws: self.epi.device_ptr_at(self.q_len)?,
-        };
-        self.conv
-            .launch_plan(&io, &plan, 0, 0, Some(epi), rounded, tile)
+        conv.launch_plan(&io, &plan, flags, start as u32, centered, tile)
     }
 }
 

@@ -75,7 +75,6 @@ pub static ALL_KERNEL_SOURCES: &[KernelSource] = &[
     crate::bconv::BCONV,
     crate::automorphism::AUTOMORPHISM,
     crate::sample::SAMPLE,
-    crate::keyswitch::KEYSWITCH,
     crate::fused::FUSED,
 ];
 
