@@ -197,17 +197,10 @@ NTT_COLS(14, 7, 8)
 NTT_ROWS(14, 7)
 NTT_COLS(15, 7, 8)
 NTT_ROWS(15, 7)
-NTT_COLS(15, 8, 8)
-NTT_ROWS(15, 8)
 NTT_COLS(16, 7, 8)
 NTT_ROWS(16, 7)
-NTT_COLS(16, 8, 4)
-NTT_ROWS(16, 8)
 NTT_COLS(17, 8, 4)
-NTT_COLS(17, 8, 8)
 NTT_ROWS(17, 8)
-NTT_COLS(17, 9, 4)
-NTT_ROWS(17, 9)
 
 // ---- naive baseline ------------------------------------------------------------------------------
 

@@ -90,12 +90,8 @@ pub enum BconvTile {
     /// Chosen from the problem size (see [`BconvTile::choose`]).
     #[default]
     Auto,
-    /// 2 outputs × 1 coefficient (the most threads: few input limbs, many outputs).
-    J2C1,
     /// 4 outputs × 1 coefficient.
     J4C1,
-    /// 4 outputs × 2 coefficients (16-byte loads).
-    J4C2,
     /// 8 outputs × 1 coefficient.
     J8C1,
     /// 8 outputs × 2 coefficients (16-byte loads), 4-limb load chunks, at most 168 registers
@@ -110,24 +106,19 @@ pub enum BconvTile {
     J6C2,
     /// 5 outputs × 2 coefficients (9 or 10 outputs: two groups of 5).
     J5C2,
-    /// Inputs in registers, 1 coefficient per thread: each thread loads its words of every input
-    /// limb once and walks a group of up to 32 outputs with one accumulator (`bconv_rin_*`; up to
-    /// 16 input limbs, `_l16` kernels above 12, plain and centred conversions; otherwise the
-    /// register-tiled choice).
-    RinC1,
-    /// [`BconvTile::RinC1`] with 2 coefficients per thread (16-byte loads).
+    /// Inputs in registers, 2 coefficients per thread (16-byte loads): each thread loads its
+    /// words of every input limb once and walks a group of up to 32 outputs with one
+    /// accumulator (`bconv_rin_c2*`; up to 16 input limbs, `_l16` kernels above 12, plain and
+    /// centred conversions; otherwise the register-tiled choice).
     RinC2,
 }
 
 impl BconvTile {
     /// Every concrete tile (for benchmarks and tests).
-    pub const ALL: [BconvTile; 11] = [
+    pub const ALL: [BconvTile; 8] = [
         BconvTile::RinC2,
-        BconvTile::RinC1,
         BconvTile::J8C2U8,
-        BconvTile::J2C1,
         BconvTile::J4C1,
-        BconvTile::J4C2,
         BconvTile::J8C1,
         BconvTile::J8C2,
         BconvTile::J7C2,
@@ -139,22 +130,19 @@ impl BconvTile {
     pub fn shape(self) -> Option<(u32, u32)> {
         match self {
             BconvTile::Auto => None,
-            BconvTile::J2C1 => Some((2, 1)),
             BconvTile::J4C1 => Some((4, 1)),
-            BconvTile::J4C2 => Some((4, 2)),
             BconvTile::J8C1 => Some((8, 1)),
             BconvTile::J8C2 | BconvTile::J8C2U8 => Some((8, 2)),
             BconvTile::J7C2 => Some((7, 2)),
             BconvTile::J6C2 => Some((6, 2)),
             BconvTile::J5C2 => Some((5, 2)),
-            BconvTile::RinC1 => Some((RIN_MAX_GROUP, 1)),
             BconvTile::RinC2 => Some((RIN_MAX_GROUP, 2)),
         }
     }
 
-    /// Whether this is a register-input tile ([`BconvTile::RinC1`], [`BconvTile::RinC2`]).
+    /// Whether this is the register-input tile ([`BconvTile::RinC2`]).
     pub fn is_rin(self) -> bool {
-        matches!(self, BconvTile::RinC1 | BconvTile::RinC2)
+        self == BconvTile::RinC2
     }
 
     /// Output columns per block (`blockIdx.z` groups) for `outputs` columns, when the launch

@@ -424,12 +424,10 @@ pub fn bconv_suite(dev: &Arc<GpuDevice>, cfg: &BenchConfig) -> Result<Vec<BenchR
         let shape = format!("N={n} {from}->{to} P={polys}");
         for (label, tile) in [
             ("centered_rin_c2", BconvTile::RinC2),
-            ("centered_rin_c1", BconvTile::RinC1),
             ("centered_j8c2u8", BconvTile::J8C2U8),
             ("centered_j8c2", BconvTile::J8C2),
             ("centered_j8c1", BconvTile::J8C1),
             ("centered_j4c1", BconvTile::J4C1),
-            ("centered_j2c1", BconvTile::J2C1),
             ("centered_j7c2", BconvTile::J7C2),
             ("centered_j6c2", BconvTile::J6C2),
             ("centered_j5c2", BconvTile::J5C2),
