@@ -1,11 +1,11 @@
 //! Counts the kernels each module compiles and times its cold NVRTC compile (no cache, no GPU).
 //!
 //! ```text
-//! kernel_census [--arch sm_90] [--all | MODULE...]
+//! kernel_census [--arch sm_90] [--list] [--degree LOG_N] [--all | MODULE...]
 //! ```
 //! Without module names: the modules a program's first CKKS key generation, encryption,
-//! multiplication with relinearisation and decryption load on a GPU (`elementwise`, `sample`,
-//! `ntt`, `bconv`, `ntt_keyswitch`, `fused`). Each is compiled with NVRTC for the architecture
+//! multiplication with relinearisation and decryption load on a GPU at N = 2^16 (`elementwise`,
+//! `sample`, `ntt_16`, `bconv`, `ntt_keyswitch_16`, `fused`; `--degree LOG_N` for another). Each is compiled with NVRTC for the architecture
 //! (bypassing the disk cache) and its kernel entry points are read from the CUBIN's
 //! `.text.<kernel>` sections ([`rhea_cuda::registry::cubin_kernel_names`]). `--list` prints the
 //! names too. Needs only `libnvrtc` (`scripts/check-kernels.sh` installs it).
@@ -14,20 +14,26 @@ use std::time::Instant;
 
 use rhea_cuda::registry::{self, all_kernel_sources, cubin_kernel_names};
 
-/// The modules a first CKKS mul+relin loads (with key generation, encryption and decryption).
-const FIRST_MUL_RELIN: &[&str] = &[
-    "elementwise",
-    "sample",
-    "ntt",
-    "bconv",
-    "ntt_keyswitch",
-    "fused",
-];
+/// The modules a first CKKS mul+relin at `N = 2^log_n` loads (with key generation, encryption
+/// and decryption).
+fn first_mul_relin(log_n: u32) -> Vec<String> {
+    vec![
+        "elementwise".into(),
+        "sample".into(),
+        rhea_cuda::ntt::ntt_source(log_n).name.into(),
+        "bconv".into(),
+        rhea_cuda::ntt_keyswitch::ntt_keyswitch_source(log_n)
+            .name
+            .into(),
+        "fused".into(),
+    ]
+}
 
 fn main() {
     let mut arch = "sm_90".to_string();
     let mut names: Vec<String> = Vec::new();
     let mut list = false;
+    let mut log_n = 16;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -39,12 +45,18 @@ fn main() {
                     .collect()
             }
             "--list" => list = true,
+            "--degree" => {
+                log_n = args
+                    .next()
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or_else(|| usage("--degree needs log2 N"))
+            }
             "-h" | "--help" => usage(""),
             m => names.push(m.to_string()),
         }
     }
     if names.is_empty() {
-        names = FIRST_MUL_RELIN.iter().map(|s| s.to_string()).collect();
+        names = first_mul_relin(log_n);
     }
     let (mut kernels, mut seconds) = (0, 0.0);
     println!("{:<16} {:>8} {:>10}", "module", "kernels", "compile s");
@@ -72,7 +84,7 @@ fn usage(msg: &str) -> ! {
     if !msg.is_empty() {
         eprintln!("kernel_census: {msg}");
     }
-    eprintln!("kernel_census [--arch sm_90] [--list] [--all | MODULE...]");
+    eprintln!("kernel_census [--arch sm_90] [--list] [--degree LOG_N] [--all | MODULE...]");
     std::process::exit(2)
 }
 

@@ -84,12 +84,49 @@ pub const NTT_CUH: Header = Header {
 };
 // (ntt.cuh includes fp64.cuh: every source listing NTT_CUH lists FP64_CUH too.)
 
-/// `kernels/ntt.cu`: the fast (two-kernel) and naive (one launch per stage) NTT kernels.
+/// `kernels/ntt.cu`: the fast (two-kernel) and naive (one launch per stage) NTT kernels, every
+/// degree in one module (compile checks; the device loads [`ntt_source`]'s per-degree ones).
 pub const NTT: KernelSource = KernelSource {
     name: "ntt",
     source: include_str!("../kernels/ntt.cu"),
     headers: &[COMMON_CUH, NTT_CUH, FP64_CUH],
 };
+
+/// The NTT module of one degree: `kernels/ntt.cu` with `NTT_ONLY_LOG_N` defined, so that it
+/// instantiates the fast kernels of `N = 2^log_n` only (and the naive and benchmark ones).
+macro_rules! ntt_degree_source {
+    ($log_n:literal) => {
+        KernelSource {
+            name: concat!("ntt_", $log_n),
+            source: concat!(
+                "#define NTT_ONLY_LOG_N ",
+                $log_n,
+                "\n",
+                include_str!("../kernels/ntt.cu")
+            ),
+            headers: &[COMMON_CUH, NTT_CUH, FP64_CUH],
+        }
+    };
+}
+
+/// The per-degree NTT modules, `log2 N` = [`MIN_FAST_LOG_DEGREE`] ..= [`MAX_FAST_LOG_DEGREE`]
+/// (`ntt_12` … `ntt_17`): what a [`DeviceNttTables`] loads ([`ntt_source`]). A ring's first
+/// transform compiles its own degree's kernels, not every degree's.
+pub const NTT_BY_DEGREE: [KernelSource; 6] = [
+    ntt_degree_source!(12),
+    ntt_degree_source!(13),
+    ntt_degree_source!(14),
+    ntt_degree_source!(15),
+    ntt_degree_source!(16),
+    ntt_degree_source!(17),
+];
+
+/// The NTT module a transform of `N = 2^log_degree` loads: its degree's
+/// ([`NTT_BY_DEGREE`]); below the fast range (naive transforms only) the smallest one's.
+pub fn ntt_source(log_degree: u32) -> &'static KernelSource {
+    let i = log_degree.clamp(MIN_FAST_LOG_DEGREE, MAX_FAST_LOG_DEGREE) - MIN_FAST_LOG_DEGREE;
+    &NTT_BY_DEGREE[i as usize]
+}
 
 /// The smallest `log2 N` of the fast kernels.
 pub const MIN_FAST_LOG_DEGREE: u32 = 12;
@@ -1705,7 +1742,7 @@ impl DeviceNttTables {
         stage: Option<(u32, u32)>,
     ) -> Result<()> {
         let dev = &self.device;
-        let f = dev.function(&NTT, name)?;
+        let f = dev.function(ntt_source(self.log_degree), name)?;
         let (tw, tw3) = match dir {
             NttDirection::Forward => (self.forward.device_ptr(), self.forward3.device_ptr()),
             NttDirection::Inverse => (self.inverse.device_ptr(), self.inverse3.device_ptr()),
@@ -1786,7 +1823,7 @@ impl DeviceNttTables {
             (ArithWords::F64, NttDirection::Forward) => "ntt_bff64_fwd_throughput",
             (ArithWords::F64, NttDirection::Inverse) => "ntt_bff64_inv_throughput",
         };
-        let f = self.device.function(&NTT, name)?;
+        let f = self.device.function(ntt_source(self.log_degree), name)?;
         let tw = match dir {
             NttDirection::Forward => self.forward.device_ptr(),
             NttDirection::Inverse => self.inverse.device_ptr(),
