@@ -22,7 +22,6 @@ fn bconv_kernels_compile() {
     let cubin = registry::compile(&BCONV, "sm_90").unwrap_or_else(|e| panic!("{e}"));
     for f in [
         "bconv_matmul_j4_c1",
-        "bconv_matmul_j4_c2",
         "bconv_matmul_j8_c1",
         "bconv_matmul_j8_c2",
         "bconv_matmul_j4_c1_narrow",

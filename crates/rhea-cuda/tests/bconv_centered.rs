@@ -25,12 +25,10 @@ fn centered_kernels_compile() {
         return;
     }
     let cubin = registry::compile(&BCONV, "sm_90").unwrap_or_else(|e| panic!("{e}"));
-    for j in [4, 8] {
-        for c in [1, 2] {
-            for narrow in ["", "_narrow"] {
-                let f = format!("bconv_matmul_j{j}_c{c}{narrow}_centered");
-                assert!(cubin_has(&cubin, &f), "{f} missing from the CUBIN");
-            }
+    for (j, c) in [(4, 1), (8, 1), (8, 2)] {
+        for narrow in ["", "_narrow"] {
+            let f = format!("bconv_matmul_j{j}_c{c}{narrow}_centered");
+            assert!(cubin_has(&cubin, &f), "{f} missing from the CUBIN");
         }
     }
 }
