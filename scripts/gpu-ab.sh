@@ -2,8 +2,9 @@
 # A/B runs ON THE GPU MACHINE, in one process tree: the same `rhea` command (or any binary from
 # .gpu-bin) under several environment settings, interleaved round by round so that the variants
 # see the same machine state. Each variant is a space-separated list of VAR=value assignments
-# ("-" for none); the usual knobs are RHEA_NVRTC_DEFINES (kernel -D options, comma-separated)
-# and RHEA_CPU_SPIN (0 turns the CPU pollers off).
+# ("-" for none). The library reads no A/B switch from the environment: compare two builds
+# (copy the old binary into .gpu-bin and name each as the target), or kernel -D options through
+# RHEA_NVRTC_DEFINES in binaries built with `--features dev-kernel-defines`.
 #
 #   GPU_AB_ROUNDS=2 bash scripts/gpu-ab.sh "-" "RHEA_NVRTC_DEFINES=BCONV_ACC3=0" -- \
 #       rhea bench ckks --device cuda:0 --preset n16_logqp1440_levels24 --only mul_relin --reps 30

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs ON THE GPU MACHINE: Nsight Compute metrics of one launch of the kernels matching a regex,
-# under several environment settings (A/B of kernel variants through RHEA_NVRTC_DEFINES), for
-# any binary of .gpu-bin. Prints one line per variant and kernel: duration, occupancy, issue,
+# under several environment settings (A/B of kernel variants through RHEA_NVRTC_DEFINES, which
+# needs binaries built with `--features dev-kernel-defines`), for any binary of .gpu-bin. Prints one line per variant and kernel: duration, occupancy, issue,
 # pipes, shared-memory bank conflicts and the top stall reasons. CSV under $OUT.
 #   bash scripts/gpu-ncu-kernel.sh KERNEL_REGEX SKIP VARIANT... -- TARGET [ARGS...]
 #   e.g. bash scripts/gpu-ncu-kernel.sh 'ntt_fwd_cols_15' 3 - "RHEA_NVRTC_DEFINES=NTT_TW_SMEM=0" \

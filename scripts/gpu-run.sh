@@ -102,8 +102,6 @@ if [ -n "${GPU_RUN_PEERS:-}" ]; then
     done
     echo "==== rhea bench ntt" | tee -a "$PEERS"
     timeout 180 "./$BIN/$RHEA" bench ntt --json "$OUT/ntt.json" 2>&1 | tee -a "$PEERS"
-    echo "==== rhea bench gpu --only bconv" | tee -a "$PEERS"
-    timeout 120 "./$BIN/$RHEA" bench gpu --only bconv 2>&1 | tee -a "$PEERS"
     if [ -n "${GPU_RUN_SUITES:-}" ]; then
       for suite in seal-routines he-booster matmul; do
         echo "==== rhea bench $suite" | tee -a "$PEERS"

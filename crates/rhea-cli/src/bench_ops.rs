@@ -81,8 +81,10 @@ fn time_selected(
         f()?;
         sync()
     })?;
+    #[cfg(feature = "dev-kernel-defines")]
     let timeline = KernelTimeline::start(device, op, level)?;
     let stream_ms = stream_ms(reps, &mut *f, sync)?;
+    #[cfg(feature = "dev-kernel-defines")]
     if let Some(t) = timeline {
         t.write()?;
     }
@@ -99,12 +101,14 @@ fn time_selected(
 /// `RHEA_TIMELINE_OUT=DIR` on a CUDA device and the kernels compiled with
 /// `RHEA_NVRTC_DEFINES=KERNEL_TIMELINE=<records>`, `DIR/<op>[-<level>].tsv` (`DIR` made if missing)
 /// gets one line per block (source, grid, grid y, threads, SM, block, block y, start and end ns;
-/// see `rhea_cuda::timeline`).
+/// see `rhea_cuda::timeline`). Only with the developer feature `dev-kernel-defines`.
+#[cfg(feature = "dev-kernel-defines")]
 struct KernelTimeline {
     dev: std::sync::Arc<rhea_cuda::GpuDevice>,
     path: std::path::PathBuf,
 }
 
+#[cfg(feature = "dev-kernel-defines")]
 impl KernelTimeline {
     /// Restarts the recording when a timeline is asked for (the device is the context's own:
     /// `GpuDevice::new` shares the live one).

@@ -2,7 +2,6 @@
 //!
 //! ```text
 //! rhea info                         # the devices Rhea can use
-//! rhea bench gpu [--json out.json]  # GPU suites: copy roofline, element-wise
 //! rhea bench ntt [--json out.json]  # GPU NTT: fast vs naive, limb-NTTs/s, roofline fraction
 //! rhea bench ntt-cpu                # CPU NTT (rhea-math) at N = 2^14, 2^16, 2^17
 //! rhea bench ckks --device cpu      # CKKS ops at a preset (--preset, --reps)
@@ -39,14 +38,14 @@ enum Command {
     Info,
     /// Runs a benchmark suite and prints a table (and JSON with --json).
     Bench {
-        /// The suite: `gpu` (copy roofline, element-wise), `ntt` (GPU NTT), `ntt-cpu`, `ckks`
+        /// The suite: `ntt` (GPU NTT), `ntt-cpu`, `ckks`
         /// (also named `ops`: the CKKS operations at a preset and levels), `bgv`,
         /// `seal-routines`, `he-booster` or `matmul`.
         suite: String,
         /// GPU ordinal for GPU suites.
         #[arg(long, default_value_t = 0)]
         gpu: usize,
-        /// Only these GPU sub-suites, or only these operations of `ckks` / `bgv`
+        /// Only these operations of `ckks` / `bgv`
         /// (comma-separated; default all).
         #[arg(long, value_delimiter = ',')]
         only: Vec<String>,
@@ -142,6 +141,7 @@ fn info() -> CliResult {
             info.multiprocessor_count,
             info.total_memory as f64 / (1u64 << 30) as f64
         );
+        println!("cuda:{i}: tuning: {}", dev.tuning());
     }
     Ok(())
 }
@@ -177,17 +177,6 @@ fn bench(
     reps: usize,
 ) -> CliResult {
     match suite {
-        "gpu" => {
-            let dev = GpuDevice::new(gpu)?;
-            let cfg = rhea_cuda::bench::BenchConfig::default();
-            let only: Vec<&str> = sel.only.iter().map(String::as_str).collect();
-            let report = rhea_cuda::bench::run_all(&dev, &cfg, &only)?;
-            println!("{}", report.table());
-            if let Some(path) = json {
-                std::fs::write(path, report.to_json())?;
-            }
-            Ok(())
-        }
         "ntt" => {
             let dev = GpuDevice::new(gpu)?;
             let report =
@@ -217,7 +206,7 @@ fn bench(
             Ok(())
         }
         other => {
-            Err(format!("unknown suite `{other}` (known: gpu, ntt, ntt-cpu, ckks or ops, bgv, seal-routines, he-booster, matmul)").into())
+            Err(format!("unknown suite `{other}` (known: ntt, ntt-cpu, ckks or ops, bgv, seal-routines, he-booster, matmul)").into())
         }
     }
 }

@@ -658,10 +658,10 @@ struct BconvMulti {
         bconv_matmul_body<J, C, true, true, 8>(A, blockIdx.y);                             \
     }
 
-BCONV_INSTANCE(2, 1)
+// The tiles BconvTile::choose picks (J2C1, J4C2 and the one-coefficient register-input tiles,
+// which it never picks, are gone).
 BCONV_INSTANCE_U8(8, 2)
 BCONV_INSTANCE(4, 1)
-BCONV_INSTANCE(4, 2)
 BCONV_INSTANCE(8, 1)
 BCONV_INSTANCE(8, 2)
 // Narrower two-coefficient tiles, so that a count of outputs that is not a multiple of 8 (a
@@ -707,9 +707,7 @@ BCONV_INSTANCE(7, 2)
         bconv_multi_rin_c##C##_narrow_centered##SFX(const __grid_constant__ BconvMulti M) { RHEA_TL \
         bconv_rin_body<C, true, true, LMAX>(M.a[blockIdx.y], 0u);                                  \
     }
-BCONV_RIN_INSTANCE(1, BCONV_RIN_LMAX, )
 BCONV_RIN_INSTANCE(2, BCONV_RIN_LMAX, )
-BCONV_RIN_INSTANCE(1, BCONV_RIN_LMAX_WIDE, _l16)
 BCONV_RIN_INSTANCE(2, BCONV_RIN_LMAX_WIDE, _l16)
 
 // Must match rhea_cuda::bconv::ScaleArgs (#[repr(C)]).

@@ -189,25 +189,39 @@
 
 // The instantiated shapes; keep in sync with rhea_cuda::ntt::SHAPES (the first shape listed
 // there for each N is the default).
+// A module per degree: the registry compiles this source once per log2 N with NTT_ONLY_LOG_N
+// defined (rhea_cuda::ntt::ntt_source), so that a ring's first transform compiles only its own
+// degree's kernels; without it (the NTT constant, compile checks) every degree is instantiated.
+#ifndef NTT_ONLY_LOG_N
+#define NTT_ALL_DEGREES 1
+#define NTT_ONLY_LOG_N 0
+#else
+#define NTT_ALL_DEGREES 0
+#endif
+#if NTT_ALL_DEGREES || NTT_ONLY_LOG_N == 12
 NTT_COLS(12, 6, 16)
 NTT_ROWS(12, 6)
+#endif
+#if NTT_ALL_DEGREES || NTT_ONLY_LOG_N == 13
 NTT_COLS(13, 6, 16)
 NTT_ROWS(13, 6)
+#endif
+#if NTT_ALL_DEGREES || NTT_ONLY_LOG_N == 14
 NTT_COLS(14, 7, 8)
 NTT_ROWS(14, 7)
+#endif
+#if NTT_ALL_DEGREES || NTT_ONLY_LOG_N == 15
 NTT_COLS(15, 7, 8)
 NTT_ROWS(15, 7)
-NTT_COLS(15, 8, 8)
-NTT_ROWS(15, 8)
+#endif
+#if NTT_ALL_DEGREES || NTT_ONLY_LOG_N == 16
 NTT_COLS(16, 7, 8)
 NTT_ROWS(16, 7)
-NTT_COLS(16, 8, 4)
-NTT_ROWS(16, 8)
+#endif
+#if NTT_ALL_DEGREES || NTT_ONLY_LOG_N == 17
 NTT_COLS(17, 8, 4)
-NTT_COLS(17, 8, 8)
 NTT_ROWS(17, 8)
-NTT_COLS(17, 9, 4)
-NTT_ROWS(17, 9)
+#endif
 
 // ---- naive baseline ------------------------------------------------------------------------------
 

@@ -186,9 +186,30 @@ RHEA_INLINE void ntt_rows_keyswitch(const ulonglong2* __restrict__ tw_all,
         ntt_rows_keyswitch<LOGN, LOGN - LOG1>(tw, tw3, primes, a);                          \
     }
 
+// A module per degree: the registry compiles this source once per log2 N with NTT_ONLY_LOG_N
+// defined (rhea_cuda::ntt_keyswitch::ntt_keyswitch_source), so that a ring's first key switching compiles only its own
+// degree's kernel; without it (the NTT_KEYSWITCH constant) every degree is instantiated.
+#ifndef NTT_ONLY_LOG_N
+#define NTT_ALL_DEGREES 1
+#define NTT_ONLY_LOG_N 0
+#else
+#define NTT_ALL_DEGREES 0
+#endif
+#if NTT_ALL_DEGREES || NTT_ONLY_LOG_N == 12
 NTT_ROWS_KS(12, 6)
+#endif
+#if NTT_ALL_DEGREES || NTT_ONLY_LOG_N == 13
 NTT_ROWS_KS(13, 6)
+#endif
+#if NTT_ALL_DEGREES || NTT_ONLY_LOG_N == 14
 NTT_ROWS_KS(14, 7)
+#endif
+#if NTT_ALL_DEGREES || NTT_ONLY_LOG_N == 15
 NTT_ROWS_KS(15, 7)
+#endif
+#if NTT_ALL_DEGREES || NTT_ONLY_LOG_N == 16
 NTT_ROWS_KS(16, 7)
+#endif
+#if NTT_ALL_DEGREES || NTT_ONLY_LOG_N == 17
 NTT_ROWS_KS(17, 8)
+#endif

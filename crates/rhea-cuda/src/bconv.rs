@@ -9,10 +9,8 @@
 //! | [`DeviceBaseConverter::convert`] (fused first step) | [`BaseConverter::convert_approx`] |
 //! | [`DeviceBaseConverter::scale_by_q_hat_inv`] then [`DeviceBaseConverter::convert_scaled`] | the same, in two steps |
 //! | [`DeviceModUp::apply`] | [`ModUp::apply`] |
-//! | [`DeviceModDown::apply`] | [`ModDown::apply`] |
 //! | [`DeviceBaseConverter::convert_centered`] | [`BaseConverter::convert_centered`] |
 //! | [`DeviceModUp::apply_centered`] | [`ModUp::apply_centered`] |
-//! | [`DeviceModDown::apply_rounded`] | [`ModDown::apply_rounded`] |
 //! | [`DeviceRescaler::apply`] | [`Rescaler::apply`] |
 //!
 //! The centred variants (`_centered` kernels) also sum `t_i · (1/q_i)` in `f64`, in index order
@@ -36,8 +34,8 @@
 //! Which table columns a launch computes and which output limb each lands in is a *plan*, carried
 //! in the launch's parameter block (at most [`MAX_PLAN`] columns per launch; longer plans take
 //! several launches). ModUp's plan skips the digit's own limbs, which the same launch copies
-//! (reduced); ModDown's plan is the active Q columns with the epilogue
-//! `(x_i − y_i) · P^{-1} mod q_i` fused.
+//! (reduced). (The kernels' ModDown epilogue, `FLAG_MODDOWN`, is not launched since the fused
+//! ModDown tails of `fused.rs`/`ntt.rs` replaced `DeviceModDown`.)
 //!
 //! Shapes: the ring degree `N` must be even (power-of-two degrees are); the number of
 //! polynomials is inferred from the buffer lengths (batch along the first axis, at most 65535).
@@ -52,7 +50,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use cudarc::driver::{DeviceRepr, LaunchConfig};
-use rhea_math::bconv::{BaseConverter, ModDown, ModUp, Rescaler};
+use rhea_math::bconv::{BaseConverter, ModUp, Rescaler};
 use rhea_math::Modulus;
 
 use crate::buffer::DeviceBuffer;
@@ -84,7 +82,6 @@ const THREADS: u32 = 128;
 const SIMPLE_THREADS: u32 = 256;
 
 const FLAG_SCALED: u32 = 1;
-const FLAG_MODDOWN: u32 = 2;
 const FLAG_COPY: u32 = 4;
 
 /// The register tile of the conversion kernel: `J` output columns × `C` coefficients per thread.
@@ -93,12 +90,8 @@ pub enum BconvTile {
     /// Chosen from the problem size (see [`BconvTile::choose`]).
     #[default]
     Auto,
-    /// 2 outputs × 1 coefficient (the most threads: few input limbs, many outputs).
-    J2C1,
     /// 4 outputs × 1 coefficient.
     J4C1,
-    /// 4 outputs × 2 coefficients (16-byte loads).
-    J4C2,
     /// 8 outputs × 1 coefficient.
     J8C1,
     /// 8 outputs × 2 coefficients (16-byte loads), 4-limb load chunks, at most 168 registers
@@ -113,24 +106,19 @@ pub enum BconvTile {
     J6C2,
     /// 5 outputs × 2 coefficients (9 or 10 outputs: two groups of 5).
     J5C2,
-    /// Inputs in registers, 1 coefficient per thread: each thread loads its words of every input
-    /// limb once and walks a group of up to 32 outputs with one accumulator (`bconv_rin_*`; up to
-    /// 16 input limbs, `_l16` kernels above 12, plain and centred conversions; otherwise the
-    /// register-tiled choice).
-    RinC1,
-    /// [`BconvTile::RinC1`] with 2 coefficients per thread (16-byte loads).
+    /// Inputs in registers, 2 coefficients per thread (16-byte loads): each thread loads its
+    /// words of every input limb once and walks a group of up to 32 outputs with one
+    /// accumulator (`bconv_rin_c2*`; up to 16 input limbs, `_l16` kernels above 12, plain and
+    /// centred conversions; otherwise the register-tiled choice).
     RinC2,
 }
 
 impl BconvTile {
     /// Every concrete tile (for benchmarks and tests).
-    pub const ALL: [BconvTile; 11] = [
+    pub const ALL: [BconvTile; 8] = [
         BconvTile::RinC2,
-        BconvTile::RinC1,
         BconvTile::J8C2U8,
-        BconvTile::J2C1,
         BconvTile::J4C1,
-        BconvTile::J4C2,
         BconvTile::J8C1,
         BconvTile::J8C2,
         BconvTile::J7C2,
@@ -142,28 +130,25 @@ impl BconvTile {
     pub fn shape(self) -> Option<(u32, u32)> {
         match self {
             BconvTile::Auto => None,
-            BconvTile::J2C1 => Some((2, 1)),
             BconvTile::J4C1 => Some((4, 1)),
-            BconvTile::J4C2 => Some((4, 2)),
             BconvTile::J8C1 => Some((8, 1)),
             BconvTile::J8C2 | BconvTile::J8C2U8 => Some((8, 2)),
             BconvTile::J7C2 => Some((7, 2)),
             BconvTile::J6C2 => Some((6, 2)),
             BconvTile::J5C2 => Some((5, 2)),
-            BconvTile::RinC1 => Some((rin_max_group(), 1)),
-            BconvTile::RinC2 => Some((rin_max_group(), 2)),
+            BconvTile::RinC2 => Some((RIN_MAX_GROUP, 2)),
         }
     }
 
-    /// Whether this is a register-input tile ([`BconvTile::RinC1`], [`BconvTile::RinC2`]).
+    /// Whether this is the register-input tile ([`BconvTile::RinC2`]).
     pub fn is_rin(self) -> bool {
-        matches!(self, BconvTile::RinC1 | BconvTile::RinC2)
+        self == BconvTile::RinC2
     }
 
     /// Output columns per block (`blockIdx.z` groups) for `outputs` columns, when the launch
     /// has `blocks` blocks per group (coefficient blocks × polynomials or digits) on `sms`
     /// multiprocessors: `J` for the register-tiled tiles. The register-input ones split the
-    /// outputs evenly into as few groups of at most [`rin_max_group`] as give the launch at
+    /// outputs evenly into as few groups of at most [`RIN_MAX_GROUP`] as give the launch at
     /// least [`RIN_BLOCKS_PER_SM`] blocks per multiprocessor (each group recomputes the inputs'
     /// `t_i`, so fewer groups do less work, but too few blocks leave multiprocessors idle): at
     /// N = 2^16 a ModUp's three digits (768 blocks) take each digit's 23 or 25 outputs in one
@@ -173,7 +158,7 @@ impl BconvTile {
         let (j, _) = self.shape().unwrap_or((8, 2));
         if self.is_rin() {
             let outputs = outputs.max(1);
-            let fill = (rin_blocks_per_sm() * sms as usize).div_ceil(blocks.max(1));
+            let fill = (RIN_BLOCKS_PER_SM * sms as usize).div_ceil(blocks.max(1));
             let groups = outputs.div_ceil(j as usize).max(fill).min(outputs);
             outputs.div_ceil(groups) as u32
         } else {
@@ -185,7 +170,7 @@ impl BconvTile {
     /// device with `sms` multiprocessors: the widest tile ([`BconvTile::J8C2`], the most reuse
     /// of each loaded word) unless that leaves fewer than 128 threads per multiprocessor, then
     /// the first of `J8C1`, `J4C1` that does not (else `J4C1`). Measured on an H100 at N = 2^16
-    /// (BENCHMARKS.md §10, `rhea bench gpu --only bconv`): `J8C2` is the fastest at every
+    /// (BENCHMARKS.md §10, `gpu_bench --suite bconv`): `J8C2` is the fastest at every
     /// key-switching shape (9 → 23: 24.8 µs, against 26.4 / 30.6 / 41.4 µs for `J8C1`, `J4C1`,
     /// `J2C1`), although it leaves only 3 warps per scheduler.
     pub fn choose(n: usize, polys: usize, outputs: usize, sms: u32) -> BconvTile {
@@ -286,17 +271,8 @@ unsafe impl DeviceRepr for BconvArgs {}
 /// Conversions of one polynomial each in one launch (`struct BconvMulti` in `bconv.cu`).
 const MAX_MULTI: usize = 5;
 
-/// The register-input tile `BconvTile::Auto` picks where one serves: `RinC2`, or as
-/// `RHEA_BCONV_RIN` says (read once; `0`: none, the register-tiled choice; `c1`: `RinC1`), for
-/// A/B measurements.
-fn rin_default() -> Option<BconvTile> {
-    static RIN: std::sync::OnceLock<Option<BconvTile>> = std::sync::OnceLock::new();
-    *RIN.get_or_init(|| match std::env::var("RHEA_BCONV_RIN").as_deref() {
-        Ok("0") => None,
-        Ok("c1") => Some(BconvTile::RinC1),
-        _ => Some(BconvTile::RinC2),
-    })
-}
+/// The register-input tile `BconvTile::Auto` picks where one serves.
+const RIN_DEFAULT: BconvTile = BconvTile::RinC2;
 
 /// The most output columns one block of a register-input tile walks. Measured on an H100 at the
 /// deep preset: 16 against 8, 12 and 25 in session 9 (mul+relin 0.343 against 0.350, 0.345,
@@ -310,28 +286,6 @@ const RIN_MAX_GROUP: u32 = 32;
 /// [`BconvTile::columns_per_block`]).
 const RIN_BLOCKS_PER_SM: usize = 4;
 
-/// `var` parsed as an integer in `range`, if set (the A/B knobs below read it once each).
-fn env_knob(var: &str, range: std::ops::RangeInclusive<usize>) -> Option<usize> {
-    std::env::var(var)
-        .ok()
-        .and_then(|v| v.trim().parse::<usize>().ok())
-        .filter(|v| range.contains(v))
-}
-
-/// [`RIN_BLOCKS_PER_SM`], or `RHEA_BCONV_RIN_FILL` (1 ..= 16, read once) for A/B runs.
-fn rin_blocks_per_sm() -> usize {
-    static FILL: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *FILL.get_or_init(|| env_knob("RHEA_BCONV_RIN_FILL", 1..=16).unwrap_or(RIN_BLOCKS_PER_SM))
-}
-
-/// [`RIN_MAX_GROUP`], or `RHEA_BCONV_RIN_GROUP` (1 ..= 32, read once) for A/B runs.
-fn rin_max_group() -> u32 {
-    static GROUP: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-    *GROUP.get_or_init(|| {
-        env_knob("RHEA_BCONV_RIN_GROUP", 1..=32).map_or(RIN_MAX_GROUP, |g| g as u32)
-    })
-}
-
 /// The most input limbs the usual register-input kernels hold (`BCONV_RIN_LMAX` in `bconv.cu`).
 const RIN_NARROW_INPUTS: usize = 12;
 
@@ -339,15 +293,6 @@ const RIN_NARROW_INPUTS: usize = 12;
 /// kernels (`BCONV_RIN_LMAX_WIDE`), whose larger register array would cost the smaller
 /// conversions occupancy, so they keep the usual ones.
 const RIN_MAX_INPUTS: usize = 16;
-
-/// [`RIN_MAX_INPUTS`], or `RHEA_BCONV_RIN_INPUTS` (1 ..= 16, read once; 12 turns the `_l16`
-/// kernels off) for A/B runs.
-fn rin_max_inputs() -> usize {
-    static INPUTS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *INPUTS.get_or_init(|| {
-        env_knob("RHEA_BCONV_RIN_INPUTS", 1..=RIN_MAX_INPUTS).unwrap_or(RIN_MAX_INPUTS)
-    })
-}
 
 /// The register-input kernels' name suffix for `l` input limbs.
 fn rin_suffix(l: usize) -> &'static str {
@@ -459,16 +404,6 @@ struct Io {
     in_stride: usize,
     out: u64,
     out_stride: usize,
-}
-
-/// The ModDown epilogue operands: `x_Q` rows (by output limb) and `P^{-1}` with Shoup companions
-/// (by output limb).
-#[derive(Clone, Copy)]
-struct Epilogue {
-    aux: u64,
-    aux_stride: usize,
-    w: u64,
-    ws: u64,
 }
 
 /// A [`BaseConverter`] on a device: its tables uploaded once, the conversion kernels ready.
@@ -753,7 +688,7 @@ impl DeviceBaseConverter {
             out_stride: self.k * n,
         };
         let flags = if scaled { FLAG_SCALED } else { 0 };
-        self.launch_plan(&io, &plan, flags, 0, None, true, BconvTile::Auto)
+        self.launch_plan(&io, &plan, flags, 0, true, BconvTile::Auto)
     }
 
     fn convert_impl(
@@ -779,7 +714,7 @@ impl DeviceBaseConverter {
             out_stride: self.k * n,
         };
         let flags = if scaled { FLAG_SCALED } else { 0 };
-        self.launch_plan(&io, &plan, flags, 0, None, centered, tile)
+        self.launch_plan(&io, &plan, flags, 0, centered, tile)
     }
 
     /// Dynamic shared memory of one block of a `j`-column tile: the table slice (as words and,
@@ -799,7 +734,6 @@ impl DeviceBaseConverter {
         chunk: &[(u32, u32)],
         flags: u32,
         copy_first: u32,
-        epi: Option<Epilogue>,
     ) -> Result<BconvArgs> {
         let l = self.l;
         let f64_off = 2 * l + l * self.k;
@@ -807,23 +741,23 @@ impl DeviceBaseConverter {
             n: io.n as u64,
             in_stride: io.in_stride as u64,
             out_stride: io.out_stride as u64,
-            aux_stride: epi.map_or(0, |e| e.aux_stride as u64),
+            aux_stride: 0,
             input: io.input,
             out: io.out,
-            aux: epi.map_or(0, |e| e.aux),
+            aux: 0,
             from_mod: self.from.device_ptr(),
             to_mod: self.to.device_ptr(),
             q_hat_inv: self.ptr(0)?,
             q_hat_inv_shoup: self.ptr(l)?,
             q_hat_mod_p: self.ptr(2 * l)?,
-            epi_w: epi.map_or(0, |e| e.w),
-            epi_ws: epi.map_or(0, |e| e.ws),
+            epi_w: 0,
+            epi_ws: 0,
             q_inv_f64: self.ptr(f64_off)?,
             q_mod_p: self.ptr(f64_off + l)?,
             from_count: l as u32,
             table_stride: self.k as u32,
             count: chunk.len() as u32,
-            flags: flags | (if epi.is_some() { FLAG_MODDOWN } else { 0 }),
+            flags,
             copy_first,
             group: 0,
             col: [0; MAX_PLAN],
@@ -846,12 +780,11 @@ impl DeviceBaseConverter {
         plan: &[(u32, u32)],
         flags: u32,
         copy_first: u32,
-        epi: Option<Epilogue>,
         centered: bool,
         tile: BconvTile,
     ) -> Result<()> {
-        let rin_ok = self.l <= rin_max_inputs() && flags & FLAG_COPY == 0 && epi.is_none();
-        let rin = rin_default().filter(|_| rin_ok);
+        let rin_ok = self.l <= RIN_MAX_INPUTS && flags & FLAG_COPY == 0;
+        let rin = Some(RIN_DEFAULT).filter(|_| rin_ok);
         let tile = match (tile, rin) {
             (BconvTile::Auto, Some(r)) => r,
             (BconvTile::Auto, None) => {
@@ -885,7 +818,7 @@ impl DeviceBaseConverter {
         };
         for (ci, chunk) in chunks.into_iter().enumerate() {
             let chunk_flags = if ci == 0 { flags } else { flags & !FLAG_COPY };
-            let mut args = self.args(io, chunk, chunk_flags, copy_first, epi)?;
+            let mut args = self.args(io, chunk, chunk_flags, copy_first)?;
             let coeff_blocks = io.n.div_ceil((THREADS * c) as usize);
             let sms = self.device.multiprocessor_count();
             let j = tile.columns_per_block(chunk.len(), coeff_blocks * io.polys, sms);
@@ -1119,7 +1052,7 @@ impl DeviceModUp {
         }
         let longest = jobs.iter().map(|(_, p, _)| p.len()).max().unwrap_or(0);
         let narrow = jobs.first().is_some_and(|(c, _, _)| c.narrow);
-        let rin = rin_default().filter(|_| jobs.iter().all(|(c, _, _)| c.l <= rin_max_inputs()));
+        let rin = Some(RIN_DEFAULT).filter(|_| jobs.iter().all(|(c, _, _)| c.l <= RIN_MAX_INPUTS));
         let tile = rin.unwrap_or_else(|| {
             BconvTile::choose(n, 1, longest, self.device.multiprocessor_count())
         });
@@ -1131,7 +1064,7 @@ impl DeviceModUp {
         let (Some(kernel), true) = (kernel, uniform) else {
             // Plans or tiles the multi kernel does not take: one launch per digit.
             for (conv, plan, io) in &jobs {
-                conv.launch_plan(io, plan, flags, 0, None, true, BconvTile::Auto)?;
+                conv.launch_plan(io, plan, flags, 0, true, BconvTile::Auto)?;
             }
             return Ok(());
         };
@@ -1148,7 +1081,7 @@ impl DeviceModUp {
             let args = group
                 .iter()
                 .map(|(conv, plan, io)| {
-                    let mut a = conv.args(io, plan, flags, 0, None)?;
+                    let mut a = conv.args(io, plan, flags, 0)?;
                     a.group = group_of(plan);
                     Ok(a)
                 })
@@ -1187,7 +1120,7 @@ impl DeviceModUp {
 
     /// [`DeviceModUp::apply_centered`] writing into `output` from word `out_offset` on (e.g.
     /// digit `d` of a `[dnum][level + |P|][n]` buffer at `out_offset = d·(level + |P|)·n`, the
-    /// layout of [`crate::keyswitch::DeviceKeySwitch::inner_product`]); `output` must hold
+    /// stacked layout of the digits); `output` must hold
     /// `out_offset + polys·(level + |P|)·n` words or more. `input` is `[polys][level][n]`.
     ///
     /// Errors: as [`DeviceModUp::apply`]; [`CudaError::Shape`] if `output` is too short.
@@ -1296,133 +1229,7 @@ impl DeviceModUp {
             out: output.device_ptr_at(out_offset)?,
             out_stride: (level + pl) * n,
         };
-        conv.launch_plan(&io, &plan, flags, start as u32, None, centered, tile)
-    }
-}
-
-/// [`ModDown`] on a device: `(x_i − conv_{P→Q}(x_P)_i) · P^{-1} mod q_i`, one fused launch.
-pub struct DeviceModDown {
-    conv: DeviceBaseConverter,
-    /// `[P^{-1} mod q_i (|Q|) | Shoup companions (|Q|)]`.
-    epi: DeviceBuffer,
-    q_len: usize,
-    p_len: usize,
-}
-
-impl std::fmt::Debug for DeviceModDown {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("DeviceModDown")
-            .field("q_len", &self.q_len)
-            .field("p_len", &self.p_len)
-            .finish()
-    }
-}
-
-impl DeviceModDown {
-    /// Uploads the tables of `moddown` to `device`.
-    pub fn new(device: &Arc<GpuDevice>, moddown: &ModDown) -> Result<Self> {
-        let conv = DeviceBaseConverter::new(device, moddown.converter())?;
-        let mut words = moddown.p_inv_mod_q().to_vec();
-        words.extend_from_slice(moddown.p_inv_mod_q_shoup());
-        Ok(Self {
-            conv,
-            epi: device.upload(&words)?,
-            q_len: moddown.q().len(),
-            p_len: moddown.p().len(),
-        })
-    }
-
-    /// Divides the level-`level` polynomials `input` (`[polys][level + |P|][n]`, Q limbs then P
-    /// limbs) by `P` into `output` (`[polys][level][n]`) (twin: [`ModDown::apply`]).
-    ///
-    /// Errors: [`CudaError::InvalidArgument`] for a level outside `1..=|Q|`;
-    /// [`CudaError::Shape`] for buffers of the wrong length.
-    pub fn apply(
-        &self,
-        level: usize,
-        input: &DeviceBuffer,
-        output: &mut DeviceBuffer,
-        n: usize,
-    ) -> Result<()> {
-        self.apply_with(level, input, output, n, BconvTile::Auto)
-    }
-
-    /// ModDown rounding to nearest, one fused launch: `(x_i − y_i) · P^{-1} mod q_i` with
-    /// `y` the centred conversion of `x_P` (twin: [`ModDown::apply_rounded`], word for word).
-    /// Shapes as [`DeviceModDown::apply`]; coefficient domain.
-    ///
-    /// Errors: as [`DeviceModDown::apply`].
-    pub fn apply_rounded(
-        &self,
-        level: usize,
-        input: &DeviceBuffer,
-        output: &mut DeviceBuffer,
-        n: usize,
-    ) -> Result<()> {
-        self.divide(level, input, output, n, true, BconvTile::Auto)
-    }
-
-    /// [`DeviceModDown::apply`] with an explicit register tile.
-    pub fn apply_with(
-        &self,
-        level: usize,
-        input: &DeviceBuffer,
-        output: &mut DeviceBuffer,
-        n: usize,
-        tile: BconvTile,
-    ) -> Result<()> {
-        self.divide(level, input, output, n, false, tile)
-    }
-
-    /// [`DeviceModDown::apply_rounded`] with an explicit register tile.
-    pub fn apply_rounded_with(
-        &self,
-        level: usize,
-        input: &DeviceBuffer,
-        output: &mut DeviceBuffer,
-        n: usize,
-        tile: BconvTile,
-    ) -> Result<()> {
-        self.divide(level, input, output, n, true, tile)
-    }
-
-    fn divide(
-        &self,
-        level: usize,
-        input: &DeviceBuffer,
-        output: &mut DeviceBuffer,
-        n: usize,
-        rounded: bool,
-        tile: BconvTile,
-    ) -> Result<()> {
-        check_degree(n)?;
-        check_device(&self.conv.device, &[output, input])?;
-        if level == 0 || level > self.q_len {
-            return Err(CudaError::InvalidArgument(format!(
-                "level {level} outside 1..={}",
-                self.q_len
-            )));
-        }
-        let width = level + self.p_len;
-        let polys = polys_of("ModDown input", input.len(), width, n)?;
-        check_len("ModDown output", output.len(), polys * level * n)?;
-        let plan: Vec<(u32, u32)> = (0..level as u32).map(|i| (i, i)).collect();
-        let io = Io {
-            n,
-            polys,
-            input: input.device_ptr_at(level * n)?,
-            in_stride: width * n,
-            out: output.device_ptr(),
-            out_stride: level * n,
-        };
-        let epi = Epilogue {
-            aux: input.device_ptr(),
-            aux_stride: width * n,
-            w: self.epi.device_ptr(),
-            ws: self.epi.device_ptr_at(self.q_len)?,
-        };
-        self.conv
-            .launch_plan(&io, &plan, 0, 0, Some(epi), rounded, tile)
+        conv.launch_plan(&io, &plan, flags, start as u32, centered, tile)
     }
 }
 

@@ -23,6 +23,7 @@ use crate::buffer::DeviceBuffer;
 use crate::error::{CudaError, Result};
 use crate::pool::{MemoryPool, PoolStats};
 use crate::registry::{self, KernelSource};
+use crate::tuning::Tuning;
 
 /// Runs `f`, turning a panic inside cudarc (a missing library or symbol) into `NoDriver`.
 pub(crate) fn guard<T>(what: &str, f: impl FnOnce() -> T) -> Result<T> {
@@ -124,7 +125,7 @@ pub struct GpuDevice {
     modules: Mutex<HashMap<&'static str, Arc<CudaModule>>>,
     functions: Mutex<HashMap<(&'static str, String), CudaFunction>>,
     pub(crate) moduli_cache: Mutex<crate::elementwise::ModuliCache>,
-    pdl: bool,
+    tuning: Tuning,
     /// Taken by every dependent launch, and held across launches that must be adjacent on the
     /// stream ([`crate::launch::hold_launches`]).
     pub(crate) launch_lock: Mutex<()>,
@@ -202,7 +203,7 @@ impl GpuDevice {
             functions: Mutex::new(HashMap::new()),
             moduli_cache: Mutex::new(HashMap::new()),
             launch_lock: Mutex::new(()),
-            pdl: major >= 9 && !std::env::var("RHEA_PDL").is_ok_and(|v| v.trim() == "0"),
+            tuning: Tuning::for_compute_capability(major.max(0) as u32, minor.max(0) as u32),
         })
     }
 
@@ -246,10 +247,14 @@ impl GpuDevice {
     }
 
     /// Whether kernels written for it are launched with programmatic dependent launch (PDL,
-    /// `launch.rs`): compute capability 9.0 or later, unless `RHEA_PDL=0` was set when the
-    /// device was opened.
+    /// `launch.rs`): [`Tuning::programmatic_dependent_launch`], compute capability 9.0 or later.
     pub fn uses_pdl(&self) -> bool {
-        self.pdl
+        self.tuning.programmatic_dependent_launch
+    }
+
+    /// The device's tuning, chosen from its compute capability when it was opened.
+    pub fn tuning(&self) -> &Tuning {
+        &self.tuning
     }
 
     /// The NVRTC architecture of this device, e.g. `sm_90`.
@@ -377,6 +382,7 @@ impl GpuDevice {
     /// The modules loaded so far, by source name (none is loaded here).
     ///
     /// Errors: [`CudaError::Driver`] when the module cache's lock is poisoned.
+    #[cfg(feature = "dev-kernel-defines")]
     pub(crate) fn loaded_modules(&self) -> Result<Vec<(&'static str, Arc<CudaModule>)>> {
         let modules = self
             .modules

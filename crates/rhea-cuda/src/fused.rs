@@ -2,8 +2,7 @@
 //! operands held in separate buffers, so that nothing is stacked or copied first.
 //!
 //! - [`ks_inner_product`]: `out_c = Σ_d digit_d ⊙ key_{d,c}` (`c = 0, 1`) in one launch, the
-//!   digits and key polynomials passed as pointer lists (the twin of
-//!   [`crate::keyswitch::DeviceKeySwitch::inner_product`], whose key must be stacked).
+//!   digits and key polynomials passed as pointer lists (nothing stacked).
 //! - [`sub_mul_scalar_assign`]: `y_i = (x_i − y_i) · w_i mod q_i` (the tail of ModDown and of
 //!   the NTT-domain rescale).
 //! - [`rescale_lift`]: the centred lift of one limb modulo `q_last` to each of `limbs` primes.

@@ -7,8 +7,8 @@
 //! (indices, read-only tables such as twiddles) and must execute `griddepcontrol.wait`
 //! (`pdl_wait()`) before they touch memory that earlier work writes or reads: the wait returns
 //! once the previous kernel has completed and its writes are visible. Only kernels written that
-//! way may be launched here; on a device without PDL, or with `RHEA_PDL=0` in the environment
-//! (for comparisons), it is an ordinary launch and the two instructions are no-ops.
+//! way may be launched here; on a device without PDL ([`crate::Tuning`]), it is an ordinary
+//! launch and the two instructions are no-ops.
 
 use std::ffi::c_void;
 

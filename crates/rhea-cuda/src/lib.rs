@@ -10,12 +10,13 @@
 //!   architecture, the on-disk CUBIN cache; [`registry::compile_all`] needs no GPU.
 //! - [`elementwise`]: element-wise RNS arithmetic over `[poly][limb][N]` buffers, with the
 //!   shared per-limb moduli table [`DeviceModuli`].
-//! - [`ntt`], [`bconv`], [`keyswitch`], [`automorphism`], [`sample`], [`fused`]: the kernels
+//! - [`ntt`], [`bconv`], [`automorphism`], [`sample`], [`fused`]: the kernels
 //!   of the RNS primitives, each with its `rhea-math` twin; [`ntt_keyswitch`]: the ModUp's
 //!   forward row phase fused with the key-switching inner product.
 //! - [`fp64`]: modular arithmetic in doubles for primes below 2^46 (the FP64 pipe's NTT
 //!   butterflies), the twin of `kernels/fp64.cuh`.
-//! - [`bench`](mod@bench): bandwidth benchmarks returning structured results.
+//! - [`Tuning`] ([`tuning`]): the per-device choices (PDL, FP64 NTT rows), made once when a
+//!   device is opened; no environment variable changes them.
 //! - `launch` (crate-internal): programmatic dependent launch, so that each kernel starts while
 //!   the previous one drains; the contract kernels keep is in `docs/cuda-backend.md`.
 //!
@@ -25,22 +26,21 @@
 
 pub mod automorphism;
 pub mod bconv;
-pub mod bench;
 pub mod buffer;
 pub mod device;
 pub mod elementwise;
 pub mod error;
 pub mod fp64;
 pub mod fused;
-pub mod keyswitch;
 pub(crate) mod launch;
 pub mod ntt;
 pub mod ntt_keyswitch;
 pub mod pool;
 pub mod registry;
 pub mod sample;
-pub mod selftest;
+#[cfg(feature = "dev-kernel-defines")]
 pub mod timeline;
+pub mod tuning;
 
 pub use buffer::{DeviceBuffer, PrefixView};
 pub use device::{DeviceInfo, GpuDevice};
@@ -48,3 +48,4 @@ pub use elementwise::{DeviceModuli, RnsLayout};
 pub use error::{CudaError, Result};
 pub use pool::PoolStats;
 pub use registry::{all_kernel_sources, compile_all, KernelSource};
+pub use tuning::Tuning;

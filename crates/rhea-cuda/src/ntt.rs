@@ -62,7 +62,7 @@
 //! estimate for primes below 2^59) or fewer passes (one kernel per limb with thread-block
 //! clusters and distributed shared memory).
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{DeviceRepr, LaunchConfig, PushKernelArg};
@@ -84,12 +84,49 @@ pub const NTT_CUH: Header = Header {
 };
 // (ntt.cuh includes fp64.cuh: every source listing NTT_CUH lists FP64_CUH too.)
 
-/// `kernels/ntt.cu`: the fast (two-kernel) and naive (one launch per stage) NTT kernels.
+/// `kernels/ntt.cu`: the fast (two-kernel) and naive (one launch per stage) NTT kernels, every
+/// degree in one module (compile checks; the device loads [`ntt_source`]'s per-degree ones).
 pub const NTT: KernelSource = KernelSource {
     name: "ntt",
     source: include_str!("../kernels/ntt.cu"),
     headers: &[COMMON_CUH, NTT_CUH, FP64_CUH],
 };
+
+/// The NTT module of one degree: `kernels/ntt.cu` with `NTT_ONLY_LOG_N` defined, so that it
+/// instantiates the fast kernels of `N = 2^log_n` only (and the naive and benchmark ones).
+macro_rules! ntt_degree_source {
+    ($log_n:literal) => {
+        KernelSource {
+            name: concat!("ntt_", $log_n),
+            source: concat!(
+                "#define NTT_ONLY_LOG_N ",
+                $log_n,
+                "\n",
+                include_str!("../kernels/ntt.cu")
+            ),
+            headers: &[COMMON_CUH, NTT_CUH, FP64_CUH],
+        }
+    };
+}
+
+/// The per-degree NTT modules, `log2 N` = [`MIN_FAST_LOG_DEGREE`] ..= [`MAX_FAST_LOG_DEGREE`]
+/// (`ntt_12` … `ntt_17`): what a [`DeviceNttTables`] loads ([`ntt_source`]). A ring's first
+/// transform compiles its own degree's kernels, not every degree's.
+pub const NTT_BY_DEGREE: [KernelSource; 6] = [
+    ntt_degree_source!(12),
+    ntt_degree_source!(13),
+    ntt_degree_source!(14),
+    ntt_degree_source!(15),
+    ntt_degree_source!(16),
+    ntt_degree_source!(17),
+];
+
+/// The NTT module a transform of `N = 2^log_degree` loads: its degree's
+/// ([`NTT_BY_DEGREE`]); below the fast range (naive transforms only) the smallest one's.
+pub fn ntt_source(log_degree: u32) -> &'static KernelSource {
+    let i = log_degree.clamp(MIN_FAST_LOG_DEGREE, MAX_FAST_LOG_DEGREE) - MIN_FAST_LOG_DEGREE;
+    &NTT_BY_DEGREE[i as usize]
+}
 
 /// The smallest `log2 N` of the fast kernels.
 pub const MIN_FAST_LOG_DEGREE: u32 = 12;
@@ -170,18 +207,6 @@ impl NttSplit {
     }
 }
 
-/// Whether row launches over two polynomials with the same tables pair their rows in one block
-/// (see `NttArgs::pairing`); `RHEA_NTT_PAIR=0` (read once) turns it off for A/B runs.
-fn paired_rows_enabled() -> bool {
-    static ON: OnceLock<bool> = OnceLock::new();
-    knob_on(&ON, "RHEA_NTT_PAIR")
-}
-
-/// An A/B switch read once into `cell`: on unless the variable `var` is `0`.
-fn knob_on(cell: &OnceLock<bool>, var: &str) -> bool {
-    *cell.get_or_init(|| std::env::var(var).map_or(true, |v| v.trim() != "0"))
-}
-
 /// `g^{-1} mod 2N` for an odd Galois element `g` (the epilogue's scatter form of `σ_g`).
 fn galois_inverse(g: u64, n: usize) -> Result<u32> {
     if g % 2 == 0 {
@@ -197,16 +222,18 @@ fn galois_inverse(g: u64, n: usize) -> Result<u32> {
     Ok((x & (2 * n as u64 - 1)) as u32)
 }
 
-/// The compiled `(log N1, columns per block)` pairs per `log2 N` (keep in sync with the
-/// `NTT_COLS`/`NTT_ROWS` list in `kernels/ntt.cu`); each is compiled with and without derived
-/// twiddles. The first pair is the default.
+/// The compiled `(log N1, columns per block)` pair per `log2 N` (keep in sync with the
+/// `NTT_COLS`/`NTT_ROWS` list in `kernels/ntt.cu`), compiled with and without derived
+/// twiddles: the measured default of each degree. (The alternatives measured against them,
+/// 8×7/c8 at 2^15, 8×8/c4 at 2^16, 8×9/c8 and 9×8/c4 at 2^17, within 5 %, are no longer
+/// compiled: nothing launched them but benchmarks.)
 const SHAPES: [&[(u32, u32)]; 6] = [
     &[(6, 16)],
     &[(6, 16)],
     &[(7, 8)],
-    &[(7, 8), (8, 8)],
-    &[(7, 8), (8, 4)],
-    &[(8, 4), (8, 8), (9, 4)],
+    &[(7, 8)],
+    &[(7, 8)],
+    &[(8, 4)],
 ];
 
 /// [`NttAlgorithm::Fast`] derives twiddles when a batch has at most this many polynomials (with
@@ -365,22 +392,6 @@ struct NttArgs {
     tw3_f64: u64,
 }
 
-/// Whether the forward transforms with the fused epilogue (the ModDown's, the rescale's) run the
-/// rows whose prime is below 2^46 on the FP64 pipe by default: `RHEA_NTT_F64=0` (read once) turns
-/// it off for A/B runs; [`DeviceNttTables::set_fp64_rows`] sets one table set's.
-fn fp64_rows_default() -> bool {
-    static ON: OnceLock<bool> = OnceLock::new();
-    knob_on(&ON, "RHEA_NTT_F64")
-}
-
-/// Whether the scaled inverse transforms from a source (the ModUp's) run the rows whose prime is
-/// below 2^46 on the FP64 pipe by default: `RHEA_NTT_F64_INV=0` (read once) turns it off for A/B
-/// runs; [`DeviceNttTables::set_fp64_inverse`] sets one table set's.
-fn fp64_inverse_default() -> bool {
-    static ON: OnceLock<bool> = OnceLock::new();
-    knob_on(&ON, "RHEA_NTT_F64_INV")
-}
-
 /// The FP64 twiddle tables of `tables` (`tw_f64` and `tw3_f64` in `ntt.cuh`): `[table][N]`
 /// pairs of doubles' bits, `(w, fl(w / q))` for the twiddles `w` of direction `dir`
 /// (`root_powers` or `inv_root_powers`) of a prime below
@@ -423,12 +434,9 @@ fn fp64_twiddles(tables: &[NttTable], dir: NttDirection) -> Option<(Vec<u64>, Ve
 /// 8192 rows: forward +15 %).
 const TW_STAGED_ROWS: usize = FLAG_ROWS;
 
-/// `args` with [`NttArgs::tw_staged`] set from its row count (`RHEA_NTT_TW_STAGED=0` turns
-/// staging off, for comparison).
+/// `args` with [`NttArgs::tw_staged`] set from its row count.
 fn stage_twiddles(mut args: NttArgs) -> NttArgs {
-    static ON: OnceLock<bool> = OnceLock::new();
-    let on = knob_on(&ON, "RHEA_NTT_TW_STAGED");
-    args.tw_staged = u32::from(on && args.rows as usize <= TW_STAGED_ROWS);
+    args.tw_staged = u32::from(args.rows as usize <= TW_STAGED_ROWS);
     args
 }
 
@@ -442,16 +450,10 @@ const FLAG_ROWS: usize = 4096;
 /// starts on a row as soon as the first kernel has finished that row, instead of waiting for
 /// the whole first grid (see `ntt_dep_wait` in `ntt.cuh`): with the forward column kernels at 8
 /// blocks per SM, the forward transform of 2^16 × 32 limbs 34.4 → 32.7–33.0 µs on the H100
-/// (BENCHMARKS.md §21). `RHEA_NTT_ROW_FLAGS=0` turns them off (for comparison).
+/// (BENCHMARKS.md §21).
 struct RowFlags {
     words: DeviceBuffer,
     epoch: std::sync::atomic::AtomicU32,
-}
-
-/// Whether transforms use row flags (`RHEA_NTT_ROW_FLAGS`, default on).
-fn row_flags_enabled() -> bool {
-    static ON: OnceLock<bool> = OnceLock::new();
-    knob_on(&ON, "RHEA_NTT_ROW_FLAGS")
 }
 
 // SAFETY: plain `#[repr(C)]` integers, the layout of the CUDA struct.
@@ -475,7 +477,7 @@ impl NttArgs {
     /// of each of two such rows, whose twiddles are the same (`pair_half` in `ntt.cuh`).
     fn pairing(&self) -> u32 {
         let half = self.rows / 2;
-        if half == 0 || self.rows % 2 != 0 || !paired_rows_enabled() {
+        if half == 0 || self.rows % 2 != 0 {
             return 0;
         }
         let same = (0..half).all(|r| self.table_of(r) == self.table_of(r + half));
@@ -698,8 +700,8 @@ impl DeviceNttTables {
             },
             forward_f64,
             inverse_f64,
-            fp64_rows: std::sync::atomic::AtomicBool::new(fp64_rows_default()),
-            fp64_inverse: std::sync::atomic::AtomicBool::new(fp64_inverse_default()),
+            fp64_rows: std::sync::atomic::AtomicBool::new(device.tuning().fp64_forward_rows),
+            fp64_inverse: std::sync::atomic::AtomicBool::new(device.tuning().fp64_inverse_rows),
         })
     }
 
@@ -708,8 +710,9 @@ impl DeviceNttTables {
     /// [`DeviceNttTables::forward_runs_lifted_epilogue`]: the rescale's;
     /// [`DeviceNttTables::forward_runs_lift_add_epilogue`]: the two merged) run the rows whose
     /// prime is below 2^46 on the FP64 pipe (`kernels/fp64.cuh`) instead of the integer one,
-    /// when a lifted modulus is below 2^46 too (on by default; `RHEA_NTT_F64=0` turns the default
-    /// off). The words are the same either way.
+    /// when a lifted modulus is below 2^46 too (the default is the device's
+    /// [`Tuning::fp64_forward_rows`](crate::Tuning::fp64_forward_rows)). The words are the same
+    /// either way.
     pub fn set_fp64_rows(&self, on: bool) {
         self.fp64_rows
             .store(on, std::sync::atomic::Ordering::Relaxed);
@@ -723,8 +726,9 @@ impl DeviceNttTables {
     /// Sets whether [`DeviceNttTables::inverse_scaled_from`] (the ModUp's inverse transform)
     /// runs the rows whose prime is below 2^46 on the FP64 pipe (`kernels/fp64.cuh`: the
     /// Gentleman–Sande butterflies in doubles, `ntt_inv_rowsdf_*_o` then `ntt_inv_colsf_*_s`)
-    /// instead of the integer one (on by default; `RHEA_NTT_F64_INV=0` turns the default off).
-    /// The words are the same either way.
+    /// instead of the integer one (the default is the device's
+    /// [`Tuning::fp64_inverse_rows`](crate::Tuning::fp64_inverse_rows)). The words are the same
+    /// either way.
     pub fn set_fp64_inverse(&self, on: bool) {
         self.fp64_inverse
             .store(on, std::sync::atomic::Ordering::Relaxed);
@@ -1690,7 +1694,7 @@ impl DeviceNttTables {
     /// order they are issued.
     fn phase_args(&self, args: &NttArgs) -> Result<(NttArgs, NttArgs, Option<LaunchHold<'_>>)> {
         let args = &stage_twiddles(*args);
-        if !row_flags_enabled() || args.rows as usize > FLAG_ROWS {
+        if args.rows as usize > FLAG_ROWS {
             return Ok((*args, *args, None));
         }
         let hold = hold_launches(&self.device)?;
@@ -1738,7 +1742,7 @@ impl DeviceNttTables {
         stage: Option<(u32, u32)>,
     ) -> Result<()> {
         let dev = &self.device;
-        let f = dev.function(&NTT, name)?;
+        let f = dev.function(ntt_source(self.log_degree), name)?;
         let (tw, tw3) = match dir {
             NttDirection::Forward => (self.forward.device_ptr(), self.forward3.device_ptr()),
             NttDirection::Inverse => (self.inverse.device_ptr(), self.inverse3.device_ptr()),
@@ -1819,7 +1823,7 @@ impl DeviceNttTables {
             (ArithWords::F64, NttDirection::Forward) => "ntt_bff64_fwd_throughput",
             (ArithWords::F64, NttDirection::Inverse) => "ntt_bff64_inv_throughput",
         };
-        let f = self.device.function(&NTT, name)?;
+        let f = self.device.function(ntt_source(self.log_degree), name)?;
         let tw = match dir {
             NttDirection::Forward => self.forward.device_ptr(),
             NttDirection::Inverse => self.inverse.device_ptr(),
@@ -2519,9 +2523,6 @@ mod tests {
     fn twiddles_are_staged_in_launches_of_at_most_4096_rows() {
         // One limb, the 32 limbs of the NTT goal, the staging limit, and past it (the 1024 × 8
         // batch of seed 000 has 8192 rows and must not be staged: BENCHMARKS.md §23).
-        if std::env::var("RHEA_NTT_TW_STAGED").is_ok_and(|v| v == "0") {
-            return; // staging turned off for an A/B run
-        }
         for (polys, limbs, staged) in [(1, 1, 1), (1, 32, 1), (1024, 4, 1), (1024, 8, 0)] {
             let a = stage_twiddles(NttArgs::of(&NttBatch::all(polys, limbs)));
             assert_eq!(a.tw_staged, staged, "{polys} x {limbs}");

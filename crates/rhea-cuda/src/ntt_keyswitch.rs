@@ -30,12 +30,49 @@ use crate::launch::{launch_dependent, param};
 use crate::ntt::{DeviceNttTables, NTT_CUH};
 use crate::registry::{KernelSource, COMMON_CUH};
 
-/// `kernels/ntt_keyswitch.cu`: the fused ModUp row phase and inner product.
+/// `kernels/ntt_keyswitch.cu`: the fused ModUp row phase and inner product, every degree in one
+/// module (compile checks; the device loads [`ntt_keyswitch_source`]'s per-degree ones).
 pub const NTT_KEYSWITCH: KernelSource = KernelSource {
     name: "ntt_keyswitch",
     source: include_str!("../kernels/ntt_keyswitch.cu"),
     headers: &[COMMON_CUH, NTT_CUH, FP64_CUH],
 };
+
+/// The module of one degree: `kernels/ntt_keyswitch.cu` with `NTT_ONLY_LOG_N` defined.
+macro_rules! ntt_keyswitch_degree_source {
+    ($log_n:literal) => {
+        KernelSource {
+            name: concat!("ntt_keyswitch_", $log_n),
+            source: concat!(
+                "#define NTT_ONLY_LOG_N ",
+                $log_n,
+                "\n",
+                include_str!("../kernels/ntt_keyswitch.cu")
+            ),
+            headers: &[COMMON_CUH, NTT_CUH, FP64_CUH],
+        }
+    };
+}
+
+/// The per-degree modules (`ntt_keyswitch_12` … `ntt_keyswitch_17`, one kernel each).
+pub const NTT_KEYSWITCH_BY_DEGREE: [KernelSource; 6] = [
+    ntt_keyswitch_degree_source!(12),
+    ntt_keyswitch_degree_source!(13),
+    ntt_keyswitch_degree_source!(14),
+    ntt_keyswitch_degree_source!(15),
+    ntt_keyswitch_degree_source!(16),
+    ntt_keyswitch_degree_source!(17),
+];
+
+/// The module [`DeviceNttTables::forward_rows_keyswitch`] loads for `N = 2^log_degree` (a fast
+/// degree; the smallest's below the range, the largest's above).
+pub fn ntt_keyswitch_source(log_degree: u32) -> &'static KernelSource {
+    let i = log_degree.clamp(
+        crate::ntt::MIN_FAST_LOG_DEGREE,
+        crate::ntt::MAX_FAST_LOG_DEGREE,
+    ) - crate::ntt::MIN_FAST_LOG_DEGREE;
+    &NTT_KEYSWITCH_BY_DEGREE[i as usize]
+}
 
 /// The most digits one fused launch takes (`NKS_MAX_DIGITS`): each digit's transformed slice
 /// stays in shared memory (8 KiB per digit per block, the last one in the exchange buffer).
@@ -198,7 +235,7 @@ impl DeviceNttTables {
         let log_n = self.log_degree();
         let dev = self.device();
         let f = dev.function(
-            &NTT_KEYSWITCH,
+            ntt_keyswitch_source(log_n),
             &format!("ntt_fwd_rowsks_{log_n}_{}", split.log_n1),
         )?;
         let blocks = width * n / ENTRIES_PER_BLOCK;

@@ -70,12 +70,21 @@ pub const ARITH_SELFTEST: KernelSource = KernelSource {
 pub static ALL_KERNEL_SOURCES: &[KernelSource] = &[
     ELEMENTWISE,
     ARITH_SELFTEST,
-    crate::ntt::NTT,
-    crate::ntt_keyswitch::NTT_KEYSWITCH,
+    crate::ntt::NTT_BY_DEGREE[0],
+    crate::ntt::NTT_BY_DEGREE[1],
+    crate::ntt::NTT_BY_DEGREE[2],
+    crate::ntt::NTT_BY_DEGREE[3],
+    crate::ntt::NTT_BY_DEGREE[4],
+    crate::ntt::NTT_BY_DEGREE[5],
+    crate::ntt_keyswitch::NTT_KEYSWITCH_BY_DEGREE[0],
+    crate::ntt_keyswitch::NTT_KEYSWITCH_BY_DEGREE[1],
+    crate::ntt_keyswitch::NTT_KEYSWITCH_BY_DEGREE[2],
+    crate::ntt_keyswitch::NTT_KEYSWITCH_BY_DEGREE[3],
+    crate::ntt_keyswitch::NTT_KEYSWITCH_BY_DEGREE[4],
+    crate::ntt_keyswitch::NTT_KEYSWITCH_BY_DEGREE[5],
     crate::bconv::BCONV,
     crate::automorphism::AUTOMORPHISM,
     crate::sample::SAMPLE,
-    crate::keyswitch::KEYSWITCH,
     crate::fused::FUSED,
 ];
 
@@ -89,16 +98,19 @@ pub fn kernel_source(name: &str) -> Option<&'static KernelSource> {
     ALL_KERNEL_SOURCES.iter().find(|s| s.name == name)
 }
 
-/// The NVRTC options used for an architecture such as `sm_90`, plus one `-D` per entry of the
-/// comma-separated environment variable `RHEA_NVRTC_DEFINES` (tuning experiments, e.g.
-/// `NTT_MIN_BLOCKS=10`; they enter the cache key like every option).
+/// The NVRTC options used for an architecture such as `sm_90`. With the developer feature
+/// `dev-kernel-defines` only, plus one `-D` per entry of the comma-separated environment
+/// variable `RHEA_NVRTC_DEFINES` (kernel experiments, e.g. `NTT_MIN_BLOCKS=10`; they enter the
+/// cache key like every option).
 pub fn compile_options(arch: &str) -> Vec<String> {
+    #[cfg_attr(not(feature = "dev-kernel-defines"), allow(unused_mut))]
     let mut o = vec![
         format!("--gpu-architecture={arch}"),
         "-std=c++17".into(),
         "--device-int128".into(),
         "-default-device".into(),
     ];
+    #[cfg(feature = "dev-kernel-defines")]
     if let Ok(defs) = std::env::var("RHEA_NVRTC_DEFINES") {
         o.extend(
             defs.split(',')
@@ -380,6 +392,56 @@ pub fn compile_all(arch: &str) -> Result<Vec<(String, usize)>> {
         .collect()
 }
 
+/// The kernel entry points of a CUBIN `image` (an ELF file, as [`compile`] returns for an `sm_`
+/// architecture): the names of its `.text.<kernel>` sections, sorted. Counts what a module
+/// compiles (`examples/kernel_census.rs`).
+///
+/// Errors: [`CudaError::InvalidArgument`] when `image` is not a 64-bit little-endian ELF file or
+/// its section table lies outside it.
+pub fn cubin_kernel_names(image: &[u8]) -> Result<Vec<String>> {
+    let bad = |what: &str| CudaError::InvalidArgument(format!("not a CUBIN: {what}"));
+    if image.len() < 64 || &image[..4] != b"\x7fELF" || image[4] != 2 || image[5] != 1 {
+        return Err(bad("no 64-bit little-endian ELF header"));
+    }
+    let u16_at = |o: usize| -> Result<usize> {
+        let b = image.get(o..o + 2).ok_or_else(|| bad("truncated"))?;
+        Ok(u16::from_le_bytes([b[0], b[1]]) as usize)
+    };
+    let u32_at = |o: usize| -> Result<usize> {
+        let b = image.get(o..o + 4).ok_or_else(|| bad("truncated"))?;
+        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
+    };
+    let u64_at = |o: usize| -> Result<usize> {
+        let b = image.get(o..o + 8).ok_or_else(|| bad("truncated"))?;
+        let mut w = [0u8; 8];
+        w.copy_from_slice(b);
+        usize::try_from(u64::from_le_bytes(w)).map_err(|_| bad("offset overflows"))
+    };
+    let (shoff, shentsize, shnum, shstrndx) =
+        (u64_at(0x28)?, u16_at(0x3A)?, u16_at(0x3C)?, u16_at(0x3E)?);
+    let header = |i: usize| shoff.checked_add(i.checked_mul(shentsize)?);
+    let strtab = header(shstrndx).ok_or_else(|| bad("section table overflows"))?;
+    let (str_off, str_size) = (u64_at(strtab + 0x18)?, u64_at(strtab + 0x20)?);
+    let names = str_off
+        .checked_add(str_size)
+        .and_then(|end| image.get(str_off..end))
+        .ok_or_else(|| bad("section names outside the image"))?;
+    let mut out = Vec::new();
+    for i in 0..shnum {
+        let h = header(i).ok_or_else(|| bad("section table overflows"))?;
+        let at = u32_at(h)?;
+        let rest = names
+            .get(at..)
+            .ok_or_else(|| bad("section name outside its table"))?;
+        let name = &rest[..rest.iter().position(|&c| c == 0).unwrap_or(rest.len())];
+        if let Some(k) = name.strip_prefix(b".text.") {
+            out.push(String::from_utf8_lossy(k).into_owned());
+        }
+    }
+    out.sort_unstable();
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -396,6 +458,15 @@ mod tests {
             compile(&ELEMENTWISE, "gfx90a"),
             Err(CudaError::InvalidArgument(_))
         ));
+    }
+
+    #[test]
+    fn a_non_elf_image_is_not_a_cubin() {
+        assert!(
+            cubin_kernel_names(b"not an ELF file at all, long enough to have a header......")
+                .is_err()
+        );
+        assert!(cubin_kernel_names(&[]).is_err());
     }
 
     #[test]

@@ -9,7 +9,6 @@ use std::sync::Arc;
 
 use crate::device::GpuDevice;
 use crate::error::Result;
-use crate::ntt::NTT;
 
 /// One block of one kernel launch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,8 +41,12 @@ pub struct BlockRecord {
 /// Errors: [`crate::CudaError`] from the driver (module load, copies).
 pub fn take_timeline(dev: &Arc<GpuDevice>) -> Result<Option<Vec<BlockRecord>>> {
     let stream = dev.stream();
-    // The NTT module is the probe: every source is compiled with the same defines.
-    if dev.module(&NTT)?.get_global("rhea_tl_n", stream).is_err() {
+    // The element-wise module is the probe: every source is compiled with the same defines.
+    if dev
+        .module(&crate::registry::ELEMENTWISE)?
+        .get_global("rhea_tl_n", stream)
+        .is_err()
+    {
         return Ok(None);
     }
     let mut out = Vec::new();

@@ -10,11 +10,9 @@ use common::{
     assert_words, basis, cubin_has, disjoint_primes, per_poly, primes, random_rns, require_gpu,
     require_nvrtc, rng, time_us,
 };
-use rhea_cuda::bconv::{
-    BconvTile, DeviceBaseConverter, DeviceModDown, DeviceModUp, DeviceRescaler, BCONV,
-};
+use rhea_cuda::bconv::{BconvTile, DeviceBaseConverter, DeviceModUp, DeviceRescaler, BCONV};
 use rhea_cuda::{registry, CudaError};
-use rhea_math::bconv::{BaseConverter, ModDown, ModUp, Rescaler};
+use rhea_math::bconv::{BaseConverter, ModUp, Rescaler};
 
 #[test]
 #[ignore = "needs NVRTC (run with --include-ignored; scripts/check-kernels.sh and scripts/gpu-run.sh do)"]
@@ -23,7 +21,6 @@ fn bconv_kernels_compile() {
     let cubin = registry::compile(&BCONV, "sm_90").unwrap_or_else(|e| panic!("{e}"));
     for f in [
         "bconv_matmul_j4_c1",
-        "bconv_matmul_j4_c2",
         "bconv_matmul_j8_c1",
         "bconv_matmul_j8_c2",
         "bconv_matmul_j4_c1_narrow",
@@ -39,8 +36,6 @@ const DEGREE_MAX: usize = 1 << 17;
 
 /// (log N, |Q|, |P|, dnum, bits, polys, levels)
 type ModUpCase = (u32, usize, usize, usize, u32, usize, &'static [usize]);
-/// (log N, |Q|, |P|, bits, polys, levels)
-type ModDownCase = (u32, usize, usize, u32, usize, &'static [usize]);
 
 #[test]
 #[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
@@ -146,47 +141,6 @@ fn modup_matches_host() {
                 assert_words(&dev.download(&dy).unwrap(), &want, &format!("{case} J4C1"));
             }
             println!("ok: ModUp N=2^{log_n} |Q|={ql} |P|={pl} level={level}");
-        }
-    }
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
-fn moddown_matches_host() {
-    let dev = require_gpu("moddown_matches_host");
-    let mut rng = rng("moddown_matches_host");
-    // (log N, |Q|, |P|, bits, polys, levels)
-    let cases: [ModDownCase; 4] = [
-        (12, 12, 4, 61, 2, &[12, 5, 1]),
-        (16, 30, 8, 30, 2, &[30, 17]),
-        (17, 8, 3, 61, 1, &[8, 2]),
-        (12, 70, 3, 30, 1, &[70]), // more than 64 output limbs: two launches
-    ];
-    for (log_n, ql, pl, bits, polys, levels) in cases {
-        let n = 1usize << log_n;
-        let (qm, pm) = disjoint_primes(bits, ql, bits, pl, DEGREE_MAX);
-        let moddown = ModDown::new(&basis(&qm), &basis(&pm)).unwrap();
-        let dmd = DeviceModDown::new(&dev, &moddown).unwrap();
-        for &level in levels {
-            let mut x = Vec::new();
-            for _ in 0..polys {
-                x.extend(random_rns(&mut rng, &qm[..level], n, 1));
-                x.extend(random_rns(&mut rng, &pm, n, 1));
-            }
-            let want = per_poly(&x, level + pl, level, n, |i, o| {
-                moddown.apply(level, i, o, n).unwrap()
-            });
-            let dx = dev.upload(&x).unwrap();
-            let mut dy = dev.alloc(polys * level * n).unwrap();
-            let case =
-                format!("N=2^{log_n} |Q|={ql} |P|={pl} {bits} bits level={level} polys={polys}");
-            dmd.apply(level, &dx, &mut dy, n).unwrap();
-            assert_words(&dev.download(&dy).unwrap(), &want, &case);
-            dy.fill_zero().unwrap();
-            dmd.apply_with(level, &dx, &mut dy, n, BconvTile::J8C2)
-                .unwrap();
-            assert_words(&dev.download(&dy).unwrap(), &want, &format!("{case} J8C2"));
-            println!("ok: ModDown {case}");
         }
     }
 }
@@ -327,7 +281,7 @@ fn bconv_timing_n16_30_to_8() {
     }
 }
 
-/// Times ModUp, ModDown and rescale at N = 2^16 with |Q| = 30, |P| = 8 (printed, not asserted).
+/// Times ModUp and rescale at N = 2^16 with |Q| = 30, |P| = 8 (printed, not asserted).
 #[test]
 #[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn modswitch_timing_n16() {
@@ -340,20 +294,15 @@ fn modswitch_timing_n16() {
         let (qm, pm) = disjoint_primes(bits, ql, bits, pl, DEGREE_MAX);
         let (qb, pb) = (basis(&qm), basis(&pm));
         let modup = DeviceModUp::new(&dev, &ModUp::new(&qb, &pb, dnum).unwrap()).unwrap();
-        let moddown = DeviceModDown::new(&dev, &ModDown::new(&qb, &pb).unwrap()).unwrap();
         let rescaler = DeviceRescaler::new(&dev, &Rescaler::new(&qb).unwrap()).unwrap();
         let x = dev.upload(&random_rns(&mut rng, &qm, n, 1)).unwrap();
         let mut ext = dev.alloc((ql + pl) * n).unwrap();
         let up_us = time_us(&dev, iters, || modup.apply(0, ql, &x, &mut ext, n).unwrap());
-        let mut down = dev.alloc(ql * n).unwrap();
-        let down_us = time_us(&dev, iters, || {
-            moddown.apply(ql, &ext, &mut down, n).unwrap()
-        });
         let mut res = dev.alloc((ql - 1) * n).unwrap();
         let rs_us = time_us(&dev, iters, || rescaler.apply(ql, &x, &mut res, n).unwrap());
         println!(
             "{bits}-bit N=2^16 |Q|={ql} |P|={pl} dnum={dnum}: ModUp(digit 0, 8 -> 30 limbs) \
-             {up_us:.2} us, ModDown(38 -> 30 limbs) {down_us:.2} us, rescale(30 -> 29) \
+             {up_us:.2} us, rescale(30 -> 29) \
              {rs_us:.2} us"
         );
     }

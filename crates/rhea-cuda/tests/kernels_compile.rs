@@ -6,7 +6,7 @@
 mod common;
 
 use common::require_nvrtc;
-use rhea_cuda::registry::{self, all_kernel_sources, compile_all, KernelSource};
+use rhea_cuda::registry::{self, all_kernel_sources, KernelSource};
 use rhea_cuda::CudaError;
 
 #[test]
@@ -15,11 +15,39 @@ fn kernels_compile() {
     require_nvrtc("kernels_compile");
     let (major, minor) = registry::nvrtc_version().unwrap();
     println!("NVRTC {major}.{minor}");
-    let compiled = compile_all("sm_90").unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(compiled.len(), all_kernel_sources().len());
-    for (name, size) in &compiled {
-        println!("  {name}: {size} bytes of sm_90 CUBIN");
-        assert!(*size > 0, "{name} compiled to an empty image");
+    for src in all_kernel_sources() {
+        let image = registry::compile(src, "sm_90").unwrap_or_else(|e| panic!("{e}"));
+        let kernels = registry::cubin_kernel_names(&image).unwrap_or_else(|e| panic!("{e}"));
+        println!(
+            "  {}: {} bytes of sm_90 CUBIN, {} kernels",
+            src.name,
+            image.len(),
+            kernels.len()
+        );
+        assert!(!kernels.is_empty(), "{} compiled no kernel", src.name);
+        // A per-degree module (`ntt_16`, `ntt_keyswitch_16`) holds its own degree's kernels and
+        // no other degree's.
+        let degree = src
+            .name
+            .rsplit('_')
+            .next()
+            .and_then(|d| d.parse::<u32>().ok());
+        if let Some(own) = degree {
+            // A kernel's degree is the first number in its name (`ntt_fwd_cols_16_7_8`: 16).
+            let degree_of = |k: &str| k.split('_').find_map(|t| t.parse::<u32>().ok());
+            assert!(
+                kernels.iter().any(|k| degree_of(k) == Some(own)),
+                "{} holds no kernel of its degree",
+                src.name
+            );
+            for k in &kernels {
+                assert!(
+                    !matches!(degree_of(k), Some(d) if d != own),
+                    "{} holds {k}, of another degree",
+                    src.name
+                );
+            }
+        }
     }
     // The virtual architecture yields PTX naming every entry point.
     let ptx = registry::compile(&registry::ELEMENTWISE, "compute_90").unwrap();

@@ -3,6 +3,8 @@
 //! transform's launches and of an element-wise launch once, under its own source, on a real SM,
 //! ending after it started.
 
+#![cfg(feature = "dev-kernel-defines")]
+
 mod common;
 
 use std::collections::HashMap;

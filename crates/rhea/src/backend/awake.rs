@@ -10,7 +10,6 @@
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 /// How long a poller keeps polling without finding work before it leaves the operation to
@@ -22,23 +21,40 @@ thread_local! {
     static AWAKE: Cell<bool> = const { Cell::new(false) };
 }
 
-/// Whether [`run_awake`] keeps workers polling: the environment variable `RHEA_CPU_SPIN` (`0`
-/// off, anything else on; read once), on by default. For A/B measurements.
-fn enabled() -> bool {
-    static ON: OnceLock<bool> = OnceLock::new();
-    *ON.get_or_init(|| std::env::var("RHEA_CPU_SPIN").map_or(true, |v| v.trim() != "0"))
+/// The process-wide setting of [`set_cpu_spin`] (on by default).
+static SPIN: AtomicBool = AtomicBool::new(true);
+
+/// Sets whether CPU operations keep the rayon pool's idle workers polling for work between
+/// their parallel regions (on by default, process-wide). Polling saves a futex wake-up per
+/// worker and region (tens of microseconds a key switching on a busy host) at the cost of
+/// up to 200 µs of spinning per worker after each operation; turn it off when the CPU is
+/// shared with other work that matters more than Rhea's latency. Results never depend on it:
+/// only which thread runs a job changes.
+///
+/// ```
+/// rhea::backend::set_cpu_spin(false);
+/// assert!(!rhea::backend::cpu_spin());
+/// rhea::backend::set_cpu_spin(true);
+/// ```
+pub fn set_cpu_spin(on: bool) {
+    SPIN.store(on, Ordering::Relaxed);
+}
+
+/// Whether CPU operations keep idle workers polling ([`set_cpu_spin`]).
+pub fn cpu_spin() -> bool {
+    SPIN.load(Ordering::Relaxed)
 }
 
 /// Runs `f` on the rayon pool while the pool's other workers poll for its parallel work instead
 /// of sleeping between its regions; returns `f`'s result. Nested calls, one-thread pools and
-/// `RHEA_CPU_SPIN=0` just run `f` inside a scope.
+/// [`set_cpu_spin`]`(false)` just run `f` inside a scope.
 ///
 /// A poller leaves when `f` returns, when it has found no work for [`IDLE_LIMIT`], or at once
 /// when it lands on the thread running `f` (which picks queued jobs while it waits for a join:
 /// polling there would delay `f`). Results are unaffected: only who runs a job changes.
 pub(crate) fn run_awake<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     let pollers = rayon::current_num_threads().saturating_sub(1);
-    if pollers == 0 || !enabled() || AWAKE.with(Cell::get) {
+    if pollers == 0 || !cpu_spin() || AWAKE.with(Cell::get) {
         return rayon::scope(|_| f());
     }
     let done = AtomicBool::new(false);

@@ -116,27 +116,13 @@ pub(crate) struct GpuRing {
     neg_one_w: DeviceBuffer,
     /// The Q primes.
     q_values: Vec<u64>,
-    /// Whether [`GpuRing::keyswitch_poly`] fuses the ModUp's row phase with the inner product
-    /// (`RHEA_FUSED_KEYSWITCH=0` at ring creation turns it off, for A/B measurements).
-    fused_keyswitch: bool,
-    /// Whether [`GpuRing::encrypt_zero_moddown`] serves public-key encryption
-    /// (`RHEA_LIFTED_ENCRYPTION=0` at ring creation turns it off, for A/B measurements).
-    lifted_encryption: bool,
-    /// Whether `RnsRing::upload_lifted` lifts on the device (`RHEA_LIFTED_UPLOAD=0` at ring
-    /// creation uploads the host-lifted limbs instead, for A/B measurements).
-    lifted_upload: bool,
     /// `mod_up_inverse[ℓ - 1]`: the ModUp's inverse NTT at level `ℓ` with the conversions'
     /// first step `q̂_i^{-1}` folded in ([`DeviceNttTables::scaled_inverse_words`]); empty
-    /// without the fast NTT or with `RHEA_MODUP_SCALED_INVERSE=0` (A/B measurements).
+    /// without the fast NTT.
     mod_up_inverse: Vec<DeviceBuffer>,
     /// The ModDown's inverse NTT of the P limbs with its conversion's first step `p̂_j^{-1}`
     /// folded in (words for every table, the Q tables' factor 1); `None` as `mod_up_inverse`.
     mod_down_inverse: Option<DeviceBuffer>,
-}
-
-/// An A/B switch read at ring creation: on unless the variable is `0`.
-fn knob_on(var: &str) -> bool {
-    std::env::var(var).map_or(true, |v| v.trim() != "0")
 }
 
 /// `(w_i, shoup(w_i))` pairs, interleaved.
@@ -218,8 +204,7 @@ impl GpuRing {
             .flat_map(|m| [m.value() - 1, m.shoup(m.value() - 1)])
             .collect();
         let neg_one_w = dev.upload(&neg_one)?;
-        let scaled = knob_on("RHEA_MODUP_SCALED_INVERSE");
-        let mod_up_inverse = if scaled && ntt.has_fast_kernels() {
+        let mod_up_inverse = if ntt.has_fast_kernels() {
             (1..=l)
                 .map(|ell| {
                     let words = ntt.scaled_inverse_words(&mod_up.first_step_factors(ell)?)?;
@@ -229,7 +214,7 @@ impl GpuRing {
         } else {
             Vec::new()
         };
-        let mod_down_inverse = if scaled && ntt.has_fast_kernels() {
+        let mod_down_inverse = if ntt.has_fast_kernels() {
             let mut f = vec![1u64; full_shape.limbs()];
             f[l..].copy_from_slice(ring.mod_down_converter(l).q_hat_inv_mod_q());
             Some(dev.upload(&ntt.scaled_inverse_words(&f)?)?)
@@ -250,9 +235,6 @@ impl GpuRing {
             p_mod_q_w,
             neg_one_w,
             q_values,
-            fused_keyswitch: knob_on("RHEA_FUSED_KEYSWITCH"),
-            lifted_encryption: knob_on("RHEA_LIFTED_ENCRYPTION"),
-            lifted_upload: knob_on("RHEA_LIFTED_UPLOAD"),
             mod_up_inverse,
             mod_down_inverse,
         })
@@ -278,15 +260,10 @@ impl GpuRing {
         Ok(out)
     }
 
-    /// Whether `RnsRing::upload_lifted` lifts on the device ([`GpuRing::lift_first_limb`]).
-    pub(crate) fn lifted_upload(&self) -> bool {
-        self.lifted_upload
-    }
-
     /// Whether [`GpuRing::encrypt_zero_moddown`] serves public-key encryption: the two-kernel
-    /// NTT serves this degree, and the path is not switched off.
+    /// NTT serves this degree.
     pub(crate) fn lifted_encryption(&self) -> bool {
-        self.lifted_encryption && self.ntt.has_fast_kernels()
+        self.ntt.has_fast_kernels()
     }
 
     fn moduli(&self, shape: &PolyShape) -> &DeviceModuli {
@@ -742,10 +719,7 @@ impl GpuRing {
             )));
         }
         let digits = ring.active_digits(ell);
-        if !self.fused_keyswitch
-            || !self.ntt.has_fast_kernels()
-            || digits > ntt_keyswitch::MAX_DIGITS
-        {
+        if !self.ntt.has_fast_kernels() || digits > ntt_keyswitch::MAX_DIGITS {
             let ds = self.mod_up(ring, ell, input)?;
             let refs: Vec<&DeviceBuffer> = ds.iter().collect();
             return if rescale {

@@ -35,6 +35,7 @@ mod ops;
 mod poly;
 pub(crate) mod ring;
 
+pub use awake::{cpu_spin, set_cpu_spin};
 pub use device::Device;
 pub(crate) use poly::Storage;
 pub use poly::{Form, Poly, PolyShape};

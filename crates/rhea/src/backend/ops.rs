@@ -182,12 +182,8 @@ impl RnsRing {
             Device::Cpu => Storage::Cpu(host_lift()),
             Device::Cuda(i) => {
                 let ring = self.gpu_ring(i)?;
-                if ring.lifted_upload() {
-                    let t = ring.device().upload(&limb0)?;
-                    Storage::Cuda(ring.lift_first_limb(&t, shape.q_limbs)?)
-                } else {
-                    Storage::Cuda(ring.device().upload(&host_lift())?)
-                }
+                let t = ring.device().upload(&limb0)?;
+                Storage::Cuda(ring.lift_first_limb(&t, shape.q_limbs)?)
             }
         };
         Ok(Poly {

@@ -5,7 +5,9 @@
 //! ```
 //! Prints a table and, when a path is given, writes the report as JSON there.
 
-use rhea_cuda::bench::{run_all, BenchConfig};
+mod harness;
+
+use harness::{run_all, BenchConfig};
 use rhea_cuda::GpuDevice;
 
 fn main() {
