@@ -217,14 +217,7 @@ impl Evaluator {
 
     /// Drops limbs down to `level` (modulus switching without rescaling: the scale is kept).
     pub fn drop_to_level(&self, ct: &Ciphertext, level: usize) -> Result<Ciphertext> {
-        self.check("drop_to_level", ct)?;
-        if level > ct.level() {
-            return Err(Error::InvalidInput(format!(
-                "drop_to_level: target level {level} is above the ciphertext's level {}",
-                ct.level()
-            )));
-        }
-        let limbs = self.ctx.params().q_limbs_at_level(level);
+        let limbs = self.drop_target_limbs(ct, level)?;
         let parts = ct
             .parts
             .iter()

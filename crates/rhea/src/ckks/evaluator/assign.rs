@@ -262,6 +262,16 @@ impl Evaluator {
     /// Drops limbs down to `level` in place (as [`Evaluator::drop_to_level`]; on the GPU the
     /// kept limbs are not copied).
     pub fn drop_to_level_assign(&self, ct: &mut Ciphertext, level: usize) -> Result<()> {
+        let limbs = self.drop_target_limbs(ct, level)?;
+        for p in &mut ct.parts {
+            self.ring().truncate_q_limbs(p, limbs)?;
+        }
+        ct.seed = None;
+        Ok(())
+    }
+
+    /// The checks of [`Evaluator::drop_to_level`] and its in-place form: the Q limbs of `level`.
+    pub(super) fn drop_target_limbs(&self, ct: &Ciphertext, level: usize) -> Result<usize> {
         self.check("drop_to_level", ct)?;
         if level > ct.level() {
             return Err(Error::InvalidInput(format!(
@@ -269,12 +279,7 @@ impl Evaluator {
                 ct.level()
             )));
         }
-        let limbs = self.ctx.params().q_limbs_at_level(level);
-        for p in &mut ct.parts {
-            self.ring().truncate_q_limbs(p, limbs)?;
-        }
-        ct.seed = None;
-        Ok(())
+        Ok(self.ctx.params().q_limbs_at_level(level))
     }
 
     /// Rotates the slots left by `step` (as [`Evaluator::rotate`]), replacing `ct`.
