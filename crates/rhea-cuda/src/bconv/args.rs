@@ -36,6 +36,38 @@ pub(super) struct BconvArgs {
 // SAFETY: plain `#[repr(C)]` integers, the layout of the CUDA struct.
 unsafe impl DeviceRepr for BconvArgs {}
 
+// The layout of `struct BconvArgs` in `kernels/bconv.cu`, which asserts the same numbers
+// (`static_assert`): a field added, moved or resized on one side only fails the build.
+const _: () = {
+    use std::mem::{align_of, offset_of, size_of};
+    assert!(size_of::<BconvArgs>() == 664);
+    assert!(align_of::<BconvArgs>() == 8);
+    assert!(offset_of!(BconvArgs, n) == 0);
+    assert!(offset_of!(BconvArgs, in_stride) == 8);
+    assert!(offset_of!(BconvArgs, out_stride) == 16);
+    assert!(offset_of!(BconvArgs, aux_stride) == 24);
+    assert!(offset_of!(BconvArgs, input) == 32);
+    assert!(offset_of!(BconvArgs, out) == 40);
+    assert!(offset_of!(BconvArgs, aux) == 48);
+    assert!(offset_of!(BconvArgs, from_mod) == 56);
+    assert!(offset_of!(BconvArgs, to_mod) == 64);
+    assert!(offset_of!(BconvArgs, q_hat_inv) == 72);
+    assert!(offset_of!(BconvArgs, q_hat_inv_shoup) == 80);
+    assert!(offset_of!(BconvArgs, q_hat_mod_p) == 88);
+    assert!(offset_of!(BconvArgs, epi_w) == 96);
+    assert!(offset_of!(BconvArgs, epi_ws) == 104);
+    assert!(offset_of!(BconvArgs, q_inv_f64) == 112);
+    assert!(offset_of!(BconvArgs, q_mod_p) == 120);
+    assert!(offset_of!(BconvArgs, from_count) == 128);
+    assert!(offset_of!(BconvArgs, table_stride) == 132);
+    assert!(offset_of!(BconvArgs, count) == 136);
+    assert!(offset_of!(BconvArgs, flags) == 140);
+    assert!(offset_of!(BconvArgs, copy_first) == 144);
+    assert!(offset_of!(BconvArgs, group) == 148);
+    assert!(offset_of!(BconvArgs, col) == 152);
+    assert!(offset_of!(BconvArgs, out_limb) == 408);
+};
+
 /// Conversions of one polynomial each in one launch (`struct BconvMulti` in `bconv.cu`).
 pub(super) const MAX_MULTI: usize = 5;
 
@@ -47,6 +79,15 @@ pub(super) struct BconvMulti {
 
 // SAFETY: plain `#[repr(C)]` integers, the layout of the CUDA struct.
 unsafe impl DeviceRepr for BconvMulti {}
+
+// The layout of `struct BconvMulti` in `kernels/bconv.cu`, which asserts the same numbers
+// (`static_assert`): a field added, moved or resized on one side only fails the build.
+const _: () = {
+    use std::mem::{align_of, offset_of, size_of};
+    assert!(size_of::<BconvMulti>() == 3320);
+    assert!(align_of::<BconvMulti>() == 8);
+    assert!(offset_of!(BconvMulti, a) == 0);
+};
 
 /// Launch arguments of `bconv_scale` (`struct ScaleArgs`).
 #[repr(C)]
@@ -67,6 +108,24 @@ pub(super) struct ScaleArgs {
 // SAFETY: plain `#[repr(C)]` integers, the layout of the CUDA struct.
 unsafe impl DeviceRepr for ScaleArgs {}
 
+// The layout of `struct ScaleArgs` in `kernels/bconv.cu`, which asserts the same numbers
+// (`static_assert`): a field added, moved or resized on one side only fails the build.
+const _: () = {
+    use std::mem::{align_of, offset_of, size_of};
+    assert!(size_of::<ScaleArgs>() == 72);
+    assert!(align_of::<ScaleArgs>() == 8);
+    assert!(offset_of!(ScaleArgs, n) == 0);
+    assert!(offset_of!(ScaleArgs, in_stride) == 8);
+    assert!(offset_of!(ScaleArgs, out_stride) == 16);
+    assert!(offset_of!(ScaleArgs, input) == 24);
+    assert!(offset_of!(ScaleArgs, out) == 32);
+    assert!(offset_of!(ScaleArgs, from_mod) == 40);
+    assert!(offset_of!(ScaleArgs, q_hat_inv) == 48);
+    assert!(offset_of!(ScaleArgs, q_hat_inv_shoup) == 56);
+    assert!(offset_of!(ScaleArgs, from_count) == 64);
+    assert!(offset_of!(ScaleArgs, pad) == 68);
+};
+
 /// Launch arguments of `bconv_rescale_last` (`struct RescaleArgs`).
 #[repr(C)]
 #[derive(Clone, Copy)]
@@ -86,6 +145,25 @@ pub(super) struct RescaleArgs {
 
 // SAFETY: plain `#[repr(C)]` integers, the layout of the CUDA struct.
 unsafe impl DeviceRepr for RescaleArgs {}
+
+// The layout of `struct RescaleArgs` in `kernels/bconv.cu`, which asserts the same numbers
+// (`static_assert`): a field added, moved or resized on one side only fails the build.
+const _: () = {
+    use std::mem::{align_of, offset_of, size_of};
+    assert!(size_of::<RescaleArgs>() == 80);
+    assert!(align_of::<RescaleArgs>() == 8);
+    assert!(offset_of!(RescaleArgs, n) == 0);
+    assert!(offset_of!(RescaleArgs, in_stride) == 8);
+    assert!(offset_of!(RescaleArgs, out_stride) == 16);
+    assert!(offset_of!(RescaleArgs, input) == 24);
+    assert!(offset_of!(RescaleArgs, out) == 32);
+    assert!(offset_of!(RescaleArgs, moduli) == 40);
+    assert!(offset_of!(RescaleArgs, inv) == 48);
+    assert!(offset_of!(RescaleArgs, inv_shoup) == 56);
+    assert!(offset_of!(RescaleArgs, half) == 64);
+    assert!(offset_of!(RescaleArgs, level) == 72);
+    assert!(offset_of!(RescaleArgs, pad) == 76);
+};
 
 impl DeviceBaseConverter {
     /// The launch arguments of one plan chunk (at most [`MAX_PLAN`] entries).

@@ -60,6 +60,41 @@ pub(super) struct NttArgs {
 // SAFETY: plain `#[repr(C)]` integers, the layout of the CUDA struct.
 unsafe impl DeviceRepr for NttArgs {}
 
+// The layout of `struct NttArgs` in `kernels/ntt.cuh`, which asserts the same numbers
+// (`static_assert`): a field added, moved or resized on one side only fails the build.
+const _: () = {
+    use std::mem::{align_of, offset_of, size_of};
+    assert!(size_of::<NttArgs>() == 1272);
+    assert!(align_of::<NttArgs>() == 8);
+    assert!(offset_of!(NttArgs, limbs) == 0);
+    assert!(offset_of!(NttArgs, start) == 4);
+    assert!(offset_of!(NttArgs, count) == 8);
+    assert!(offset_of!(NttArgs, first_table) == 12);
+    assert!(offset_of!(NttArgs, rows) == 16);
+    assert!(offset_of!(NttArgs, groups) == 20);
+    assert!(offset_of!(NttArgs, row_start) == 24);
+    assert!(offset_of!(NttArgs, table) == 124);
+    assert!(offset_of!(NttArgs, pair_half) == 220);
+    assert!(offset_of!(NttArgs, epi_galois) == 224);
+    assert!(offset_of!(NttArgs, dead) == 228);
+    assert!(offset_of!(NttArgs, ptr) == 232);
+    assert!(offset_of!(NttArgs, epi_out) == 424);
+    assert!(offset_of!(NttArgs, epi_x) == 616);
+    assert!(offset_of!(NttArgs, epi_c) == 808);
+    assert!(offset_of!(NttArgs, epi_w) == 1000);
+    assert!(offset_of!(NttArgs, pro_src) == 1008);
+    assert!(offset_of!(NttArgs, pro_moduli) == 1200);
+    assert!(offset_of!(NttArgs, pro_q) == 1208);
+    assert!(offset_of!(NttArgs, pro_w) == 1216);
+    assert!(offset_of!(NttArgs, epi_w2) == 1224);
+    assert!(offset_of!(NttArgs, flags) == 1232);
+    assert!(offset_of!(NttArgs, epoch) == 1240);
+    assert!(offset_of!(NttArgs, flag_role) == 1244);
+    assert!(offset_of!(NttArgs, tw_staged) == 1248);
+    assert!(offset_of!(NttArgs, tw_f64) == 1256);
+    assert!(offset_of!(NttArgs, tw3_f64) == 1264);
+};
+
 impl NttArgs {
     /// The table of launch row `r` (see `ntt_row` in `ntt.cuh`).
     pub(super) fn table_of(&self, r: u32) -> u32 {
