@@ -32,6 +32,18 @@ struct AutoArgs {
     u32 limbs;
     u32 mod_offset;
 };
+// The layout of the Rust twin (`src/automorphism.rs`), asserted there too: keep both in step.
+static_assert(sizeof(AutoArgs) == 56, "AutoArgs: not the Rust size");
+static_assert(alignof(AutoArgs) == 8, "AutoArgs: not the Rust alignment");
+static_assert(RHEA_OFFSETOF(AutoArgs, n) == 0, "AutoArgs::n: not the Rust offset");
+static_assert(RHEA_OFFSETOF(AutoArgs, g) == 8, "AutoArgs::g: not the Rust offset");
+static_assert(RHEA_OFFSETOF(AutoArgs, input) == 16, "AutoArgs::input: not the Rust offset");
+static_assert(RHEA_OFFSETOF(AutoArgs, out) == 24, "AutoArgs::out: not the Rust offset");
+static_assert(RHEA_OFFSETOF(AutoArgs, moduli) == 32, "AutoArgs::moduli: not the Rust offset");
+static_assert(RHEA_OFFSETOF(AutoArgs, log_n) == 40, "AutoArgs::log_n: not the Rust offset");
+static_assert(RHEA_OFFSETOF(AutoArgs, rows) == 44, "AutoArgs::rows: not the Rust offset");
+static_assert(RHEA_OFFSETOF(AutoArgs, limbs) == 48, "AutoArgs::limbs: not the Rust offset");
+static_assert(RHEA_OFFSETOF(AutoArgs, mod_offset) == 52, "AutoArgs::mod_offset: not the Rust offset");
 
 RHEA_INLINE u64 bitrev(u64 i, u32 log_n) { return log_n == 0 ? 0 : __brevll(i) >> (64 - log_n); }
 

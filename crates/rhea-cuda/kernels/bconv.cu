@@ -77,6 +77,33 @@ struct BconvArgs {
     u32 col[BCONV_MAX_PLAN];      // table column of plan entry k
     u32 out_limb[BCONV_MAX_PLAN]; // output limb of plan entry k
 };
+// The layout of the Rust twin (`src/bconv/args.rs`), asserted there too: keep both in step.
+static_assert(sizeof(BconvArgs) == 664, "BconvArgs: not the Rust size");
+static_assert(alignof(BconvArgs) == 8, "BconvArgs: not the Rust alignment");
+static_assert(RHEA_OFFSETOF(BconvArgs, n) == 0, "BconvArgs::n: not the Rust offset");
+static_assert(RHEA_OFFSETOF(BconvArgs, in_stride) == 8, "BconvArgs::in_stride: not the Rust offset");
+static_assert(RHEA_OFFSETOF(BconvArgs, out_stride) == 16, "BconvArgs::out_stride: not the Rust offset");
+static_assert(RHEA_OFFSETOF(BconvArgs, aux_stride) == 24, "BconvArgs::aux_stride: not the Rust offset");
+static_assert(RHEA_OFFSETOF(BconvArgs, input) == 32, "BconvArgs::input: not the Rust offset");
+static_assert(RHEA_OFFSETOF(BconvArgs, out) == 40, "BconvArgs::out: not the Rust offset");
+static_assert(RHEA_OFFSETOF(BconvArgs, aux) == 48, "BconvArgs::aux: not the Rust offset");
+static_assert(RHEA_OFFSETOF(BconvArgs, from_mod) == 56, "BconvArgs::from_mod: not the Rust offset");
+static_assert(RHEA_OFFSETOF(BconvArgs, to_mod) == 64, "BconvArgs::to_mod: not the Rust offset");
+static_assert(RHEA_OFFSETOF(BconvArgs, q_hat_inv) == 72, "BconvArgs::q_hat_inv: not the Rust offset");
+static_assert(RHEA_OFFSETOF(BconvArgs, q_hat_inv_shoup) == 80, "BconvArgs::q_hat_inv_shoup: not the Rust offset");
+static_assert(RHEA_OFFSETOF(BconvArgs, q_hat_mod_p) == 88, "BconvArgs::q_hat_mod_p: not the Rust offset");
+static_assert(RHEA_OFFSETOF(BconvArgs, epi_w) == 96, "BconvArgs::epi_w: not the Rust offset");
+static_assert(RHEA_OFFSETOF(BconvArgs, epi_ws) == 104, "BconvArgs::epi_ws: not the Rust offset");
+static_assert(RHEA_OFFSETOF(BconvArgs, q_inv_f64) == 112, "BconvArgs::q_inv_f64: not the Rust offset");
+static_assert(RHEA_OFFSETOF(BconvArgs, q_mod_p) == 120, "BconvArgs::q_mod_p: not the Rust offset");
+static_assert(RHEA_OFFSETOF(BconvArgs, from_count) == 128, "BconvArgs::from_count: not the Rust offset");
+static_assert(RHEA_OFFSETOF(BconvArgs, table_stride) == 132, "BconvArgs::table_stride: not the Rust offset");
+static_assert(RHEA_OFFSETOF(BconvArgs, count) == 136, "BconvArgs::count: not the Rust offset");
+static_assert(RHEA_OFFSETOF(BconvArgs, flags) == 140, "BconvArgs::flags: not the Rust offset");
+static_assert(RHEA_OFFSETOF(BconvArgs, copy_first) == 144, "BconvArgs::copy_first: not the Rust offset");
+static_assert(RHEA_OFFSETOF(BconvArgs, group) == 148, "BconvArgs::group: not the Rust offset");
+static_assert(RHEA_OFFSETOF(BconvArgs, col) == 152, "BconvArgs::col: not the Rust offset");
+static_assert(RHEA_OFFSETOF(BconvArgs, out_limb) == 408, "BconvArgs::out_limb: not the Rust offset");
 
 // BCONV_ACC3 (default 1): the accumulators are common.cuh's three-word Acc3 (48 products keep
 // them exact: the fold interval is 48 products). 0 keeps the 128-bit accumulators (comparison).
@@ -598,6 +625,10 @@ RHEA_INLINE void bconv_rin_body(const BconvArgs& A, const u32 p) {
 struct BconvMulti {
     BconvArgs a[BCONV_MAX_MULTI];
 };
+// The layout of the Rust twin (`src/bconv/args.rs`), asserted there too: keep both in step.
+static_assert(sizeof(BconvMulti) == 3320, "BconvMulti: not the Rust size");
+static_assert(alignof(BconvMulti) == 8, "BconvMulti: not the Rust alignment");
+static_assert(RHEA_OFFSETOF(BconvMulti, a) == 0, "BconvMulti::a: not the Rust offset");
 
 // Resident blocks per SM asked of ptxas for the widest tile (J * C = 16): BCONV_WIDE_MIN_BLOCKS
 // (4: at most 128 registers; 3: at most 168), else no constraint. The three-word accumulators
@@ -723,6 +754,19 @@ struct ScaleArgs {
     u32 from_count;
     u32 pad;
 };
+// The layout of the Rust twin (`src/bconv/args.rs`), asserted there too: keep both in step.
+static_assert(sizeof(ScaleArgs) == 72, "ScaleArgs: not the Rust size");
+static_assert(alignof(ScaleArgs) == 8, "ScaleArgs: not the Rust alignment");
+static_assert(RHEA_OFFSETOF(ScaleArgs, n) == 0, "ScaleArgs::n: not the Rust offset");
+static_assert(RHEA_OFFSETOF(ScaleArgs, in_stride) == 8, "ScaleArgs::in_stride: not the Rust offset");
+static_assert(RHEA_OFFSETOF(ScaleArgs, out_stride) == 16, "ScaleArgs::out_stride: not the Rust offset");
+static_assert(RHEA_OFFSETOF(ScaleArgs, input) == 24, "ScaleArgs::input: not the Rust offset");
+static_assert(RHEA_OFFSETOF(ScaleArgs, out) == 32, "ScaleArgs::out: not the Rust offset");
+static_assert(RHEA_OFFSETOF(ScaleArgs, from_mod) == 40, "ScaleArgs::from_mod: not the Rust offset");
+static_assert(RHEA_OFFSETOF(ScaleArgs, q_hat_inv) == 48, "ScaleArgs::q_hat_inv: not the Rust offset");
+static_assert(RHEA_OFFSETOF(ScaleArgs, q_hat_inv_shoup) == 56, "ScaleArgs::q_hat_inv_shoup: not the Rust offset");
+static_assert(RHEA_OFFSETOF(ScaleArgs, from_count) == 64, "ScaleArgs::from_count: not the Rust offset");
+static_assert(RHEA_OFFSETOF(ScaleArgs, pad) == 68, "ScaleArgs::pad: not the Rust offset");
 
 // out[p][i][k] = x[p][i][k] * qhat_i^{-1} mod q_i (Shoup). blockIdx.y = p * L + i; two words
 // per thread (16-byte accesses; N is even).
@@ -758,6 +802,20 @@ struct RescaleArgs {
     u32 level;
     u32 pad;
 };
+// The layout of the Rust twin (`src/bconv/args.rs`), asserted there too: keep both in step.
+static_assert(sizeof(RescaleArgs) == 80, "RescaleArgs: not the Rust size");
+static_assert(alignof(RescaleArgs) == 8, "RescaleArgs: not the Rust alignment");
+static_assert(RHEA_OFFSETOF(RescaleArgs, n) == 0, "RescaleArgs::n: not the Rust offset");
+static_assert(RHEA_OFFSETOF(RescaleArgs, in_stride) == 8, "RescaleArgs::in_stride: not the Rust offset");
+static_assert(RHEA_OFFSETOF(RescaleArgs, out_stride) == 16, "RescaleArgs::out_stride: not the Rust offset");
+static_assert(RHEA_OFFSETOF(RescaleArgs, input) == 24, "RescaleArgs::input: not the Rust offset");
+static_assert(RHEA_OFFSETOF(RescaleArgs, out) == 32, "RescaleArgs::out: not the Rust offset");
+static_assert(RHEA_OFFSETOF(RescaleArgs, moduli) == 40, "RescaleArgs::moduli: not the Rust offset");
+static_assert(RHEA_OFFSETOF(RescaleArgs, inv) == 48, "RescaleArgs::inv: not the Rust offset");
+static_assert(RHEA_OFFSETOF(RescaleArgs, inv_shoup) == 56, "RescaleArgs::inv_shoup: not the Rust offset");
+static_assert(RHEA_OFFSETOF(RescaleArgs, half) == 64, "RescaleArgs::half: not the Rust offset");
+static_assert(RHEA_OFFSETOF(RescaleArgs, level) == 72, "RescaleArgs::level: not the Rust offset");
+static_assert(RHEA_OFFSETOF(RescaleArgs, pad) == 76, "RescaleArgs::pad: not the Rust offset");
 
 // One thread per coefficient (and polynomial, blockIdx.y): reads x_last once and walks the
 // lower limbs in chunks of 8 (all loads of a chunk in flight before its stores).

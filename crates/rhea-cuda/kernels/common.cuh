@@ -33,6 +33,11 @@ typedef long long i64;
 
 #define RHEA_INLINE __device__ __forceinline__
 
+// `offsetof` for the layout checks after each kernel argument struct (twins of the Rust
+// `offset_of!` asserts): NVRTC has no <cstddef>; __INTADDR__ is its front end's constant
+// address, the one its own `offsetof` expands to.
+#define RHEA_OFFSETOF(T, f) __INTADDR__(&(((T*)0)->f))
+
 // Block timeline (diagnostics only; compiled in with RHEA_NVRTC_DEFINES=KERNEL_TIMELINE=<records>):
 // thread 0 of every block of every kernel that opens with RHEA_TL takes a slot at its exit and
 // records (gridDim.x << 32 | blockDim.x << 16 | SM id,

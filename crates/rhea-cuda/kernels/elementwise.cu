@@ -31,6 +31,18 @@ struct EwLayout {
     u64 stride_b;
     u64 stride_c;
 };
+// The layout of the Rust twin (`src/elementwise.rs`), asserted there too: keep both in step.
+static_assert(sizeof(EwLayout) == 56, "EwLayout: not the Rust size");
+static_assert(alignof(EwLayout) == 8, "EwLayout: not the Rust alignment");
+static_assert(RHEA_OFFSETOF(EwLayout, n) == 0, "EwLayout::n: not the Rust offset");
+static_assert(RHEA_OFFSETOF(EwLayout, limb_count) == 8, "EwLayout::limb_count: not the Rust offset");
+static_assert(RHEA_OFFSETOF(EwLayout, limb_begin) == 12, "EwLayout::limb_begin: not the Rust offset");
+static_assert(RHEA_OFFSETOF(EwLayout, mod_offset) == 16, "EwLayout::mod_offset: not the Rust offset");
+static_assert(RHEA_OFFSETOF(EwLayout, pad) == 20, "EwLayout::pad: not the Rust offset");
+static_assert(RHEA_OFFSETOF(EwLayout, stride_out) == 24, "EwLayout::stride_out: not the Rust offset");
+static_assert(RHEA_OFFSETOF(EwLayout, stride_a) == 32, "EwLayout::stride_a: not the Rust offset");
+static_assert(RHEA_OFFSETOF(EwLayout, stride_b) == 40, "EwLayout::stride_b: not the Rust offset");
+static_assert(RHEA_OFFSETOF(EwLayout, stride_c) == 48, "EwLayout::stride_c: not the Rust offset");
 
 // Must match rhea_cuda::elementwise::ScalarTable (#[repr(C)]): one constant per limb of the
 // launch (index r % limb_count), with its Shoup companion for multiplications.
@@ -39,6 +51,11 @@ struct ScalarTable {
     u64 w[RHEA_MAX_SCALAR_LIMBS];
     u64 w_shoup[RHEA_MAX_SCALAR_LIMBS];
 };
+// The layout of the Rust twin (`src/elementwise.rs`), asserted there too: keep both in step.
+static_assert(sizeof(ScalarTable) == 2048, "ScalarTable: not the Rust size");
+static_assert(alignof(ScalarTable) == 8, "ScalarTable: not the Rust alignment");
+static_assert(RHEA_OFFSETOF(ScalarTable, w) == 0, "ScalarTable::w: not the Rust offset");
+static_assert(RHEA_OFFSETOF(ScalarTable, w_shoup) == 1024, "ScalarTable::w_shoup: not the Rust offset");
 
 struct RowPtrs {
     u64* out;

@@ -38,6 +38,22 @@ struct KsPtrArgs {
     const u64* key_b[FUSED_MAX_DIGITS];
     const u64* key_a[FUSED_MAX_DIGITS];
 };
+// The layout of the Rust twin (`src/fused.rs`), asserted there too: keep both in step.
+static_assert(sizeof(KsPtrArgs) == 448, "KsPtrArgs: not the Rust size");
+static_assert(alignof(KsPtrArgs) == 8, "KsPtrArgs: not the Rust alignment");
+static_assert(RHEA_OFFSETOF(KsPtrArgs, n) == 0, "KsPtrArgs::n: not the Rust offset");
+static_assert(RHEA_OFFSETOF(KsPtrArgs, out0) == 8, "KsPtrArgs::out0: not the Rust offset");
+static_assert(RHEA_OFFSETOF(KsPtrArgs, out1) == 16, "KsPtrArgs::out1: not the Rust offset");
+static_assert(RHEA_OFFSETOF(KsPtrArgs, moduli) == 24, "KsPtrArgs::moduli: not the Rust offset");
+static_assert(RHEA_OFFSETOF(KsPtrArgs, add0) == 32, "KsPtrArgs::add0: not the Rust offset");
+static_assert(RHEA_OFFSETOF(KsPtrArgs, add1) == 40, "KsPtrArgs::add1: not the Rust offset");
+static_assert(RHEA_OFFSETOF(KsPtrArgs, count) == 48, "KsPtrArgs::count: not the Rust offset");
+static_assert(RHEA_OFFSETOF(KsPtrArgs, level) == 52, "KsPtrArgs::level: not the Rust offset");
+static_assert(RHEA_OFFSETOF(KsPtrArgs, q_full) == 56, "KsPtrArgs::q_full: not the Rust offset");
+static_assert(RHEA_OFFSETOF(KsPtrArgs, add_first) == 60, "KsPtrArgs::add_first: not the Rust offset");
+static_assert(RHEA_OFFSETOF(KsPtrArgs, digits) == 64, "KsPtrArgs::digits: not the Rust offset");
+static_assert(RHEA_OFFSETOF(KsPtrArgs, key_b) == 192, "KsPtrArgs::key_b: not the Rust offset");
+static_assert(RHEA_OFFSETOF(KsPtrArgs, key_a) == 320, "KsPtrArgs::key_a: not the Rust offset");
 
 extern "C" __global__ void __launch_bounds__(256) fused_ks_inner_product(const KsPtrArgs A) { RHEA_TL
     pdl_trigger();
@@ -90,6 +106,16 @@ struct SubMulArgs {
     u32 limbs;
     u32 mod_offset;
 };
+// The layout of the Rust twin (`src/fused.rs`), asserted there too: keep both in step.
+static_assert(sizeof(SubMulArgs) == 48, "SubMulArgs: not the Rust size");
+static_assert(alignof(SubMulArgs) == 8, "SubMulArgs: not the Rust alignment");
+static_assert(RHEA_OFFSETOF(SubMulArgs, n) == 0, "SubMulArgs::n: not the Rust offset");
+static_assert(RHEA_OFFSETOF(SubMulArgs, y) == 8, "SubMulArgs::y: not the Rust offset");
+static_assert(RHEA_OFFSETOF(SubMulArgs, x) == 16, "SubMulArgs::x: not the Rust offset");
+static_assert(RHEA_OFFSETOF(SubMulArgs, w) == 24, "SubMulArgs::w: not the Rust offset");
+static_assert(RHEA_OFFSETOF(SubMulArgs, moduli) == 32, "SubMulArgs::moduli: not the Rust offset");
+static_assert(RHEA_OFFSETOF(SubMulArgs, limbs) == 40, "SubMulArgs::limbs: not the Rust offset");
+static_assert(RHEA_OFFSETOF(SubMulArgs, mod_offset) == 44, "SubMulArgs::mod_offset: not the Rust offset");
 
 // The scalar table w is the caller's buffer (not necessarily a host upload): read after the wait.
 extern "C" __global__ void __launch_bounds__(256) fused_sub_mul_scalar(const SubMulArgs A) { RHEA_TL
@@ -117,6 +143,16 @@ struct LiftArgs {
     u32 limbs;
     u32 pad;
 };
+// The layout of the Rust twin (`src/fused.rs`), asserted there too: keep both in step.
+static_assert(sizeof(LiftArgs) == 48, "LiftArgs: not the Rust size");
+static_assert(alignof(LiftArgs) == 8, "LiftArgs: not the Rust alignment");
+static_assert(RHEA_OFFSETOF(LiftArgs, n) == 0, "LiftArgs::n: not the Rust offset");
+static_assert(RHEA_OFFSETOF(LiftArgs, out) == 8, "LiftArgs::out: not the Rust offset");
+static_assert(RHEA_OFFSETOF(LiftArgs, t) == 16, "LiftArgs::t: not the Rust offset");
+static_assert(RHEA_OFFSETOF(LiftArgs, moduli) == 24, "LiftArgs::moduli: not the Rust offset");
+static_assert(RHEA_OFFSETOF(LiftArgs, q_last) == 32, "LiftArgs::q_last: not the Rust offset");
+static_assert(RHEA_OFFSETOF(LiftArgs, limbs) == 40, "LiftArgs::limbs: not the Rust offset");
+static_assert(RHEA_OFFSETOF(LiftArgs, pad) == 44, "LiftArgs::pad: not the Rust offset");
 
 RHEA_INLINE u64 lift_centred(u64 t, u64 q_last, const RheaModulus& m) {
     if (t <= (q_last >> 1)) return reduce_u64(t, m);
@@ -148,6 +184,18 @@ struct TensorArgs {
     u64* d2;
     const RheaModulus* moduli;
 };
+// The layout of the Rust twin (`src/fused.rs`), asserted there too: keep both in step.
+static_assert(sizeof(TensorArgs) == 72, "TensorArgs: not the Rust size");
+static_assert(alignof(TensorArgs) == 8, "TensorArgs: not the Rust alignment");
+static_assert(RHEA_OFFSETOF(TensorArgs, n) == 0, "TensorArgs::n: not the Rust offset");
+static_assert(RHEA_OFFSETOF(TensorArgs, a0) == 8, "TensorArgs::a0: not the Rust offset");
+static_assert(RHEA_OFFSETOF(TensorArgs, a1) == 16, "TensorArgs::a1: not the Rust offset");
+static_assert(RHEA_OFFSETOF(TensorArgs, b0) == 24, "TensorArgs::b0: not the Rust offset");
+static_assert(RHEA_OFFSETOF(TensorArgs, b1) == 32, "TensorArgs::b1: not the Rust offset");
+static_assert(RHEA_OFFSETOF(TensorArgs, d0) == 40, "TensorArgs::d0: not the Rust offset");
+static_assert(RHEA_OFFSETOF(TensorArgs, d1) == 48, "TensorArgs::d1: not the Rust offset");
+static_assert(RHEA_OFFSETOF(TensorArgs, d2) == 56, "TensorArgs::d2: not the Rust offset");
+static_assert(RHEA_OFFSETOF(TensorArgs, moduli) == 64, "TensorArgs::moduli: not the Rust offset");
 
 extern "C" __global__ void __launch_bounds__(256) fused_tensor(const TensorArgs A) { RHEA_TL
     pdl_trigger();
@@ -187,6 +235,18 @@ struct ModDownRowsArgs {
     const u64* x[FUSED_MAX_ROWS];
     const u64* y[FUSED_MAX_ROWS];
 };
+// The layout of the Rust twin (`src/fused.rs`), asserted there too: keep both in step.
+static_assert(sizeof(ModDownRowsArgs) == 136, "ModDownRowsArgs: not the Rust size");
+static_assert(alignof(ModDownRowsArgs) == 8, "ModDownRowsArgs: not the Rust alignment");
+static_assert(RHEA_OFFSETOF(ModDownRowsArgs, n) == 0, "ModDownRowsArgs::n: not the Rust offset");
+static_assert(RHEA_OFFSETOF(ModDownRowsArgs, q) == 8, "ModDownRowsArgs::q: not the Rust offset");
+static_assert(RHEA_OFFSETOF(ModDownRowsArgs, w) == 16, "ModDownRowsArgs::w: not the Rust offset");
+static_assert(RHEA_OFFSETOF(ModDownRowsArgs, w_shoup) == 24, "ModDownRowsArgs::w_shoup: not the Rust offset");
+static_assert(RHEA_OFFSETOF(ModDownRowsArgs, rows) == 32, "ModDownRowsArgs::rows: not the Rust offset");
+static_assert(RHEA_OFFSETOF(ModDownRowsArgs, add_mask) == 36, "ModDownRowsArgs::add_mask: not the Rust offset");
+static_assert(RHEA_OFFSETOF(ModDownRowsArgs, t) == 40, "ModDownRowsArgs::t: not the Rust offset");
+static_assert(RHEA_OFFSETOF(ModDownRowsArgs, x) == 72, "ModDownRowsArgs::x: not the Rust offset");
+static_assert(RHEA_OFFSETOF(ModDownRowsArgs, y) == 104, "ModDownRowsArgs::y: not the Rust offset");
 
 extern "C" __global__ void __launch_bounds__(256) fused_moddown_rows(const ModDownRowsArgs A) { RHEA_TL
     pdl_trigger();

@@ -104,6 +104,36 @@ struct NttArgs {
     u64 tw_f64;       // FP64 rows (see ntt_f64_row): const ulonglong2* [table][N], or 0
     u64 tw3_f64;      // their compact table (as tw3, the pairs of tw_f64) [table][N/8][3]
 };
+// The layout of the Rust twin (`src/ntt/args.rs`), asserted there too: keep both in step.
+static_assert(sizeof(NttArgs) == 1272, "NttArgs: not the Rust size");
+static_assert(alignof(NttArgs) == 8, "NttArgs: not the Rust alignment");
+static_assert(RHEA_OFFSETOF(NttArgs, limbs) == 0, "NttArgs::limbs: not the Rust offset");
+static_assert(RHEA_OFFSETOF(NttArgs, start) == 4, "NttArgs::start: not the Rust offset");
+static_assert(RHEA_OFFSETOF(NttArgs, count) == 8, "NttArgs::count: not the Rust offset");
+static_assert(RHEA_OFFSETOF(NttArgs, first_table) == 12, "NttArgs::first_table: not the Rust offset");
+static_assert(RHEA_OFFSETOF(NttArgs, rows) == 16, "NttArgs::rows: not the Rust offset");
+static_assert(RHEA_OFFSETOF(NttArgs, groups) == 20, "NttArgs::groups: not the Rust offset");
+static_assert(RHEA_OFFSETOF(NttArgs, row_start) == 24, "NttArgs::row_start: not the Rust offset");
+static_assert(RHEA_OFFSETOF(NttArgs, table) == 124, "NttArgs::table: not the Rust offset");
+static_assert(RHEA_OFFSETOF(NttArgs, pair_half) == 220, "NttArgs::pair_half: not the Rust offset");
+static_assert(RHEA_OFFSETOF(NttArgs, epi_galois) == 224, "NttArgs::epi_galois: not the Rust offset");
+static_assert(RHEA_OFFSETOF(NttArgs, dead) == 228, "NttArgs::dead: not the Rust offset");
+static_assert(RHEA_OFFSETOF(NttArgs, ptr) == 232, "NttArgs::ptr: not the Rust offset");
+static_assert(RHEA_OFFSETOF(NttArgs, epi_out) == 424, "NttArgs::epi_out: not the Rust offset");
+static_assert(RHEA_OFFSETOF(NttArgs, epi_x) == 616, "NttArgs::epi_x: not the Rust offset");
+static_assert(RHEA_OFFSETOF(NttArgs, epi_c) == 808, "NttArgs::epi_c: not the Rust offset");
+static_assert(RHEA_OFFSETOF(NttArgs, epi_w) == 1000, "NttArgs::epi_w: not the Rust offset");
+static_assert(RHEA_OFFSETOF(NttArgs, pro_src) == 1008, "NttArgs::pro_src: not the Rust offset");
+static_assert(RHEA_OFFSETOF(NttArgs, pro_moduli) == 1200, "NttArgs::pro_moduli: not the Rust offset");
+static_assert(RHEA_OFFSETOF(NttArgs, pro_q) == 1208, "NttArgs::pro_q: not the Rust offset");
+static_assert(RHEA_OFFSETOF(NttArgs, pro_w) == 1216, "NttArgs::pro_w: not the Rust offset");
+static_assert(RHEA_OFFSETOF(NttArgs, epi_w2) == 1224, "NttArgs::epi_w2: not the Rust offset");
+static_assert(RHEA_OFFSETOF(NttArgs, flags) == 1232, "NttArgs::flags: not the Rust offset");
+static_assert(RHEA_OFFSETOF(NttArgs, epoch) == 1240, "NttArgs::epoch: not the Rust offset");
+static_assert(RHEA_OFFSETOF(NttArgs, flag_role) == 1244, "NttArgs::flag_role: not the Rust offset");
+static_assert(RHEA_OFFSETOF(NttArgs, tw_staged) == 1248, "NttArgs::tw_staged: not the Rust offset");
+static_assert(RHEA_OFFSETOF(NttArgs, tw_f64) == 1256, "NttArgs::tw_f64: not the Rust offset");
+static_assert(RHEA_OFFSETOF(NttArgs, tw3_f64) == 1264, "NttArgs::tw3_f64: not the Rust offset");
 
 // FP64 rows (the kernels with F64, fp64.cuh): a row whose prime is below 2^46 may run its
 // butterflies on the FP64 pipe instead of the integer one. Its twiddles are then the table

@@ -58,6 +58,21 @@ struct NttKsArgs {
     u64 key_b[NKS_MAX_DIGITS];  // const u64* [L + K][N]
     u64 key_a[NKS_MAX_DIGITS];
 };
+// The layout of the Rust twin (`src/ntt_keyswitch.rs`), asserted there too: keep both in step.
+static_assert(sizeof(NttKsArgs) == 168, "NttKsArgs: not the Rust size");
+static_assert(alignof(NttKsArgs) == 8, "NttKsArgs: not the Rust alignment");
+static_assert(RHEA_OFFSETOF(NttKsArgs, out) == 0, "NttKsArgs::out: not the Rust offset");
+static_assert(RHEA_OFFSETOF(NttKsArgs, input) == 8, "NttKsArgs::input: not the Rust offset");
+static_assert(RHEA_OFFSETOF(NttKsArgs, moduli) == 16, "NttKsArgs::moduli: not the Rust offset");
+static_assert(RHEA_OFFSETOF(NttKsArgs, width) == 24, "NttKsArgs::width: not the Rust offset");
+static_assert(RHEA_OFFSETOF(NttKsArgs, level) == 28, "NttKsArgs::level: not the Rust offset");
+static_assert(RHEA_OFFSETOF(NttKsArgs, q_full) == 32, "NttKsArgs::q_full: not the Rust offset");
+static_assert(RHEA_OFFSETOF(NttKsArgs, count) == 36, "NttKsArgs::count: not the Rust offset");
+static_assert(RHEA_OFFSETOF(NttKsArgs, own_start) == 40, "NttKsArgs::own_start: not the Rust offset");
+static_assert(RHEA_OFFSETOF(NttKsArgs, own_end) == 56, "NttKsArgs::own_end: not the Rust offset");
+static_assert(RHEA_OFFSETOF(NttKsArgs, conv) == 72, "NttKsArgs::conv: not the Rust offset");
+static_assert(RHEA_OFFSETOF(NttKsArgs, key_b) == 104, "NttKsArgs::key_b: not the Rust offset");
+static_assert(RHEA_OFFSETOF(NttKsArgs, key_a) == 136, "NttKsArgs::key_a: not the Rust offset");
 
 template <int LOGN, int LOGS>
 RHEA_INLINE void ntt_rows_keyswitch(const ulonglong2* __restrict__ tw_all,

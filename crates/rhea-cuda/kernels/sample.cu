@@ -37,6 +37,18 @@ struct SampleArgs {
     u32 mod_offset;
     u32 limbs_per_block;        // ternary and Gaussian: the limbs of grid slice blockIdx.z
 };
+// The layout of the Rust twin (`src/sample.rs`), asserted there too: keep both in step.
+static_assert(sizeof(SampleArgs) == 80, "SampleArgs: not the Rust size");
+static_assert(alignof(SampleArgs) == 8, "SampleArgs: not the Rust alignment");
+static_assert(RHEA_OFFSETOF(SampleArgs, key) == 0, "SampleArgs::key: not the Rust offset");
+static_assert(RHEA_OFFSETOF(SampleArgs, stream) == 32, "SampleArgs::stream: not the Rust offset");
+static_assert(RHEA_OFFSETOF(SampleArgs, n) == 40, "SampleArgs::n: not the Rust offset");
+static_assert(RHEA_OFFSETOF(SampleArgs, out) == 48, "SampleArgs::out: not the Rust offset");
+static_assert(RHEA_OFFSETOF(SampleArgs, moduli) == 56, "SampleArgs::moduli: not the Rust offset");
+static_assert(RHEA_OFFSETOF(SampleArgs, limbs) == 64, "SampleArgs::limbs: not the Rust offset");
+static_assert(RHEA_OFFSETOF(SampleArgs, polys) == 68, "SampleArgs::polys: not the Rust offset");
+static_assert(RHEA_OFFSETOF(SampleArgs, mod_offset) == 72, "SampleArgs::mod_offset: not the Rust offset");
+static_assert(RHEA_OFFSETOF(SampleArgs, limbs_per_block) == 76, "SampleArgs::limbs_per_block: not the Rust offset");
 
 // Threads per block of the ternary and Gaussian kernels (rhea_cuda::sample::SAMPLE_THREADS):
 // each computes one ChaCha block (8 coefficients) into shared memory, then the block writes its
@@ -184,6 +196,13 @@ struct GaussianArgs {
     u32 bound;                     // B
     u64 table[GAUSSIAN_MAX_TABLE]; // the CDT (rhea_math::sampler::gaussian_cdt), then unused
 };
+// The layout of the Rust twin (`src/sample.rs`), asserted there too: keep both in step.
+static_assert(sizeof(GaussianArgs) == 2136, "GaussianArgs: not the Rust size");
+static_assert(alignof(GaussianArgs) == 8, "GaussianArgs: not the Rust alignment");
+static_assert(RHEA_OFFSETOF(GaussianArgs, s) == 0, "GaussianArgs::s: not the Rust offset");
+static_assert(RHEA_OFFSETOF(GaussianArgs, entries) == 80, "GaussianArgs::entries: not the Rust offset");
+static_assert(RHEA_OFFSETOF(GaussianArgs, bound) == 84, "GaussianArgs::bound: not the Rust offset");
+static_assert(RHEA_OFFSETOF(GaussianArgs, table) == 88, "GaussianArgs::table: not the Rust offset");
 
 // Thread t of block (x, p, z) computes ChaCha block 128x + t of stream `stream + p`, i.e. the 8
 // samples of coefficients 8(128x + t) .. +8, into shared memory; then the block writes its 1024

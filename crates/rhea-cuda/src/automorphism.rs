@@ -58,6 +58,23 @@ struct AutoArgs {
 // SAFETY: plain `#[repr(C)]` integers, the layout of the CUDA struct.
 unsafe impl DeviceRepr for AutoArgs {}
 
+// The layout of `struct AutoArgs` in `kernels/automorphism.cu`, which asserts the same numbers
+// (`static_assert`): a field added, moved or resized on one side only fails the build.
+const _: () = {
+    use std::mem::{align_of, offset_of, size_of};
+    assert!(size_of::<AutoArgs>() == 56);
+    assert!(align_of::<AutoArgs>() == 8);
+    assert!(offset_of!(AutoArgs, n) == 0);
+    assert!(offset_of!(AutoArgs, g) == 8);
+    assert!(offset_of!(AutoArgs, input) == 16);
+    assert!(offset_of!(AutoArgs, out) == 24);
+    assert!(offset_of!(AutoArgs, moduli) == 32);
+    assert!(offset_of!(AutoArgs, log_n) == 40);
+    assert!(offset_of!(AutoArgs, rows) == 44);
+    assert!(offset_of!(AutoArgs, limbs) == 48);
+    assert!(offset_of!(AutoArgs, mod_offset) == 52);
+};
+
 /// `g mod 2N`, checked odd, for a power-of-two `N ≥ 1`.
 fn galois_mod(galois: u64, n: usize) -> Result<u64> {
     if n == 0 || !n.is_power_of_two() {

@@ -212,6 +212,23 @@ struct EwLayout {
 // SAFETY: plain `#[repr(C)]` integers, the layout of the CUDA struct.
 unsafe impl DeviceRepr for EwLayout {}
 
+// The layout of `struct EwLayout` in `kernels/elementwise.cu`, which asserts the same numbers
+// (`static_assert`): a field added, moved or resized on one side only fails the build.
+const _: () = {
+    use std::mem::{align_of, offset_of, size_of};
+    assert!(size_of::<EwLayout>() == 56);
+    assert!(align_of::<EwLayout>() == 8);
+    assert!(offset_of!(EwLayout, n) == 0);
+    assert!(offset_of!(EwLayout, limb_count) == 8);
+    assert!(offset_of!(EwLayout, limb_begin) == 12);
+    assert!(offset_of!(EwLayout, mod_offset) == 16);
+    assert!(offset_of!(EwLayout, pad) == 20);
+    assert!(offset_of!(EwLayout, stride_out) == 24);
+    assert!(offset_of!(EwLayout, stride_a) == 32);
+    assert!(offset_of!(EwLayout, stride_b) == 40);
+    assert!(offset_of!(EwLayout, stride_c) == 48);
+};
+
 /// Per-limb scalars with Shoup companions (`struct ScalarTable` in `elementwise.cu`).
 #[repr(C)]
 #[derive(Clone, Copy)]
@@ -222,6 +239,16 @@ struct ScalarTable {
 
 // SAFETY: plain `#[repr(C)]` integer arrays, the layout of the CUDA struct.
 unsafe impl DeviceRepr for ScalarTable {}
+
+// The layout of `struct ScalarTable` in `kernels/elementwise.cu`, which asserts the same numbers
+// (`static_assert`): a field added, moved or resized on one side only fails the build.
+const _: () = {
+    use std::mem::{align_of, offset_of, size_of};
+    assert!(size_of::<ScalarTable>() == 2048);
+    assert!(align_of::<ScalarTable>() == 8);
+    assert!(offset_of!(ScalarTable, w) == 0);
+    assert!(offset_of!(ScalarTable, w_shoup) == 1024);
+};
 
 /// The stride of a "second" operand: a full `[polys][limbs][N]` buffer or one broadcast poly.
 fn operand_stride(name: &str, buf: &DeviceBuffer, layout: &RnsLayout) -> Result<u64> {

@@ -64,6 +64,27 @@ struct KsPtrArgs {
 // SAFETY: plain `#[repr(C)]` integers, the layout of the CUDA struct.
 unsafe impl DeviceRepr for KsPtrArgs {}
 
+// The layout of `struct KsPtrArgs` in `kernels/fused.cu`, which asserts the same numbers
+// (`static_assert`): a field added, moved or resized on one side only fails the build.
+const _: () = {
+    use std::mem::{align_of, offset_of, size_of};
+    assert!(size_of::<KsPtrArgs>() == 448);
+    assert!(align_of::<KsPtrArgs>() == 8);
+    assert!(offset_of!(KsPtrArgs, n) == 0);
+    assert!(offset_of!(KsPtrArgs, out0) == 8);
+    assert!(offset_of!(KsPtrArgs, out1) == 16);
+    assert!(offset_of!(KsPtrArgs, moduli) == 24);
+    assert!(offset_of!(KsPtrArgs, add0) == 32);
+    assert!(offset_of!(KsPtrArgs, add1) == 40);
+    assert!(offset_of!(KsPtrArgs, count) == 48);
+    assert!(offset_of!(KsPtrArgs, level) == 52);
+    assert!(offset_of!(KsPtrArgs, q_full) == 56);
+    assert!(offset_of!(KsPtrArgs, add_first) == 60);
+    assert!(offset_of!(KsPtrArgs, digits) == 64);
+    assert!(offset_of!(KsPtrArgs, key_b) == 192);
+    assert!(offset_of!(KsPtrArgs, key_a) == 320);
+};
+
 #[repr(C)]
 #[derive(Clone, Copy)]
 struct SubMulArgs {
@@ -79,6 +100,21 @@ struct SubMulArgs {
 // SAFETY: plain `#[repr(C)]` integers, the layout of the CUDA struct.
 unsafe impl DeviceRepr for SubMulArgs {}
 
+// The layout of `struct SubMulArgs` in `kernels/fused.cu`, which asserts the same numbers
+// (`static_assert`): a field added, moved or resized on one side only fails the build.
+const _: () = {
+    use std::mem::{align_of, offset_of, size_of};
+    assert!(size_of::<SubMulArgs>() == 48);
+    assert!(align_of::<SubMulArgs>() == 8);
+    assert!(offset_of!(SubMulArgs, n) == 0);
+    assert!(offset_of!(SubMulArgs, y) == 8);
+    assert!(offset_of!(SubMulArgs, x) == 16);
+    assert!(offset_of!(SubMulArgs, w) == 24);
+    assert!(offset_of!(SubMulArgs, moduli) == 32);
+    assert!(offset_of!(SubMulArgs, limbs) == 40);
+    assert!(offset_of!(SubMulArgs, mod_offset) == 44);
+};
+
 #[repr(C)]
 #[derive(Clone, Copy)]
 struct LiftArgs {
@@ -93,6 +129,21 @@ struct LiftArgs {
 
 // SAFETY: plain `#[repr(C)]` integers, the layout of the CUDA struct.
 unsafe impl DeviceRepr for LiftArgs {}
+
+// The layout of `struct LiftArgs` in `kernels/fused.cu`, which asserts the same numbers
+// (`static_assert`): a field added, moved or resized on one side only fails the build.
+const _: () = {
+    use std::mem::{align_of, offset_of, size_of};
+    assert!(size_of::<LiftArgs>() == 48);
+    assert!(align_of::<LiftArgs>() == 8);
+    assert!(offset_of!(LiftArgs, n) == 0);
+    assert!(offset_of!(LiftArgs, out) == 8);
+    assert!(offset_of!(LiftArgs, t) == 16);
+    assert!(offset_of!(LiftArgs, moduli) == 24);
+    assert!(offset_of!(LiftArgs, q_last) == 32);
+    assert!(offset_of!(LiftArgs, limbs) == 40);
+    assert!(offset_of!(LiftArgs, pad) == 44);
+};
 
 fn check_n(n: usize) -> Result<()> {
     if n == 0 || n % 2 != 0 {
@@ -453,6 +504,23 @@ struct TensorArgs {
 // SAFETY: plain `#[repr(C)]` integers, the layout of the CUDA struct.
 unsafe impl DeviceRepr for TensorArgs {}
 
+// The layout of `struct TensorArgs` in `kernels/fused.cu`, which asserts the same numbers
+// (`static_assert`): a field added, moved or resized on one side only fails the build.
+const _: () = {
+    use std::mem::{align_of, offset_of, size_of};
+    assert!(size_of::<TensorArgs>() == 72);
+    assert!(align_of::<TensorArgs>() == 8);
+    assert!(offset_of!(TensorArgs, n) == 0);
+    assert!(offset_of!(TensorArgs, a0) == 8);
+    assert!(offset_of!(TensorArgs, a1) == 16);
+    assert!(offset_of!(TensorArgs, b0) == 24);
+    assert!(offset_of!(TensorArgs, b1) == 32);
+    assert!(offset_of!(TensorArgs, d0) == 40);
+    assert!(offset_of!(TensorArgs, d1) == 48);
+    assert!(offset_of!(TensorArgs, d2) == 56);
+    assert!(offset_of!(TensorArgs, moduli) == 64);
+};
+
 /// The tensor product of two 2-component ciphertexts over `limbs` limbs (`[limbs][n]` each,
 /// limb `i` modulo `moduli[i]`): `d0 = a0·b0`, `d1 = a0·b1 + a1·b0`, `d2 = a1·b1` (element-wise,
 /// canonical), one pass. `a` and `b` may be the same ciphertext (squaring).
@@ -527,6 +595,23 @@ struct ModDownRowsArgs {
 
 // SAFETY: plain `#[repr(C)]` integers, the layout of the CUDA struct.
 unsafe impl DeviceRepr for ModDownRowsArgs {}
+
+// The layout of `struct ModDownRowsArgs` in `kernels/fused.cu`, which asserts the same numbers
+// (`static_assert`): a field added, moved or resized on one side only fails the build.
+const _: () = {
+    use std::mem::{align_of, offset_of, size_of};
+    assert!(size_of::<ModDownRowsArgs>() == 136);
+    assert!(align_of::<ModDownRowsArgs>() == 8);
+    assert!(offset_of!(ModDownRowsArgs, n) == 0);
+    assert!(offset_of!(ModDownRowsArgs, q) == 8);
+    assert!(offset_of!(ModDownRowsArgs, w) == 16);
+    assert!(offset_of!(ModDownRowsArgs, w_shoup) == 24);
+    assert!(offset_of!(ModDownRowsArgs, rows) == 32);
+    assert!(offset_of!(ModDownRowsArgs, add_mask) == 36);
+    assert!(offset_of!(ModDownRowsArgs, t) == 40);
+    assert!(offset_of!(ModDownRowsArgs, x) == 72);
+    assert!(offset_of!(ModDownRowsArgs, y) == 104);
+};
 
 /// One limb of a device buffer: words `limb · n .. (limb + 1) · n` of `buf`.
 #[derive(Clone, Copy, Debug)]

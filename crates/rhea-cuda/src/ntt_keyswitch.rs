@@ -102,6 +102,26 @@ struct NttKsArgs {
 // SAFETY: plain `#[repr(C)]` integers, the layout of the CUDA struct.
 unsafe impl DeviceRepr for NttKsArgs {}
 
+// The layout of `struct NttKsArgs` in `kernels/ntt_keyswitch.cu`, which asserts the same numbers
+// (`static_assert`): a field added, moved or resized on one side only fails the build.
+const _: () = {
+    use std::mem::{align_of, offset_of, size_of};
+    assert!(size_of::<NttKsArgs>() == 168);
+    assert!(align_of::<NttKsArgs>() == 8);
+    assert!(offset_of!(NttKsArgs, out) == 0);
+    assert!(offset_of!(NttKsArgs, input) == 8);
+    assert!(offset_of!(NttKsArgs, moduli) == 16);
+    assert!(offset_of!(NttKsArgs, width) == 24);
+    assert!(offset_of!(NttKsArgs, level) == 28);
+    assert!(offset_of!(NttKsArgs, q_full) == 32);
+    assert!(offset_of!(NttKsArgs, count) == 36);
+    assert!(offset_of!(NttKsArgs, own_start) == 40);
+    assert!(offset_of!(NttKsArgs, own_end) == 56);
+    assert!(offset_of!(NttKsArgs, conv) == 72);
+    assert!(offset_of!(NttKsArgs, key_b) == 104);
+    assert!(offset_of!(NttKsArgs, key_a) == 136);
+};
+
 /// One digit of [`DeviceNttTables::forward_rows_keyswitch`].
 #[derive(Clone, Debug)]
 pub struct KsDigit<'a> {

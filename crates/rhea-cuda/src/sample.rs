@@ -58,6 +58,23 @@ struct SampleArgs {
 // SAFETY: plain `#[repr(C)]` integers, the layout of the CUDA struct.
 unsafe impl DeviceRepr for SampleArgs {}
 
+// The layout of `struct SampleArgs` in `kernels/sample.cu`, which asserts the same numbers
+// (`static_assert`): a field added, moved or resized on one side only fails the build.
+const _: () = {
+    use std::mem::{align_of, offset_of, size_of};
+    assert!(size_of::<SampleArgs>() == 80);
+    assert!(align_of::<SampleArgs>() == 8);
+    assert!(offset_of!(SampleArgs, key) == 0);
+    assert!(offset_of!(SampleArgs, stream) == 32);
+    assert!(offset_of!(SampleArgs, n) == 40);
+    assert!(offset_of!(SampleArgs, out) == 48);
+    assert!(offset_of!(SampleArgs, moduli) == 56);
+    assert!(offset_of!(SampleArgs, limbs) == 64);
+    assert!(offset_of!(SampleArgs, polys) == 68);
+    assert!(offset_of!(SampleArgs, mod_offset) == 72);
+    assert!(offset_of!(SampleArgs, limbs_per_block) == 76);
+};
+
 /// The seed as the eight little-endian key words of the ChaCha20 state (`w4..w11`).
 fn key_words(seed: &[u8; 32]) -> [u32; 8] {
     let mut key = [0u32; 8];
@@ -288,6 +305,18 @@ struct GaussianArgs {
 // SAFETY: plain `#[repr(C)]` integers, the layout of the CUDA struct (`SampleArgs` is 80 bytes,
 // so `table` starts at byte 88 on both sides, 8-aligned).
 unsafe impl DeviceRepr for GaussianArgs {}
+
+// The layout of `struct GaussianArgs` in `kernels/sample.cu`, which asserts the same numbers
+// (`static_assert`): a field added, moved or resized on one side only fails the build.
+const _: () = {
+    use std::mem::{align_of, offset_of, size_of};
+    assert!(size_of::<GaussianArgs>() == 2136);
+    assert!(align_of::<GaussianArgs>() == 8);
+    assert!(offset_of!(GaussianArgs, base) == 0);
+    assert!(offset_of!(GaussianArgs, entries) == 80);
+    assert!(offset_of!(GaussianArgs, bound) == 84);
+    assert!(offset_of!(GaussianArgs, table) == 88);
+};
 
 /// Whether the Gaussian kernel takes the table of `bound` (`2·⌊bound⌋ ≤`
 /// [`MAX_GAUSSIAN_TABLE`]); a bound it refuses has to be sampled on the host

@@ -1,0 +1,380 @@
+//! [`DeviceModUp`]: ModUp of a digit on the device, one polynomial or many per launch.
+
+use super::*;
+
+/// The conversion plan of a ModUp digit of `c` limbs from `start` at `level` (`|Q| = l`,
+/// `|P| = pl`): every limb of `Q_level ∪ P` but the digit's own, as `(table column, output
+/// limb)` pairs (the digit's table lists the other `Q` primes in order, then the `P` primes).
+pub(super) fn modup_plan(
+    l: usize,
+    pl: usize,
+    start: usize,
+    c: usize,
+    level: usize,
+) -> Vec<(u32, u32)> {
+    (0..level + pl)
+        .filter(|o| *o < start || *o >= start + c)
+        .map(|o| {
+            let col = if o < start {
+                o
+            } else if o < level {
+                o - c
+            } else {
+                l - c + (o - level)
+            };
+            (col as u32, o as u32)
+        })
+        .collect()
+}
+
+impl DeviceModUp {
+    /// Wraps `modup` for `device` (tables are uploaded lazily).
+    pub fn new(device: &Arc<GpuDevice>, modup: &ModUp) -> Result<Self> {
+        if modup.digits().iter().any(|d| d.len() > MAX_FROM_LIMBS) {
+            return Err(CudaError::InvalidArgument(format!(
+                "digits of more than {MAX_FROM_LIMBS} limbs are not supported"
+            )));
+        }
+        Ok(Self {
+            device: device.clone(),
+            modup: modup.clone(),
+            converters: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The host ModUp.
+    pub fn host(&self) -> &ModUp {
+        &self.modup
+    }
+
+    /// [`modup_plan`] for this ModUp's `|Q|` and `|P|`.
+    pub(super) fn plan(&self, start: usize, c: usize, level: usize) -> Vec<(u32, u32)> {
+        modup_plan(self.modup.q().len(), self.modup.p().len(), start, c, level)
+    }
+
+    pub(super) fn converter(&self, digit: usize, level: usize) -> Result<Arc<DeviceBaseConverter>> {
+        let c = self.modup.digit_limbs(digit, level)?.len();
+        let mut cache = self
+            .converters
+            .lock()
+            .map_err(|_| CudaError::Driver("ModUp converter cache lock poisoned".into()))?;
+        if let Some(conv) = cache.get(&(digit, c)) {
+            return Ok(conv.clone());
+        }
+        let conv = Arc::new(DeviceBaseConverter::new(
+            &self.device,
+            self.modup.converter(digit, level)?,
+        )?);
+        cache.insert((digit, c), conv.clone());
+        Ok(conv)
+    }
+
+    /// Extends digit `digit` of the level-`level` polynomials `input` (`[polys][level][n]`: the
+    /// whole polynomials; the kernel reads the digit's active limbs from them) to
+    /// `output` (`[polys][level + |P|][n]`, Q limbs then P limbs). The digit's own limbs are
+    /// copied (reduced), all others converted (twin: [`ModUp::apply`] on the digit's limbs).
+    ///
+    /// Errors: as [`ModUp::digit_limbs`]; [`CudaError::Shape`] for buffers of the wrong length.
+    pub fn apply(
+        &self,
+        digit: usize,
+        level: usize,
+        input: &DeviceBuffer,
+        output: &mut DeviceBuffer,
+        n: usize,
+    ) -> Result<()> {
+        self.apply_with(digit, level, input, output, n, BconvTile::Auto)
+    }
+
+    /// [`DeviceModUp::apply`] with the centred conversion (twin: [`ModUp::apply_centered`] on
+    /// the digit's limbs, word for word): the digit's own limbs are copied (reduced), every
+    /// other limb of `output` (`[polys][level + |P|][n]`) receives the centred digit value.
+    /// One launch per [`MAX_PLAN`] output columns (one for `level + |P| − c ≤ 64`).
+    ///
+    /// Errors: as [`DeviceModUp::apply`].
+    pub fn apply_centered(
+        &self,
+        digit: usize,
+        level: usize,
+        input: &DeviceBuffer,
+        output: &mut DeviceBuffer,
+        n: usize,
+    ) -> Result<()> {
+        self.extend(digit, level, input, output, None, n, true, BconvTile::Auto)
+    }
+
+    /// [`DeviceModUp::apply_centered`] without the copy of the digit's own limbs: only the other
+    /// limbs of `output` are written (the key-switching path fills the own limbs from the
+    /// NTT-form input instead, so the reduced coefficient-form copy would be overwritten).
+    ///
+    /// Errors: as [`DeviceModUp::apply`].
+    pub fn convert_centered(
+        &self,
+        digit: usize,
+        level: usize,
+        input: &DeviceBuffer,
+        output: &mut DeviceBuffer,
+        n: usize,
+    ) -> Result<()> {
+        self.extend_flags(
+            digit,
+            level,
+            input,
+            output,
+            None,
+            n,
+            true,
+            BconvTile::Auto,
+            0,
+        )
+    }
+
+    /// The first step's factors at `level`: `q̂_i^{-1} mod q_i` for every limb `i < level`,
+    /// `q̂_i` relative to the digit holding limb `i` (what the conversions multiply by first).
+    ///
+    /// Errors: [`CudaError::Shape`] for a level outside `1 ..= |Q|`.
+    pub fn first_step_factors(&self, level: usize) -> Result<Vec<u64>> {
+        let mut f = vec![0u64; level];
+        for d in 0..self.modup.active_digits(level) {
+            let r = self.modup.digit_limbs(d, level)?;
+            let conv = self.modup.converter(d, level)?;
+            f[r.clone()].copy_from_slice(&conv.q_hat_inv_mod_q()[..r.len()]);
+        }
+        Ok(f)
+    }
+
+    /// [`DeviceModUp::convert_centered`] of several digits of one level-`level` polynomial
+    /// `input` (`[level][n]`), digit `d_i` into `outputs[i]` (`[level + |P|][n]` each), in one
+    /// launch per five digits (each a kernel-parameter block of its own; blockIdx.y picks it)
+    /// instead of one per digit. Words as [`DeviceModUp::convert_centered`] of each.
+    ///
+    /// Errors: as [`DeviceModUp::convert_centered`].
+    pub fn convert_centered_many(
+        &self,
+        level: usize,
+        input: &DeviceBuffer,
+        outputs: &mut [(usize, &mut DeviceBuffer)],
+        n: usize,
+    ) -> Result<()> {
+        self.convert_centered_many_with(level, input, outputs, n, false)
+    }
+
+    /// [`DeviceModUp::convert_centered_many`] of an input that already holds the first step's
+    /// `t_i = x_i · q̂_i^{-1}` (`scaled`: e.g. an inverse NTT with the factors of
+    /// [`DeviceModUp::first_step_factors`] folded in), or of the plain `x_i`.
+    pub fn convert_centered_many_with(
+        &self,
+        level: usize,
+        input: &DeviceBuffer,
+        outputs: &mut [(usize, &mut DeviceBuffer)],
+        n: usize,
+        scaled: bool,
+    ) -> Result<()> {
+        let flags = if scaled { FLAG_SCALED } else { 0 };
+        check_degree(n)?;
+        let pl = self.modup.p().len();
+        if polys_of("ModUp input", input.len(), level, n)? != 1 {
+            return Err(CudaError::Shape(
+                "convert_centered_many converts one polynomial".into(),
+            ));
+        }
+        let mut jobs = Vec::with_capacity(outputs.len());
+        for (digit, output) in outputs.iter() {
+            check_device(&self.device, &[output, input])?;
+            check_len("ModUp output", output.len(), (level + pl) * n)?;
+            let r = self.modup.digit_limbs(*digit, level)?;
+            let (start, c) = (r.start, r.len());
+            let conv = self.converter(*digit, level)?;
+            let plan = self.plan(start, c, level);
+            let io = Io {
+                n,
+                polys: 1,
+                input: input.device_ptr_at(start * n)?,
+                in_stride: level * n,
+                out: output.device_ptr(),
+                out_stride: (level + pl) * n,
+            };
+            jobs.push((conv, plan, io));
+        }
+        let longest = jobs.iter().map(|(_, p, _)| p.len()).max().unwrap_or(0);
+        let narrow = jobs.first().is_some_and(|(c, _, _)| c.narrow);
+        let rin = Some(RIN_DEFAULT).filter(|_| jobs.iter().all(|(c, _, _)| c.l <= RIN_MAX_INPUTS));
+        let tile = rin.unwrap_or_else(|| {
+            BconvTile::choose(n, 1, longest, self.device.multiprocessor_count())
+        });
+        let widest = jobs.iter().map(|(c, _, _)| c.l).max().unwrap_or(0);
+        let kernel = tile.multi_kernel(narrow, widest);
+        let uniform = jobs
+            .iter()
+            .all(|(c, p, _)| c.narrow == narrow && c.l <= 16 && p.len() <= MAX_PLAN);
+        let (Some(kernel), true) = (kernel, uniform) else {
+            // Plans or tiles the multi kernel does not take: one launch per digit.
+            for (conv, plan, io) in &jobs {
+                conv.launch_plan(io, plan, flags, 0, true, BconvTile::Auto)?;
+            }
+            return Ok(());
+        };
+        let (_, c) = tile.shape().unwrap_or((8, 2));
+        let f = self.device.function(&BCONV, &kernel)?;
+        let (coeff_blocks, sms) = (
+            n.div_ceil((THREADS * c) as usize),
+            self.device.multiprocessor_count(),
+        );
+        for group in jobs.chunks(MAX_MULTI) {
+            let group_of = |plan: &[(u32, u32)]| {
+                tile.columns_per_block(plan.len(), coeff_blocks * group.len(), sms)
+            };
+            let args = group
+                .iter()
+                .map(|(conv, plan, io)| {
+                    let mut a = conv.args(io, plan, flags, 0)?;
+                    a.group = group_of(plan);
+                    Ok(a)
+                })
+                .collect::<Result<Vec<_>>>()?;
+            // Entries past the group repeat its first (never read: blockIdx.y < group.len()).
+            let mut multi = BconvMulti {
+                a: [args[0]; MAX_MULTI],
+            };
+            multi.a[..args.len()].copy_from_slice(&args);
+            let shared = group
+                .iter()
+                .map(|(conv, plan, _)| conv.shared_bytes(group_of(plan), true, tile.is_rin()))
+                .max();
+            let groups = group
+                .iter()
+                .map(|(_, plan, _)| plan.len().div_ceil(group_of(plan) as usize))
+                .max();
+            let (shared, groups) = (shared.unwrap_or(0), groups.unwrap_or(1).max(1));
+            let cfg = LaunchConfig {
+                grid_dim: (coeff_blocks as u32, group.len() as u32, groups as u32),
+                block_dim: (THREADS, 1, 1),
+                shared_mem_bytes: shared,
+            };
+            let mut params = [param(&multi)];
+            // SAFETY: the one parameter is `struct BconvMulti` by value (#[repr(C)] like its CUDA
+            // twin), pointing to a local that lives across the call; blockIdx.y < group.len()
+            // selects a filled entry; each entry's buffers were checked as in
+            // `convert_centered` (input limbs of one level-`level` polynomial, an output of
+            // `level + |P|` limbs, table columns below K); blocks past an entry's plan exit
+            // before reading anything; all work is ordered on the device's one stream, and
+            // before pdl_wait() the kernel reads only the converters' host-uploaded tables.
+            unsafe { launch_dependent(&self.device, &f, cfg, &mut params) }?;
+        }
+        Ok(())
+    }
+
+    /// [`DeviceModUp::apply_centered`] writing into `output` from word `out_offset` on (e.g.
+    /// digit `d` of a `[dnum][level + |P|][n]` buffer at `out_offset = d·(level + |P|)·n`, the
+    /// stacked layout of the digits); `output` must hold
+    /// `out_offset + polys·(level + |P|)·n` words or more. `input` is `[polys][level][n]`.
+    ///
+    /// Errors: as [`DeviceModUp::apply`]; [`CudaError::Shape`] if `output` is too short.
+    pub fn apply_centered_at(
+        &self,
+        digit: usize,
+        level: usize,
+        input: &DeviceBuffer,
+        output: &mut DeviceBuffer,
+        out_offset: usize,
+        n: usize,
+    ) -> Result<()> {
+        self.extend(
+            digit,
+            level,
+            input,
+            output,
+            Some(out_offset),
+            n,
+            true,
+            BconvTile::Auto,
+        )
+    }
+
+    /// [`DeviceModUp::apply`] with an explicit register tile.
+    pub fn apply_with(
+        &self,
+        digit: usize,
+        level: usize,
+        input: &DeviceBuffer,
+        output: &mut DeviceBuffer,
+        n: usize,
+        tile: BconvTile,
+    ) -> Result<()> {
+        self.extend(digit, level, input, output, None, n, false, tile)
+    }
+
+    /// [`DeviceModUp::apply_centered`] with an explicit register tile.
+    pub fn apply_centered_with(
+        &self,
+        digit: usize,
+        level: usize,
+        input: &DeviceBuffer,
+        output: &mut DeviceBuffer,
+        n: usize,
+        tile: BconvTile,
+    ) -> Result<()> {
+        self.extend(digit, level, input, output, None, n, true, tile)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn extend(
+        &self,
+        digit: usize,
+        level: usize,
+        input: &DeviceBuffer,
+        output: &mut DeviceBuffer,
+        out_offset: Option<usize>,
+        n: usize,
+        centered: bool,
+        tile: BconvTile,
+    ) -> Result<()> {
+        self.extend_flags(
+            digit, level, input, output, out_offset, n, centered, tile, FLAG_COPY,
+        )
+    }
+
+    /// [`DeviceModUp::extend`] with the launch flags given (`FLAG_COPY` or 0).
+    #[allow(clippy::too_many_arguments)]
+    fn extend_flags(
+        &self,
+        digit: usize,
+        level: usize,
+        input: &DeviceBuffer,
+        output: &mut DeviceBuffer,
+        out_offset: Option<usize>,
+        n: usize,
+        centered: bool,
+        tile: BconvTile,
+        flags: u32,
+    ) -> Result<()> {
+        let at = out_offset.is_some();
+        let out_offset = out_offset.unwrap_or(0);
+        check_degree(n)?;
+        check_device(&self.device, &[output, input])?;
+        let r = self.modup.digit_limbs(digit, level)?;
+        let (start, c) = (r.start, r.len());
+        let pl = self.modup.p().len();
+        let polys = polys_of("ModUp input", input.len(), level, n)?;
+        let out_words = polys * (level + pl) * n;
+        if !at {
+            check_len("ModUp output", output.len(), out_words)?;
+        } else if output.len() < out_offset + out_words {
+            return Err(CudaError::Shape(format!(
+                "ModUp output has {} words; {out_offset} + {out_words} needed",
+                output.len()
+            )));
+        }
+        let conv = self.converter(digit, level)?;
+        let plan = self.plan(start, c, level);
+        let io = Io {
+            n,
+            polys,
+            input: input.device_ptr_at(start * n)?,
+            in_stride: level * n,
+            out: output.device_ptr_at(out_offset)?,
+            out_stride: (level + pl) * n,
+        };
+        conv.launch_plan(&io, &plan, flags, start as u32, centered, tile)
+    }
+}
