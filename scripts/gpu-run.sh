@@ -51,6 +51,9 @@ fails=0
 passes=0
 # --include-ignored runs the #[ignore]d GPU and NVRTC tests; --skip leaves out the report printers.
 SKIPS=()
+# Tests that run the CLI (rhea-cli's cli_errors) find it here, away from cargo's build tree.
+RHEA_CLI=$PWD/$BIN/$(awk -F'\t' '$1 == "bin" && $3 == "rhea" {print $4}' "$BIN/MANIFEST.tsv")
+export RHEA_CLI
 for t in ${GPU_RUN_SKIP-gpu_ckks_timings_n16 sizes_at_n16}; do SKIPS+=(--skip "$t"); done
 while IFS=$'\t' read -r kind pkg target file; do
   [ "$kind" = test ] || continue

@@ -27,8 +27,17 @@ impl Drop for TempDir {
     }
 }
 
+/// The CLI under test: the one cargo built with this test, or `$RHEA_CLI` where the test runs
+/// away from its build tree (`scripts/gpu-run.sh` on the GPU machine points it at the carried
+/// binary).
+fn rhea_bin() -> std::path::PathBuf {
+    std::env::var_os("RHEA_CLI")
+        .map(Into::into)
+        .unwrap_or_else(|| env!("CARGO_BIN_EXE_rhea").into())
+}
+
 fn rhea(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rhea"))
+    Command::new(rhea_bin())
         .current_dir(dir)
         .args(args)
         .output()
