@@ -633,7 +633,7 @@ static_assert(RHEA_OFFSETOF(BconvMulti, a) == 0, "BconvMulti::a: not the Rust of
 // Resident blocks per SM asked of ptxas for the widest tile (J * C = 16): BCONV_WIDE_MIN_BLOCKS
 // (4: at most 128 registers; 3: at most 168), else no constraint. The three-word accumulators
 // need 6 registers each: capped at 128 they spill, so they take 3 blocks (166-168 registers);
-// measured on an H100 (BENCHMARKS.md §10) that is 5-9 % faster than the 128-bit accumulators at 4.
+// measured on an H100 (bench-history §10) that is 5-9 % faster than the 128-bit accumulators at 4.
 #ifndef BCONV_WIDE_MIN_BLOCKS
 #if BCONV_ACC3
 #define BCONV_WIDE_MIN_BLOCKS 3
@@ -705,7 +705,7 @@ BCONV_INSTANCE(7, 2)
 // (BCONV_RIN_C2_MIN_BLOCKS; 1: no constraint). Their two-part sums hold each input twice (the
 // word and its double): 16 inputs took 185 registers, 2 blocks per SM, and the key switching
 // lost 8 µs; at 4 (at most 128 registers, 17 words spilled by the 16-input kernels) they gain
-// (H100, BENCHMARKS.md §28); at 5 (92 registers, 31 spilled) they lose 27 µs.
+// (H100, bench-history §28); at 5 (92 registers, 31 spilled) they lose 27 µs.
 #ifndef BCONV_RIN_C2_MIN_BLOCKS
 #define BCONV_RIN_C2_MIN_BLOCKS 4
 #endif

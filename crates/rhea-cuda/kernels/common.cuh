@@ -134,7 +134,7 @@ RHEA_INLINE ulonglong2 ld_dep2_if(const u64* p, bool on) {
 // l2_discard: drops one 128-byte line (128-byte aligned) from L2 without writing it back; the
 // line's words become undefined, so only for a temporary that no one reads again (the fused
 // ModUp rows' converted limbs, the epilogue row kernels' scratch runs and consumed x).
-// Deep mul+relin on the H100 0.328 -> 0.321 ms, rotate 0.295 -> 0.288 (BENCHMARKS.md §18).
+// Deep mul+relin on the H100 0.328 -> 0.321 ms, rotate 0.295 -> 0.288 (bench-history §18).
 // RHEA_L2_EF=0 / RHEA_L2_DISCARD=0 (RHEA_NVRTC_DEFINES) turn them off for comparison.
 #ifndef RHEA_L2_EF
 #define RHEA_L2_EF 1

@@ -26,7 +26,7 @@
 // threads per SM: B = 9 (56 registers) for the forward column kernels, 7 (72) for the inverse
 // ones, 8 (64) for the row kernels. Without hints ptxas settles at 56-66 registers for most
 // kernels and 74-78 for the forward row kernels; each B is the fastest of 6-9 for its kernel on
-// the H100 (BENCHMARKS.md §13: the column kernels, scheduled more freely with 72, ran 4-11 %
+// the H100 (bench-history §13: the column kernels, scheduled more freely with 72, ran 4-11 %
 // faster; §14: the forward row kernels fit 64 without spilling once their derived-twiddle
 // factors are loaded late, NTT_LATE_CST, and the forward transform is then 2 % faster than at
 // 80; §21: with row flags, which let the row kernel start on rows whose columns are done, the
@@ -37,7 +37,7 @@
 // The row kernels with FP64 rows (ntt_fwd_rowsef_*[_p]) take NTT_ROWS_F64_B = 7 (72 registers):
 // their FP64 and integer bodies are disjoint (with shared loads before the branch ptxas spilled
 // the FP64 one), and the paired kernel spilled 16 words at 64 registers, none at 72; on the H100 at
-// 8 mul+relin ran 0.286 ms, at 7 0.278 (the integer rows: 0.280; BENCHMARKS.md §24).
+// 8 mul+relin ran 0.286 ms, at 7 0.278 (the integer rows: 0.280; bench-history §24).
 // NTT_MIN_BLOCKS (e.g. through RHEA_NVRTC_DEFINES) sets one hint for every kernel instead, for
 // tuning; 0 removes it; NTT_COLS_FWD_B, NTT_COLS_INV_B, NTT_ROWS_FWD_B and NTT_ROWS_INV_B can
 // be set the same way, one class at a time, and NTT_COLS_B sets both column classes.

@@ -211,7 +211,7 @@ RHEA_INLINE u64 ntt_csub(u64 a, u64 q) {
 // The butterflies keep forward values in [0, 6q) (reduced by 3q) and inverse values in
 // [0, 3q); with q < 2^61 the largest, 6q, stays below 2^64. One 32 x 32 -> 64-bit multiply
 // fewer per butterfly (6 -> 4 IMAD.WIDE in SASS): on the H100 the arithmetic floor drops 8 %,
-// the 2^16 x 32 transform 2 % forward and 4 % inverse (BENCHMARKS.md §14). 0: the exact
+// the 2^16 x 32 transform 2 % forward and 4 % inverse (bench-history §14). 0: the exact
 // quotient (for comparison, through RHEA_NVRTC_DEFINES); the outputs are the same words.
 #ifndef NTT_APPROX_HI
 #define NTT_APPROX_HI 1
@@ -341,7 +341,7 @@ RHEA_INLINE NttPrime load_ntt_prime(const NttPrime* primes, u32 i) {
 // before the barrier that precedes the pass (NTT_PREFETCH), were issued after it, each a few
 // instructions before its first use. A plain load is ordered with the barrier and stays before
 // it, where its latency overlaps the shared-memory exchange: 2-4 % faster transforms on the H100
-// (BENCHMARKS.md §12b). `volatile` keeps the front end from moving it instead. NTT_TW_NC=1
+// (bench-history §12b). `volatile` keeps the front end from moving it instead. NTT_TW_NC=1
 // restores __ldg (for comparison; RHEA_NVRTC_DEFINES).
 #ifndef NTT_TW_NC
 #define NTT_TW_NC 0
@@ -511,13 +511,13 @@ RHEA_INLINE void pass_tw_load_of(u32 tau, u32 R, const TwCtx& t, ulonglong2 (&w)
 // on the H100 it pays in launches of a few waves (2^16 x 32 limbs: forward 33.4 -> 32.0 us,
 // inverse 31.4 -> 30.3) and costs in long ones (1024 x 8 limbs at 2^15, 248 waves of column
 // blocks: forward +15 %), so the host stages launches of at most NTT_FLAG_ROWS rows
-// (BENCHMARKS.md §23). Staging the forward rows too made that transform slower (33.6 us).
+// (bench-history §23). Staging the forward rows too made that transform slower (33.6 us).
 #ifndef NTT_TW_SMEM
 #define NTT_TW_SMEM 13
 #endif
 
 // Through L1 (.ca), where the SM's other blocks on the same table find the pairs (L2 only,
-// .cg, measured the same: BENCHMARKS.md §23).
+// .cg, measured the same: bench-history §23).
 RHEA_INLINE void cp_async16(ulonglong2* dst, const ulonglong2* src) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     const u32 d = (u32)__cvta_generic_to_shared(dst);
@@ -989,7 +989,7 @@ RHEA_INLINE void rows_global_store(u64* __restrict__ base, u32 tau, const u64 (&
 // tensor product or the fused inner product (launch order): they run reversed, and so do the
 // forward row kernels; the inverse column kernels, which follow the reversed inverse rows, and
 // the fused inner product run in launch order. Deep mul+relin on the H100 0.317 -> 0.309 ms
-// (BENCHMARKS.md §18). Each can be set through RHEA_NVRTC_DEFINES, for comparison.
+// (bench-history §18). Each can be set through RHEA_NVRTC_DEFINES, for comparison.
 #ifndef NTT_FWD_COLS_REV
 #define NTT_FWD_COLS_REV 1
 #endif
@@ -1060,7 +1060,7 @@ RHEA_INLINE u64 epi_sub_mul(u64 x, double v, const EpiFactor& f, u64 q) {
 // NTT_EPI_OUT_EF (default 1): the epilogue stores its outputs evict-first (st.global.cs), so
 // that they leave L2 before the scratch runs the column kernel wrote and the row kernel has yet
 // to read (and drop). H100, stream ms: rescale 0.052 -> 0.049, mul+relin 0.277 -> 0.275,
-// mul+relin+rescale 0.293 -> 0.289 (BENCHMARKS.md §25; an evict-last policy on the column
+// mul+relin+rescale 0.293 -> 0.289 (bench-history §25; an evict-last policy on the column
 // kernels' stores of the scratch runs gained nothing more). 0: plain stores (for comparison).
 #ifndef NTT_EPI_OUT_EF
 #define NTT_EPI_OUT_EF 1

@@ -193,7 +193,7 @@ RHEA_INLINE void ntt_rows_keyswitch(const ulonglong2* __restrict__ tw_all,
 // first entry), with NKS_MIN_BLOCKS blocks per SM asked of ptxas from N = 2^14 (7: 72
 // registers, no spills; the shared memory, 8 KiB per digit with the last digit in the exchange
 // buffer, allows 8 blocks of 3 digits). On the H100 6, 7 and 8 blocks (80, 72, 64 registers)
-// run the deep mul+relin within 1 % of each other (BENCHMARKS.md §14).
+// run the deep mul+relin within 1 % of each other (bench-history §14).
 #define NTT_ROWS_KS(LOGN, LOG1)                                                             \
     extern "C" __global__ void __launch_bounds__(RowsShape<LOGN - LOG1>::THREADS,          \
                                                  (LOGN) >= 14 ? NKS_MIN_BLOCKS : 0)         \

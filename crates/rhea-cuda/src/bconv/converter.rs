@@ -307,7 +307,7 @@ impl DeviceBaseConverter {
                 );
                 // Many input limbs: the 8-limb load chunks of the uncapped variant (H100,
                 // 30 -> 8 limbs: 22.6 us, as J8C2); key switching's 7-9 limbs prefer the
-                // capped variant (H100, 9 -> 23: 24.8 against 29.2 us; BENCHMARKS.md §10).
+                // capped variant (H100, 9 -> 23: 24.8 against 29.2 us; bench-history §10).
                 if t == BconvTile::J8C2 && self.l > 16 {
                     BconvTile::J8C2U8
                 } else {

@@ -89,7 +89,7 @@ impl BconvTile {
     /// device with `sms` multiprocessors: the widest tile ([`BconvTile::J8C2`], the most reuse
     /// of each loaded word) unless that leaves fewer than 128 threads per multiprocessor, then
     /// the first of `J8C1`, `J4C1` that does not (else `J4C1`). Measured on an H100 at N = 2^16
-    /// (BENCHMARKS.md §10, `gpu_bench --suite bconv`): `J8C2` is the fastest at every
+    /// (bench-history §10, `gpu_bench --suite bconv`): `J8C2` is the fastest at every
     /// key-switching shape (9 → 23: 24.8 µs, against 26.4 / 30.6 / 41.4 µs for `J8C1`, `J4C1`,
     /// `J2C1`), although it leaves only 3 warps per scheduler.
     pub fn choose(n: usize, polys: usize, outputs: usize, sms: u32) -> BconvTile {
@@ -111,7 +111,7 @@ impl BconvTile {
     /// The two-coefficient tile for `outputs` columns: as few groups as `J8C2` needs, split
     /// evenly, so with the fewest empty columns: 23 → `J8C2` (8 + 8 + 7), 25 → `J7C2` (4 × 7
     /// instead of 8 + 8 + 8 + 1), 17 → `J6C2`; `J8C2` when the even split is below 5 columns.
-    /// Measured on an H100 (BENCHMARKS.md §10): 7 → 25 limbs, 2 polys, `J7C2` 45.7 µs against
+    /// Measured on an H100 (bench-history §10): 7 → 25 limbs, 2 polys, `J7C2` 45.7 µs against
     /// 48.5 (`J8C2`) and 46.9 (`J5C2`, no empty column but less reuse of each loaded word).
     fn fewest_empty_columns(outputs: usize) -> BconvTile {
         let groups = outputs.max(1).div_ceil(8);
@@ -160,7 +160,7 @@ pub(super) const RIN_DEFAULT: BconvTile = BconvTile::RinC2;
 /// The most output columns one block of a register-input tile walks. Measured on an H100 at the
 /// deep preset: 16 against 8, 12 and 25 in session 9 (mul+relin 0.343 against 0.350, 0.345,
 /// 0.350 ms); after the later kernels, 32 (a ModUp digit's every output in one block) against 16
-/// (BENCHMARKS.md §19: mul+relin 0.305–0.306 against 0.306–0.308 ms over 4 rounds, rotate
+/// (bench-history §19: mul+relin 0.305–0.306 against 0.306–0.308 ms over 4 rounds, rotate
 /// 0.278–0.279 against 0.279–0.281). The launch still gets 4 blocks per SM
 /// ([`BconvTile::columns_per_block`]), so small problems keep their smaller groups.
 const RIN_MAX_GROUP: u32 = 32;

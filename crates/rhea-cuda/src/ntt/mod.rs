@@ -45,11 +45,11 @@
 //! (Percentages: bytes of a two-pass transform, data read and written twice plus one read of
 //! each prime's 16-byte twiddle table, over the copy bandwidth. The bench now counts only the
 //! twiddle bytes a variant reads, half the table or less with derived twiddles:
-//! `NttSplit::twiddle_bytes_read`, BENCHMARKS.md §17.) When these timings were taken both kernels
+//! `NttSplit::twiddle_bytes_read`, bench-history §17.) When these timings were taken both kernels
 //! were bound by the 64-bit integer multiplier, not by memory: Nsight Compute showed IPC ≈ 2.3
 //! with "math pipe throttle" the first stall reason, and DRAM at 20–55 %. (Those timings predate
 //! the following SASS reductions; today the transform reads 82–86 % of the copy bandwidth and
-//! is neither issue- nor multiply-bound alone, BENCHMARKS.md §17.) A lazy butterfly costs 22
+//! is neither issue- nor multiply-bound alone, bench-history §17.) A lazy butterfly costs 22
 //! SASS instructions: the 64×64 high product (7), the two low products folded into one multiply-add chain (6, `ntt_shoup_lazy`), a conditional
 //! subtraction decided by the sign (5) and two additions; with the data movement,
 //! `ntt_fwd_cols_16_7_8` is ~31 instructions per butterfly and `ntt_fwd_rows_16_7` ~32 (from ~43

@@ -118,7 +118,7 @@ pub fn default_split(log_degree: u32, polys: usize) -> Option<NttSplit> {
 }
 
 /// Launch rows up to which the kernels stage their twiddles in shared memory. Measured on the
-/// H100 (BENCHMARKS.md §23): staging pays in launches of a few waves (2^16 × 32 limbs: forward
+/// H100 (bench-history §23): staging pays in launches of a few waves (2^16 × 32 limbs: forward
 /// 33.4 → 32.0 µs, inverse 31.4 → 30.3 µs) and costs in long ones (1024 × 8 limbs at 2^15,
 /// 8192 rows: forward +15 %).
 pub(super) const TW_STAGED_ROWS: usize = FLAG_ROWS;

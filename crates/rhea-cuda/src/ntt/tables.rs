@@ -51,7 +51,7 @@ pub(super) const FLAG_ROWS: usize = 4096;
 /// starts on a row as soon as the first kernel has finished that row, instead of waiting for
 /// the whole first grid (see `ntt_dep_wait` in `ntt.cuh`): with the forward column kernels at 8
 /// blocks per SM, the forward transform of 2^16 × 32 limbs 34.4 → 32.7–33.0 µs on the H100
-/// (BENCHMARKS.md §21).
+/// (bench-history §21).
 pub(super) struct RowFlags {
     pub(super) words: DeviceBuffer,
     pub(super) epoch: std::sync::atomic::AtomicU32,

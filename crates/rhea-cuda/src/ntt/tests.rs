@@ -50,7 +50,7 @@ fn galois_inverse_inverts_modulo_2n() {
 #[test]
 fn twiddles_are_staged_in_launches_of_at_most_4096_rows() {
     // One limb, the 32 limbs of the NTT goal, the staging limit, and past it (the 1024 × 8
-    // batch of seed 000 has 8192 rows and must not be staged: BENCHMARKS.md §23).
+    // batch of seed 000 has 8192 rows and must not be staged: bench-history §23).
     for (polys, limbs, staged) in [(1, 1, 1), (1, 32, 1), (1024, 4, 1), (1024, 8, 0)] {
         let a = stage_twiddles(NttArgs::of(&NttBatch::all(polys, limbs)));
         assert_eq!(a.tw_staged, staged, "{polys} x {limbs}");

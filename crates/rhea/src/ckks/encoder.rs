@@ -26,7 +26,7 @@ const F64_PATH_MAX_LOG: f64 = 50.0;
 /// `x.round()` (half away from zero) as an integer, for `|x| < 2^52`: the truncation (one
 /// `cvttsd2si`) corrected by the fractional part `x - trunc(x)`, which is exact in that range —
 /// 3–4× faster than `f64::round` (a libm call on baseline x86-64) and the conversion to `i128`
-/// it replaces (BENCHMARKS.md §23).
+/// it replaces (bench-history §23).
 #[inline]
 fn round_half_away(x: f64) -> i64 {
     let t = x as i64;

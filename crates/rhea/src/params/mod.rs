@@ -299,7 +299,7 @@ impl CkksParametersLiteral {
     /// faster key switching (fewer converted limbs: 43 against 71) and a smaller switching key
     /// (136 limbs against 192), paid for with a larger log QP and a slower public-key
     /// encryption (it works over `Q ∪ P`). On an H100 mul+relin takes 0.283 ms against 0.306
-    /// (BENCHMARKS.md §20).
+    /// (bench-history §20).
     pub fn n16_logqp1560_levels24() -> Self {
         let mut q = vec![60];
         q.extend([40; 24]);
