@@ -2,17 +2,17 @@
 // rescale-by-last-prime on [poly][limb][N] coefficient-domain buffers.
 //
 // Twins (crates/rhea-math/src/bconv.rs), canonical outputs equal word for word:
-//   bconv_scale                 t_i = [x_i * qhat_i^{-1}]_{q_i}   (BaseConverter::compute_t)
-//   bconv_matmul_j{J}_c{C}[_narrow]  y_j = (sum_i t_i * [qhat_i]_{p_j}) mod p_j
-//                               (BaseConverter::convert_approx; optionally fused with the
-//                               first step, the ModUp copy of the digit's own limbs, and the
-//                               ModDown epilogue (x_j - y_j) * P^{-1} mod q_j)
-//   bconv_matmul_j{J}_c{C}[_narrow]_centered  the same with the centred correction
+//   bconv_matmul_j{J}_c{C}[_u8][_narrow]_centered, bconv_rin_c2[_narrow]_centered[_l16]
 //                               y_j = (sum_i t_i [qhat_i]_{p_j} mod p_j - v [Q]_{p_j}) mod p_j,
-//                               v = round-half-down(sum_i t_i * (1/q_i)) in f64, index order,
-//                               __dmul_rn/__dadd_rn (never contracted into FMA)
-//                               (BaseConverter::convert_centered, ModUp::apply_centered,
-//                               ModDown::apply_rounded)
+//                               t_i = [x_i * qhat_i^{-1}]_{q_i} (the first step, fused unless
+//                               the input already holds t_i), v = round-half-down(sum_i t_i *
+//                               (1/q_i)) in f64, index order, __dmul_rn/__dadd_rn (never
+//                               contracted into FMA); optionally with the ModUp copy of the
+//                               digit's own limbs (BaseConverter::convert_centered,
+//                               ModUp::apply_centered, ModDown::apply_rounded). Only the centred
+//                               instances exist: the templates' CENTERED = false path (the
+//                               approximate conversion, BaseConverter::convert_approx) has none.
+//   bconv_multi_*_centered      several single-polynomial centred conversions in one launch
 //   bconv_rescale_last          out_i = ([x_i + h]_{q_i} - [r]_{q_i}) * q_l^{-1} mod q_i,
 //                               r = [x_last + h]_{q_l}   (Rescaler::apply)
 //
@@ -645,14 +645,6 @@ static_assert(RHEA_OFFSETOF(BconvMulti, a) == 0, "BconvMulti::a: not the Rust of
 
 #define BCONV_INSTANCE(J, C)                                                               \
     extern "C" __global__ void __launch_bounds__(128, BCONV_MIN_BLOCKS(J, C))            \
-        bconv_matmul_j##J##_c##C(const __grid_constant__ BconvArgs A) { RHEA_TL            \
-        bconv_matmul_body<J, C, false, false>(A, blockIdx.y);                              \
-    }                                                                                      \
-    extern "C" __global__ void __launch_bounds__(128, BCONV_MIN_BLOCKS(J, C))            \
-        bconv_matmul_j##J##_c##C##_narrow(const __grid_constant__ BconvArgs A) { RHEA_TL   \
-        bconv_matmul_body<J, C, true, false>(A, blockIdx.y);                               \
-    }                                                                                      \
-    extern "C" __global__ void __launch_bounds__(128, BCONV_MIN_BLOCKS(J, C))            \
         bconv_matmul_j##J##_c##C##_centered(const __grid_constant__ BconvArgs A) { RHEA_TL \
         bconv_matmul_body<J, C, false, true>(A, blockIdx.y);                               \
     }                                                                                      \
@@ -669,17 +661,9 @@ static_assert(RHEA_OFFSETOF(BconvMulti, a) == 0, "BconvMulti::a: not the Rust of
         bconv_matmul_body<J, C, true, true>(M.a[blockIdx.y], 0u);                          \
     }
 
-// The same tile with 8-limb load chunks and no register cap (the previous default; kept for
-// the benchmark's comparison): 152-164 registers, 3 blocks per SM.
+// The same tile with 8-limb load chunks and no register cap (what BconvTile::Auto picks above
+// 16 input limbs): 152-164 registers, 3 blocks per SM.
 #define BCONV_INSTANCE_U8(J, C)                                                            \
-    extern "C" __global__ void __launch_bounds__(128)                                      \
-        bconv_matmul_j##J##_c##C##_u8(const __grid_constant__ BconvArgs A) { RHEA_TL       \
-        bconv_matmul_body<J, C, false, false, 8>(A, blockIdx.y);                           \
-    }                                                                                      \
-    extern "C" __global__ void __launch_bounds__(128)                                      \
-        bconv_matmul_j##J##_c##C##_u8_narrow(const __grid_constant__ BconvArgs A) { RHEA_TL \
-        bconv_matmul_body<J, C, true, false, 8>(A, blockIdx.y);                            \
-    }                                                                                      \
     extern "C" __global__ void __launch_bounds__(128)                                      \
         bconv_matmul_j##J##_c##C##_u8_centered(const __grid_constant__ BconvArgs A) { RHEA_TL \
         bconv_matmul_body<J, C, false, true, 8>(A, blockIdx.y);                            \
@@ -711,17 +695,9 @@ BCONV_INSTANCE(7, 2)
 #endif
 #define BCONV_RIN_MIN_BLOCKS(C) ((C) == 2 ? BCONV_RIN_C2_MIN_BLOCKS : 1)
 
-// The register-input tiles: bconv_rin_c<C>[_narrow][_centered][_l16] and the multi-conversion
+// The register-input tiles: bconv_rin_c<C>[_narrow]_centered[_l16] and the multi-conversion
 // bconv_multi_rin_c<C>[_narrow]_centered[_l16] (`_l16`: up to BCONV_RIN_LMAX_WIDE inputs).
 #define BCONV_RIN_INSTANCE(C, LMAX, SFX)                                                           \
-    extern "C" __global__ void __launch_bounds__(128, BCONV_RIN_MIN_BLOCKS(C))                     \
-        bconv_rin_c##C##SFX(const __grid_constant__ BconvArgs A) { RHEA_TL                         \
-        bconv_rin_body<C, false, false, LMAX>(A, blockIdx.y);                                      \
-    }                                                                                              \
-    extern "C" __global__ void __launch_bounds__(128, BCONV_RIN_MIN_BLOCKS(C))                     \
-        bconv_rin_c##C##_narrow##SFX(const __grid_constant__ BconvArgs A) { RHEA_TL                \
-        bconv_rin_body<C, true, false, LMAX>(A, blockIdx.y);                                       \
-    }                                                                                              \
     extern "C" __global__ void __launch_bounds__(128, BCONV_RIN_MIN_BLOCKS(C))                     \
         bconv_rin_c##C##_centered##SFX(const __grid_constant__ BconvArgs A) { RHEA_TL              \
         bconv_rin_body<C, false, true, LMAX>(A, blockIdx.y);                                       \
@@ -740,53 +716,6 @@ BCONV_INSTANCE(7, 2)
     }
 BCONV_RIN_INSTANCE(2, BCONV_RIN_LMAX, )
 BCONV_RIN_INSTANCE(2, BCONV_RIN_LMAX_WIDE, _l16)
-
-// Must match rhea_cuda::bconv::ScaleArgs (#[repr(C)]).
-struct ScaleArgs {
-    u64 n;
-    u64 in_stride;
-    u64 out_stride;
-    const u64* input;
-    u64* out;
-    const RheaModulus* from_mod;
-    const u64* q_hat_inv;
-    const u64* q_hat_inv_shoup;
-    u32 from_count;
-    u32 pad;
-};
-// The layout of the Rust twin (`src/bconv/args.rs`), asserted there too: keep both in step.
-static_assert(sizeof(ScaleArgs) == 72, "ScaleArgs: not the Rust size");
-static_assert(alignof(ScaleArgs) == 8, "ScaleArgs: not the Rust alignment");
-static_assert(RHEA_OFFSETOF(ScaleArgs, n) == 0, "ScaleArgs::n: not the Rust offset");
-static_assert(RHEA_OFFSETOF(ScaleArgs, in_stride) == 8, "ScaleArgs::in_stride: not the Rust offset");
-static_assert(RHEA_OFFSETOF(ScaleArgs, out_stride) == 16, "ScaleArgs::out_stride: not the Rust offset");
-static_assert(RHEA_OFFSETOF(ScaleArgs, input) == 24, "ScaleArgs::input: not the Rust offset");
-static_assert(RHEA_OFFSETOF(ScaleArgs, out) == 32, "ScaleArgs::out: not the Rust offset");
-static_assert(RHEA_OFFSETOF(ScaleArgs, from_mod) == 40, "ScaleArgs::from_mod: not the Rust offset");
-static_assert(RHEA_OFFSETOF(ScaleArgs, q_hat_inv) == 48, "ScaleArgs::q_hat_inv: not the Rust offset");
-static_assert(RHEA_OFFSETOF(ScaleArgs, q_hat_inv_shoup) == 56, "ScaleArgs::q_hat_inv_shoup: not the Rust offset");
-static_assert(RHEA_OFFSETOF(ScaleArgs, from_count) == 64, "ScaleArgs::from_count: not the Rust offset");
-static_assert(RHEA_OFFSETOF(ScaleArgs, pad) == 68, "ScaleArgs::pad: not the Rust offset");
-
-// out[p][i][k] = x[p][i][k] * qhat_i^{-1} mod q_i (Shoup). blockIdx.y = p * L + i; two words
-// per thread (16-byte accesses; N is even).
-extern "C" __global__ void bconv_scale(const ScaleArgs A) { RHEA_TL
-    pdl_trigger();
-    const u32 r = blockIdx.y;
-    const u32 p = r / A.from_count;
-    const u32 i = r - p * A.from_count;
-    const u64 q = A.from_mod[i].value;
-    const u64 w = A.q_hat_inv[i], ws = A.q_hat_inv_shoup[i];
-    pdl_wait();
-    const u64* x = A.input + (u64)p * A.in_stride + (u64)i * A.n;
-    u64* o = A.out + (u64)p * A.out_stride + (u64)i * A.n;
-    const u64 stride = (u64)gridDim.x * blockDim.x;
-    const u64 half = A.n >> 1;
-    for (u64 k = (u64)blockIdx.x * blockDim.x + threadIdx.x; k < half; k += stride) {
-        const ulonglong2 v = ld_dep2(reinterpret_cast<const ulonglong2*>(x) + k);
-        store2(o + 2 * k, make_ulonglong2(shoup_mul(v.x, w, ws, q), shoup_mul(v.y, w, ws, q)));
-    }
-}
 
 // Must match rhea_cuda::bconv::RescaleArgs (#[repr(C)]).
 struct RescaleArgs {

@@ -1,5 +1,6 @@
-//! Base conversion, ModUp, ModDown and rescale kernels against their `rhea_math::bconv` twins,
-//! word for word, plus the timing of the 30 → 8 conversion at N = 2^16 (printed, not asserted).
+//! The rescale kernel against its `rhea_math::bconv` twin, word for word, the conversion's shape
+//! checks, and the timing of the centred 30 → 8 conversion at N = 2^16 (printed, not asserted).
+//! The centred conversion and ModUp are tested word for word in `bconv_centered.rs`.
 //!
 //! The GPU tests and the NVRTC test are `#[ignore]`d (a machine without them lists them as
 //! ignored); `--include-ignored` runs them, and then a missing GPU or NVRTC is a failure.
@@ -20,130 +21,30 @@ fn bconv_kernels_compile() {
     require_nvrtc("bconv_kernels_compile");
     let cubin = registry::compile(&BCONV, "sm_90").unwrap_or_else(|e| panic!("{e}"));
     for f in [
-        "bconv_matmul_j4_c1",
-        "bconv_matmul_j8_c1",
-        "bconv_matmul_j8_c2",
-        "bconv_matmul_j4_c1_narrow",
-        "bconv_matmul_j8_c2_narrow",
-        "bconv_scale",
+        "bconv_matmul_j8_c2_u8_centered",
+        "bconv_matmul_j8_c2_u8_narrow_centered",
+        "bconv_rin_c2_centered",
+        "bconv_rin_c2_narrow_centered_l16",
+        "bconv_multi_rin_c2_centered",
         "bconv_rescale_last",
     ] {
         assert!(cubin_has(&cubin, f), "{f} missing from the CUBIN");
     }
+    // Only centred conversions are instantiated (production never launched the approximate
+    // ones, which were removed).
+    for f in [
+        "bconv_matmul_j8_c2",
+        "bconv_matmul_j8_c2_narrow",
+        "bconv_matmul_j8_c2_u8",
+        "bconv_rin_c2",
+        "bconv_rin_c2_narrow_l16",
+        "bconv_scale",
+    ] {
+        assert!(!cubin_has(&cubin, f), "{f} is still in the CUBIN");
+    }
 }
 
 const DEGREE_MAX: usize = 1 << 17;
-
-/// (log N, |Q|, |P|, dnum, bits, polys, levels)
-type ModUpCase = (u32, usize, usize, usize, u32, usize, &'static [usize]);
-
-#[test]
-#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
-fn convert_matches_convert_approx() {
-    let dev = require_gpu("convert_matches_convert_approx");
-    let mut rng = rng("convert_matches_convert_approx");
-    // (log N, L, K, bits of the source primes, bits of the target primes, polynomials)
-    let cases = [
-        (12, 1, 3, 61, 61, 1),
-        (12, 3, 8, 30, 61, 3),
-        (12, 8, 3, 61, 30, 2),
-        (12, 70, 5, 61, 61, 1),  // L > 63: the accumulators are folded
-        (12, 30, 70, 30, 61, 1), // K > 64: two launches
-        (16, 30, 8, 30, 30, 1),
-        (16, 8, 30, 61, 61, 2),
-        (17, 30, 8, 61, 61, 1),
-        (17, 3, 34, 30, 30, 1),
-    ];
-    for (log_n, l, k, bf, bt, polys) in cases {
-        let n = 1usize << log_n;
-        let (from, to) = disjoint_primes(bf, l, bt, k, DEGREE_MAX);
-        let conv = BaseConverter::new(&basis(&from), &basis(&to)).unwrap();
-        let x = random_rns(&mut rng, &from, n, polys);
-        let want = per_poly(&x, l, k, n, |i, o| conv.convert_approx(i, o, n).unwrap());
-        let dconv = DeviceBaseConverter::new(&dev, &conv).unwrap();
-        let dx = dev.upload(&x).unwrap();
-        let mut dy = dev.alloc(polys * k * n).unwrap();
-        let case = format!("N=2^{log_n} L={l} K={k} ({bf}->{bt} bits) polys={polys}");
-        dconv.convert(&mut dy, &dx, n).unwrap();
-        assert_words(&dev.download(&dy).unwrap(), &want, &format!("{case} auto"));
-        for tile in BconvTile::ALL {
-            dy.fill_zero().unwrap();
-            dconv.convert_with(&mut dy, &dx, n, false, tile).unwrap();
-            assert_words(
-                &dev.download(&dy).unwrap(),
-                &want,
-                &format!("{case} {tile:?}"),
-            );
-        }
-        // The first step on its own, then the conversion of t.
-        let mut dt = dev.alloc(x.len()).unwrap();
-        dconv.scale_by_q_hat_inv(&mut dt, &dx, n).unwrap();
-        let t = dev.download(&dt).unwrap();
-        let inv = conv.q_hat_inv_mod_q();
-        for (r, row) in t.chunks(n).enumerate() {
-            let i = r % l;
-            let q = &from[i];
-            let xr = &x[r * n..(r + 1) * n];
-            for (c, (&tv, &xv)) in row.iter().zip(xr).enumerate().step_by(97) {
-                assert_eq!(tv, q.mul(xv, inv[i]), "{case}: t at row {r}, coeff {c}");
-            }
-        }
-        dy.fill_zero().unwrap();
-        dconv.convert_scaled(&mut dy, &dt, n).unwrap();
-        assert_words(
-            &dev.download(&dy).unwrap(),
-            &want,
-            &format!("{case} scaled"),
-        );
-        println!("ok: {case}");
-    }
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
-fn modup_matches_host() {
-    let dev = require_gpu("modup_matches_host");
-    let mut rng = rng("modup_matches_host");
-    // (log N, |Q|, |P|, dnum, bits, polys, levels)
-    let cases: [ModUpCase; 4] = [
-        (12, 12, 4, 3, 61, 2, &[12, 7, 3, 1]),
-        (16, 30, 8, 4, 30, 2, &[30, 17]),
-        (17, 8, 3, 2, 61, 1, &[8, 5]),
-        (12, 66, 4, 33, 30, 1, &[66, 41]), // more than 64 converted limbs: two launches
-    ];
-    for (log_n, ql, pl, dnum, bits, polys, levels) in cases {
-        let n = 1usize << log_n;
-        let (qm, pm) = disjoint_primes(bits, ql, bits, pl, DEGREE_MAX);
-        let modup = ModUp::new(&basis(&qm), &basis(&pm), dnum).unwrap();
-        let dmodup = DeviceModUp::new(&dev, &modup).unwrap();
-        for &level in levels {
-            let x = random_rns(&mut rng, &qm[..level], n, polys);
-            let dx = dev.upload(&x).unwrap();
-            let mut dy = dev.alloc(polys * (level + pl) * n).unwrap();
-            for digit in 0..modup.active_digits(level) {
-                let r = modup.digit_limbs(digit, level).unwrap();
-                let want = per_poly(&x, level, level + pl, n, |i, o| {
-                    modup
-                        .apply(digit, level, &i[r.start * n..r.end * n], o, n)
-                        .unwrap()
-                });
-                let case = format!(
-                    "N=2^{log_n} |Q|={ql} |P|={pl} dnum={dnum} {bits} bits level={level} \
-                     digit={digit} polys={polys}"
-                );
-                dy.fill_zero().unwrap();
-                dmodup.apply(digit, level, &dx, &mut dy, n).unwrap();
-                assert_words(&dev.download(&dy).unwrap(), &want, &case);
-                dy.fill_zero().unwrap();
-                dmodup
-                    .apply_with(digit, level, &dx, &mut dy, n, BconvTile::J4C1)
-                    .unwrap();
-                assert_words(&dev.download(&dy).unwrap(), &want, &format!("{case} J4C1"));
-            }
-            println!("ok: ModUp N=2^{log_n} |Q|={ql} |P|={pl} level={level}");
-        }
-    }
-}
 
 #[test]
 #[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
@@ -191,23 +92,23 @@ fn bad_shapes_are_errors() {
     let n = 16;
     let x = dev.alloc(3 * n).unwrap();
     let mut y = dev.alloc(2 * n).unwrap();
-    assert!(d.convert(&mut y, &x, n).is_ok());
+    assert!(d.convert_centered(&mut y, &x, n).is_ok());
     assert!(matches!(
-        d.convert(&mut dev.alloc(3 * n).unwrap(), &x, n),
+        d.convert_centered(&mut dev.alloc(3 * n).unwrap(), &x, n),
         Err(CudaError::Shape(_))
     ));
     assert!(matches!(
-        d.convert(&mut y, &dev.alloc(4 * n).unwrap(), n),
+        d.convert_centered(&mut y, &dev.alloc(4 * n).unwrap(), n),
         Err(CudaError::Shape(_))
     ));
     assert!(matches!(
-        d.convert(&mut dev.alloc(30).unwrap(), &dev.alloc(45).unwrap(), 15),
+        d.convert_centered(&mut dev.alloc(30).unwrap(), &dev.alloc(45).unwrap(), 15),
         Err(CudaError::InvalidArgument(_))
     ));
     dev.synchronize().unwrap();
 }
 
-/// Times the base conversion 30 → 8 limbs at N = 2^16 against its memory floor (printed).
+/// Times the centred base conversion 30 → 8 limbs at N = 2^16 against its memory floor (printed).
 #[test]
 #[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn bconv_timing_n16_30_to_8() {
@@ -241,15 +142,15 @@ fn bconv_timing_n16_30_to_8() {
         println!("{bits}-bit primes: narrow kernels = {}", d.is_narrow());
         for polys in [1usize, 2] {
             let x = random_rns(&mut rng, &from, n, polys);
-            let want = per_poly(&x, l, k, n, |i, o| conv.convert_approx(i, o, n).unwrap());
+            let want = per_poly(&x, l, k, n, |i, o| conv.convert_centered(i, o, n).unwrap());
             let dx = dev.upload(&x).unwrap();
             let mut dy = dev.alloc(polys * k * n).unwrap();
-            let mut dt = dev.alloc(x.len()).unwrap();
             let floor_us = polys as f64 * bytes / copy_bw / 1e6;
             let auto = BconvTile::choose(n, polys, k, dev.multiprocessor_count());
             for tile in [BconvTile::Auto].into_iter().chain(BconvTile::ALL) {
                 let us = time_us(&dev, iters, || {
-                    d.convert_with(&mut dy, &dx, n, false, tile).unwrap()
+                    d.convert_centered_with(&mut dy, &dx, n, false, tile)
+                        .unwrap()
                 });
                 assert_words(&dev.download(&dy).unwrap(), &want, "timed conversion");
                 println!(
@@ -263,20 +164,6 @@ fn bconv_timing_n16_30_to_8() {
                     us / floor_us
                 );
             }
-            let scale_us = time_us(&dev, iters, || {
-                d.scale_by_q_hat_inv(&mut dt, &dx, n).unwrap()
-            });
-            let scaled_us = time_us(&dev, iters, || d.convert_scaled(&mut dy, &dt, n).unwrap());
-            assert_words(
-                &dev.download(&dy).unwrap(),
-                &want,
-                "timed scaled conversion",
-            );
-            println!(
-                "  split: scale {scale_us:.2} us + convert_scaled {scaled_us:.2} us \
-                 = {:.2} us",
-                scale_us + scaled_us
-            );
         }
     }
 }
@@ -297,11 +184,13 @@ fn modswitch_timing_n16() {
         let rescaler = DeviceRescaler::new(&dev, &Rescaler::new(&qb).unwrap()).unwrap();
         let x = dev.upload(&random_rns(&mut rng, &qm, n, 1)).unwrap();
         let mut ext = dev.alloc((ql + pl) * n).unwrap();
-        let up_us = time_us(&dev, iters, || modup.apply(0, ql, &x, &mut ext, n).unwrap());
+        let up_us = time_us(&dev, iters, || {
+            modup.apply_centered(0, ql, &x, &mut ext, n).unwrap()
+        });
         let mut res = dev.alloc((ql - 1) * n).unwrap();
         let rs_us = time_us(&dev, iters, || rescaler.apply(ql, &x, &mut res, n).unwrap());
         println!(
-            "{bits}-bit N=2^16 |Q|={ql} |P|={pl} dnum={dnum}: ModUp(digit 0, 8 -> 30 limbs) \
+            "{bits}-bit N=2^16 |Q|={ql} |P|={pl} dnum={dnum}: centred ModUp(digit 0, 8 -> 30 limbs) \
              {up_us:.2} us, rescale(30 -> 29) \
              {rs_us:.2} us"
         );

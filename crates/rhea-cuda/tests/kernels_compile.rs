@@ -49,6 +49,27 @@ fn kernels_compile() {
             }
         }
     }
+    // The base conversions are only the centred ones (the approximate family, never launched
+    // in production, was removed): every tile narrow or not, its multi-conversion twin, the
+    // register-input tiles for up to 12 and 16 inputs, and the rescale.
+    let bconv = registry::compile(&rhea_cuda::bconv::BCONV, "sm_90").unwrap();
+    let mut bconv = registry::cubin_kernel_names(&bconv).unwrap();
+    bconv.sort();
+    let mut want = vec!["bconv_rescale_last".to_string()];
+    for narrow in ["", "_narrow"] {
+        for (j, c) in [(4, 1), (8, 1), (8, 2), (5, 2), (6, 2), (7, 2)] {
+            want.push(format!("bconv_matmul_j{j}_c{c}{narrow}_centered"));
+            want.push(format!("bconv_multi_j{j}_c{c}{narrow}_centered"));
+        }
+        want.push(format!("bconv_matmul_j8_c2_u8{narrow}_centered"));
+        for l16 in ["", "_l16"] {
+            want.push(format!("bconv_rin_c2{narrow}_centered{l16}"));
+            want.push(format!("bconv_multi_rin_c2{narrow}_centered{l16}"));
+        }
+    }
+    want.sort();
+    assert_eq!(bconv, want, "the bconv module's kernels");
+
     // The virtual architecture yields PTX naming every entry point.
     let ptx = registry::compile(&registry::ELEMENTWISE, "compute_90").unwrap();
     let text = String::from_utf8_lossy(&ptx);

@@ -1,5 +1,5 @@
-//! The launch arguments packed for the kernels (`struct BconvArgs`, `BconvMulti`, `ScaleArgs`,
-//! `RescaleArgs` in `bconv.cu`).
+//! The launch arguments packed for the kernels (`struct BconvArgs`, `BconvMulti`, `RescaleArgs`
+//! in `bconv.cu`).
 
 use super::*;
 
@@ -87,43 +87,6 @@ const _: () = {
     assert!(size_of::<BconvMulti>() == 3320);
     assert!(align_of::<BconvMulti>() == 8);
     assert!(offset_of!(BconvMulti, a) == 0);
-};
-
-/// Launch arguments of `bconv_scale` (`struct ScaleArgs`).
-#[repr(C)]
-#[derive(Clone, Copy)]
-pub(super) struct ScaleArgs {
-    pub(super) n: u64,
-    pub(super) in_stride: u64,
-    pub(super) out_stride: u64,
-    pub(super) input: u64,
-    pub(super) out: u64,
-    pub(super) from_mod: u64,
-    pub(super) q_hat_inv: u64,
-    pub(super) q_hat_inv_shoup: u64,
-    pub(super) from_count: u32,
-    pub(super) pad: u32,
-}
-
-// SAFETY: plain `#[repr(C)]` integers, the layout of the CUDA struct.
-unsafe impl DeviceRepr for ScaleArgs {}
-
-// The layout of `struct ScaleArgs` in `kernels/bconv.cu`, which asserts the same numbers
-// (`static_assert`): a field added, moved or resized on one side only fails the build.
-const _: () = {
-    use std::mem::{align_of, offset_of, size_of};
-    assert!(size_of::<ScaleArgs>() == 72);
-    assert!(align_of::<ScaleArgs>() == 8);
-    assert!(offset_of!(ScaleArgs, n) == 0);
-    assert!(offset_of!(ScaleArgs, in_stride) == 8);
-    assert!(offset_of!(ScaleArgs, out_stride) == 16);
-    assert!(offset_of!(ScaleArgs, input) == 24);
-    assert!(offset_of!(ScaleArgs, out) == 32);
-    assert!(offset_of!(ScaleArgs, from_mod) == 40);
-    assert!(offset_of!(ScaleArgs, q_hat_inv) == 48);
-    assert!(offset_of!(ScaleArgs, q_hat_inv_shoup) == 56);
-    assert!(offset_of!(ScaleArgs, from_count) == 64);
-    assert!(offset_of!(ScaleArgs, pad) == 68);
 };
 
 /// Launch arguments of `bconv_rescale_last` (`struct RescaleArgs`).

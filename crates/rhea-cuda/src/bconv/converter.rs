@@ -69,7 +69,7 @@ impl DeviceBaseConverter {
 
     /// `q̂_i^{-1} mod q_i` per source limb: the per-limb constant of the first step, for a
     /// kernel (an inverse NTT) that fuses it and then calls
-    /// [`DeviceBaseConverter::convert_scaled`].
+    /// [`DeviceBaseConverter::convert_centered_with`] with `scaled = true`.
     pub fn q_hat_inv_mod_q(&self) -> &[u64] {
         &self.q_hat_inv
     }
@@ -81,70 +81,6 @@ impl DeviceBaseConverter {
 
     pub(super) fn ptr(&self, offset: usize) -> Result<u64> {
         self.tables.device_ptr_at(offset)
-    }
-
-    /// The first step alone: `out[p][i] = [x[p][i] · q̂_i^{-1}]_{q_i}` (canonical), both
-    /// `[polys][L][n]`.
-    ///
-    /// Errors: [`CudaError::Shape`] / [`CudaError::InvalidArgument`] for bad shapes.
-    pub fn scale_by_q_hat_inv(
-        &self,
-        out: &mut DeviceBuffer,
-        input: &DeviceBuffer,
-        n: usize,
-    ) -> Result<()> {
-        check_degree(n)?;
-        check_device(&self.device, &[out, input])?;
-        let polys = polys_of("scale input", input.len(), self.l, n)?;
-        check_len("scale output", out.len(), input.len())?;
-        let args = ScaleArgs {
-            n: n as u64,
-            in_stride: (self.l * n) as u64,
-            out_stride: (self.l * n) as u64,
-            input: input.device_ptr(),
-            out: out.device_ptr(),
-            from_mod: self.from.device_ptr(),
-            q_hat_inv: self.ptr(0)?,
-            q_hat_inv_shoup: self.ptr(self.l)?,
-            from_count: self.l as u32,
-            pad: 0,
-        };
-        let rows = polys * self.l;
-        if rows > 65535 {
-            return Err(CudaError::Shape(format!(
-                "{polys} polynomials × {} limbs exceed one launch (65535 rows)",
-                self.l
-            )));
-        }
-        let cfg = LaunchConfig {
-            grid_dim: (
-                (n / 2).div_ceil(SIMPLE_THREADS as usize).min(65535) as u32,
-                rows as u32,
-                1,
-            ),
-            block_dim: (SIMPLE_THREADS, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        let f = self.device.function(&BCONV, "bconv_scale")?;
-        let mut params = [param(&args)];
-        // SAFETY: the one parameter is `struct ScaleArgs` by value (#[repr(C)] like its CUDA
-        // twin), pointing to a local that lives across the call; every address is a live
-        // allocation of this device whose size was checked above; all work is ordered on the
-        // device's one stream, and the kernel reads only the moduli and q̂ tables (host uploads)
-        // before pdl_wait().
-        unsafe { launch_dependent(&self.device, &f, cfg, &mut params) }
-    }
-
-    /// The fast base conversion of `input` (`[polys][L][n]`) into `out` (`[polys][K][n]`), the
-    /// first step fused (twin: [`BaseConverter::convert_approx`]).
-    pub fn convert(&self, out: &mut DeviceBuffer, input: &DeviceBuffer, n: usize) -> Result<()> {
-        self.convert_with(out, input, n, false, BconvTile::Auto)
-    }
-
-    /// The conversion of an input that already holds `t_i = [x_i · q̂_i^{-1}]_{q_i}` (from
-    /// [`DeviceBaseConverter::scale_by_q_hat_inv`] or a fused inverse NTT).
-    pub fn convert_scaled(&self, out: &mut DeviceBuffer, t: &DeviceBuffer, n: usize) -> Result<()> {
-        self.convert_with(out, t, n, true, BconvTile::Auto)
     }
 
     /// The centred conversion of `input` (`[polys][L][n]`) into `out` (`[polys][K][n]`), the
@@ -168,20 +104,7 @@ impl DeviceBaseConverter {
         scaled: bool,
         tile: BconvTile,
     ) -> Result<()> {
-        self.convert_impl(out, input, n, scaled, true, tile)
-    }
-
-    /// [`DeviceBaseConverter::convert`] (`scaled = false`) or
-    /// [`DeviceBaseConverter::convert_scaled`] (`scaled = true`) with an explicit register tile.
-    pub fn convert_with(
-        &self,
-        out: &mut DeviceBuffer,
-        input: &DeviceBuffer,
-        n: usize,
-        scaled: bool,
-        tile: BconvTile,
-    ) -> Result<()> {
-        self.convert_impl(out, input, n, scaled, false, tile)
+        self.convert_impl(out, input, n, scaled, tile)
     }
 
     /// [`DeviceBaseConverter::convert_centered`] of `polys` polynomials read in place from a
@@ -252,7 +175,7 @@ impl DeviceBaseConverter {
             out_stride: self.k * n,
         };
         let flags = if scaled { FLAG_SCALED } else { 0 };
-        self.launch_plan(&io, &plan, flags, 0, true, BconvTile::Auto)
+        self.launch_plan(&io, &plan, flags, 0, BconvTile::Auto)
     }
 
     fn convert_impl(
@@ -261,7 +184,6 @@ impl DeviceBaseConverter {
         input: &DeviceBuffer,
         n: usize,
         scaled: bool,
-        centered: bool,
         tile: BconvTile,
     ) -> Result<()> {
         check_degree(n)?;
@@ -278,20 +200,17 @@ impl DeviceBaseConverter {
             out_stride: self.k * n,
         };
         let flags = if scaled { FLAG_SCALED } else { 0 };
-        self.launch_plan(&io, &plan, flags, 0, centered, tile)
+        self.launch_plan(&io, &plan, flags, 0, tile)
     }
 
     /// Launches the conversion for `plan` (`(table column, output limb)` pairs), in chunks of
-    /// [`MAX_PLAN`]; `FLAG_COPY` applies to the first chunk only. `centered` selects the
-    /// `_centered` kernels.
-    #[allow(clippy::too_many_arguments)]
+    /// [`MAX_PLAN`] (centred kernels); `FLAG_COPY` applies to the first chunk only.
     pub(super) fn launch_plan(
         &self,
         io: &Io,
         plan: &[(u32, u32)],
         flags: u32,
         copy_first: u32,
-        centered: bool,
         tile: BconvTile,
     ) -> Result<()> {
         let rin_ok = self.l <= RIN_MAX_INPUTS && flags & FLAG_COPY == 0;
@@ -321,7 +240,7 @@ impl DeviceBaseConverter {
         let (_, c) = tile.shape().unwrap_or((8, 2));
         let f = self
             .device
-            .function(&BCONV, &tile.kernel(self.narrow, centered, self.l))?;
+            .function(&BCONV, &tile.kernel(self.narrow, self.l))?;
         let chunks: Vec<&[(u32, u32)]> = if plan.is_empty() {
             vec![&[]]
         } else {
@@ -338,7 +257,7 @@ impl DeviceBaseConverter {
             let cfg = LaunchConfig {
                 grid_dim: (coeff_blocks as u32, io.polys as u32, groups as u32),
                 block_dim: (THREADS, 1, 1),
-                shared_mem_bytes: self.shared_bytes(j, centered, tile.is_rin()),
+                shared_mem_bytes: self.shared_bytes(j, tile.is_rin()),
             };
             let mut params = [param(&args)];
             // SAFETY: the one parameter is `struct BconvArgs` by value (#[repr(C)] like its CUDA

@@ -6,14 +6,12 @@
 //!
 //! | wrapper | twin |
 //! |---|---|
-//! | [`DeviceBaseConverter::convert`] (fused first step) | [`BaseConverter::convert_approx`] |
-//! | [`DeviceBaseConverter::scale_by_q_hat_inv`] then [`DeviceBaseConverter::convert_scaled`] | the same, in two steps |
-//! | [`DeviceModUp::apply`] | [`ModUp::apply`] |
 //! | [`DeviceBaseConverter::convert_centered`] | [`BaseConverter::convert_centered`] |
 //! | [`DeviceModUp::apply_centered`] | [`ModUp::apply_centered`] |
 //! | [`DeviceRescaler::apply`] | [`Rescaler::apply`] |
 //!
-//! The centred variants (`_centered` kernels) also sum `t_i · (1/q_i)` in `f64`, in index order
+//! Only the centred conversions are instantiated (the `_centered` kernels; production never ran
+//! the approximate ones, [`BaseConverter::convert_approx`]). They also sum `t_i · (1/q_i)` in `f64`, in index order
 //! with `__dmul_rn`/`__dadd_rn` (never contracted into an FMA), exactly as the host does, and
 //! subtract `v · [Q]_{p_j}` with `v` that sum rounded half down: the same `v` as the host for
 //! every input, hence the same words.
@@ -26,10 +24,10 @@
 //! table slice, the input-limb constants and the `J` output moduli in shared memory; each thread
 //! keeps `J × C` 128-bit accumulators in registers, folds them (Barrett) every 63 input limbs and
 //! reduces each once at the end. When every modulus of both bases is below `2^32` the products
-//! are 32 × 32 → 64-bit multiplies ([`DeviceBaseConverter::is_narrow`]). The first step (`x_i · q̂_i^{-1}`, Shoup) is fused into the
-//! load of the input, or done beforehand ([`DeviceBaseConverter::scale_by_q_hat_inv`], or by an
-//! inverse NTT that multiplies by [`DeviceBaseConverter::q_hat_inv_mod_q`] in its last stage)
-//! and skipped with [`DeviceBaseConverter::convert_scaled`].
+//! are 32 × 32 → 64-bit multiplies ([`DeviceBaseConverter::is_narrow`]). The first step
+//! (`x_i · q̂_i^{-1}`, Shoup) is fused into the load of the input, or done beforehand by an
+//! inverse NTT that multiplies by [`DeviceBaseConverter::q_hat_inv_mod_q`] in its last stage
+//! and skipped (`scaled = true` of [`DeviceBaseConverter::convert_centered_with`]).
 //!
 //! Which table columns a launch computes and which output limb each lands in is a *plan*, carried
 //! in the launch's parameter block (at most [`MAX_PLAN`] columns per launch; longer plans take
@@ -65,7 +63,7 @@ mod converter;
 mod modup;
 mod policy;
 mod rescale;
-use args::{BconvMulti, RescaleArgs, ScaleArgs, MAX_MULTI};
+use args::{BconvMulti, RescaleArgs, MAX_MULTI};
 pub use policy::BconvTile;
 use policy::{RIN_DEFAULT, RIN_MAX_INPUTS};
 
@@ -90,7 +88,7 @@ pub const MAX_FROM_LIMBS: usize = 256;
 /// Threads per block of the conversion kernel (`__launch_bounds__(128)`).
 const THREADS: u32 = 128;
 
-/// Threads per block of the scale and rescale kernels.
+/// Threads per block of the rescale kernel.
 const SIMPLE_THREADS: u32 = 256;
 
 const FLAG_SCALED: u32 = 1;

@@ -70,28 +70,13 @@ impl DeviceModUp {
     }
 
     /// Extends digit `digit` of the level-`level` polynomials `input` (`[polys][level][n]`: the
-    /// whole polynomials; the kernel reads the digit's active limbs from them) to
-    /// `output` (`[polys][level + |P|][n]`, Q limbs then P limbs). The digit's own limbs are
-    /// copied (reduced), all others converted (twin: [`ModUp::apply`] on the digit's limbs).
-    ///
-    /// Errors: as [`ModUp::digit_limbs`]; [`CudaError::Shape`] for buffers of the wrong length.
-    pub fn apply(
-        &self,
-        digit: usize,
-        level: usize,
-        input: &DeviceBuffer,
-        output: &mut DeviceBuffer,
-        n: usize,
-    ) -> Result<()> {
-        self.apply_with(digit, level, input, output, n, BconvTile::Auto)
-    }
-
-    /// [`DeviceModUp::apply`] with the centred conversion (twin: [`ModUp::apply_centered`] on
-    /// the digit's limbs, word for word): the digit's own limbs are copied (reduced), every
-    /// other limb of `output` (`[polys][level + |P|][n]`) receives the centred digit value.
+    /// whole polynomials; the kernel reads the digit's active limbs from them) to `output`
+    /// (`[polys][level + |P|][n]`, Q limbs then P limbs) with the centred conversion (twin:
+    /// [`ModUp::apply_centered`] on the digit's limbs, word for word): the digit's own limbs are
+    /// copied (reduced), every other limb receives the centred digit value.
     /// One launch per [`MAX_PLAN`] output columns (one for `level + |P| − c ≤ 64`).
     ///
-    /// Errors: as [`DeviceModUp::apply`].
+    /// Errors: as [`ModUp::digit_limbs`]; [`CudaError::Shape`] for buffers of the wrong length.
     pub fn apply_centered(
         &self,
         digit: usize,
@@ -100,14 +85,14 @@ impl DeviceModUp {
         output: &mut DeviceBuffer,
         n: usize,
     ) -> Result<()> {
-        self.extend(digit, level, input, output, None, n, true, BconvTile::Auto)
+        self.extend(digit, level, input, output, None, n, BconvTile::Auto)
     }
 
     /// [`DeviceModUp::apply_centered`] without the copy of the digit's own limbs: only the other
     /// limbs of `output` are written (the key-switching path fills the own limbs from the
     /// NTT-form input instead, so the reduced coefficient-form copy would be overwritten).
     ///
-    /// Errors: as [`DeviceModUp::apply`].
+    /// Errors: as [`DeviceModUp::apply_centered`].
     pub fn convert_centered(
         &self,
         digit: usize,
@@ -116,17 +101,7 @@ impl DeviceModUp {
         output: &mut DeviceBuffer,
         n: usize,
     ) -> Result<()> {
-        self.extend_flags(
-            digit,
-            level,
-            input,
-            output,
-            None,
-            n,
-            true,
-            BconvTile::Auto,
-            0,
-        )
+        self.extend_flags(digit, level, input, output, None, n, BconvTile::Auto, 0)
     }
 
     /// The first step's factors at `level`: `q̂_i^{-1} mod q_i` for every limb `i < level`,
@@ -210,7 +185,7 @@ impl DeviceModUp {
         let (Some(kernel), true) = (kernel, uniform) else {
             // Plans or tiles the multi kernel does not take: one launch per digit.
             for (conv, plan, io) in &jobs {
-                conv.launch_plan(io, plan, flags, 0, true, BconvTile::Auto)?;
+                conv.launch_plan(io, plan, flags, 0, BconvTile::Auto)?;
             }
             return Ok(());
         };
@@ -239,7 +214,7 @@ impl DeviceModUp {
             multi.a[..args.len()].copy_from_slice(&args);
             let shared = group
                 .iter()
-                .map(|(conv, plan, _)| conv.shared_bytes(group_of(plan), true, tile.is_rin()))
+                .map(|(conv, plan, _)| conv.shared_bytes(group_of(plan), tile.is_rin()))
                 .max();
             let groups = group
                 .iter()
@@ -269,7 +244,7 @@ impl DeviceModUp {
     /// stacked layout of the digits); `output` must hold
     /// `out_offset + polys·(level + |P|)·n` words or more. `input` is `[polys][level][n]`.
     ///
-    /// Errors: as [`DeviceModUp::apply`]; [`CudaError::Shape`] if `output` is too short.
+    /// Errors: as [`DeviceModUp::apply_centered`]; [`CudaError::Shape`] if `output` is too short.
     pub fn apply_centered_at(
         &self,
         digit: usize,
@@ -286,22 +261,8 @@ impl DeviceModUp {
             output,
             Some(out_offset),
             n,
-            true,
             BconvTile::Auto,
         )
-    }
-
-    /// [`DeviceModUp::apply`] with an explicit register tile.
-    pub fn apply_with(
-        &self,
-        digit: usize,
-        level: usize,
-        input: &DeviceBuffer,
-        output: &mut DeviceBuffer,
-        n: usize,
-        tile: BconvTile,
-    ) -> Result<()> {
-        self.extend(digit, level, input, output, None, n, false, tile)
     }
 
     /// [`DeviceModUp::apply_centered`] with an explicit register tile.
@@ -314,7 +275,7 @@ impl DeviceModUp {
         n: usize,
         tile: BconvTile,
     ) -> Result<()> {
-        self.extend(digit, level, input, output, None, n, true, tile)
+        self.extend(digit, level, input, output, None, n, tile)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -326,12 +287,9 @@ impl DeviceModUp {
         output: &mut DeviceBuffer,
         out_offset: Option<usize>,
         n: usize,
-        centered: bool,
         tile: BconvTile,
     ) -> Result<()> {
-        self.extend_flags(
-            digit, level, input, output, out_offset, n, centered, tile, FLAG_COPY,
-        )
+        self.extend_flags(digit, level, input, output, out_offset, n, tile, FLAG_COPY)
     }
 
     /// [`DeviceModUp::extend`] with the launch flags given (`FLAG_COPY` or 0).
@@ -344,7 +302,6 @@ impl DeviceModUp {
         output: &mut DeviceBuffer,
         out_offset: Option<usize>,
         n: usize,
-        centered: bool,
         tile: BconvTile,
         flags: u32,
     ) -> Result<()> {
@@ -375,6 +332,6 @@ impl DeviceModUp {
             out: output.device_ptr_at(out_offset)?,
             out_stride: (level + pl) * n,
         };
-        conv.launch_plan(&io, &plan, flags, start as u32, centered, tile)
+        conv.launch_plan(&io, &plan, flags, start as u32, tile)
     }
 }

@@ -27,8 +27,8 @@ pub enum BconvTile {
     J5C2,
     /// Inputs in registers, 2 coefficients per thread (16-byte loads): each thread loads its
     /// words of every input limb once and walks a group of up to 32 outputs with one
-    /// accumulator (`bconv_rin_c2*`; up to 16 input limbs, `_l16` kernels above 12, plain and
-    /// centred conversions; otherwise the register-tiled choice).
+    /// accumulator (`bconv_rin_c2*`; up to 16 input limbs, `_l16` kernels above 12; otherwise
+    /// the register-tiled choice).
     RinC2,
 }
 
@@ -140,15 +140,16 @@ impl BconvTile {
         })
     }
 
-    pub(super) fn kernel(self, narrow: bool, centered: bool, inputs: usize) -> String {
+    /// The centred conversion kernel of this tile for `inputs` input limbs (only centred
+    /// conversions are instantiated in `bconv.cu`).
+    pub(super) fn kernel(self, narrow: bool, inputs: usize) -> String {
         let (j, c) = self.shape().unwrap_or((8, 2));
         let narrow = if narrow { "_narrow" } else { "" };
-        let centered = if centered { "_centered" } else { "" };
         if self.is_rin() {
-            return format!("bconv_rin_c{c}{narrow}{centered}{}", rin_suffix(inputs));
+            return format!("bconv_rin_c{c}{narrow}_centered{}", rin_suffix(inputs));
         }
         format!(
-            "bconv_matmul_j{j}_c{c}{}{narrow}{centered}",
+            "bconv_matmul_j{j}_c{c}{}{narrow}_centered",
             if self == BconvTile::J8C2U8 { "_u8" } else { "" },
         )
     }
@@ -195,11 +196,10 @@ impl DeviceBaseConverter {
 
     /// Dynamic shared memory of one block of a `j`-column tile: the table slice (as words and,
     /// for the register-input tiles' two-part sums, as doubles), the input constants, the output
-    /// moduli and, centred, the input moduli's inverses.
-    pub(super) fn shared_bytes(&self, j: u32, centered: bool, rin: bool) -> u32 {
+    /// moduli and the input moduli's inverses (the centred correction).
+    pub(super) fn shared_bytes(&self, j: u32, rin: bool) -> u32 {
         let (l, j) = (self.l, j as usize);
-        let extra = if centered { l } else { 0 };
         let table = if rin { 2 * l * j } else { l * j };
-        ((table + 3 * l + 4 * j + extra) * 8) as u32
+        ((table + 4 * l + 4 * j) * 8) as u32
     }
 }

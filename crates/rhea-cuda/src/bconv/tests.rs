@@ -78,3 +78,39 @@ fn the_tile_computes_few_empty_columns() {
         }
     }
 }
+
+/// Every kernel name the launch code can request (each tile, narrow or not, the usual and the
+/// `_l16` register-input kernels, the multi-conversion kernels) is compiled from `bconv.cu`:
+/// only the centred conversions are instantiated, so a name built with a removed suffix would
+/// fail here instead of at the first launch.
+#[test]
+#[ignore = "needs NVRTC (run with --include-ignored and libnvrtc on LD_LIBRARY_PATH)"]
+fn every_requested_kernel_is_compiled() {
+    let image = crate::registry::compile(&BCONV, "sm_90").unwrap_or_else(|e| panic!("{e}"));
+    let compiled = crate::registry::cubin_kernel_names(&image).unwrap_or_else(|e| panic!("{e}"));
+    let mut requested = Vec::new();
+    for tile in BconvTile::ALL {
+        for narrow in [false, true] {
+            for inputs in [1, RIN_MAX_INPUTS - 4, RIN_MAX_INPUTS, MAX_FROM_LIMBS] {
+                requested.push(tile.kernel(narrow, inputs));
+                requested.extend(tile.multi_kernel(narrow, inputs));
+            }
+        }
+    }
+    requested.sort();
+    requested.dedup();
+    for name in &requested {
+        assert!(name.contains("_centered"), "{name}: not a centred kernel");
+        assert!(
+            compiled.contains(name),
+            "{name} is requested but not compiled"
+        );
+    }
+    // Every compiled conversion kernel is one the launch code can request (the rescale aside).
+    for name in &compiled {
+        assert!(
+            requested.contains(name) || name == "bconv_rescale_last",
+            "{name} is compiled but never requested"
+        );
+    }
+}
