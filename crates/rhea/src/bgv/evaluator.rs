@@ -10,6 +10,8 @@ use crate::rlwe::{
     check_degree, check_two_components, clone_polys, EvaluationKeys, GaloisKeys, RelinearizationKey,
 };
 
+mod assign;
+
 /// A ciphertext that is either the caller's or an aligned (lowered) copy.
 type Aligned<'a> = crate::rlwe::Aligned<'a, Ciphertext>;
 
@@ -381,14 +383,7 @@ impl Evaluator {
         self.check(op, b)?;
         let (a, b) = self.align(a, b)?;
         let t = &self.ctx.tables.t;
-        let (ra, rb) = if a.factor == b.factor {
-            (1, 1)
-        } else {
-            let x = t.mul(b.factor, t.inv(a.factor)?);
-            balance(t.value(), x, a.log_noise, b.log_noise)
-        };
-        let log_noise = log_add(a.log_noise + log_abs(ra), b.log_noise + log_abs(rb));
-        self.check_bound(op, log_noise, a.level())?;
+        let (ra, rb, log_noise) = self.add_terms(op, &a, &b)?;
         let ring = self.ring();
         let parts = if (ra, rb) == (1, 1) {
             // Equal factors: one pass per common part (read a, read b, write the result), not
@@ -430,6 +425,26 @@ impl Evaluator {
         };
         let factor = t.mul(a.factor, t.reduce_i64(ra));
         Ok(self.wrap(&a, parts, factor, log_noise))
+    }
+
+    /// The bookkeeping of `a ± b` at one level: the multipliers `(r_a, r_b)` that match the
+    /// factors (`(1, 1)` for equal ones) and the result's noise bound, checked.
+    fn add_terms(
+        &self,
+        op: &'static str,
+        a: &Ciphertext,
+        b: &Ciphertext,
+    ) -> Result<(i64, i64, f64)> {
+        let t = &self.ctx.tables.t;
+        let (ra, rb) = if a.factor == b.factor {
+            (1, 1)
+        } else {
+            let x = t.mul(b.factor, t.inv(a.factor)?);
+            balance(t.value(), x, a.log_noise, b.log_noise)
+        };
+        let log_noise = log_add(a.log_noise + log_abs(ra), b.log_noise + log_abs(rb));
+        self.check_bound(op, log_noise, a.level())?;
+        Ok((ra, rb, log_noise))
     }
 
     /// `-a`.
@@ -494,12 +509,7 @@ impl Evaluator {
     }
 
     fn add_const_signed(&self, op: &'static str, ct: &Ciphertext, c: i64) -> Result<Ciphertext> {
-        self.check(op, ct)?;
-        let t = &self.ctx.tables.t;
-        // The phase gains [f·c]_t, i.e. ĉ_0 gains t^{-1}·[f·c]_t.
-        let fc = t.center(t.mul(ct.factor, t.reduce_i64(c)));
-        let log_noise = log_add(ct.log_noise, log_abs(fc));
-        self.check_bound(op, log_noise, ct.level())?;
+        let (fc, log_noise) = self.add_const_terms(op, ct, c)?;
         let mut parts = clone_polys(&ct.parts)?;
         let limbs = parts[0].q_limbs();
         self.ring()
@@ -507,15 +517,33 @@ impl Evaluator {
         Ok(self.wrap(ct, parts, ct.factor, log_noise))
     }
 
+    /// The bookkeeping of `ct + c`: the phase gains `[f·c]_t` (so `ĉ_0` gains `t^{-1}·[f·c]_t`),
+    /// and the result's noise bound, checked.
+    fn add_const_terms(&self, op: &'static str, ct: &Ciphertext, c: i64) -> Result<(i64, f64)> {
+        self.check(op, ct)?;
+        let t = &self.ctx.tables.t;
+        let fc = t.center(t.mul(ct.factor, t.reduce_i64(c)));
+        let log_noise = log_add(ct.log_noise, log_abs(fc));
+        self.check_bound(op, log_noise, ct.level())?;
+        Ok((fc, log_noise))
+    }
+
+    /// The bookkeeping of `ct · c`: `c` centred modulo `t`, and the result's noise bound,
+    /// checked.
+    fn mul_const_terms(&self, ct: &Ciphertext, c: i64) -> Result<(i64, f64)> {
+        self.check("mul_const", ct)?;
+        let c = self.centred(c);
+        let log_noise = ct.log_noise + log_abs(c).max(0.0);
+        self.check_bound("mul_const", log_noise, ct.level())?;
+        Ok((c, log_noise))
+    }
+
     // ------------------------------------------------------------------ multiplicative
 
     /// `ct · c` for an integer `c` (reduced modulo `t`, centred), in every slot. No level is
     /// spent.
     pub fn mul_const(&self, ct: &Ciphertext, c: i64) -> Result<Ciphertext> {
-        self.check("mul_const", ct)?;
-        let c = self.centred(c);
-        let log_noise = ct.log_noise + log_abs(c).max(0.0);
-        self.check_bound("mul_const", log_noise, ct.level())?;
+        let (c, log_noise) = self.mul_const_terms(ct, c)?;
         let mut parts = clone_polys(&ct.parts)?;
         if c != 1 {
             let scalars = self.int_scalars(c, parts[0].q_limbs());
