@@ -244,61 +244,11 @@ pub(crate) const DEFAULT_CKKS_PRESET: &str = "n13_logqp200_levels2";
 /// The default BGV preset of `rhea keygen`: the smallest 128-bit set, full batching.
 pub(crate) const DEFAULT_BGV_PRESET: &str = "he_booster_n13_logqp218";
 
-/// The CKKS presets, with what each is for (`rhea keygen --params list`).
-const CKKS_PRESETS: [(&str, &str); 8] = [
-    (
-        "n13_logqp200_levels2",
-        "small and fast: examples, tests, first steps (keygen's CKKS default)",
-    ),
-    (
-        "test_n13_levels10_insecure",
-        "INSECURE, tests only: a deep chain on a small ring",
-    ),
-    ("n14_logqp400_levels7", "a medium set (DESILO-comparable)"),
-    (
-        "n15_logqp400_levels7",
-        "the polynomial matrix-multiply benchmark (one digit per prime, SEAL-style)",
-    ),
-    (
-        "n16_logqp1440_levels24",
-        "deep circuits, three key-switching digits",
-    ),
-    (
-        "n16_logqp1560_levels24",
-        "deep circuits, fastest key switching (two digits; bench default)",
-    ),
-    (
-        "n16_logqp1426_levels20",
-        "deep circuits with a 2^50 scale (OpenFHE-comparable)",
-    ),
-    (
-        "n16_logqp1520_levels26",
-        "the deepest set (DESILO-comparable)",
-    ),
-];
-
-/// The BGV presets, with what each is for.
-const BGV_PRESETS: [(&str, &str); 5] = [
-    (
-        "he_booster_n13_logqp218",
-        "small and fast: examples, tests, first steps (keygen's BGV default; HE-Booster set 1)",
-    ),
-    ("he_booster_n14_logqp438", "a medium set (HE-Booster set 2)"),
-    ("he_booster_n15_logqp881", "a larger set (HE-Booster set 3)"),
-    (
-        "n16_logqp1717_batching",
-        "deep circuits, a larger t (bench default)",
-    ),
-    (
-        "test_n12_levels5_insecure",
-        "INSECURE, tests only: five levels on a small ring",
-    ),
-];
-
-fn names(presets: &[(&str, &str)]) -> String {
+/// The preset names of one scheme, for error messages.
+fn names<L>(presets: Vec<rhea::params::Preset<L>>) -> String {
     presets
         .iter()
-        .map(|(n, _)| *n)
+        .map(|p| p.name)
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -313,15 +263,10 @@ fn literal_file<T: serde::de::DeserializeOwned>(path: &str) -> FileResult<T> {
 /// A CKKS preset by name, or a JSON literal file (`*.json`); the one table of CKKS presets the
 /// file verbs and `rhea bench` share.
 pub(crate) fn ckks_literal(name: &str) -> FileResult<CkksParametersLiteral> {
+    if let Some(lit) = CkksParametersLiteral::by_name(name) {
+        return Ok(lit);
+    }
     Ok(match name {
-        "n13_logqp200_levels2" => CkksParametersLiteral::n13_logqp200_levels2(),
-        "test_n13_levels10_insecure" => CkksParametersLiteral::test_n13_levels10_insecure(),
-        "n14_logqp400_levels7" => CkksParametersLiteral::n14_logqp400_levels7(),
-        "n15_logqp400_levels7" => CkksParametersLiteral::n15_logqp400_levels7(),
-        "n16_logqp1440_levels24" => CkksParametersLiteral::n16_logqp1440_levels24(),
-        "n16_logqp1560_levels24" => CkksParametersLiteral::n16_logqp1560_levels24(),
-        "n16_logqp1426_levels20" => CkksParametersLiteral::n16_logqp1426_levels20(),
-        "n16_logqp1520_levels26" => CkksParametersLiteral::n16_logqp1520_levels26(),
         intent if intent.starts_with("depth=") => intent.parse::<CkksIntent>()?.literal()?,
         path if path.ends_with(".json") => literal_file(path)?,
         other => {
@@ -329,7 +274,7 @@ pub(crate) fn ckks_literal(name: &str) -> FileResult<CkksParametersLiteral> {
                 "unknown CKKS preset `{other}` (known: {}; or a .json literal file, or an \
                  intent such as depth=10,scale_bits=40; `rhea keygen --params list` describes \
                  them)",
-                names(&CKKS_PRESETS)
+                names(CkksParametersLiteral::presets())
             )
             .into())
         }
@@ -338,12 +283,10 @@ pub(crate) fn ckks_literal(name: &str) -> FileResult<CkksParametersLiteral> {
 
 /// A BGV preset by name, or a JSON literal file (`*.json`); shared with `rhea bench`.
 pub(crate) fn bgv_literal(name: &str) -> FileResult<BgvParametersLiteral> {
+    if let Some(lit) = BgvParametersLiteral::by_name(name) {
+        return Ok(lit);
+    }
     Ok(match name {
-        "he_booster_n13_logqp218" => BgvParametersLiteral::he_booster_n13_logqp218(),
-        "he_booster_n14_logqp438" => BgvParametersLiteral::he_booster_n14_logqp438(),
-        "he_booster_n15_logqp881" => BgvParametersLiteral::he_booster_n15_logqp881(),
-        "n16_logqp1717_batching" => BgvParametersLiteral::n16_logqp1717_batching(),
-        "test_n12_levels5_insecure" => BgvParametersLiteral::test_n12_levels5_insecure(),
         intent if intent.starts_with("depth=") => intent.parse::<BgvIntent>()?.literal()?,
         path if path.ends_with(".json") => literal_file(path)?,
         other => {
@@ -351,7 +294,7 @@ pub(crate) fn bgv_literal(name: &str) -> FileResult<BgvParametersLiteral> {
                 "unknown BGV preset `{other}` (known: {}; or a .json literal file, or an \
                  intent such as depth=3,plaintext_bits=20; `rhea keygen --params list` \
                  describes them)",
-                names(&BGV_PRESETS)
+                names(BgvParametersLiteral::presets())
             )
             .into())
         }
@@ -372,10 +315,18 @@ fn list_presets() -> FileResult {
             "INSECURE"
         }
     };
-    for (name, purpose) in CKKS_PRESETS {
-        let p = ckks_literal(name)?.build()?;
+    let default = |name: &str| {
+        if name == DEFAULT_CKKS_PRESET || name == DEFAULT_BGV_PRESET {
+            " (keygen's default)"
+        } else {
+            ""
+        }
+    };
+    for preset in CkksParametersLiteral::presets() {
+        let (name, purpose) = (preset.name, preset.purpose);
+        let p = preset.literal.build()?;
         println!(
-            "{:<6} {:<30} {:>6} {:>6} {:>6} {:>8.0} {:<9} {purpose}",
+            "{:<6} {:<30} {:>6} {:>6} {:>6} {:>8.0} {:<9} {purpose}{}",
             "ckks",
             name,
             format!("2^{}", p.log_n()),
@@ -383,17 +334,19 @@ fn list_presets() -> FileResult {
             p.max_slots(),
             p.log_q() + p.log_p(),
             security(p.security()),
+            default(name),
         );
     }
-    for (name, purpose) in BGV_PRESETS {
-        let p = bgv_literal(name)?.build()?;
+    for preset in BgvParametersLiteral::presets() {
+        let (name, purpose) = (preset.name, preset.purpose);
+        let p = preset.literal.build()?;
         let slots = if p.batching() {
             p.slots().to_string()
         } else {
             "-".to_string()
         };
         println!(
-            "{:<6} {:<30} {:>6} {:>6} {:>6} {:>8.0} {:<9} {purpose} (t = {})",
+            "{:<6} {:<30} {:>6} {:>6} {:>6} {:>8.0} {:<9} {purpose}{} (t = {})",
             "bgv",
             name,
             format!("2^{}", p.log_n()),
@@ -401,6 +354,7 @@ fn list_presets() -> FileResult {
             slots,
             p.log_q() + p.log_p(),
             security(p.security()),
+            default(name),
             p.t(),
         );
     }
