@@ -45,6 +45,16 @@ impl RnsRing {
     /// `a` and `b` on one device, in one form, and `b`'s limbs cover `a`'s: either the same
     /// shape, or both without `P` limbs and `b` at a higher level (`b` is then read as a view of
     /// its first `a.q_limbs()` limbs, without copying).
+    /// Whether each of `b`'s polynomials can be combined in place with the matching one of `a`
+    /// ([`RnsRing::check_binary`] of every pair) and `a` has at least as many: an in-place
+    /// operation over the parts of two ciphertexts then cannot fail half-way on its operands.
+    pub(crate) fn parts_combine_in_place(&self, op: &'static str, a: &[Poly], b: &[Poly]) -> bool {
+        a.len() >= b.len()
+            && a.iter()
+                .zip(b)
+                .all(|(x, y)| self.check_binary(op, x, y).is_ok())
+    }
+
     pub(crate) fn check_binary(&self, op: &'static str, a: &Poly, b: &Poly) -> Result<()> {
         same_device(op, a, b)?;
         self.check_shape(op, &a.shape)?;

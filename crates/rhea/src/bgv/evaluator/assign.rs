@@ -9,14 +9,6 @@
 use super::*;
 
 impl Evaluator {
-    /// Whether every part of `b` can be combined in place with the matching part of `a`.
-    fn in_place_ok(&self, op: &'static str, a: &[Poly], b: &[Poly]) -> bool {
-        a.len() >= b.len()
-            && a.iter()
-                .zip(b)
-                .all(|(x, y)| self.ring().check_binary(op, x, y).is_ok())
-    }
-
     fn add_signed_assign(
         &self,
         op: &'static str,
@@ -28,7 +20,7 @@ impl Evaluator {
         self.check(op, b)?;
         if a.level() == b.level()
             && a.factor == b.factor
-            && self.in_place_ok(op, &a.parts, &b.parts)
+            && self.ring().parts_combine_in_place(op, &a.parts, &b.parts)
         {
             let (_, _, log_noise) = self.add_terms(op, a, b)?;
             for (x, y) in a.parts.iter_mut().zip(&b.parts) {

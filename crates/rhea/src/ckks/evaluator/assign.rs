@@ -13,15 +13,6 @@
 use super::*;
 
 impl Evaluator {
-    /// Whether every part of `b` can be added in place to the matching part of `a` (same device,
-    /// compatible shapes and forms): then no error can arise half-way.
-    fn in_place_ok(&self, op: &'static str, a: &[Poly], b: &[Poly]) -> bool {
-        a.len() >= b.len()
-            && a.iter()
-                .zip(b)
-                .all(|(x, y)| self.ring().check_binary(op, x, y).is_ok())
-    }
-
     /// `a += b` (as [`Evaluator::add`]; in place when `b` is at `a`'s level and scale and has
     /// no more components).
     ///
@@ -47,7 +38,9 @@ impl Evaluator {
         self.check_pair("add", a, b)?;
         if a.level() == b.level()
             && scales_match(a.scale, b.scale)
-            && self.in_place_ok("add", &a.parts, &b.parts)
+            && self
+                .ring()
+                .parts_combine_in_place("add", &a.parts, &b.parts)
         {
             for (x, y) in a.parts.iter_mut().zip(&b.parts) {
                 self.ring().add_assign(x, y)?;
@@ -65,7 +58,9 @@ impl Evaluator {
         self.check_pair("sub", a, b)?;
         if a.level() == b.level()
             && scales_match(a.scale, b.scale)
-            && self.in_place_ok("sub", &a.parts, &b.parts)
+            && self
+                .ring()
+                .parts_combine_in_place("sub", &a.parts, &b.parts)
         {
             for (x, y) in a.parts.iter_mut().zip(&b.parts) {
                 self.ring().sub_assign(x, y)?;
@@ -107,7 +102,11 @@ impl Evaluator {
         self.check_plain(op, ct, pt)?;
         if pt.level() >= ct.level()
             && scales_match(ct.scale, pt.scale)
-            && self.in_place_ok(op, &ct.parts[..1], std::slice::from_ref(&pt.poly))
+            && self.ring().parts_combine_in_place(
+                op,
+                &ct.parts[..1],
+                std::slice::from_ref(&pt.poly),
+            )
         {
             if sub {
                 self.ring().sub_assign(&mut ct.parts[0], &pt.poly)?;
