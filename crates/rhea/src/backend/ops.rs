@@ -772,6 +772,47 @@ impl RnsRing {
         }
     }
 
+    /// `P · a` over `Q_ℓ ∪ P` for `a` over `Q_ℓ` (no `P` limbs), in either form: limb `q_i` is
+    /// `a_i · [P]_{q_i}`, the `P` limbs are zero (`P · a ≡ 0 mod p_j`). The extended-basis form
+    /// of a ciphertext component that was not key-switched: `ModDown(P·a + u) = a + ModDown(u)`
+    /// exactly, so sums of key-switching results and such lifts can stay in `Q_ℓ ∪ P` and share
+    /// one ModDown (hoisted linear transforms).
+    pub fn lift_times_p(&self, a: &Poly) -> Result<Poly> {
+        self.check_shape("lift_times_p", &a.shape)?;
+        let ell = a.shape.q_limbs;
+        if a.shape.p_limbs != 0 {
+            return Err(Error::ShapeMismatch {
+                op: "lift_times_p",
+                lhs: a.shape,
+                rhs: self.shape_q(ell),
+            });
+        }
+        let shape = self.shape_qp(ell);
+        let mut scalars = vec![0u64; shape.limbs()];
+        scalars[..ell].copy_from_slice(&self.p_mod_q()[..ell]);
+        let n = shape.n;
+        let storage = match &a.storage {
+            Storage::Cpu(x) => {
+                let mut out = vec![0u64; shape.words()];
+                out[..ell * n].copy_from_slice(x);
+                cpu::mul_scalar(self, &shape, &mut out, &scalars);
+                Storage::Cpu(out)
+            }
+            Storage::Cuda(x) => {
+                let g = self.cuda(x)?;
+                let mut out = g.device().alloc_zeroed(shape.words())?;
+                DeviceBuffer::copy_region(x, 0, &mut out, 0, ell * n)?;
+                g.mul_scalar(&shape, &mut out, &scalars)?;
+                Storage::Cuda(out)
+            }
+        };
+        Ok(Poly {
+            storage,
+            shape,
+            form: a.form,
+        })
+    }
+
     /// Rescaling by the last Q limb: exactly `round(a / q_{ℓ-1})` over `Q_{ℓ-1}`, in either form.
     pub fn rescale(&self, a: &Poly) -> Result<Poly> {
         self.check_shape("rescale", &a.shape)?;

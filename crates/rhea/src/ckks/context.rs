@@ -53,6 +53,12 @@ impl CkksContext {
     pub fn device(&self) -> Device {
         self.rlwe.device()
     }
+
+    /// The key switchings run through this context and its clones (evaluators built from it
+    /// included): see [`RlweContext::keyswitches`].
+    pub fn keyswitches(&self) -> u64 {
+        self.rlwe.keyswitches()
+    }
 }
 
 /// The RLWE core, so that keys move to this context's device with

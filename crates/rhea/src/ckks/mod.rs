@@ -36,6 +36,7 @@ mod encoder;
 mod evaluator;
 mod flooding;
 mod keygen;
+mod poly;
 
 pub use ciphertext::{Ciphertext, Plaintext};
 pub use context::CkksContext;
@@ -45,3 +46,4 @@ pub use evaluator::Evaluator;
 pub use flooding::NoiseFlooding;
 pub use keygen::{Decryptor, Encryptor, KeyGenerator};
 pub use num_complex::Complex64;
+pub use poly::{ChebyshevFit, Parity, PolyBasis, Polynomial};

@@ -15,6 +15,7 @@
 mod facade;
 mod keys;
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use rhea_math::sampler::{self, Prng};
@@ -44,6 +45,8 @@ pub struct RlweContext {
     sigma: f64,
     params_id: u64,
     device: Device,
+    /// Key switchings run through this context and its clones ([`RlweContext::keyswitches`]).
+    keyswitches: Arc<AtomicU64>,
 }
 
 impl RlweContext {
@@ -64,7 +67,20 @@ impl RlweContext {
             sigma,
             params_id,
             device,
+            keyswitches: Arc::new(AtomicU64::new(0)),
         })
+    }
+
+    /// How many key switchings (inner products of a decomposed polynomial with a key:
+    /// relinearisations, rotations, conjugations, the baby and giant steps of linear transforms)
+    /// ran through this context and its clones since it was created, on either device. Counted
+    /// where they run, so that a routine's key-switching cost is measured, not computed.
+    pub fn keyswitches(&self) -> u64 {
+        self.keyswitches.load(Ordering::Relaxed)
+    }
+
+    fn count_keyswitch(&self) {
+        self.keyswitches.fetch_add(1, Ordering::Relaxed);
     }
 
     /// The context of a validated parameter set (CKKS's or BGV's): its ring, distributions and
@@ -379,6 +395,7 @@ impl RlweContext {
             });
         }
         self.check_id("key switch", rlk.0.params_id)?;
+        self.count_keyswitch();
         let adds = [Some(&cs[0]), Some(&cs[1])];
         let [c0, c1] = self
             .ring
@@ -396,10 +413,35 @@ impl RlweContext {
         key: &KeySwitchKey,
     ) -> Result<Vec<Poly>> {
         self.check_id("key switch", key.params_id)?;
+        self.count_keyswitch();
         let parts =
             self.ring
                 .keyswitch_moddown_automorphism(digits, &key.parts, [Some(c0), None], g)?;
         Ok(parts.into())
+    }
+
+    /// The automorphism `σ_g` of a 2-component ciphertext kept in the extended basis
+    /// `Q_ℓ ∪ P`, from the precomputed digits of its `c_1` ([`RlweContext::decompose`]) and
+    /// `P·c_0` ([`RnsRing::lift_times_p`]): `(σ_g(P·c_0 + u_0), σ_g(u_1))`, no ModDown. Sums of
+    /// such results (times plaintexts lifted to `Q_ℓ ∪ P`) share one ModDown, which gives
+    /// exactly what the sum of the [`RlweContext::automorphism_hoisted`] results would give
+    /// up to the ModDown rounding (one rounding instead of one per term).
+    #[allow(dead_code)] // its user, the hoisted linear transform, lands next
+    pub(crate) fn automorphism_hoisted_extended(
+        &self,
+        c0_times_p: &Poly,
+        digits: &[Poly],
+        g: u64,
+        key: &KeySwitchKey,
+    ) -> Result<[Poly; 2]> {
+        self.check_id("key switch", key.params_id)?;
+        self.count_keyswitch();
+        let [mut u0, u1] = self.ring.keyswitch_inner_product(digits, &key.parts)?;
+        self.ring.add_assign(&mut u0, c0_times_p)?;
+        Ok([
+            self.ring.automorphism(&u0, g)?,
+            self.ring.automorphism(&u1, g)?,
+        ])
     }
 
     /// The automorphism `σ_g` of a 2-component ciphertext: one key switching of `c_1`
@@ -413,6 +455,7 @@ impl RlweContext {
     ) -> Result<Vec<Poly>> {
         check_two_parts(cs)?;
         self.check_id("key switch", key.params_id)?;
+        self.count_keyswitch();
         let parts =
             self.ring
                 .keyswitch_poly_automorphism(&cs[1], &key.parts, [Some(&cs[0]), None], g)?;
