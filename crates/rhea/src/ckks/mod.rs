@@ -35,6 +35,7 @@ mod context;
 mod encoder;
 mod evaluator;
 mod flooding;
+pub mod functions;
 mod keygen;
 mod poly;
 

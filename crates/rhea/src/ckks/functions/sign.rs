@@ -1,0 +1,527 @@
+//! The sign function by composite polynomials (Cheon, Kim, Kim, Lee, "Efficient homomorphic
+//! comparison methods with optimal complexity", Asiacrypt 2020), and ReLU and max built on it.
+
+use super::{check_levels, check_target, eval_poly, poly_depth, settle_scale};
+use crate::ckks::{Ciphertext, Evaluator, Polynomial};
+use crate::error::{Error, Result};
+
+/// The numerators of the published `g_n` (odd, `g_n(x) = Σ_k g[k]·x^{2k+1} / 2^10`), `n = 1..=4`
+/// (Cheon et al. 2020, section 3.4).
+const G_TABLE: [&[f64]; 4] = [
+    &[2126.0, -1359.0],
+    &[3334.0, -6108.0, 3796.0],
+    &[4589.0, -16577.0, 25614.0, -12860.0],
+    &[5850.0, -34974.0, 97015.0, -113492.0, 46623.0],
+];
+
+/// The most compositions of one kind the search considers.
+const MAX_STAGES: usize = 40;
+
+/// `sign(x)` for `ε ≤ |x| ≤ 1` within `2^−α`, as the composite polynomial
+/// `f_n ∘ … ∘ f_n ∘ g_n ∘ … ∘ g_n` of Cheon, Kim, Kim and Lee (Asiacrypt 2020):
+///
+/// - `f_n(x) = Σ_{i=0}^{n} 4^{−i}·C(2i, i)·x·(1 − x²)^i` (degree `2n + 1`; `f_n(±1) = ±1` with
+///   `1 − f_n(1 − δ) = O(δ^{n+1})`: it sharpens values already near `±1`);
+/// - `g_n` the published odd polynomials of degree `2n + 1` (coefficients `k/2^10`) that push
+///   small values away from 0 much faster than `f_n` but do not converge to `±1` by themselves.
+///
+/// The numbers of compositions `d_g`, `d_f` are chosen by [`Sign::new`] for the least depth
+/// (then the fewest stages): the image of `[ε, 1]` is tracked exactly in `f64` through each
+/// stage (end points and critical points), and `d_f` is the least count bringing it within
+/// `2^−α` of 1. Each stage is evaluated by the polynomial evaluator at depth `⌈log2(2n + 2)⌉`
+/// (degree 3: 2, degree 5 and 7: 3, degree 9: 4), in the Chebyshev basis of `[−1, 1]` (no
+/// interval map).
+///
+/// Composites chosen by [`Sign::new`] (depth per stage as above; error = [`Sign::max_error`]):
+///
+/// | `ε` | `α` | `n` | `d_g` | `d_f` | depth | error |
+/// |---|---|---|---|---|---|---|
+/// | 2^−1 | 8 | 3 | 0 | 2 | 6 | 2^−9.4 |
+/// | 2^−2 | 6 | 3 | 1 | 1 | 6 | 2^−6.3 |
+/// | 2^−2 | 20 | 3 | 1 | 2 | 9 | 2^−23.0 |
+/// | 2^−3 | 8 | 3 | 1 | 2 | 9 | 2^−10.5 |
+/// | 2^−4 | 20 | 3 | 2 | 2 | 12 | 2^−23.2 |
+/// | 2^−6 | 20 | 3 | 3 | 2 | 15 | 2^−23.2 |
+/// | 2^−8 | 20 | 3 | 4 | 2 | 18 | 2^−23.2 |
+/// | 2^−10 | 20 | 3 | 4 | 3 | 21 | 2^−21.2 |
+///
+/// See the tests (`tests/ckks_functions.rs`) for the measured table and the precision of the
+/// homomorphic evaluation against [`Sign::evaluate_plain`].
+#[derive(Clone, Debug)]
+pub struct Sign {
+    precision_bits: u32,
+    gap: f64,
+    family: usize,
+    g_count: usize,
+    f_count: usize,
+    g: Polynomial,
+    f: Polynomial,
+    max_error: f64,
+}
+
+impl Sign {
+    /// The composite of least depth (over the families `n = 1..=4`, then the fewest stages)
+    /// with `|p(x) − sign(x)| ≤ 2^−precision_bits` for `gap ≤ |x| ≤ 1`.
+    ///
+    /// Errors: [`Error::InvalidInput`] for `precision_bits` outside `1..=40` or `gap` outside
+    /// `[2^−30, 1)`.
+    pub fn new(precision_bits: u32, gap: f64) -> Result<Self> {
+        let mut best: Option<Self> = None;
+        for n in 1..=4 {
+            let s = Self::with_family(n, precision_bits, gap)?;
+            let better = match &best {
+                None => true,
+                Some(b) => (s.depth(), s.stages()) < (b.depth(), b.stages()),
+            };
+            if better {
+                best = Some(s);
+            }
+        }
+        best.ok_or_else(|| Error::InvalidInput("Sign::new: no composite found".into()))
+    }
+
+    /// The composite of least depth in the family `n` (`f_n`, `g_n` of degree `2n + 1`).
+    ///
+    /// Errors: as [`Sign::new`], and [`Error::InvalidInput`] for `n` outside `1..=4`.
+    pub fn with_family(n: usize, precision_bits: u32, gap: f64) -> Result<Self> {
+        if !(1..=4).contains(&n) {
+            return Err(Error::InvalidInput(format!(
+                "Sign: family n = {n} is not one of 1..=4 (the published g_n)"
+            )));
+        }
+        if !(1..=40).contains(&precision_bits) {
+            return Err(Error::InvalidInput(format!(
+                "Sign: precision {precision_bits} bits is outside 1..=40"
+            )));
+        }
+        if !(gap.is_finite() && gap >= 2f64.powi(-30) && gap < 1.0) {
+            return Err(Error::InvalidInput(format!(
+                "Sign: the gap ε = {gap} must be in [2^-30, 1)"
+            )));
+        }
+        let (g_mono, f_mono) = (g_monomial(n), f_monomial(n));
+        let g = to_chebyshev(&g_mono)?;
+        let f = to_chebyshev(&f_mono)?;
+        let (dg_depth, df_depth) = (poly_depth(&g), poly_depth(&f));
+        let target = 2f64.powi(-(precision_bits as i32));
+        let mut best: Option<(usize, usize, usize, f64)> = None;
+        let mut interval = (gap, 1.0);
+        for g_count in 0..=MAX_STAGES {
+            if g_count > 0 {
+                interval = image(&g_mono, interval);
+            }
+            if !(interval.0 > 0.0) {
+                break;
+            }
+            let mut iv = interval;
+            for f_count in 0..=MAX_STAGES {
+                if f_count > 0 {
+                    iv = image(&f_mono, iv);
+                }
+                let err = (1.0 - iv.0).max(iv.1 - 1.0);
+                if err <= target {
+                    let depth = g_count * dg_depth + f_count * df_depth;
+                    let key = (depth, g_count + f_count);
+                    if best.is_none_or(|b| key < (b.0, b.1 + b.2)) {
+                        best = Some((depth, g_count, f_count, err));
+                    }
+                    break;
+                }
+            }
+        }
+        let (_, g_count, f_count, max_error) = best.ok_or_else(|| {
+            Error::InvalidInput(format!(
+                "Sign: no composite of at most {MAX_STAGES} + {MAX_STAGES} stages reaches \
+                 2^-{precision_bits} at gap {gap}"
+            ))
+        })?;
+        Ok(Self {
+            precision_bits,
+            gap,
+            family: n,
+            g_count,
+            f_count,
+            g,
+            f,
+            max_error,
+        })
+    }
+
+    /// The precision asked for, in bits.
+    pub fn precision_bits(&self) -> u32 {
+        self.precision_bits
+    }
+
+    /// The gap `ε`: the composite is accurate for `ε ≤ |x| ≤ 1`.
+    pub fn gap(&self) -> f64 {
+        self.gap
+    }
+
+    /// The family `n` (both polynomials of degree `2n + 1`).
+    pub fn family(&self) -> usize {
+        self.family
+    }
+
+    /// How many times `g_n` is applied (first).
+    pub fn g_count(&self) -> usize {
+        self.g_count
+    }
+
+    /// How many times `f_n` is applied (after the `g_n`).
+    pub fn f_count(&self) -> usize {
+        self.f_count
+    }
+
+    /// The number of stages (`g_count + f_count`).
+    pub fn stages(&self) -> usize {
+        self.g_count + self.f_count
+    }
+
+    /// `g_n` in the Chebyshev basis of `[−1, 1]`.
+    pub fn g(&self) -> &Polynomial {
+        &self.g
+    }
+
+    /// `f_n` in the Chebyshev basis of `[−1, 1]`.
+    pub fn f(&self) -> &Polynomial {
+        &self.f
+    }
+
+    /// The levels [`Sign::sign`] consumes: `g_count·depth(g_n) + f_count·depth(f_n)`.
+    pub fn depth(&self) -> usize {
+        self.g_count * poly_depth(&self.g) + self.f_count * poly_depth(&self.f)
+    }
+
+    /// `max |p(x) − sign(x)|` over `ε ≤ |x| ≤ 1` (the image of `[ε, 1]` tracked through the
+    /// stages): the approximation error, at most `2^−precision_bits`.
+    pub fn max_error(&self) -> f64 {
+        self.max_error
+    }
+
+    /// The composite in `f64`, stage by stage with the polynomials the homomorphic evaluation
+    /// uses: the reference of [`Sign::sign`].
+    pub fn evaluate_plain(&self, x: f64) -> f64 {
+        let mut y = x;
+        for _ in 0..self.g_count {
+            y = self.g.evaluate(y);
+        }
+        for _ in 0..self.f_count {
+            y = self.f.evaluate(y);
+        }
+        y
+    }
+
+    /// The reference of [`Sign::relu`]: `(x + x·p(x))/2`.
+    pub fn relu_plain(&self, x: f64) -> f64 {
+        (x + x * self.evaluate_plain(x)) / 2.0
+    }
+
+    /// The reference of [`Sign::max`]: `((a + b) + (a − b)·p(a − b))/2`.
+    pub fn max_plain(&self, a: f64, b: f64) -> f64 {
+        ((a + b) + (a - b) * self.evaluate_plain(a - b)) / 2.0
+    }
+
+    /// `sign(x)` slot-wise, for slots with `ε ≤ |x| ≤ 1` (others get a value in `[−1, 1]`
+    /// that may be anything in between), at level `ct.level() − depth()` and exactly
+    /// `target_scale`.
+    ///
+    /// Errors: [`Error::LevelUnderflow`] with fewer than [`Sign::depth`] levels,
+    /// [`Error::InvalidScale`] for a bad target scale, and the evaluator's errors.
+    pub fn sign(&self, eval: &Evaluator, ct: &Ciphertext, target_scale: f64) -> Result<Ciphertext> {
+        const OP: &str = "Sign::sign";
+        check_target(OP, target_scale)?;
+        check_levels(OP, ct, self.depth())?;
+        let stages = std::iter::repeat_n(&self.g, self.g_count)
+            .chain(std::iter::repeat_n(&self.f, self.f_count));
+        let mut cur: Option<Ciphertext> = None;
+        for p in stages {
+            let next = eval_poly(eval, cur.as_ref().unwrap_or(ct), p, target_scale)?;
+            cur = Some(next);
+        }
+        match cur {
+            Some(c) => Ok(c),
+            // No stage (cannot happen for ε < 1, kept total): the identity at the target.
+            None => identity_at(eval, ct, target_scale),
+        }
+    }
+
+    /// `ReLU(x) = max(x, 0) = (x + x·sign(x))/2` slot-wise for `ε ≤ |x| ≤ 1` (for `|x| < ε`
+    /// the error is about `|x|` at most), at level `ct.level() − depth() − 1` and exactly `target_scale`.
+    ///
+    /// Errors: as [`Sign::sign`], with `depth() + 1` levels needed.
+    pub fn relu(&self, eval: &Evaluator, ct: &Ciphertext, target_scale: f64) -> Result<Ciphertext> {
+        const OP: &str = "Sign::relu";
+        check_target(OP, target_scale)?;
+        check_levels(OP, ct, self.depth() + 1)?;
+        self.half_sum_with_product(eval, OP, ct, ct, target_scale)
+    }
+
+    /// `max(a, b) = ((a + b) + (a − b)·sign(a − b))/2` slot-wise, for `ε ≤ |a − b| ≤ 1` (for
+    /// `|a − b| < ε` the error is below `ε/2`), at level `min(a, b level) − depth() − 1` and
+    /// exactly `target_scale`. `a` and `b` should share level and scale (the evaluator's
+    /// alignment of [`Evaluator::sub`] applies otherwise, which may spend a level).
+    ///
+    /// Errors: as [`Sign::sign`], with `depth() + 1` levels needed.
+    pub fn max(
+        &self,
+        eval: &Evaluator,
+        a: &Ciphertext,
+        b: &Ciphertext,
+        target_scale: f64,
+    ) -> Result<Ciphertext> {
+        const OP: &str = "Sign::max";
+        check_target(OP, target_scale)?;
+        let d = eval.sub(a, b)?;
+        check_levels(OP, &d, self.depth() + 1)?;
+        let sum = eval.add(a, b)?;
+        self.half_sum_with_product(eval, OP, &sum, &d, target_scale)
+    }
+
+    /// `(s + d·sign(d))/2` at exactly `target`: `sign(d)` is evaluated at the scale that makes
+    /// `d·sign(d)` land on `target/2` after its rescaling, `s` is brought to that level and
+    /// scale, and the sum, which encodes `2·result` at `target/2`, is recorded at `target`.
+    fn half_sum_with_product(
+        &self,
+        eval: &Evaluator,
+        op: &'static str,
+        s: &Ciphertext,
+        d: &Ciphertext,
+        target: f64,
+    ) -> Result<Ciphertext> {
+        let half = target / 2.0;
+        let l = d.level() - self.depth();
+        let q_l = eval.context().params().q_primes()[l] as f64;
+        let sign_scale = half * q_l / d.scale;
+        check_target(op, sign_scale)?;
+        let sg = self.sign(eval, d, sign_scale)?;
+        let mut prod = eval.mul_relin_rescale(d, &sg)?;
+        settle_scale(op, &mut prod, half)?;
+        let s = eval.drop_to_level_and_scale(s, l - 1, half)?;
+        let mut out = eval.add(&prod, &s)?;
+        out.scale = target;
+        Ok(out)
+    }
+}
+
+/// `ct` brought to exactly `target` (one level) — only for the degenerate empty composite.
+fn identity_at(eval: &Evaluator, ct: &Ciphertext, target: f64) -> Result<Ciphertext> {
+    if ct.scale == target {
+        return ct.try_clone();
+    }
+    eval.drop_to_level_and_scale(ct, ct.level().saturating_sub(1), target)
+}
+
+/// The monomial coefficients (index = power) of `g_n`.
+fn g_monomial(n: usize) -> Vec<f64> {
+    let mut c = vec![0.0; 2 * n + 2];
+    for (k, &v) in G_TABLE[n - 1].iter().enumerate() {
+        c[2 * k + 1] = v / 1024.0;
+    }
+    c
+}
+
+/// The monomial coefficients of `f_n(x) = Σ_{i=0}^{n} 4^{−i}·C(2i, i)·x·(1 − x²)^i` (exact in
+/// `f64`: dyadic rationals of small height).
+fn f_monomial(n: usize) -> Vec<f64> {
+    let mut c = vec![0.0; 2 * n + 2];
+    for i in 0..=n {
+        let ci = binomial(2 * i, i) / 4f64.powi(i as i32);
+        for j in 0..=i {
+            let sign = if j % 2 == 0 { 1.0 } else { -1.0 };
+            c[2 * j + 1] += ci * binomial(i, j) * sign;
+        }
+    }
+    c
+}
+
+fn binomial(n: usize, k: usize) -> f64 {
+    (0..k).fold(1.0, |acc, i| acc * (n - i) as f64 / (i + 1) as f64)
+}
+
+/// The monomial polynomial `Σ c_k x^k` in the Chebyshev basis of `[−1, 1]` (by
+/// `x·T_j = (T_{j+1} + T_{|j−1|})/2`).
+fn to_chebyshev(mono: &[f64]) -> Result<Polynomial> {
+    let d = mono.len();
+    let mut out = vec![0.0; d];
+    let mut power = vec![0.0; d]; // x^k in the Chebyshev basis
+    power[0] = 1.0;
+    for (k, &c) in mono.iter().enumerate() {
+        if k > 0 {
+            let mut next = vec![0.0; d];
+            for (j, &a) in power.iter().enumerate() {
+                if a == 0.0 {
+                    continue;
+                }
+                if j == 0 {
+                    next[1] += a;
+                } else {
+                    next[j + 1] += a / 2.0;
+                    next[j - 1] += a / 2.0;
+                }
+            }
+            power = next;
+        }
+        for (o, p) in out.iter_mut().zip(&power) {
+            *o += c * p;
+        }
+    }
+    Polynomial::chebyshev(out, -1.0, 1.0)
+}
+
+fn horner(c: &[f64], x: f64) -> f64 {
+    c.iter().rev().fold(0.0, |acc, &v| acc * x + v)
+}
+
+/// `[min p, max p]` over `[lo, hi]`: `p` at the ends and at the roots of `p'` inside
+/// (located on a fine grid, refined by bisection).
+fn image(mono: &[f64], (lo, hi): (f64, f64)) -> (f64, f64) {
+    let deriv: Vec<f64> = mono
+        .iter()
+        .enumerate()
+        .skip(1)
+        .map(|(k, &c)| k as f64 * c)
+        .collect();
+    let mut vals = vec![horner(mono, lo), horner(mono, hi)];
+    const STEPS: usize = 2048;
+    let at = |i: usize| lo + (hi - lo) * i as f64 / STEPS as f64;
+    for i in 0..STEPS {
+        let (mut a, mut b) = (at(i), at(i + 1));
+        let (da, db) = (horner(&deriv, a), horner(&deriv, b));
+        if da == 0.0 {
+            vals.push(horner(mono, a));
+            continue;
+        }
+        if da.signum() == db.signum() {
+            continue;
+        }
+        for _ in 0..80 {
+            let m = 0.5 * (a + b);
+            if horner(&deriv, m).signum() == da.signum() {
+                a = m;
+            } else {
+                b = m;
+            }
+        }
+        vals.push(horner(mono, 0.5 * (a + b)));
+    }
+    let min = vals.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = vals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    (min, max)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn f_n_matches_the_paper() {
+        // f_1 = (3x − x³)/2, f_2 = (15x − 10x³ + 3x⁵)/8, f_3 = (35x − 35x³ + 21x⁵ − 5x⁷)/16.
+        assert_eq!(f_monomial(1), vec![0.0, 1.5, 0.0, -0.5]);
+        assert_eq!(
+            f_monomial(2),
+            vec![0.0, 15.0 / 8.0, 0.0, -10.0 / 8.0, 0.0, 3.0 / 8.0]
+        );
+        assert_eq!(
+            f_monomial(3),
+            vec![
+                0.0,
+                35.0 / 16.0,
+                0.0,
+                -35.0 / 16.0,
+                0.0,
+                21.0 / 16.0,
+                0.0,
+                -5.0 / 16.0
+            ]
+        );
+        for n in 1..=4 {
+            let f = f_monomial(n);
+            assert_eq!(horner(&f, 1.0), 1.0, "f_{n}(1)");
+        }
+    }
+
+    #[test]
+    fn chebyshev_form_is_the_same_polynomial() {
+        for n in 1..=4 {
+            for mono in [g_monomial(n), f_monomial(n)] {
+                let p = to_chebyshev(&mono).unwrap();
+                assert_eq!(p.degree(), 2 * n + 1);
+                assert_eq!(p.parity(), crate::ckks::Parity::Odd);
+                for i in 0..=100 {
+                    let x = -1.0 + i as f64 / 50.0;
+                    assert!((p.evaluate(x) - horner(&mono, x)).abs() < 1e-12);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn image_brackets_a_dense_sample() {
+        let g = g_monomial(3);
+        let (lo, hi) = image(&g, (0.05, 1.0));
+        let mut smin = f64::INFINITY;
+        let mut smax = f64::NEG_INFINITY;
+        for i in 0..=100_000 {
+            let y = horner(&g, 0.05 + 0.95 * i as f64 / 100_000.0);
+            smin = smin.min(y);
+            smax = smax.max(y);
+        }
+        assert!(lo <= smin && smin - lo < 1e-9, "{lo} {smin}");
+        assert!(hi >= smax && hi - smax < 1e-9, "{hi} {smax}");
+    }
+
+    #[test]
+    fn composite_reaches_the_claimed_precision_on_a_dense_grid() {
+        for &(bits, gap) in &[
+            (8u32, 1.0 / 16.0),
+            (12, 1.0 / 64.0),
+            (20, 1.0 / 256.0),
+            (30, 1e-4),
+        ] {
+            let s = Sign::new(bits, gap).unwrap();
+            let bound = 2f64.powi(-(bits as i32));
+            assert!(s.max_error() <= bound);
+            let mut worst = 0.0f64;
+            for i in 0..=20_000 {
+                let x = gap + (1.0 - gap) * i as f64 / 20_000.0;
+                let (p, m) = (s.evaluate_plain(x), s.evaluate_plain(-x));
+                worst = worst.max((p - 1.0).abs()).max((m + 1.0).abs());
+            }
+            assert!(worst <= bound, "{bits} bits at {gap}: {worst}");
+            // One stage fewer of f misses the precision: the choice is not wasteful.
+            if s.f_count() > 0 {
+                let mut fewer = s.clone();
+                fewer.f_count -= 1;
+                let miss = (0..=2000)
+                    .map(|i| gap + (1.0 - gap) * i as f64 / 2000.0)
+                    .map(|x| (fewer.evaluate_plain(x) - 1.0).abs())
+                    .fold(0.0, f64::max);
+                assert!(miss > bound, "{bits} bits at {gap}: f_count not minimal");
+            }
+            eprintln!(
+                "sign α = {bits}, ε = {gap}: n = {}, d_g = {}, d_f = {}, depth {}, error 2^{:.1}",
+                s.family(),
+                s.g_count(),
+                s.f_count(),
+                s.depth(),
+                s.max_error().log2()
+            );
+        }
+    }
+
+    #[test]
+    fn bad_parameters_are_typed_errors() {
+        assert!(matches!(Sign::new(0, 0.1), Err(Error::InvalidInput(_))));
+        assert!(matches!(Sign::new(41, 0.1), Err(Error::InvalidInput(_))));
+        assert!(matches!(Sign::new(8, 0.0), Err(Error::InvalidInput(_))));
+        assert!(matches!(Sign::new(8, 1.0), Err(Error::InvalidInput(_))));
+        assert!(matches!(
+            Sign::new(8, f64::NAN),
+            Err(Error::InvalidInput(_))
+        ));
+        assert!(matches!(
+            Sign::with_family(5, 8, 0.1),
+            Err(Error::InvalidInput(_))
+        ));
+    }
+}
