@@ -110,7 +110,7 @@ impl Sign {
             if g_count > 0 {
                 interval = image(&g_mono, interval);
             }
-            if !(interval.0 > 0.0) {
+            if interval.0.is_nan() || interval.0 <= 0.0 {
                 break;
             }
             let mut iv = interval;
@@ -122,7 +122,7 @@ impl Sign {
                 if err <= target {
                     let depth = g_count * dg_depth + f_count * df_depth;
                     let key = (depth, g_count + f_count);
-                    if best.is_none_or(|b| key < (b.0, b.1 + b.2)) {
+                    if best.map_or(true, |b| key < (b.0, b.1 + b.2)) {
                         best = Some((depth, g_count, f_count, err));
                     }
                     break;
@@ -231,8 +231,9 @@ impl Sign {
         const OP: &str = "Sign::sign";
         check_target(OP, target_scale)?;
         check_levels(OP, ct, self.depth())?;
-        let stages = std::iter::repeat_n(&self.g, self.g_count)
-            .chain(std::iter::repeat_n(&self.f, self.f_count));
+        let stages = std::iter::repeat(&self.g)
+            .take(self.g_count)
+            .chain(std::iter::repeat(&self.f).take(self.f_count));
         let mut cur: Option<Ciphertext> = None;
         for p in stages {
             let next = eval_poly(eval, cur.as_ref().unwrap_or(ct), p, target_scale)?;
