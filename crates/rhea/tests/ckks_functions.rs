@@ -9,7 +9,7 @@ mod common;
 use std::sync::OnceLock;
 
 use common::{precision_bits, random_vec, setup, Setup};
-use rhea::ckks::functions::{InvSqrt, Inverse, Sign, SmoothFunction, Sqrt};
+use rhea::ckks::functions::{InvSqrt, Inverse, Sign, SignConstruction, SmoothFunction, Sqrt};
 use rhea::ckks::{Ciphertext, Evaluator};
 use rhea::params::CkksParametersLiteral;
 use rhea::Error;
@@ -219,8 +219,15 @@ fn sigmoid_exp_tanh_by_chebyshev_interpolation() {
 fn sign_relu_and_max_by_composite_polynomials() {
     let s = fixture();
     // α = 8 bits at ε = 1/8: g_3 ∘ then f_3 ∘ f_3, 3 levels each: 9 levels (ReLU, max: 10).
-    let sign = Sign::new(8, 0.125).unwrap();
-    assert_eq!((sign.family(), sign.g_count(), sign.f_count()), (3, 1, 2));
+    let sign = Sign::cheon_kim_kim_lee(3, 8, 0.125).unwrap();
+    assert_eq!(
+        sign.construction(),
+        SignConstruction::CheonKimKimLee {
+            n: 3,
+            g_count: 1,
+            f_count: 2
+        }
+    );
     assert_eq!(sign.depth(), 9);
     let xs = uniform_with_gap(s.slots(), 0.125, 9);
     let got = run(&xs, 9, |e, c, t| sign.sign(e, c, t));
@@ -262,15 +269,22 @@ fn sign_relu_and_max_by_composite_polynomials() {
 #[ignore = "needs Evaluator::evaluate_polynomial (not merged yet)"]
 fn sign_at_a_small_depth_and_higher_precision() {
     let s = fixture();
-    // ε = 1/4, α = 20: g_3, f_3, f_3 (9 levels), error 2^−23.
+    // ε = 1/4, α = 20: one minimax stage of degree 63 (6 levels), error 2^−25.6.
     let sign = Sign::new(20, 0.25).unwrap();
-    assert_eq!(sign.depth(), 9);
+    assert_eq!(
+        sign.construction(),
+        SignConstruction::Minimax {
+            degree: 63,
+            stages: 1
+        }
+    );
+    assert_eq!(sign.depth(), 6);
     assert!(sign.max_error() <= 2f64.powi(-20));
     let xs = uniform_with_gap(s.slots(), 0.25, 14);
-    let got = run(&xs, 9, |e, c, t| sign.sign(e, c, t));
+    let got = run(&xs, 6, |e, c, t| sign.sign(e, c, t));
     let want: Vec<f64> = xs.iter().map(|&x| sign.evaluate_plain(x)).collect();
     let bits = precision_bits(&got, &want);
-    report("sign, α = 20, ε = 1/4", 9, bits, sign.max_error());
+    report("sign (minimax), α = 20, ε = 1/4", 6, bits, sign.max_error());
     assert!(bits >= 20.0, "{bits}");
 }
 
@@ -327,7 +341,7 @@ fn bad_intervals_and_missing_levels_are_typed_errors() {
         sq.evaluate(&s.eval, &low, low.scale()),
         Err(Error::LevelUnderflow { needed: 6, .. })
     ));
-    let sign = Sign::new(8, 0.125).unwrap(); // depth 9, ReLU 10
+    let sign = Sign::cheon_kim_kim_lee(3, 8, 0.125).unwrap(); // depth 9, ReLU 10
     let nine = s.eval.drop_to_level(&ct, 9).unwrap();
     assert!(matches!(
         sign.relu(&s.eval, &nine, nine.scale()),

@@ -56,12 +56,13 @@
 //! # Ok::<(), rhea::Error>(())
 //! ```
 
+mod minimax;
 mod newton;
 mod sign;
 mod smooth;
 
 pub use newton::{InvSqrt, Inverse, Sqrt};
-pub use sign::Sign;
+pub use sign::{Sign, SignConstruction};
 pub use smooth::SmoothFunction;
 
 use super::{Ciphertext, Evaluator, Polynomial};

@@ -17,88 +17,139 @@ const G_TABLE: [&[f64]; 4] = [
 /// The most compositions of one kind the search considers.
 const MAX_STAGES: usize = 40;
 
-/// `sign(x)` for `ε ≤ |x| ≤ 1` within `2^−α`, as the composite polynomial
-/// `f_n ∘ … ∘ f_n ∘ g_n ∘ … ∘ g_n` of Cheon, Kim, Kim and Lee (Asiacrypt 2020):
+/// How a [`Sign`] composite is built.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SignConstruction {
+    /// Cheon, Kim, Kim, Lee (Asiacrypt 2020): `g_count` times `g_n`, then `f_count` times
+    /// `f_n` (both of degree `2n + 1`).
+    CheonKimKimLee {
+        /// The family `n` (1..=4).
+        n: usize,
+        /// Compositions of `g_n` (applied first).
+        g_count: usize,
+        /// Compositions of `f_n`.
+        f_count: usize,
+    },
+    /// Lee, Lee, Kim, No (IEEE TDSC 2021): `stages` odd minimax polynomials of degree `degree`,
+    /// each the minimax approximation of `sign` on the image of the previous one.
+    Minimax {
+        /// The degree of every stage (odd).
+        degree: usize,
+        /// The number of stages.
+        stages: usize,
+    },
+}
+
+/// `sign(x)` for `ε ≤ |x| ≤ 1` within `2^−α`, as a composite polynomial `p_k ∘ … ∘ p_1`.
 ///
-/// - `f_n(x) = Σ_{i=0}^{n} 4^{−i}·C(2i, i)·x·(1 − x²)^i` (degree `2n + 1`; `f_n(±1) = ±1` with
-///   `1 − f_n(1 − δ) = O(δ^{n+1})`: it sharpens values already near `±1`);
-/// - `g_n` the published odd polynomials of degree `2n + 1` (coefficients `k/2^10`) that push
-///   small values away from 0 much faster than `f_n` but do not converge to `±1` by themselves.
+/// Two constructions ([`SignConstruction`]):
 ///
-/// The numbers of compositions `d_g`, `d_f` are chosen by [`Sign::new`] for the least depth
-/// (then the fewest stages): the image of `[ε, 1]` is tracked exactly in `f64` through each
-/// stage (end points and critical points), and `d_f` is the least count bringing it within
-/// `2^−α` of 1. Each stage is evaluated by the polynomial evaluator at depth `⌈log2(2n + 2)⌉`
-/// (degree 3: 2, degree 5 and 7: 3, degree 9: 4), in the Chebyshev basis of `[−1, 1]` (no
-/// interval map).
+/// - [`Sign::cheon_kim_kim_lee`] (Asiacrypt 2020): `f_n ∘ … ∘ f_n ∘ g_n ∘ … ∘ g_n` with
+///   `f_n(x) = Σ_{i=0}^{n} 4^{−i}·C(2i, i)·x·(1 − x²)^i` (degree `2n + 1`; `f_n(±1) = ±1` with
+///   `1 − f_n(1 − δ) = O(δ^{n+1})`: it sharpens values already near `±1`) and the published
+///   odd `g_n` of degree `2n + 1` (coefficients `k/2^10`), which push small values away from 0
+///   much faster than `f_n` but do not converge to `±1` by themselves. The counts `d_g`, `d_f`
+///   are the least-depth pair (then the fewest stages): the image of `[ε, 1]` is tracked
+///   exactly in `f64` through each stage (end points and critical points), and `d_f` is the
+///   least count bringing it within `2^−α` of 1.
+/// - [`Sign::minimax`] (Lee, Lee, Kim, No, "Minimax approximation of sign function by
+///   composite polynomial", IEEE TDSC 2021): each stage is the odd minimax polynomial of the
+///   chosen degree for `sign` on the image `[1 − τ, 1 + τ]` of the previous stage (Remez
+///   exchange), normalised by `1/(1 + τ)` except the last; stages are added until `τ ≤ 2^−α`.
+///   (Lee et al. also optimise the degree of each stage; here all stages share one degree.)
 ///
-/// Composites chosen by [`Sign::new`] (depth per stage as above; error = [`Sign::max_error`]):
+/// [`Sign::new`] takes the least depth over both (families `n = 1..=4`, minimax degrees 3, 7,
+/// 15, 31, 63), then the fewest stages. Each stage is evaluated by the polynomial evaluator at
+/// depth `⌈log2(d + 1)⌉` (degree 3: 2, 5 and 7: 3, 9 to 15: 4, 31: 5, 63: 6), in the Chebyshev
+/// basis of `[−1, 1]` (no interval map).
 ///
-/// | `ε` | `α` | `n` | `d_g` | `d_f` | depth | error |
-/// |---|---|---|---|---|---|---|
-/// | 2^−1 | 8 | 3 | 0 | 2 | 6 | 2^−9.4 |
-/// | 2^−2 | 6 | 3 | 1 | 1 | 6 | 2^−6.3 |
-/// | 2^−2 | 20 | 3 | 1 | 2 | 9 | 2^−23.0 |
-/// | 2^−3 | 8 | 3 | 1 | 2 | 9 | 2^−10.5 |
-/// | 2^−4 | 20 | 3 | 2 | 2 | 12 | 2^−23.2 |
-/// | 2^−6 | 20 | 3 | 3 | 2 | 15 | 2^−23.2 |
-/// | 2^−8 | 20 | 3 | 4 | 2 | 18 | 2^−23.2 |
-/// | 2^−10 | 20 | 3 | 4 | 3 | 21 | 2^−21.2 |
+/// Composites (depth, then [`Sign::max_error`]) by [`Sign::cheon_kim_kim_lee`] with `n = 3`
+/// (`d_g`, `d_f`) and by [`Sign::minimax`] at its best degree (degree × stages); [`Sign::new`]
+/// picks the minimax one in every row:
 ///
-/// See the tests (`tests/ckks_functions.rs`) for the measured table and the precision of the
-/// homomorphic evaluation against [`Sign::evaluate_plain`].
+/// | `ε` | `α` | CKKL `n = 3` | depth | error | minimax | depth | error |
+/// |---|---|---|---|---|---|---|---|
+/// | 2^−1 | 8 | 0, 2 | 6 | 2^−9.4 | 15 × 1 | 4 | 2^−14.0 |
+/// | 2^−2 | 6 | 1, 1 | 6 | 2^−6.3 | 15 × 1 | 4 | 2^−7.0 |
+/// | 2^−2 | 20 | 1, 2 | 9 | 2^−23.0 | 63 × 1 | 6 | 2^−25.6 |
+/// | 2^−3 | 8 | 1, 2 | 9 | 2^−10.5 | 63 × 1 | 6 | 2^−13.3 |
+/// | 2^−4 | 20 | 2, 2 | 12 | 2^−23.2 | 31 × 2 | 10 | 2^−51.0 |
+/// | 2^−6 | 20 | 3, 2 | 15 | 2^−23.2 | 63 × 2 | 12 | 2^−50.4 |
+/// | 2^−8 | 20 | 4, 2 | 18 | 2^−23.2 | 63 × 2 | 12 | 2^−20.2 |
+/// | 2^−10 | 20 | 4, 3 | 21 | 2^−21.2 | 31 × 3 | 15 | 2^−29.0 |
+///
+/// See the tests (`tests/ckks_functions.rs`) for the precision of the homomorphic evaluation
+/// against [`Sign::evaluate_plain`].
 #[derive(Clone, Debug)]
 pub struct Sign {
     precision_bits: u32,
     gap: f64,
-    family: usize,
-    g_count: usize,
-    f_count: usize,
-    g: Polynomial,
-    f: Polynomial,
+    construction: SignConstruction,
+    stages: Vec<Polynomial>,
     max_error: f64,
 }
 
+/// The minimax degrees [`Sign::new`] considers.
+const MINIMAX_DEGREES: [usize; 5] = [3, 7, 15, 31, 63];
+
+fn check_sign_parameters(precision_bits: u32, gap: f64) -> Result<()> {
+    if !(1..=40).contains(&precision_bits) {
+        return Err(Error::InvalidInput(format!(
+            "Sign: precision {precision_bits} bits is outside 1..=40"
+        )));
+    }
+    if !(gap.is_finite() && gap >= 2f64.powi(-30) && gap < 1.0) {
+        return Err(Error::InvalidInput(format!(
+            "Sign: the gap ε = {gap} must be in [2^-30, 1)"
+        )));
+    }
+    Ok(())
+}
+
 impl Sign {
-    /// The composite of least depth (over the families `n = 1..=4`, then the fewest stages)
-    /// with `|p(x) − sign(x)| ≤ 2^−precision_bits` for `gap ≤ |x| ≤ 1`.
+    /// The composite of least depth (then fewest stages) over both constructions with
+    /// `|p(x) − sign(x)| ≤ 2^−precision_bits` for `gap ≤ |x| ≤ 1`.
     ///
     /// Errors: [`Error::InvalidInput`] for `precision_bits` outside `1..=40` or `gap` outside
     /// `[2^−30, 1)`.
     pub fn new(precision_bits: u32, gap: f64) -> Result<Self> {
+        check_sign_parameters(precision_bits, gap)?;
+        let candidates = (1..=4)
+            .map(|n| Self::cheon_kim_kim_lee(n, precision_bits, gap))
+            .chain(
+                MINIMAX_DEGREES
+                    .iter()
+                    .map(|&d| Self::minimax(d, precision_bits, gap)),
+            );
         let mut best: Option<Self> = None;
-        for n in 1..=4 {
-            let s = Self::with_family(n, precision_bits, gap)?;
+        for s in candidates.flatten() {
             let better = match &best {
                 None => true,
-                Some(b) => (s.depth(), s.stages()) < (b.depth(), b.stages()),
+                Some(b) => (s.depth(), s.stages.len()) < (b.depth(), b.stages.len()),
             };
             if better {
                 best = Some(s);
             }
         }
-        best.ok_or_else(|| Error::InvalidInput("Sign::new: no composite found".into()))
+        best.ok_or_else(|| {
+            Error::InvalidInput(format!(
+                "Sign: no composite reaches 2^-{precision_bits} at gap {gap}"
+            ))
+        })
     }
 
-    /// The composite of least depth in the family `n` (`f_n`, `g_n` of degree `2n + 1`).
+    /// The Cheon–Kim–Kim–Lee composite of least depth in the family `n` (`f_n`, `g_n` of
+    /// degree `2n + 1`).
     ///
-    /// Errors: as [`Sign::new`], and [`Error::InvalidInput`] for `n` outside `1..=4`.
-    pub fn with_family(n: usize, precision_bits: u32, gap: f64) -> Result<Self> {
+    /// Errors: as [`Sign::new`], and [`Error::InvalidInput`] for `n` outside `1..=4` or when
+    /// 40 + 40 stages do not suffice.
+    pub fn cheon_kim_kim_lee(n: usize, precision_bits: u32, gap: f64) -> Result<Self> {
         if !(1..=4).contains(&n) {
             return Err(Error::InvalidInput(format!(
                 "Sign: family n = {n} is not one of 1..=4 (the published g_n)"
             )));
         }
-        if !(1..=40).contains(&precision_bits) {
-            return Err(Error::InvalidInput(format!(
-                "Sign: precision {precision_bits} bits is outside 1..=40"
-            )));
-        }
-        if !(gap.is_finite() && gap >= 2f64.powi(-30) && gap < 1.0) {
-            return Err(Error::InvalidInput(format!(
-                "Sign: the gap ε = {gap} must be in [2^-30, 1)"
-            )));
-        }
+        check_sign_parameters(precision_bits, gap)?;
         let (g_mono, f_mono) = (g_monomial(n), f_monomial(n));
         let g = to_chebyshev(&g_mono)?;
         let f = to_chebyshev(&f_mono)?;
@@ -135,16 +186,60 @@ impl Sign {
                  2^-{precision_bits} at gap {gap}"
             ))
         })?;
+        let mut stages = vec![g; g_count];
+        stages.extend(std::iter::repeat(f).take(f_count));
         Ok(Self {
             precision_bits,
             gap,
-            family: n,
-            g_count,
-            f_count,
-            g,
-            f,
+            construction: SignConstruction::CheonKimKimLee {
+                n,
+                g_count,
+                f_count,
+            },
+            stages,
             max_error,
         })
+    }
+
+    /// The minimax composite (Lee, Lee, Kim, No) with every stage of degree `degree`.
+    ///
+    /// Errors: as [`Sign::new`], and [`Error::InvalidInput`] for a degree that is even or
+    /// outside `3..=255`, or when 40 stages do not suffice.
+    pub fn minimax(degree: usize, precision_bits: u32, gap: f64) -> Result<Self> {
+        if degree % 2 == 0 || !(3..=255).contains(&degree) {
+            return Err(Error::InvalidInput(format!(
+                "Sign::minimax: the degree {degree} must be odd and in 3..=255"
+            )));
+        }
+        check_sign_parameters(precision_bits, gap)?;
+        let target = 2f64.powi(-(precision_bits as i32));
+        let mut lo = gap;
+        let mut stages = Vec::new();
+        for _ in 0..MAX_STAGES {
+            let mm = super::minimax::odd_sign_minimax(lo, degree)?;
+            let tau = mm.error;
+            if tau <= target {
+                stages.push(Polynomial::chebyshev(mm.coeffs, -1.0, 1.0)?);
+                return Ok(Self {
+                    precision_bits,
+                    gap,
+                    construction: SignConstruction::Minimax {
+                        degree,
+                        stages: stages.len(),
+                    },
+                    stages,
+                    max_error: tau,
+                });
+            }
+            // Normalised: the image of [lo, 1] is [(1 − τ)/(1 + τ), 1].
+            let scaled: Vec<f64> = mm.coeffs.iter().map(|c| c / (1.0 + tau)).collect();
+            stages.push(Polynomial::chebyshev(scaled, -1.0, 1.0)?);
+            lo = (1.0 - tau) / (1.0 + tau);
+        }
+        Err(Error::InvalidInput(format!(
+            "Sign::minimax: {MAX_STAGES} stages of degree {degree} do not reach \
+             2^-{precision_bits} at gap {gap}"
+        )))
     }
 
     /// The precision asked for, in bits.
@@ -157,43 +252,23 @@ impl Sign {
         self.gap
     }
 
-    /// The family `n` (both polynomials of degree `2n + 1`).
-    pub fn family(&self) -> usize {
-        self.family
+    /// How the composite is built (and its stage counts).
+    pub fn construction(&self) -> SignConstruction {
+        self.construction
     }
 
-    /// How many times `g_n` is applied (first).
-    pub fn g_count(&self) -> usize {
-        self.g_count
+    /// The stages, first applied first, each in the Chebyshev basis of `[−1, 1]`.
+    pub fn stages(&self) -> &[Polynomial] {
+        &self.stages
     }
 
-    /// How many times `f_n` is applied (after the `g_n`).
-    pub fn f_count(&self) -> usize {
-        self.f_count
-    }
-
-    /// The number of stages (`g_count + f_count`).
-    pub fn stages(&self) -> usize {
-        self.g_count + self.f_count
-    }
-
-    /// `g_n` in the Chebyshev basis of `[−1, 1]`.
-    pub fn g(&self) -> &Polynomial {
-        &self.g
-    }
-
-    /// `f_n` in the Chebyshev basis of `[−1, 1]`.
-    pub fn f(&self) -> &Polynomial {
-        &self.f
-    }
-
-    /// The levels [`Sign::sign`] consumes: `g_count·depth(g_n) + f_count·depth(f_n)`.
+    /// The levels [`Sign::sign`] consumes: the sum of the stages' depths.
     pub fn depth(&self) -> usize {
-        self.g_count * poly_depth(&self.g) + self.f_count * poly_depth(&self.f)
+        self.stages.iter().map(poly_depth).sum()
     }
 
     /// `max |p(x) − sign(x)|` over `ε ≤ |x| ≤ 1` (the image of `[ε, 1]` tracked through the
-    /// stages): the approximation error, at most `2^−precision_bits`.
+    /// stages; for the minimax construction, the last stage's equioscillating error): the approximation error, at most `2^−precision_bits`.
     pub fn max_error(&self) -> f64 {
         self.max_error
     }
@@ -201,14 +276,7 @@ impl Sign {
     /// The composite in `f64`, stage by stage with the polynomials the homomorphic evaluation
     /// uses: the reference of [`Sign::sign`].
     pub fn evaluate_plain(&self, x: f64) -> f64 {
-        let mut y = x;
-        for _ in 0..self.g_count {
-            y = self.g.evaluate(y);
-        }
-        for _ in 0..self.f_count {
-            y = self.f.evaluate(y);
-        }
-        y
+        self.stages.iter().fold(x, |y, p| p.evaluate(y))
     }
 
     /// The reference of [`Sign::relu`]: `(x + x·p(x))/2`.
@@ -231,11 +299,8 @@ impl Sign {
         const OP: &str = "Sign::sign";
         check_target(OP, target_scale)?;
         check_levels(OP, ct, self.depth())?;
-        let stages = std::iter::repeat(&self.g)
-            .take(self.g_count)
-            .chain(std::iter::repeat(&self.f).take(self.f_count));
         let mut cur: Option<Ciphertext> = None;
-        for p in stages {
+        for p in &self.stages {
             let next = eval_poly(eval, cur.as_ref().unwrap_or(ct), p, target_scale)?;
             cur = Some(next);
         }
@@ -471,41 +536,91 @@ mod tests {
         assert!(hi >= smax && hi - smax < 1e-9, "{hi} {smax}");
     }
 
+    fn worst_on_grid(s: &Sign) -> f64 {
+        let gap = s.gap();
+        // Uniform and geometric points of [ε, 1], both signs.
+        (0..=20_000)
+            .flat_map(|i| {
+                let t = i as f64 / 20_000.0;
+                [gap + (1.0 - gap) * t, gap * (1.0 / gap).powf(t)]
+            })
+            .map(|x| {
+                let (p, m) = (s.evaluate_plain(x), s.evaluate_plain(-x));
+                (p - 1.0).abs().max((m + 1.0).abs())
+            })
+            .fold(0.0, f64::max)
+    }
+
     #[test]
-    fn composite_reaches_the_claimed_precision_on_a_dense_grid() {
+    fn composites_reach_the_claimed_precision_on_a_dense_grid() {
         for &(bits, gap) in &[
             (8u32, 1.0 / 16.0),
             (12, 1.0 / 64.0),
             (20, 1.0 / 256.0),
             (30, 1e-4),
         ] {
-            let s = Sign::new(bits, gap).unwrap();
             let bound = 2f64.powi(-(bits as i32));
-            assert!(s.max_error() <= bound);
-            let mut worst = 0.0f64;
-            for i in 0..=20_000 {
-                let x = gap + (1.0 - gap) * i as f64 / 20_000.0;
-                let (p, m) = (s.evaluate_plain(x), s.evaluate_plain(-x));
-                worst = worst.max((p - 1.0).abs()).max((m + 1.0).abs());
+            let ckkl = Sign::cheon_kim_kim_lee(3, bits, gap).unwrap();
+            let mm = Sign::minimax(15, bits, gap).unwrap();
+            let best = Sign::new(bits, gap).unwrap();
+            for s in [&ckkl, &mm, &best] {
+                assert!(s.max_error() <= bound);
+                let worst = worst_on_grid(s);
+                assert!(
+                    worst <= s.max_error() * (1.0 + 1e-6),
+                    "{bits} at {gap}: {worst}"
+                );
+                eprintln!(
+                    "sign α = {bits}, ε = {gap}: {:?}, depth {}, error 2^{:.1}",
+                    s.construction(),
+                    s.depth(),
+                    s.max_error().log2()
+                );
             }
-            assert!(worst <= bound, "{bits} bits at {gap}: {worst}");
-            // One stage fewer of f misses the precision: the choice is not wasteful.
-            if s.f_count() > 0 {
+            assert!(best.depth() <= ckkl.depth().min(mm.depth()));
+            // One stage fewer misses the precision: the counts are not wasteful.
+            for s in [&ckkl, &mm] {
                 let mut fewer = s.clone();
-                fewer.f_count -= 1;
-                let miss = (0..=2000)
-                    .map(|i| gap + (1.0 - gap) * i as f64 / 2000.0)
-                    .map(|x| (fewer.evaluate_plain(x) - 1.0).abs())
-                    .fold(0.0, f64::max);
-                assert!(miss > bound, "{bits} bits at {gap}: f_count not minimal");
+                fewer.stages.pop();
+                assert!(
+                    worst_on_grid(&fewer) > bound,
+                    "{bits} at {gap}: not minimal"
+                );
             }
+        }
+    }
+
+    #[test]
+    #[ignore = "prints the table of the type's documentation"]
+    fn table() {
+        for &(gap, bits) in &[
+            (0.5, 8u32),
+            (0.25, 6),
+            (0.25, 20),
+            (0.125, 8),
+            (1.0 / 16.0, 20),
+            (1.0 / 64.0, 20),
+            (1.0 / 256.0, 20),
+            (1.0 / 1024.0, 20),
+        ] {
+            let c = Sign::cheon_kim_kim_lee(3, bits, gap).unwrap();
+            let m = MINIMAX_DEGREES
+                .iter()
+                .map(|&d| Sign::minimax(d, bits, gap).unwrap())
+                .min_by_key(|s| (s.depth(), s.stages().len()))
+                .unwrap();
+            let b = Sign::new(bits, gap).unwrap();
             eprintln!(
-                "sign α = {bits}, ε = {gap}: n = {}, d_g = {}, d_f = {}, depth {}, error 2^{:.1}",
-                s.family(),
-                s.g_count(),
-                s.f_count(),
-                s.depth(),
-                s.max_error().log2()
+                "| 2^{} | {bits} | {:?} {} 2^{:.1} | {:?} {} 2^{:.1} | {:?} {} |",
+                gap.log2(),
+                c.construction(),
+                c.depth(),
+                c.max_error().log2(),
+                m.construction(),
+                m.depth(),
+                m.max_error().log2(),
+                b.construction(),
+                b.depth()
             );
         }
     }
@@ -521,7 +636,15 @@ mod tests {
             Err(Error::InvalidInput(_))
         ));
         assert!(matches!(
-            Sign::with_family(5, 8, 0.1),
+            Sign::cheon_kim_kim_lee(5, 8, 0.1),
+            Err(Error::InvalidInput(_))
+        ));
+        assert!(matches!(
+            Sign::minimax(8, 8, 0.1),
+            Err(Error::InvalidInput(_))
+        ));
+        assert!(matches!(
+            Sign::minimax(1, 8, 0.1),
             Err(Error::InvalidInput(_))
         ));
     }
