@@ -59,7 +59,7 @@ type Aligned<'a> = crate::rlwe::Aligned<'a, Ciphertext>;
 /// [`square_relin_rescale`](Evaluator::square_relin_rescale) (always rescaled).
 pub struct Evaluator {
     ctx: CkksContext,
-    keys: EvaluationKeys,
+    pub(crate) keys: EvaluationKeys,
     auto_rescale: bool,
 }
 
@@ -111,7 +111,7 @@ impl Evaluator {
         self.ctx.ring()
     }
 
-    fn check(&self, op: &'static str, ct: &Ciphertext) -> Result<()> {
+    pub(crate) fn check(&self, op: &'static str, ct: &Ciphertext) -> Result<()> {
         self.ctx.rlwe().check_id(op, ct.params_id)?;
         check_degree(
             op,
@@ -193,7 +193,7 @@ impl Evaluator {
         Ok(p)
     }
 
-    fn round_i128(op: &'static str, x: f64) -> Result<i128> {
+    pub(crate) fn round_i128(op: &'static str, x: f64) -> Result<i128> {
         if !x.is_finite() || x.abs() >= 2f64.powi(126) {
             return Err(Error::InvalidInput(format!(
                 "`{op}`: the scaled constant {x:e} does not fit in 126 bits; use a smaller \
@@ -209,7 +209,7 @@ impl Evaluator {
     /// ([`crate::backend::on_pool`]): each CPU primitive is a parallel loop, and from outside
     /// the pool every one of them would hand its work over and put the caller to sleep. On a GPU
     /// `f` runs directly. The words are the same either way.
-    fn on_pool<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
+    pub(crate) fn on_pool<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
         crate::backend::on_pool(self.ctx.device(), f)
     }
 
@@ -644,7 +644,11 @@ impl Evaluator {
     /// key switching whose ModDown and rescale share their NTTs
     /// ([`crate::rlwe::RlweContext::relinearize_rescale`]), bit-identical to
     /// [`Evaluator::relinearize`] then [`Evaluator::rescale`].
-    fn relinearize_maybe_rescale(&self, t: &Ciphertext, rescale: bool) -> Result<Ciphertext> {
+    pub(crate) fn relinearize_maybe_rescale(
+        &self,
+        t: &Ciphertext,
+        rescale: bool,
+    ) -> Result<Ciphertext> {
         if !rescale || t.parts.len() != 3 {
             let r = self.relinearize(t)?;
             return if rescale { self.rescale(&r) } else { Ok(r) };
