@@ -228,11 +228,13 @@ pub enum Error {
         log_modulus: f64,
     },
 
-    /// Two operands at the same level whose scales differ.
+    /// Two operands at the same level whose scales differ by a ratio that is not an integer
+    /// (an integer ratio is reconciled exactly, without spending a level).
     #[error(
-        "`{op}`: scales differ at the same level (2^{lhs_log_scale:.6} vs 2^{rhs_log_scale:.6}); \
-         use the auto-rescale mode (it aligns them by spending a level), or align them yourself \
-         with `Evaluator::drop_to_level_and_scale`"
+        "`{op}`: scales differ at the same level (2^{lhs_log_scale:.6} vs 2^{rhs_log_scale:.6}) \
+         by a ratio that is not an integer; bring one operand onto the other's scale with \
+         `Evaluator::drop_to_level_and_scale` (spends a level) or `mul_const_with_scale`, or \
+         encode plaintexts at the ciphertext's level and scale (`Encoder::encode_at`)"
     )]
     ScaleMismatch {
         /// The operation.

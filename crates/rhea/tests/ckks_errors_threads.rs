@@ -102,13 +102,25 @@ fn misuse_is_a_typed_error_that_says_what_to_do() {
         Err(Error::ScaleOverflow { .. })
     ));
 
-    // Same level, different scales: manual mode refuses, auto mode aligns.
+    // Same level, scales in an integer ratio: reconciled exactly without spending a level, in
+    // both modes.
     let a = manual.mul_const(&ct, 0.5).unwrap(); // scale 2^80
     let b = s.encrypt(&x, 2); // scale 2^40
-    assert!(matches!(
-        manual.add(&a, &b),
-        Err(Error::ScaleMismatch { .. })
-    ));
+    for ev in [&manual, &s.eval] {
+        let sum = ev.add(&a, &b).unwrap();
+        assert_eq!((sum.level(), sum.scale()), (a.level(), a.scale()));
+        let want: Vec<f64> = x.iter().map(|v| 1.5 * v).collect();
+        let got = s.decrypt(&sum);
+        assert!(got.iter().zip(&want).all(|(g, w)| (g - w).abs() < 1e-6));
+    }
+    // A ratio that is not an integer is refused in both modes, never aligned by silently
+    // spending a level.
+    let odd = manual.mul_const_with_scale(&ct, 0.5, 1000.5).unwrap();
+    for ev in [&manual, &s.eval] {
+        let err = ev.add(&odd, &b).unwrap_err();
+        assert!(matches!(err, Error::ScaleMismatch { .. }));
+        assert!(err.to_string().contains("drop_to_level_and_scale"));
+    }
     let pt = s.encoder.encode_at(&x, 10, 2f64.powi(41)).unwrap();
     assert!(matches!(
         s.eval.add_plain(&ct, &pt),

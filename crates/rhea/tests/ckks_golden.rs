@@ -9,7 +9,7 @@ use rhea::unstable::HasRing;
 use rhea::Device;
 use sha2::{Digest, Sha256};
 
-const GOLDEN: &str = "022cb300ba889edb269e00aafaf936cfc919750bb6e3ff0e0e4f09e83dda46bc";
+const GOLDEN: &str = "c23169efe7705e5055a1e23d0ca484893972f81970a7d2d5b4455e0c95bfce8d";
 
 fn digest(ctx: &CkksContext, ct: &Ciphertext) -> String {
     let mut h = Sha256::new();

@@ -133,7 +133,8 @@ fn additive_and_constant_operations() {
     );
     let mc = e.mul_const(&cx, 1.37).unwrap();
     assert_eq!(mc.level(), 9);
-    assert_eq!(mc.scale(), cx.scale());
+    // The constant lands where a product of two fresh ciphertexts does: the level's scale.
+    assert_eq!(mc.scale(), s.ctx.params().scale_at_level(9).unwrap());
     check(&mc, &|a, _| 1.37 * a, "mul_const", 25.0);
     let py = s.encoder.encode(&y).unwrap();
     check(
@@ -186,11 +187,13 @@ fn levels_and_scales_are_aligned_automatically() {
     let diff = e.sub(&cz, &xy).unwrap();
     let want: Vec<f64> = (0..n).map(|i| z[i] - x[i] * y[i]).collect();
     assert!(precision_bits(&s.decrypt(&diff), &want) >= 25.0);
-    // Same level, different scales (x·y vs. x·c): auto mode spends one level to align.
+    // x·c lands where x·y does (scale Δ²/q_10 at level 9): the sum needs no alignment and
+    // spends no level.
     let xc = e.mul_const(&cx, 0.5).unwrap();
     assert_eq!(xc.level(), 9);
+    assert_eq!(xc.scale(), xy.scale());
     let mixed = e.add(&xy, &xc).unwrap();
-    assert_eq!(mixed.level(), 8);
+    assert_eq!(mixed.level(), 9);
     let want: Vec<f64> = (0..n).map(|i| x[i] * y[i] + 0.5 * x[i]).collect();
     assert!(precision_bits(&s.decrypt(&mixed), &want) >= 25.0);
     // Multiplying operands at different levels.

@@ -332,42 +332,42 @@ fn golden_test_vectors() {
     let sp = SchemeParameters::from(&params);
     assert_eq!(
         hex(&sp.digest()),
-        "816d41e8b19d1850d893a502c4de361654541c9cae9b0afcb02cd6112b0f39c1"
+        "7740ab538c82da475af8888da4d911a4bf29923fa7c3cb2b08698a9133edf820"
     );
     let mut p = Vec::new();
     write_parameters(&mut p, &sp).unwrap();
     assert_eq!(
         hex(&p),
-        "52484541464845000100010000000000816d41e8b19d1850d893a502c4de361654541c9cae9b0afcb02cd6\
-         112b0f39c13a00000000000000010d0300010001c0ffffffffff0f01c0fdffff00000001800400000100\
-         000140020000000010030000000000009a9999999999094028000000005cea919552644e84d81771d55f\
-         f12f0f4ec6f10855fb3ee96ff9678fcc3ebd79"
+        "524845414648450001000100000000007740ab538c82da475af8888da4d911a4bf29923fa7c3cb2b08698a\
+         9133edf8203a00000000000000010d0300010001c0ffffffffff0f018004000001000001c0fdffff000000\
+         0140020000000010030000000000009a9999999999094028000000009a23f8068a14f183ce38053a277b2e\
+         23f52d9ebf90971c009791d67b8ebe20ea"
     );
     let f = ckks_fixture(&params, 7);
     for (bytes, len, sha) in [
         (
             f.codec.to_bytes(&f.pk, Compression::SEEDED_PACKED).unwrap(),
             206968,
-            "28fae1aa751e12b3df4a5233d606a43653df798b46e350dde57b3a4209b7a476",
+            "da596c3dce0270e5ea92b8aef733741de03340565652742aeb7b99a536d935c5",
         ),
         (
             f.codec
                 .to_bytes(&f.rlk, Compression::SEEDED_PACKED)
                 .unwrap(),
             620666,
-            "8ac8dde99e31665867c4cb61cf4124de0b452789d3edd1409e980b481c9b3ada",
+            "af44206bae68bfe2b2157c875e9dd09786184c07c2e6cb340c1e5d22dc3c703b",
         ),
         (
             f.codec
                 .to_bytes(&f.ct_sk, Compression::SEEDED_PACKED)
                 .unwrap(),
             144520,
-            "fa0d02e130c14bf1e59d96c56d47ed8cbe6159543f645d2b98443db6f8a2d687",
+            "2df354db58edce37bbd15b0584cec615d09b8a66e7a23657419a82bf9fa92ea7",
         ),
         (
             f.codec.to_bytes(&f.ct_sk, Compression::NONE).unwrap(),
             393352,
-            "db01e41de05252de20974b0fbd0a8378573a196208c02f6f041f488e151fad6e",
+            "ca11e654bb594e38f6933df1d5b442362d3211cf7888d587b910cf6679bb4b7e",
         ),
     ] {
         assert_eq!(bytes.len(), len);

@@ -30,15 +30,24 @@ type Aligned<'a> = crate::rlwe::Aligned<'a, Ciphertext>;
 
 /// Evaluates CKKS operations. Immutable and `Send + Sync`: one evaluator serves many threads.
 ///
-/// **Scale management.** Every ciphertext carries its level and scale. In the default
-/// *auto-rescale* mode every multiplication (by a ciphertext, plaintext or non-integer constant)
-/// is followed by a rescaling, and additions of operands whose scales differ at the same level
-/// are aligned by spending one level. In *manual* mode
+/// **Scale management.** Every ciphertext carries its level and scale, and the recorded scale is
+/// the true one. In the default *auto-rescale* mode every multiplication (by a ciphertext,
+/// plaintext or non-integer constant) is followed by a rescaling, and every product of operands
+/// at one level and scale `s` lands on the same scale `s²/q_ℓ` (a constant is encoded at `s`
+/// for that): a level of a circuit built from fresh ciphertexts has one scale (`Δ` at the top,
+/// then `Δ_{ℓ−1} = Δ_ℓ²/q_ℓ`), so its additions never need aligning. In *manual* mode
 /// ([`Evaluator::with_auto_rescale`]`(false)`) nothing is rescaled unless asked
-/// ([`Evaluator::rescale`]). In both modes additions align levels automatically: the operand
-/// at the higher level is brought down, and if its scale differs it is multiplied by an integer
-/// `≈ target·q/scale` and rescaled, landing on the other operand's scale (relative error
-/// `≤ 2^-21`, typically `2^-41`).
+/// ([`Evaluator::rescale`]). In both modes an addition of operands at different levels brings
+/// the higher one down and onto the other's scale with one rescaling (multiply by an integer
+/// `≈ target·q/scale`, then rescale: relative error `≤ 2^-21`, typically `2^-41`), which spends
+/// no level the result would have kept. Operands at the **same level** with different scales are
+/// reconciled without spending a level when the ratio of their scales is an integer (the smaller
+/// is multiplied by it, exactly); otherwise the addition is an [`Error::ScaleMismatch`], never a
+/// silently spent level: bring one operand onto the other's scale yourself
+/// ([`Evaluator::drop_to_level_and_scale`], [`Evaluator::mul_const_with_scale`]), or encode
+/// plaintexts at the ciphertext's level and scale ([`Encoder::encode_at`](super::Encoder::encode_at)).
+/// Polynomial evaluation and linear transforms choose their intermediate scales so that their
+/// results land exactly on the requested scale.
 ///
 /// **Operations.** [`add`](Evaluator::add)/[`sub`](Evaluator::sub)/[`neg`](Evaluator::neg) of
 /// ciphertexts, plaintexts ([`add_plain`](Evaluator::add_plain), ...) and constants
@@ -50,7 +59,7 @@ type Aligned<'a> = crate::rlwe::Aligned<'a, Ciphertext>;
 /// [`square_relin_rescale`](Evaluator::square_relin_rescale) (always rescaled).
 pub struct Evaluator {
     ctx: CkksContext,
-    keys: EvaluationKeys,
+    pub(crate) keys: EvaluationKeys,
     auto_rescale: bool,
 }
 
@@ -102,7 +111,7 @@ impl Evaluator {
         self.ctx.ring()
     }
 
-    fn check(&self, op: &'static str, ct: &Ciphertext) -> Result<()> {
+    pub(crate) fn check(&self, op: &'static str, ct: &Ciphertext) -> Result<()> {
         self.ctx.rlwe().check_id(op, ct.params_id)?;
         check_degree(
             op,
@@ -184,7 +193,7 @@ impl Evaluator {
         Ok(p)
     }
 
-    fn round_i128(op: &'static str, x: f64) -> Result<i128> {
+    pub(crate) fn round_i128(op: &'static str, x: f64) -> Result<i128> {
         if !x.is_finite() || x.abs() >= 2f64.powi(126) {
             return Err(Error::InvalidInput(format!(
                 "`{op}`: the scaled constant {x:e} does not fit in 126 bits; use a smaller \
@@ -200,7 +209,7 @@ impl Evaluator {
     /// ([`crate::backend::on_pool`]): each CPU primitive is a parallel loop, and from outside
     /// the pool every one of them would hand its work over and put the caller to sleep. On a GPU
     /// `f` runs directly. The words are the same either way.
-    fn on_pool<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
+    pub(crate) fn on_pool<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
         crate::backend::on_pool(self.ctx.device(), f)
     }
 
@@ -287,10 +296,21 @@ impl Evaluator {
             if scales_match(a.scale, b.scale) {
                 return Ok((Aligned::Borrowed(a), Aligned::Borrowed(b)));
             }
-            if self.auto_rescale && la >= 1 {
-                let b2 = self.drop_to_level_and_scale(b, la - 1, a.scale)?;
-                let a2 = self.drop_to_level(a, la - 1)?;
-                return Ok((Aligned::Owned(a2), Aligned::Owned(b2)));
+            // An integer ratio of scales: multiply the smaller by it (exact, no level).
+            let (hi, lo) = if a.scale > b.scale { (a, b) } else { (b, a) };
+            let ratio = hi.scale / lo.scale;
+            let k = ratio.round();
+            if k >= 2.0 && k < 2f64.powi(62) && scales_match(lo.scale * k, hi.scale) {
+                let raised = self.mul_int(lo, k as i64)?;
+                let raised = Ciphertext {
+                    scale: hi.scale,
+                    ..raised
+                };
+                return Ok(if a.scale > b.scale {
+                    (Aligned::Borrowed(a), Aligned::Owned(raised))
+                } else {
+                    (Aligned::Owned(raised), Aligned::Borrowed(b))
+                });
             }
             return Err(Error::ScaleMismatch {
                 op,
@@ -312,24 +332,37 @@ impl Evaluator {
         }
     }
 
-    /// Brings the higher operand of a product down to the other's level (scales multiply, so no
-    /// scale alignment is needed).
+    /// Brings the higher operand of a product down to the other's level. In auto-rescale mode
+    /// an operand at its level's scale ([`crate::params::CkksParameters::scale_at_level`]) is
+    /// brought onto the lower level's scale with the one rescaling the lost levels allow, so the
+    /// product lands on the scale of its level too; otherwise (manual mode, or another scale)
+    /// levels are dropped and the scale kept.
     fn align_mul<'a>(
         &self,
         a: &'a Ciphertext,
         b: &'a Ciphertext,
     ) -> Result<(Aligned<'a>, Aligned<'a>)> {
         let (la, lb) = (a.level(), b.level());
+        let bring_down = |hi: &Ciphertext, level: usize| {
+            let params = self.ctx.params();
+            if self.auto_rescale {
+                if let (Some(own), Some(target)) = (
+                    params.scale_at_level(hi.level()),
+                    params.scale_at_level(level),
+                ) {
+                    if scales_match(hi.scale, own) && !scales_match(own, target) {
+                        return self.drop_to_level_and_scale(hi, level, target);
+                    }
+                }
+            }
+            self.drop_to_level(hi, level)
+        };
         Ok(match la.cmp(&lb) {
             std::cmp::Ordering::Equal => (Aligned::Borrowed(a), Aligned::Borrowed(b)),
-            std::cmp::Ordering::Greater => (
-                Aligned::Owned(self.drop_to_level(a, lb)?),
-                Aligned::Borrowed(b),
-            ),
-            std::cmp::Ordering::Less => (
-                Aligned::Borrowed(a),
-                Aligned::Owned(self.drop_to_level(b, la)?),
-            ),
+            std::cmp::Ordering::Greater => {
+                (Aligned::Owned(bring_down(a, lb)?), Aligned::Borrowed(b))
+            }
+            std::cmp::Ordering::Less => (Aligned::Borrowed(a), Aligned::Owned(bring_down(b, la)?)),
         })
     }
 
@@ -485,18 +518,16 @@ impl Evaluator {
         Ok(self.wrap(ct, parts, ct.scale))
     }
 
-    /// `c · ct` for a real constant `c`. Auto-rescale: `c` is encoded at the scale `q_level`
-    /// and the product rescaled, so the result keeps `ct`'s scale and drops one level.
-    /// Manual: `c` is encoded at the default scale `Δ` and the result has scale `Δ·scale`.
+    /// `c · ct` for a real constant `c`. Auto-rescale: `c` is encoded at `ct`'s scale `s` and
+    /// the product rescaled, so the result lands on `s²/q_ℓ` one level down, where a product of
+    /// two ciphertexts at scale `s` lands (see the type docs). Manual: `c` is encoded at the
+    /// default scale `Δ` and the result has scale `Δ·s`, not rescaled.
     pub fn mul_const(&self, ct: &Ciphertext, c: f64) -> Result<Ciphertext> {
         self.check("mul_const", ct)?;
         if self.auto_rescale {
             Self::underflow("mul_const", ct, 1)?;
-            let q = self.ctx.params().q_primes()[ct.level()] as f64;
-            let out = self.mul_const_with_scale(ct, c, q)?;
-            let mut out = self.rescale(&out)?;
-            out.scale = ct.scale;
-            Ok(out)
+            let out = self.mul_const_with_scale(ct, c, ct.scale)?;
+            self.rescale(&out)
         } else {
             self.mul_const_with_scale(ct, c, self.ctx.params().default_scale())
         }
@@ -523,7 +554,7 @@ impl Evaluator {
         self.check(OP, ct)?;
         let scale = if self.auto_rescale {
             Self::underflow(OP, ct, 1)?;
-            self.ctx.params().q_primes()[ct.level()] as f64
+            ct.scale
         } else {
             self.ctx.params().default_scale()
         };
@@ -536,14 +567,7 @@ impl Evaluator {
         for p in &mut parts {
             self.ring().mul_assign(p, &k)?;
         }
-        let out = self.wrap(ct, parts, new_scale);
-        if self.auto_rescale {
-            let mut out = self.rescale(&out)?;
-            out.scale = ct.scale;
-            Ok(out)
-        } else {
-            Ok(out)
-        }
+        self.maybe_rescale(self.wrap(ct, parts, new_scale))
     }
 
     /// `ct · pt` (scale `ct.scale · pt.scale`; rescaled in auto mode).
@@ -620,7 +644,11 @@ impl Evaluator {
     /// key switching whose ModDown and rescale share their NTTs
     /// ([`crate::rlwe::RlweContext::relinearize_rescale`]), bit-identical to
     /// [`Evaluator::relinearize`] then [`Evaluator::rescale`].
-    fn relinearize_maybe_rescale(&self, t: &Ciphertext, rescale: bool) -> Result<Ciphertext> {
+    pub(crate) fn relinearize_maybe_rescale(
+        &self,
+        t: &Ciphertext,
+        rescale: bool,
+    ) -> Result<Ciphertext> {
         if !rescale || t.parts.len() != 3 {
             let r = self.relinearize(t)?;
             return if rescale { self.rescale(&r) } else { Ok(r) };

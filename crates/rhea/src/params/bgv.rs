@@ -279,6 +279,7 @@ impl BgvParameters {
             id_tag: b"rhea-bgv-params-v1",
             id_after_dnum: &t.to_le_bytes(),
             id_last: &[],
+            stable_scale_bits: None,
         };
         let core = validate_rlwe(&spec, |q, p| {
             if let Some(&bad) = q.iter().chain(p).find(|&&x| gcd(x, t) != 1) {

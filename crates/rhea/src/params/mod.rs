@@ -366,6 +366,35 @@ pub(crate) fn resolve_primes(
         .collect())
 }
 
+/// Reorders the generated `Q` primes of `scale_bits` bits (all but the first prime) so that the
+/// scale of every level in the auto-rescale mode stays at `Δ = 2^scale_bits`: from the top
+/// level down, the prime divided out at level `ℓ` is the remaining one nearest `Δ_ℓ²/Δ`, so
+/// that `Δ_{ℓ−1} = Δ_ℓ²/q_ℓ` returns to `Δ` as closely as the primes allow. The same primes
+/// (so the same `log Q` and security), in another order. Generated in the order of
+/// [`resolve_primes`] (nearest to `2^bits`, alternately above and below), the scale of a chain of
+/// 24 squarings would drift by about 100 bits at `N = 2^16`; ordered, it stays within `2^-12`
+/// bits of `Δ` at every preset (`params::tests::auto_rescale_scales_stay_at_delta`).
+fn order_for_stable_scale(q: &mut [u64], log_q: &[u32], scale_bits: u32) {
+    let delta = (scale_bits as f64).exp2();
+    let slots: Vec<usize> = (1..q.len()).filter(|&i| log_q[i] == scale_bits).collect();
+    let mut pool: Vec<u64> = slots.iter().map(|&i| q[i]).collect();
+    let mut ratio = 1.0f64; // Δ_ℓ / Δ
+    for level in (1..q.len()).rev() {
+        if slots.contains(&level) {
+            let target = ratio * ratio * delta;
+            let nearest = (0..pool.len())
+                .min_by(|&a, &b| {
+                    let da = (pool[a] as f64 - target).abs();
+                    let db = (pool[b] as f64 - target).abs();
+                    da.total_cmp(&db)
+                })
+                .unwrap_or(0);
+            q[level] = pool.swap_remove(nearest);
+        }
+        ratio = ratio * ratio * delta / q[level] as f64;
+    }
+}
+
 /// `log2` of a product of primes.
 pub(crate) fn log2_product(primes: &[u64]) -> f64 {
     primes.iter().map(|&p| (p as f64).log2()).sum()
@@ -403,6 +432,10 @@ pub(crate) struct RlweSpec<'a> {
     pub(crate) id_after_dnum: &'a [u8],
     /// Scheme bytes hashed last (CKKS: `log_default_scale`).
     pub(crate) id_last: &'a [u8],
+    /// CKKS: the default scale's bits. The generated `Q` primes of that size (after the first)
+    /// are ordered so that the auto-rescale scale of every level stays at `Δ`
+    /// ([`order_for_stable_scale`]).
+    pub(crate) stable_scale_bits: Option<u32>,
 }
 
 /// The validated scheme-independent part of a parameter set, stored inside both
@@ -478,7 +511,11 @@ pub(crate) fn validate_rlwe(
     )?;
     let (gq, gp) = generated.split_at(if q_from_bits { spec.log_q.len() } else { 0 });
     let q: Vec<u64> = if q_from_bits {
-        gq.to_vec()
+        let mut q = gq.to_vec();
+        if let Some(bits) = spec.stable_scale_bits {
+            order_for_stable_scale(&mut q, spec.log_q, bits);
+        }
+        q
     } else {
         spec.q.to_vec()
     };
@@ -691,6 +728,7 @@ impl CkksParameters {
             id_tag: b"rhea-ckks-params-v1",
             id_after_dnum: &[],
             id_last: &lit.log_default_scale.to_le_bytes(),
+            stable_scale_bits: Some(lit.log_default_scale),
         };
         let core = validate_rlwe(&spec, |q, _| {
             let log_q0 = (q[0] as f64).log2();
@@ -767,6 +805,32 @@ impl CkksParameters {
     /// The default scale `Δ`.
     pub fn default_scale(&self) -> f64 {
         self.inner.default_scale
+    }
+
+    /// The scale of `level` in the auto-rescale mode (see [`crate::ckks::Evaluator`]): `Δ` at
+    /// the top level, then `Δ_{ℓ−1} = Δ_ℓ² / q_ℓ`, the scale a product of two ciphertexts at
+    /// `(ℓ, Δ_ℓ)` lands on after rescaling. Encode plaintexts for a level at this scale to keep a
+    /// circuit on one scale per level. `None` above the top level.
+    ///
+    /// ```
+    /// use rhea::params::CkksParametersLiteral;
+    /// let p = CkksParametersLiteral::test_n13_levels10_insecure().build()?;
+    /// assert_eq!(p.scale_at_level(10), Some(2f64.powi(40)));
+    /// let q10 = p.q_primes()[10] as f64;
+    /// assert_eq!(p.scale_at_level(9), Some(2f64.powi(80) / q10));
+    /// # Ok::<(), rhea::Error>(())
+    /// ```
+    pub fn scale_at_level(&self, level: usize) -> Option<f64> {
+        let top = self.max_level();
+        if level > top {
+            return None;
+        }
+        let q = self.q_primes();
+        let mut scale = self.default_scale();
+        for l in (level + 1..=top).rev() {
+            scale = scale * scale / q[l] as f64;
+        }
+        Some(scale)
     }
 
     /// A 64-bit fingerprint of the parameters; every ciphertext, plaintext and key carries it.
@@ -939,6 +1003,22 @@ mod tests {
         assert!(t.security().insecure_opt_in);
         assert!(t.to_string().contains("INSECURE"));
         assert_eq!(t.max_level(), 10);
+    }
+
+    #[test]
+    fn auto_rescale_scales_stay_at_delta() {
+        for preset in CkksParametersLiteral::presets() {
+            let params = preset.literal.build().unwrap();
+            let log_delta = params.default_scale().log2();
+            for level in 0..=params.max_level() {
+                let drift = params.scale_at_level(level).unwrap().log2() - log_delta;
+                assert!(
+                    drift.abs() < 2f64.powi(-12),
+                    "{} level {level}: {drift:e}",
+                    preset.name
+                );
+            }
+        }
     }
 
     #[test]

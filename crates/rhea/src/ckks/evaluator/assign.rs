@@ -155,15 +155,13 @@ impl Evaluator {
         self.check(OP, ct)?;
         let (scale, rescale) = if self.auto_rescale {
             Self::underflow(OP, ct, 1)?;
-            (self.ctx.params().q_primes()[ct.level()] as f64, true)
+            (ct.scale, true)
         } else {
             (self.ctx.params().default_scale(), false)
         };
-        let kept = ct.scale;
         self.mul_const_with_scale_assign(ct, c, scale)?;
         if rescale {
             self.rescale_assign(ct)?;
-            ct.scale = kept;
         }
         Ok(())
     }

@@ -22,6 +22,9 @@ use std::f64::consts::PI;
 
 use crate::error::{Error, Result};
 
+mod eval;
+mod plan;
+
 /// The basis a [`Polynomial`]'s coefficients are given in.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum PolyBasis {
@@ -166,6 +169,17 @@ impl Polynomial {
     /// The degree: the index of the last non-zero coefficient (0 for a constant).
     pub fn degree(&self) -> usize {
         self.coeffs.iter().rposition(|&c| c != 0.0).unwrap_or(0)
+    }
+
+    /// The levels [`Evaluator::evaluate_polynomial`](crate::ckks::Evaluator::evaluate_polynomial)
+    /// consumes: `⌈log2(degree + 1)⌉`, plus 1 when [`Polynomial::needs_interval_map`] (the
+    /// map onto `[−1, 1]` is applied to the input first); 0 for a constant.
+    pub fn depth(&self) -> usize {
+        let d = self.degree();
+        if d == 0 {
+            return 0;
+        }
+        plan::bit_len(d) + usize::from(self.needs_interval_map())
     }
 
     /// Whether only even or only odd coefficients are non-zero.
