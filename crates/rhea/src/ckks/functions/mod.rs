@@ -21,7 +21,7 @@
 //! | [`Inverse`] `1/x` on `[lo, hi]` | Goldschmidt, `n` iterations | `1` for `n = 0`, else `n + 2` |
 //! | [`InvSqrt`] `1/√x` on `[lo, hi]` | polynomial guess of degree `d`, then `n` Newton steps | guess + `2n` |
 //! | [`Sqrt`] `√x` on `[lo, hi]` | `x · InvSqrt` | guess + `2n + 1` |
-//! | [`Sign`] on `ε ≤ |x| ≤ 1` | Cheon–Kim–Kim–Lee composite `f_n^{d_f} ∘ g_n^{d_g}` | `Σ` stage depths |
+//! | [`Sign`] on `ε ≤ |x| ≤ 1` within `2^−α` | composite: Cheon–Kim–Kim–Lee `f_n^{d_f} ∘ g_n^{d_g}`, or Lee–Lee–Kim–No minimax stages | `Σ` stage depths (e.g. `ε = 2^−8`, `α = 20`: 12) |
 //! | ReLU, max ([`Sign::relu`], [`Sign::max`]) | `(x + x·sign x)/2`, `((a+b) + (a−b)·sign(a−b))/2` | sign + 1 |
 //!
 //! Measured precision (N = 2^13, Δ = 2^40, 10 levels, inputs uniform on the domain; the tests in
@@ -116,19 +116,24 @@ fn eval_poly(
     p: &Polynomial,
     target_scale: f64,
 ) -> Result<Ciphertext> {
-    // PRE-MERGE STUB: replaced by `eval.evaluate_polynomial(ct, p, target_scale)` once the
-    // polynomial evaluator is merged.
-    let _ = (eval, ct, p, target_scale);
-    Err(Error::InvalidInput(
-        "homomorphic polynomial evaluation is not merged yet".into(),
-    ))
+    eval.evaluate_polynomial(ct, p, target_scale)
 }
 
 /// The levels [`eval_poly`] consumes.
 fn poly_depth(p: &Polynomial) -> usize {
-    // PRE-MERGE STUB: `p.depth()` once the polynomial evaluator is merged.
-    let d = p.degree() + 1;
-    (usize::BITS - (d - 1).leading_zeros()) as usize + usize::from(p.needs_interval_map())
+    p.depth()
+}
+
+/// `a·b` relinearised and rescaled, the higher operand first dropped to the other's level with
+/// its scale kept (so the product's scale is exactly `a.scale·b.scale/q`, whatever the
+/// evaluator's alignment policy for operands at different levels).
+fn mul_at_lower(eval: &Evaluator, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext> {
+    use std::cmp::Ordering;
+    match a.level().cmp(&b.level()) {
+        Ordering::Equal => eval.mul_relin_rescale(a, b),
+        Ordering::Greater => eval.mul_relin_rescale(&eval.drop_to_level(a, b.level())?, b),
+        Ordering::Less => eval.mul_relin_rescale(a, &eval.drop_to_level(b, a.level())?),
+    }
 }
 
 /// `max |f(x) − g(x)|` over `GRID + 1` evenly spaced points of `[lo, hi]`.
