@@ -332,20 +332,21 @@ impl Evaluator {
         }
     }
 
-    /// Brings the higher operand of a product down to the other's level. In auto-rescale mode
-    /// an operand at its level's scale ([`crate::params::CkksParameters::scale_at_level`]) is
+    /// Brings the higher operand of a product down to the other's level. With `level_scales`
+    /// (auto-rescale [`Evaluator::mul`]) an operand at its level's scale ([`crate::params::CkksParameters::scale_at_level`]) is
     /// brought onto the lower level's scale with the one rescaling the lost levels allow, so the
-    /// product lands on the scale of its level too; otherwise (manual mode, or another scale)
-    /// levels are dropped and the scale kept.
+    /// product lands on the scale of its level too; otherwise (manual mode, the mode-independent
+    /// products, or another scale) levels are dropped and the scale kept.
     fn align_mul<'a>(
         &self,
         a: &'a Ciphertext,
         b: &'a Ciphertext,
+        level_scales: bool,
     ) -> Result<(Aligned<'a>, Aligned<'a>)> {
         let (la, lb) = (a.level(), b.level());
         let bring_down = |hi: &Ciphertext, level: usize| {
             let params = self.ctx.params();
-            if self.auto_rescale {
+            if level_scales {
                 if let (Some(own), Some(target)) = (
                     params.scale_at_level(hi.level()),
                     params.scale_at_level(level),
@@ -598,7 +599,8 @@ impl Evaluator {
         self.check_pair(op, a, b)?;
         check_two_components(op, a.parts.len())?;
         check_two_components(op, b.parts.len())?;
-        let (a, b) = self.align_mul(a, b)?;
+        // Only the mode-dependent product lands on the level's scale; the others drop levels.
+        let (a, b) = self.align_mul(a, b, op == "mul" && self.auto_rescale)?;
         if rescale_after {
             Self::underflow(op, &a, 1)?;
         }
