@@ -187,7 +187,8 @@ impl Sign {
                     iv = image(&f_mono, iv);
                 }
                 let err = (1.0 - iv.0).max(iv.1 - 1.0);
-                if err <= target {
+                // At least one stage (the identity is no sign approximation worth a circuit).
+                if err <= target && g_count + f_count > 0 {
                     let depth = g_count * dg_depth + f_count * df_depth;
                     let key = (depth, g_count + f_count);
                     if best.map_or(true, |b| key < (b.0, b.1 + b.2)) {
@@ -321,11 +322,7 @@ impl Sign {
             let next = eval_poly(eval, cur.as_ref().unwrap_or(ct), p, target_scale)?;
             cur = Some(next);
         }
-        match cur {
-            Some(c) => Ok(c),
-            // No stage (cannot happen for ε < 1, kept total): the identity at the target.
-            None => identity_at(eval, ct, target_scale),
-        }
+        cur.ok_or_else(|| Error::InvalidInput(format!("`{OP}`: a composite without stages")))
     }
 
     /// `ReLU(x) = max(x, 0) = (x + x·sign(x))/2` slot-wise for `ε ≤ |x| ≤ 1` (for `|x| < ε`
@@ -384,14 +381,6 @@ impl Sign {
         out.scale = target;
         Ok(out)
     }
-}
-
-/// `ct` brought to exactly `target` (one level) — only for the degenerate empty composite.
-fn identity_at(eval: &Evaluator, ct: &Ciphertext, target: f64) -> Result<Ciphertext> {
-    if ct.scale == target {
-        return ct.try_clone();
-    }
-    eval.drop_to_level_and_scale(ct, ct.level().saturating_sub(1), target)
 }
 
 /// The monomial coefficients (index = power) of `g_n`.
