@@ -285,6 +285,44 @@ fn sign_at_a_small_depth_and_higher_precision() {
 }
 
 #[test]
+fn minimax_composite_of_two_stages_with_relu() {
+    let s = fixture();
+    // ε = 1/16, α = 8: two minimax stages of degree 15 (the first normalised), 8 levels.
+    let sign = Sign::new(8, 1.0 / 16.0).unwrap();
+    assert_eq!(
+        sign.construction(),
+        SignConstruction::Minimax {
+            degree: 15,
+            stages: 2
+        }
+    );
+    assert_eq!(sign.depth(), 8);
+    let xs = uniform_with_gap(s.slots(), 1.0 / 16.0, 19);
+    let got = run(&xs, 8, |e, c, t| sign.sign(e, c, t));
+    let want: Vec<f64> = xs.iter().map(|&x| sign.evaluate_plain(x)).collect();
+    let bits = precision_bits(&got, &want);
+    report(
+        "sign (minimax 15 x 2), α = 8, ε = 1/16",
+        8,
+        bits,
+        sign.max_error(),
+    );
+    assert!(bits >= 20.0, "{bits}");
+    let truth: Vec<f64> = xs.iter().map(|x| x.signum()).collect();
+    assert!(precision_bits(&got, &truth) >= 8.0);
+    let got = run(&xs, 9, |e, c, t| sign.relu(e, c, t));
+    let want: Vec<f64> = xs.iter().map(|&x| sign.relu_plain(x)).collect();
+    let bits = precision_bits(&got, &want);
+    report(
+        "ReLU (minimax 15 x 2), α = 8, ε = 1/16",
+        9,
+        bits,
+        sign.max_error(),
+    );
+    assert!(bits >= 20.0, "{bits}");
+}
+
+#[test]
 fn any_target_scale_is_hit_exactly() {
     let s = fixture();
     let target = 1.2345 * 2f64.powi(36);

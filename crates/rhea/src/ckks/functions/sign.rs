@@ -87,6 +87,8 @@ pub enum SignConstruction {
 /// | same | ReLU | 10 | 25.7 bits |
 /// | same | max (`a − b` gapped, `|a|, |b| ≤ 1`) | 10 | 26.0 bits |
 /// | minimax, `ε = 2^−2`, `α = 20` (degree 63 × 1) | sign | 6 | 22.5 bits |
+/// | minimax, `ε = 2^−4`, `α = 8` (degree 15 × 2) | sign | 8 | 26.1 bits |
+/// | same | ReLU | 9 | 24.8 bits |
 ///
 /// ```
 /// use rhea::ckks::functions::{Sign, SignConstruction};
