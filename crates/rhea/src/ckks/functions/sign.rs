@@ -599,41 +599,6 @@ mod tests {
     }
 
     #[test]
-    #[ignore = "prints the table of the type's documentation"]
-    fn table() {
-        for &(gap, bits) in &[
-            (0.5, 8u32),
-            (0.25, 6),
-            (0.25, 20),
-            (0.125, 8),
-            (1.0 / 16.0, 20),
-            (1.0 / 64.0, 20),
-            (1.0 / 256.0, 20),
-            (1.0 / 1024.0, 20),
-        ] {
-            let c = Sign::cheon_kim_kim_lee(3, bits, gap).unwrap();
-            let m = MINIMAX_DEGREES
-                .iter()
-                .map(|&d| Sign::minimax(d, bits, gap).unwrap())
-                .min_by_key(|s| (s.depth(), s.stages().len()))
-                .unwrap();
-            let b = Sign::new(bits, gap).unwrap();
-            eprintln!(
-                "| 2^{} | {bits} | {:?} {} 2^{:.1} | {:?} {} 2^{:.1} | {:?} {} |",
-                gap.log2(),
-                c.construction(),
-                c.depth(),
-                c.max_error().log2(),
-                m.construction(),
-                m.depth(),
-                m.max_error().log2(),
-                b.construction(),
-                b.depth()
-            );
-        }
-    }
-
-    #[test]
     fn bad_parameters_are_typed_errors() {
         assert!(matches!(Sign::new(0, 0.1), Err(Error::InvalidInput(_))));
         assert!(matches!(Sign::new(41, 0.1), Err(Error::InvalidInput(_))));
