@@ -14,6 +14,7 @@
 use std::process::ExitCode;
 use std::time::Instant;
 
+mod bench_machinery;
 mod bench_ops;
 mod bench_suites;
 mod files;
@@ -40,7 +41,8 @@ enum Command {
     Bench {
         /// The suite: `ntt` (GPU NTT), `ntt-cpu`, `ckks`
         /// (also named `ops`: the CKKS operations at a preset and levels), `bgv`,
-        /// `seal-routines`, `he-booster` or `matmul`.
+        /// `seal-routines`, `he-booster`, `matmul`, `linalg` (linear transforms and slot
+        /// utilities) or `poly` (polynomial evaluation and standard functions).
         suite: String,
         /// GPU ordinal for GPU suites.
         #[arg(long, default_value_t = 0)]
@@ -56,7 +58,8 @@ enum Command {
         /// Write the results as JSON to this file.
         #[arg(long)]
         json: Option<std::path::PathBuf>,
-        /// Device for the `ckks`, `bgv`, `seal-routines`, `he-booster` and `matmul` suites: `cpu`,
+        /// Device for the `ckks`, `bgv`, `seal-routines`, `he-booster`, `matmul`, `linalg` and
+        /// `poly` suites: `cpu`,
         /// `cuda:N` or `best`.
         #[arg(long, default_value = "best")]
         device: String,
@@ -97,6 +100,10 @@ fn main() -> ExitCode {
         } => match suite.as_str() {
             "seal-routines" | "he-booster" | "matmul" => {
                 bench_suite(&suite, json.as_deref(), &device, reps, &shape)
+            }
+            "linalg" | "poly" => {
+                let preset = preset.unwrap_or_else(|| default_preset(&suite).to_string());
+                bench_machinery(&suite, json.as_deref(), &device, &preset, reps)
             }
             _ => {
                 let sel = bench_ops::SuiteSelection {
@@ -206,9 +213,29 @@ fn bench(
             Ok(())
         }
         other => {
-            Err(format!("unknown suite `{other}` (known: ntt, ntt-cpu, ckks or ops, bgv, seal-routines, he-booster, matmul)").into())
+            Err(format!("unknown suite `{other}` (known: ntt, ntt-cpu, ckks or ops, bgv, seal-routines, he-booster, matmul, linalg, poly)").into())
         }
     }
+}
+
+/// Runs `linalg` or `poly` (the CKKS linear-algebra and polynomial machinery).
+fn bench_machinery(
+    suite: &str,
+    json: Option<&std::path::Path>,
+    device: &str,
+    preset: &str,
+    reps: usize,
+) -> CliResult {
+    let device = parse_device(device)?;
+    let report = match suite {
+        "linalg" => bench_machinery::run_linalg(preset, device, reps)?,
+        _ => bench_machinery::run_poly(preset, device, reps)?,
+    };
+    println!("{}", report.table());
+    if let Some(path) = json {
+        std::fs::write(path, serde_json::to_string_pretty(&report.cases)?)?;
+    }
+    Ok(())
 }
 
 /// Runs one of the paper-comparison suites (`seal-routines`, `he-booster`, `matmul`).

@@ -169,6 +169,38 @@ fn check_ring(test: &str, ring: &RnsRing) {
         ring.encrypt_zero_moddown(GPU, &mut Prng::from_seed([1; 32]), 3.2, 1, &short_key, None);
     assert!(res.is_err(), "{test}: encryption under a key over Q_1 ∪ P");
     for ell in 1..=ring.q_len() {
+        // The dot product of a linear transform's giant step, in Q_ℓ ∪ P (fused launches of 16
+        // terms) and in Q_ℓ (element-wise), with 3 and 19 terms.
+        for (shape, terms) in [
+            (ring.shape_qp(ell), 3),
+            (ring.shape_qp(ell), 19),
+            (ring.shape_q(ell), 3),
+        ] {
+            let xs: Vec<(Poly, Poly)> = (0..terms).map(|_| pair(ring, shape, next())).collect();
+            let ys: Vec<[(Poly, Poly); 2]> = (0..terms)
+                .map(|_| [pair(ring, shape, next()), pair(ring, shape, next())])
+                .collect();
+            fn pick(p: &(Poly, Poly), gpu: bool) -> &Poly {
+                if gpu {
+                    &p.1
+                } else {
+                    &p.0
+                }
+            }
+            let run = |gpu: bool| {
+                let a: Vec<&Poly> = xs.iter().map(|x| pick(x, gpu)).collect();
+                let b: Vec<[&Poly; 2]> = ys
+                    .iter()
+                    .map(|[y0, y1]| [pick(y0, gpu), pick(y1, gpu)])
+                    .collect();
+                ring.sum_of_products(&a, &b).unwrap()
+            };
+            let (want, got) = (run(false), run(true));
+            for c in 0..2 {
+                let what = format!("{test}: sum_of_products {c} ({terms} terms, {shape:?})");
+                same(ring, &what, &want[c], &got[c]);
+            }
+        }
         let (xc, xg) = pair(ring, ring.shape_q(ell), next());
         if ell >= 2 {
             let (rc, rg) = (ring.rescale(&xc).unwrap(), ring.rescale(&xg).unwrap());

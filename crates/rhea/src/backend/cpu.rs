@@ -582,8 +582,25 @@ pub(crate) fn inner_product(
     digits: &[&[u64]],
     keys: &[(&[u64], &[u64])],
 ) -> (Vec<u64>, Vec<u64>) {
-    let n = ring.n();
     let shape = ring.shape_qp(ell);
+    // Limb i of the level-ℓ shape is prime `prime_index(shape, i)`, which is also its limb
+    // index in the full-shape key.
+    sum_of_products(ring, &shape, digits, keys, |i| ring.prime_index(&shape, i))
+}
+
+/// `(Σ_j d_j · b_j, Σ_j d_j · a_j)` over `shape`, with limb `i` of the `(b_j, a_j)` read at
+/// their limb `key_limb(i)` (the digits' and the output's at `i`): the key-switching inner
+/// product ([`inner_product`], keys over the full `Q ∪ P`) and
+/// [`RnsRing::sum_of_products`](crate::backend::RnsRing::sum_of_products) (same shapes).
+pub(crate) fn sum_of_products(
+    ring: &RnsRing,
+    shape: &PolyShape,
+    digits: &[&[u64]],
+    keys: &[(&[u64], &[u64])],
+    key_limb: impl Fn(usize) -> usize + Sync,
+) -> (Vec<u64>, Vec<u64>) {
+    let n = ring.n();
+    let shape = *shape;
     let words = shape.words();
     // Every word is written.
     let mut out0 = buffer(words);
@@ -599,9 +616,7 @@ pub(crate) fn inner_product(
             let k0 = off % n;
             let len = o0.len();
             let q = ring.modulus(&shape, i);
-            // Limb i of the level-ℓ shape is prime `prime_index(shape, i)`, which is also its
-            // limb index in the full-shape key.
-            let key_off = ring.prime_index(&shape, i) * n + k0;
+            let key_off = key_limb(i) * n + k0;
             let mut acc0 = [0u128; BLOCK];
             let mut acc1 = [0u128; BLOCK];
             let (acc0, acc1) = (&mut acc0[..len], &mut acc1[..len]);

@@ -956,6 +956,61 @@ impl RnsRing {
         Ok([wrap(o0), wrap(o1)])
     }
 
+    /// `(Σ_i a_i ⊙ b_{i,0}, Σ_i a_i ⊙ b_{i,1})` for polynomials of one shape, form and device:
+    /// the plaintext–ciphertext dot product of a linear transform's giant step (plaintext
+    /// diagonals `a_i` times the baby-step rotations `b_i` of a ciphertext, in `Q_ℓ ∪ P`). Exact
+    /// sums reduced once; on the GPU one launch per 16 terms for shapes with `P` limbs (the
+    /// key-switching inner-product kernel, each operand read once).
+    ///
+    /// Errors: [`Error::InvalidInput`] for no terms or unequal counts; shape, form and device
+    /// mismatches as the element-wise primitives.
+    pub fn sum_of_products(&self, a: &[&Poly], b: &[[&Poly; 2]]) -> Result<[Poly; 2]> {
+        const OP: &str = "sum_of_products";
+        let Some(first) = a.first() else {
+            return Err(Error::InvalidInput(format!("`{OP}`: no terms")));
+        };
+        if a.len() != b.len() {
+            return Err(Error::InvalidInput(format!(
+                "`{OP}`: {} left and {} right operands",
+                a.len(),
+                b.len()
+            )));
+        }
+        for (x, [y0, y1]) in a.iter().zip(b) {
+            self.check_binary(OP, first, x)?;
+            self.check_binary(OP, first, y0)?;
+            self.check_binary(OP, first, y1)?;
+        }
+        let shape = first.shape;
+        let wrap = |storage| Poly {
+            storage,
+            shape,
+            form: first.form,
+        };
+        if let Storage::Cuda(fb) = &first.storage {
+            let xs = a
+                .iter()
+                .map(|p| cuda_of(OP, p))
+                .collect::<Result<Vec<_>>>()?;
+            let ys = b
+                .iter()
+                .map(|[y0, y1]| Ok((cuda_of(OP, y0)?, cuda_of(OP, y1)?)))
+                .collect::<Result<Vec<_>>>()?;
+            let (o0, o1) = self.cuda(fb)?.sum_of_products(&shape, &xs, &ys)?;
+            return Ok([wrap(Storage::Cuda(o0)), wrap(Storage::Cuda(o1))]);
+        }
+        let xs = a
+            .iter()
+            .map(|p| host_of(OP, p))
+            .collect::<Result<Vec<_>>>()?;
+        let ys = b
+            .iter()
+            .map(|[y0, y1]| Ok((host_of(OP, y0)?, host_of(OP, y1)?)))
+            .collect::<Result<Vec<_>>>()?;
+        let (o0, o1) = cpu::sum_of_products(self, &shape, &xs, &ys, |i| i);
+        Ok([wrap(Storage::Cpu(o0)), wrap(Storage::Cpu(o1))])
+    }
+
     // ---------------------------------------------------------------- sampling
 
     /// A uniform polynomial regenerated from `(seed, stream)`, read as NTT-form values (a
@@ -1049,6 +1104,22 @@ impl RnsRing {
             zeroize::Zeroize::zeroize(&mut coeffs);
             p?
         })
+    }
+}
+
+/// The device words of `p`, or the mixed-device error.
+fn cuda_of<'a>(op: &'static str, p: &'a Poly) -> Result<&'a DeviceBuffer> {
+    match &p.storage {
+        Storage::Cuda(x) => Ok(x),
+        Storage::Cpu(_) => Err(mixed(op, Device::Cuda(0), Device::Cpu)),
+    }
+}
+
+/// The host words of `p`, or the mixed-device error.
+fn host_of<'a>(op: &'static str, p: &'a Poly) -> Result<&'a [u64]> {
+    match &p.storage {
+        Storage::Cpu(x) => Ok(x),
+        Storage::Cuda(_) => Err(mixed(op, Device::Cpu, p.device())),
     }
 }
 

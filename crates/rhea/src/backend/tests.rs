@@ -467,3 +467,45 @@ fn keyswitch_moddown_rescale_is_the_composition() {
         }
     }
 }
+
+#[test]
+fn sum_of_products_is_the_sum_of_the_products() {
+    for (n, lq, lp, dnum) in SIZES {
+        let r = ring(n, lq, lp, dnum);
+        // Extended shapes at the top and a lower level, a Q-only shape; 1, 5 and 40 terms.
+        for (shape, terms) in [
+            (r.shape_qp(lq), 5),
+            (r.shape_qp(lq - 1), 40),
+            (r.shape_q(lq - 1), 1),
+        ] {
+            let xs: Vec<Poly> = (0..terms)
+                .map(|i| random(&r, shape, Form::Ntt, 100 + 3 * i as u64))
+                .collect();
+            let ys: Vec<[Poly; 2]> = (0..terms)
+                .map(|i| {
+                    [
+                        random(&r, shape, Form::Ntt, 101 + 3 * i as u64),
+                        random(&r, shape, Form::Ntt, 102 + 3 * i as u64),
+                    ]
+                })
+                .collect();
+            let a: Vec<&Poly> = xs.iter().collect();
+            let b: Vec<[&Poly; 2]> = ys.iter().map(|[y0, y1]| [y0, y1]).collect();
+            let got = r.sum_of_products(&a, &b).unwrap();
+            for c in 0..2 {
+                let mut want = r.mul(&xs[0], &ys[0][c]).unwrap();
+                for (x, y) in xs.iter().zip(&ys).skip(1) {
+                    r.mul_add_assign(&mut want, x, &y[c]).unwrap();
+                }
+                assert_eq!(words(&r, &got[c]), words(&r, &want), "n={n} {shape:?} {c}");
+                assert!(words(&r, &want).iter().any(|&w| w != 0));
+            }
+        }
+        // Bad input: no terms, unequal counts, mixed shapes.
+        let x = random(&r, r.shape_qp(lq), Form::Ntt, 1);
+        let y = random(&r, r.shape_qp(lq - 1), Form::Ntt, 2);
+        assert!(r.sum_of_products(&[], &[]).is_err());
+        assert!(r.sum_of_products(&[&x, &x], &[[&x, &x]]).is_err());
+        assert!(r.sum_of_products(&[&x], &[[&y, &x]]).is_err());
+    }
+}

@@ -219,4 +219,54 @@ impl GpuRing {
         )?;
         Ok([d0, d1, d2])
     }
+
+    /// `(Σ_i a_i ⊙ b_{i,0}, Σ_i a_i ⊙ b_{i,1})` over `shape` (`RnsRing::sum_of_products`): with
+    /// `P` limbs, the key-switching inner-product kernel with the operands' own layout as the
+    /// "full" one (`q_full = ℓ`), 16 terms per launch, later launches adding the earlier sums;
+    /// without, element-wise products and sums.
+    pub(crate) fn sum_of_products(
+        &self,
+        shape: &PolyShape,
+        a: &[&DeviceBuffer],
+        b: &[(&DeviceBuffer, &DeviceBuffer)],
+    ) -> Result<(DeviceBuffer, DeviceBuffer)> {
+        let words = shape.words();
+        let mut out0 = self.alloc(words)?;
+        let mut out1 = self.alloc(words)?;
+        if shape.p_limbs == 0 {
+            let layout = Self::layout(shape);
+            let m = self.moduli(shape);
+            for (j, (x, (y0, y1))) in a.iter().zip(b).enumerate() {
+                if j == 0 {
+                    ew::mul(&mut out0, x, y0, &layout, m)?;
+                    ew::mul(&mut out1, x, y1, &layout, m)?;
+                } else {
+                    ew::mul_add_assign(&mut out0, x, y0, &layout, m)?;
+                    ew::mul_add_assign(&mut out1, x, y1, &layout, m)?;
+                }
+            }
+            return Ok((out0, out1));
+        }
+        let m = self.moduli(shape);
+        let ell = shape.q_limbs;
+        // The moduli table of a shape with `P` limbs lists its `ℓ` Q primes then `P` (the full
+        // table when `ℓ = |Q|`): with `q_full = ℓ` the kernel reads every operand contiguously.
+        let q_full = m.len() - shape.p_limbs;
+        let chunks: Vec<_> = a
+            .chunks(fused::MAX_DIGITS)
+            .zip(b.chunks(fused::MAX_DIGITS))
+            .collect();
+        for (k, (xs, ys)) in chunks.into_iter().enumerate() {
+            if k == 0 {
+                fused::ks_inner_product(m, ell, q_full, xs, ys, &mut out0, &mut out1, shape.n)?;
+            } else {
+                let mut t0 = self.alloc(words)?;
+                let mut t1 = self.alloc(words)?;
+                fused::ks_inner_product(m, ell, q_full, xs, ys, &mut t0, &mut t1, shape.n)?;
+                self.add(shape, &mut out0, &t0)?;
+                self.add(shape, &mut out1, &t1)?;
+            }
+        }
+        Ok((out0, out1))
+    }
 }
