@@ -195,6 +195,20 @@ fn precision_of_sigmoid_exp_a_random_cubic_and_an_odd_polynomial() {
     );
     assert!(bits >= 20.0, "sigmoid: {bits:.1} bits");
     assert_eq!(fit.polynomial.depth(), 7);
+    // Without the rounding noise on the even coefficients: only odd powers, fewer products.
+    let odd = fit.polynomial.truncated(1e-14).unwrap();
+    let ks = f.ctx.keyswitches();
+    let bits = f.check("sigmoid, truncated", &odd, &xs, &ct, delta);
+    let used = f.ctx.keyswitches() - ks;
+    eprintln!(
+        "sigmoid: {} products and {} relinearisations, {} and {used} once truncated",
+        fit.polynomial.ciphertext_products(),
+        fit.polynomial.relinearizations(),
+        odd.ciphertext_products(),
+    );
+    assert_eq!(used, odd.relinearizations() as u64);
+    assert!(odd.relinearizations() < fit.polynomial.relinearizations());
+    assert!(bits >= 20.0, "truncated sigmoid: {bits:.1} bits");
 
     let fit = Polynomial::interpolate(f64::exp, -1.0, 1.0, 15).unwrap();
     let (xs, ct) = f.input(-1.0, 1.0, 4);
@@ -264,6 +278,8 @@ fn several_polynomials_share_their_powers() {
     for (p, t) in ps.iter().zip(&together) {
         let ks = f.ctx.keyswitches();
         let alone = f.eval.evaluate_polynomial(&ct, p, f.delta()).unwrap();
+        // The documented count is what the backend counts.
+        assert_eq!(f.ctx.keyswitches() - ks, p.relinearizations() as u64);
         alone_total += f.ctx.keyswitches() - ks;
         assert_eq!(alone.level(), t.level());
         assert_eq!(alone.scale(), t.scale());

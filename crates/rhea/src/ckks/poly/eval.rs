@@ -47,10 +47,15 @@ impl Evaluator {
     /// `p(x)` in every slot, landing at level `ct.level() − p.depth()` with scale exactly
     /// `target_scale`.
     ///
-    /// The algorithm, its depth and its cost are described in the
-    /// [`Polynomial` module docs](crate::ckks::Polynomial). The result is the same, word for word,
-    /// in auto-rescale and manual mode (rescaling is controlled here, not by the mode), and on
-    /// the CPU and the GPU.
+    /// Baby-step/giant-step evaluation (Bossuat et al., Eurocrypt 2021, Alg. 2): the powers
+    /// `B_i` (`T_i` or `x^i`) of the baby and giant steps are computed once, the polynomial is
+    /// split recursively as `q·B_(2^j) + r`, and every node's level and scale are chosen
+    /// top-down so that each product-and-rescale lands exactly where its parent needs it
+    /// (constants are encoded at the scale that makes the sum exact; no level is spent aligning
+    /// scales). [`Polynomial::depth`] levels, [`Polynomial::ciphertext_products`] products
+    /// (each one relinearisation); `ct` may be at any level `≥ depth` and any reasonable scale.
+    /// The result is the same, word for word, in auto-rescale and manual mode (rescaling is
+    /// controlled here, not by the mode), and on the CPU and the GPU.
     ///
     /// Errors: [`Error::LevelUnderflow`] when `ct` has fewer than [`Polynomial::depth`] levels
     /// left; [`Error::MissingRelinearizationKey`] when the polynomial needs a ciphertext product
