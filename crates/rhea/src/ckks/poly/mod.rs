@@ -89,6 +89,14 @@
 //! `round(s_m·s_n / s_(m−n))` to land on the product's scale. Additions thus always see equal
 //! scales, and no level is ever spent to align them.
 //!
+//! **Inputs.** Any level `≥ depth`, any scale up to about the primes (typically `Δ`): the
+//! interval map lands `y` on the scale `Δ` exactly (`α` encoded at `Δ·q_L / s_x`), and a power
+//! whose scale would fall below `Δ/2` (squares of a small scale over the primes shrink towards 1)
+//! is multiplied by an integer `k` before its rescaling, its recorded scale by `k`: back to
+//! about `Δ`, without a level. At `Δ ≈ q` nothing of the kind happens. Inputs at scales well
+//! above the primes make the powers' scales grow instead, until a typed
+//! [`Error::ScaleOverflow`](crate::Error::ScaleOverflow).
+//!
 //! **Cost.** One ciphertext product (a tensor) per computed power `B_i`, `i ≥ 2`, and one per
 //! split whose quotient is not a constant ([`Polynomial::ciphertext_products`]). Each power is
 //! relinearised and rescaled at once (it is a factor of later products); the giant-step
