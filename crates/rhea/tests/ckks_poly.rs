@@ -195,6 +195,29 @@ fn precision_of_sigmoid_exp_a_random_cubic_and_an_odd_polynomial() {
     );
     assert!(bits >= 20.0, "sigmoid: {bits:.1} bits");
     assert_eq!(fit.polynomial.depth(), 7);
+    let start = std::time::Instant::now();
+    f.eval
+        .evaluate_polynomial(&ct, &fit.polynomial, delta)
+        .unwrap();
+    eprintln!(
+        "sigmoid degree 63 at N = 2^13 from level {}: {:.1} ms on the CPU",
+        ct.level(),
+        start.elapsed().as_secs_f64() * 1e3
+    );
+    // Without the rounding noise on the even coefficients: only odd powers, fewer products.
+    let odd = fit.polynomial.truncated(1e-14).unwrap();
+    let ks = f.ctx.keyswitches();
+    let bits = f.check("sigmoid, truncated", &odd, &xs, &ct, delta);
+    let used = f.ctx.keyswitches() - ks;
+    eprintln!(
+        "sigmoid: {} products and {} relinearisations, {} and {used} once truncated",
+        fit.polynomial.ciphertext_products(),
+        fit.polynomial.relinearizations(),
+        odd.ciphertext_products(),
+    );
+    assert_eq!(used, odd.relinearizations() as u64);
+    assert!(odd.relinearizations() < fit.polynomial.relinearizations());
+    assert!(bits >= 20.0, "truncated sigmoid: {bits:.1} bits");
 
     let fit = Polynomial::interpolate(f64::exp, -1.0, 1.0, 15).unwrap();
     let (xs, ct) = f.input(-1.0, 1.0, 4);
@@ -264,6 +287,8 @@ fn several_polynomials_share_their_powers() {
     for (p, t) in ps.iter().zip(&together) {
         let ks = f.ctx.keyswitches();
         let alone = f.eval.evaluate_polynomial(&ct, p, f.delta()).unwrap();
+        // The documented count is what the backend counts.
+        assert_eq!(f.ctx.keyswitches() - ks, p.relinearizations() as u64);
         alone_total += f.ctx.keyswitches() - ks;
         assert_eq!(alone.level(), t.level());
         assert_eq!(alone.scale(), t.scale());
@@ -275,6 +300,57 @@ fn several_polynomials_share_their_powers() {
     eprintln!("relinearisations: {shared} shared, {alone_total} one by one");
     assert!(shared < alone_total, "{shared} vs {alone_total}");
     assert!(shared > 0);
+}
+
+#[test]
+fn mixed_bases_and_constants_in_one_call_and_other_input_scales() {
+    let f = fixture(Device::Cpu);
+    let (xs, ct) = f.input(-1.0, 1.0, 11);
+    let mono = Polynomial::monomial(coeffs(7, Parity::Mixed, 12)).unwrap();
+    let cheb = Polynomial::chebyshev(coeffs(12, Parity::Even, 13), -1.0, 1.0).unwrap();
+    let mapped = Polynomial::chebyshev(coeffs(9, Parity::Odd, 14), -1.5, 1.0).unwrap();
+    let constant = Polynomial::chebyshev(vec![-0.3], -1.5, 1.0).unwrap();
+    let ps = [&mono, &cheb, &constant, &mapped];
+    let together = f.eval.evaluate_polynomials(&ct, &ps, f.delta()).unwrap();
+    for (p, t) in ps.iter().zip(&together) {
+        let alone = f.eval.evaluate_polynomial(&ct, p, f.delta()).unwrap();
+        assert_eq!((alone.level(), alone.scale()), (t.level(), t.scale()));
+        assert!(
+            f.bytes(&alone) == f.bytes(t),
+            "shared and alone words differ"
+        );
+        assert_eq!(ct.level() - t.level(), p.depth());
+        let want: Vec<f64> = xs.iter().map(|&x| p.evaluate(x)).collect();
+        let bits = precision_bits(&f.decrypt(t), &want);
+        assert!(bits >= 20.0, "{bits:.1} bits");
+    }
+
+    // An input below the top level, at a scale other than Δ, to a target other than Δ.
+    let sigmoid = |x: f64| 1.0 / (1.0 + (-x).exp());
+    let p = Polynomial::interpolate(sigmoid, -8.0, 8.0, 31)
+        .unwrap()
+        .polynomial;
+    let xs: Vec<f64> = xs.iter().map(|x| 8.0 * x).collect();
+    for (in_scale, target) in [(2f64.powi(37), 2f64.powi(43)), (1.75e12, 3.3e11)] {
+        let level = 7;
+        let pt = f.encoder.encode_at(&xs, level, in_scale).unwrap();
+        let ct = f.encryptor.encrypt(&pt).unwrap();
+        assert_eq!((ct.level(), ct.scale()), (level, in_scale));
+        let bits = f.check("sigmoid from another scale", &p, &xs, &ct, target);
+        assert!(bits >= 20.0, "input scale {in_scale:e}: {bits:.1} bits");
+    }
+    // Without an interval map the powers' scales (squares over primes) are brought back to
+    // about Δ: from an input at 2^33 they would otherwise fall below 1 by T_16.
+    let xs: Vec<f64> = xs.iter().map(|x| x / 8.0).collect();
+    let pt = f.encoder.encode_at(&xs, 9, 2f64.powi(33)).unwrap();
+    let ct = f.encryptor.encrypt(&pt).unwrap();
+    for p in [
+        Polynomial::chebyshev(coeffs(31, Parity::Odd, 15), -1.0, 1.0).unwrap(),
+        Polynomial::monomial(coeffs(20, Parity::Mixed, 16)).unwrap(),
+    ] {
+        let bits = f.check("from scale 2^33", &p, &xs, &ct, f.delta());
+        assert!(bits >= 18.0, "input scale 2^33: {bits:.1} bits");
+    }
 }
 
 #[test]

@@ -47,10 +47,35 @@ impl Evaluator {
     /// `p(x)` in every slot, landing at level `ct.level() − p.depth()` with scale exactly
     /// `target_scale`.
     ///
-    /// The algorithm, its depth and its cost are described in the
-    /// [`Polynomial` module docs](crate::ckks::Polynomial). The result is the same, word for word,
-    /// in auto-rescale and manual mode (rescaling is controlled here, not by the mode), and on
-    /// the CPU and the GPU.
+    /// Baby-step/giant-step evaluation (Bossuat et al., Eurocrypt 2021, Alg. 2): the powers
+    /// `B_i` (`T_i` or `x^i`) of the baby and giant steps are computed once, the polynomial is
+    /// split recursively as `q·B_(2^j) + r`, and every node's level and scale are chosen
+    /// top-down so that each product-and-rescale lands exactly where its parent needs it
+    /// (constants are encoded at the scale that makes the sum exact; no level is spent aligning
+    /// scales). [`Polynomial::depth`] levels, [`Polynomial::ciphertext_products`] ciphertext
+    /// products, [`Polynomial::relinearizations`] relinearisations; `ct` may be at any level
+    /// `≥ depth` and any scale up to about the primes (typically `Δ`).
+    /// The result is the same, word for word, in auto-rescale and manual mode (rescaling is
+    /// controlled here, not by the mode), and on the CPU and the GPU.
+    ///
+    /// ```
+    /// # use rhea::ckks::*; use rhea::params::CkksParametersLiteral; use rhea::Device;
+    /// # let params = CkksParametersLiteral::test_n13_levels10_insecure().build()?;
+    /// # let ctx = CkksContext::new(&params, Device::Cpu)?;
+    /// # let mut keygen = KeyGenerator::from_seed(&ctx, [1; 32]);
+    /// # let sk = keygen.secret_key()?;
+    /// # let (encoder, encryptor, decryptor) =
+    /// #     (Encoder::new(&ctx)?, Encryptor::with_secret_key(&ctx, &sk)?, Decryptor::new(&ctx, &sk)?);
+    /// let eval = Evaluator::new(&ctx).with_relinearization_key(keygen.relinearization_key(&sk)?)?;
+    /// // 1 − x/2 + x³/4, on the monomial basis: depth ⌈log2 4⌉ = 2.
+    /// let p = Polynomial::monomial(vec![1.0, -0.5, 0.0, 0.25])?;
+    /// let ct = encryptor.encrypt(&encoder.encode(&[0.5, -0.8])?)?;
+    /// let out = eval.evaluate_polynomial(&ct, &p, 2f64.powi(40))?;
+    /// assert_eq!((ct.level() - out.level(), out.scale()), (2, 2f64.powi(40)));
+    /// let got = encoder.decode(&decryptor.decrypt(&out)?)?;
+    /// assert!((got[0] - p.evaluate(0.5)).abs() < 1e-6 && (got[1] - p.evaluate(-0.8)).abs() < 1e-6);
+    /// # Ok::<(), rhea::Error>(())
+    /// ```
     ///
     /// Errors: [`Error::LevelUnderflow`] when `ct` has fewer than [`Polynomial::depth`] levels
     /// left; [`Error::MissingRelinearizationKey`] when the polynomial needs a ciphertext product
@@ -162,17 +187,19 @@ impl Evaluator {
     }
 
     /// `B_1`: the input itself, or the input mapped from `[a, b]` onto `[−1, 1]` by
-    /// `y = αx + β` (one level; `y` keeps the input's scale exactly: `α` is encoded at the
-    /// scale `q_L`, `β` added before the rescaling by `q_L`).
+    /// `y = αx + β` (one level; `y` lands on the scale `Δ` exactly: `α` is encoded at the
+    /// scale `Δ·q_L / s_x`, `β` added before the rescaling by `q_L`).
     fn base_power(&self, ct: &Ciphertext, p: &Polynomial) -> Result<Powers> {
         let y = match p.basis() {
             PolyBasis::Chebyshev { a, b } if p.needs_interval_map() => {
                 let (alpha, beta) = (2.0 / (b - a), -(a + b) / (b - a));
-                let q = self.q_prime(ct.level())?;
-                let mut y = self.mul_const_with_scale(ct, alpha, q)?;
+                let delta = self.context().params().default_scale();
+                let pre = delta * self.q_prime(ct.level())?;
+                let mut y = self.mul_const_with_scale(ct, alpha, pre / ct.scale)?;
+                y.scale = pre;
                 self.add_const_assign(&mut y, beta)?;
                 let mut y = self.rescale(&y)?;
-                y.scale = ct.scale;
+                y.scale = delta;
                 y
             }
             _ => ct.try_clone()?,
@@ -193,11 +220,29 @@ impl Evaluator {
     /// term multiplied by the integer `round(s_m·s_n / s_(m−n))` so that it lands on the
     /// product's scale before the one relinearisation-and-rescaling (constant `−1` when
     /// `m = n`).
+    ///
+    /// A product whose rescaled scale would fall below `Δ/2` (an input scale well below the
+    /// primes, whose squares would shrink towards 1) is first multiplied by the integer
+    /// `k = ⌊Δ·q / (s_m·s_n)⌋` and its scale by `k`: the value is unchanged, the scale brought
+    /// back to about `Δ` without a level. At the usual scales (`Δ ≈ q`) `k ≤ 1` and nothing is
+    /// done.
     fn compute_power(&self, pw: &Powers, i: usize) -> Result<Ciphertext> {
         let (m, n) = factors(i);
         let mut prod = self.mul_no_relin(pw.get(m)?, pw.get(n)?)?;
+        let delta = self.context().params().default_scale();
+        let k = (delta * self.q_prime(prod.level())? / prod.scale).floor();
+        let k = if k >= 2.0 {
+            k.min((1u64 << 40) as f64) as i64
+        } else {
+            1
+        };
+        prod.scale *= k as f64;
+        // The 2 of `2·T_m·T_n` and `k` in one pass.
+        let factor = if pw.chebyshev { 2 * k } else { k };
+        if factor > 1 {
+            self.mul_int_assign(&mut prod, factor)?;
+        }
         if pw.chebyshev {
-            self.mul_int_assign(&mut prod, 2)?;
             if m == n {
                 self.add_const_assign(&mut prod, -1.0)?;
             } else {
