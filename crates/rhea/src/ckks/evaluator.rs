@@ -50,7 +50,7 @@ type Aligned<'a> = crate::rlwe::Aligned<'a, Ciphertext>;
 /// [`square_relin_rescale`](Evaluator::square_relin_rescale) (always rescaled).
 pub struct Evaluator {
     ctx: CkksContext,
-    keys: EvaluationKeys,
+    pub(crate) keys: EvaluationKeys,
     auto_rescale: bool,
 }
 
@@ -102,7 +102,7 @@ impl Evaluator {
         self.ctx.ring()
     }
 
-    fn check(&self, op: &'static str, ct: &Ciphertext) -> Result<()> {
+    pub(crate) fn check(&self, op: &'static str, ct: &Ciphertext) -> Result<()> {
         self.ctx.rlwe().check_id(op, ct.params_id)?;
         check_degree(
             op,
@@ -111,7 +111,7 @@ impl Evaluator {
         )
     }
 
-    fn check_pair(&self, op: &'static str, a: &Ciphertext, b: &Ciphertext) -> Result<()> {
+    pub(crate) fn check_pair(&self, op: &'static str, a: &Ciphertext, b: &Ciphertext) -> Result<()> {
         self.check(op, a)?;
         self.check(op, b)?;
         if a.slots != b.slots {
@@ -136,7 +136,7 @@ impl Evaluator {
     }
 
     /// Fails unless a message of magnitude about 1 at `scale` fits below `Q_level / 2`.
-    fn check_fits(&self, op: &'static str, scale: f64, level: usize) -> Result<()> {
+    pub(crate) fn check_fits(&self, op: &'static str, scale: f64, level: usize) -> Result<()> {
         let log_q = self.ctx.params().log_q_at_level(level);
         let log_scale = scale.log2();
         if !scale.is_finite() || log_scale + 1.0 >= log_q {
@@ -200,7 +200,7 @@ impl Evaluator {
     /// ([`crate::backend::on_pool`]): each CPU primitive is a parallel loop, and from outside
     /// the pool every one of them would hand its work over and put the caller to sleep. On a GPU
     /// `f` runs directly. The words are the same either way.
-    fn on_pool<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
+    pub(crate) fn on_pool<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
         crate::backend::on_pool(self.ctx.device(), f)
     }
 

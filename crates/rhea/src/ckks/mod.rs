@@ -36,6 +36,7 @@ mod encoder;
 mod evaluator;
 mod flooding;
 mod keygen;
+pub mod linear;
 mod poly;
 
 pub use ciphertext::{Ciphertext, Plaintext};
@@ -45,5 +46,6 @@ pub use encoder::Encoder;
 pub use evaluator::Evaluator;
 pub use flooding::NoiseFlooding;
 pub use keygen::{Decryptor, Encryptor, KeyGenerator};
+pub use linear::LinearTransform;
 pub use num_complex::Complex64;
 pub use poly::{ChebyshevFit, Parity, PolyBasis, Polynomial};
