@@ -92,7 +92,10 @@ impl Fx {
         let out = self.eval.linear_transform(ct, lt).unwrap();
         let counted = self.ctx.keyswitches() - before;
         assert_eq!(counted, lt.keyswitches() as u64, "counted key switchings");
-        assert!(counted < lt.diagonal_count() as u64, "{counted} key switchings");
+        assert!(
+            counted < lt.diagonal_count() as u64,
+            "{counted} key switchings"
+        );
         assert_eq!(out.level(), ct.level() - 1, "one level");
         assert_eq!(out.scale(), ct.scale(), "the scale kept exactly");
         out
@@ -210,7 +213,10 @@ fn dense_1024_full_matrix() {
     assert_eq!(lt.diagonal_count(), 1024);
     let fx = fixture(Device::Cpu, &lt.rotations());
     let v = random_vec(slots, 4);
-    let ct = fx.eval.drop_to_level(&fx.encrypt_real(slots, &v), 1).unwrap();
+    let ct = fx
+        .eval
+        .drop_to_level(&fx.encrypt_real(slots, &v), 1)
+        .unwrap();
     let out = fx.transform(&ct, &lt);
     assert_eq!(out.level(), 0);
     let bits = precision_bits(&fx.decrypt_real(&out), &matvec(&m, &v, slots));
@@ -264,7 +270,7 @@ fn rectangular_matrices() {
 fn block_diagonal() {
     let slots = 4096;
     let block = random_matrix(16, 16, 41);
-    let lt = LinearTransform::from_block_diagonal(slots, &[block.clone()]).unwrap();
+    let lt = LinearTransform::from_block_diagonal(slots, std::slice::from_ref(&block)).unwrap();
     assert_eq!(lt.diagonal_count(), 31);
     let fx = fixture(Device::Cpu, &lt.rotations());
     let v = random_vec(slots, 7);
@@ -350,7 +356,10 @@ fn slot_utilities() {
             })
             .collect();
         let bits = precision_bits(&fx.decrypt_real(&r), &want);
-        assert!(bits >= MIN_BITS, "rotate_and_sum({stride}, {count}): {bits:.1} bits");
+        assert!(
+            bits >= MIN_BITS,
+            "rotate_and_sum({stride}, {count}): {bits:.1} bits"
+        );
     }
 
     let rep = fx.eval.replicate(&ct, 37).unwrap();
@@ -415,14 +424,21 @@ fn typed_errors() {
         Err(Error::InvalidInput(_))
     ));
     // A ciphertext of other parameters.
-    let params2 = CkksParametersLiteral::n13_logqp200_levels2().build().unwrap();
+    let params2 = CkksParametersLiteral::n13_logqp200_levels2()
+        .build()
+        .unwrap();
     let ctx2 = CkksContext::new(&params2, Device::Cpu).unwrap();
     let mut kg2 = KeyGenerator::from_seed(&ctx2, [1; 32]);
     let sk2 = kg2.secret_key().unwrap();
     let pk2 = kg2.public_key(&sk2).unwrap();
     let ct2 = Encryptor::new(&ctx2, &pk2)
         .unwrap()
-        .encrypt(&Encoder::with_slots(&ctx2, slots).unwrap().encode(&v).unwrap())
+        .encrypt(
+            &Encoder::with_slots(&ctx2, slots)
+                .unwrap()
+                .encode(&v)
+                .unwrap(),
+        )
         .unwrap();
     assert!(matches!(
         fx.eval.linear_transform(&ct2, &lt),
@@ -440,9 +456,15 @@ fn typed_errors() {
     assert!(bad(LinearTransform::from_dense::<f64, Vec<f64>>(64, &[])));
     assert!(bad(LinearTransform::from_dense(48, &m)));
     assert!(bad(LinearTransform::from_dense(32, &m)));
-    assert!(bad(LinearTransform::from_dense(64, &[vec![1.0; 3], vec![1.0; 2]])));
+    assert!(bad(LinearTransform::from_dense(
+        64,
+        &[vec![1.0; 3], vec![1.0; 2]]
+    )));
     assert!(bad(LinearTransform::from_dense(64, &vec![vec![0.0; 4]; 4])));
-    assert!(bad(LinearTransform::from_dense(64, &vec![vec![f64::NAN; 4]; 4])));
+    assert!(bad(LinearTransform::from_dense(
+        64,
+        &vec![vec![f64::NAN; 4]; 4]
+    )));
     assert!(bad(LinearTransform::from_diagonals(
         8,
         [(1, vec![1.0; 8]), (-7, vec![1.0; 8])]

@@ -111,7 +111,12 @@ impl Evaluator {
         )
     }
 
-    pub(crate) fn check_pair(&self, op: &'static str, a: &Ciphertext, b: &Ciphertext) -> Result<()> {
+    pub(crate) fn check_pair(
+        &self,
+        op: &'static str,
+        a: &Ciphertext,
+        b: &Ciphertext,
+    ) -> Result<()> {
         self.check(op, a)?;
         self.check(op, b)?;
         if a.slots != b.slots {

@@ -55,7 +55,7 @@
 //!
 //! let params = CkksParametersLiteral::test_n13_levels10_insecure().build()?;
 //! let ctx = CkksContext::new(&params, Device::Cpu)?;
-//! let slots = 16; // sparse packing
+//! let slots: usize = 16; // sparse packing
 //! // A 16 × 16 tridiagonal matrix: 2 on the diagonal, −1 beside it.
 //! let m: Vec<Vec<f64>> = (0..slots)
 //!     .map(|r| (0..slots).map(|c| match r.abs_diff(c) { 0 => 2.0, 1 => -1.0, _ => 0.0 }).collect())

@@ -180,8 +180,9 @@ mod tests {
                     }
                     let m = slots as i64;
                     let mut got: Vec<i64> = res.iter().map(|o| o.rem_euclid(m)).collect();
-                    let mut want: Vec<i64> =
-                        (0..count as i64).map(|i| (i * stride).rem_euclid(m)).collect();
+                    let mut want: Vec<i64> = (0..count as i64)
+                        .map(|i| (i * stride).rem_euclid(m))
+                        .collect();
                     got.sort_unstable();
                     want.sort_unstable();
                     assert_eq!(got, want, "slots {slots} stride {stride} count {count}");

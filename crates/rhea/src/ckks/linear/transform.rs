@@ -351,12 +351,7 @@ impl LinearTransform {
             .babies
             .iter()
             .map(|&i| i as i64)
-            .chain(
-                self.plan
-                    .giants
-                    .iter()
-                    .map(|g| (g.j * self.plan.n1) as i64),
-            )
+            .chain(self.plan.giants.iter().map(|g| (g.j * self.plan.n1) as i64))
             .filter(|&s| s != 0)
             .collect();
         steps.sort_unstable();
@@ -376,10 +371,7 @@ impl LinearTransform {
 
     /// Drops every cached encoding (frees their memory; the next evaluation encodes again).
     pub fn clear_cache(&self) {
-        self.cache
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clear();
+        self.cache.lock().unwrap_or_else(|e| e.into_inner()).clear();
     }
 
     /// `M·v` in `f64` for a slot vector `v` (`slots` values): the plaintext reference of an
@@ -442,7 +434,10 @@ impl LinearTransform {
             .map(|g| flat.by_ref().take(g.terms.len()).collect())
             .collect();
         let mut cache = self.lock();
-        Ok(cache.entry(key).or_insert_with(|| Arc::new(grouped)).clone())
+        Ok(cache
+            .entry(key)
+            .or_insert_with(|| Arc::new(grouped))
+            .clone())
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<CacheKey, Arc<Vec<Vec<Poly>>>>> {
