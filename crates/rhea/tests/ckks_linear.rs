@@ -264,6 +264,30 @@ fn rectangular_matrices() {
     }
 }
 
+/// The hybrid method on an input replicated with period `n`: tall (`n` diagonals), square
+/// below the slot count (`n` diagonals, not `2n − 1`), wide (`m` diagonals and a
+/// `rotate_and_sum`, its key switchings counted too); `M·v` in slots `0..m`.
+#[test]
+fn rectangular_replicated_input() {
+    let slots = 256;
+    let fx = fixture(Device::Cpu, &(1..slots as i64).collect::<Vec<_>>());
+    for (rows, cols, diagonals) in [(256, 64, 64), (64, 64, 64), (16, 128, 16)] {
+        let m = random_matrix(rows, cols, (7 * rows + cols) as u64);
+        let lt = LinearTransform::from_dense_replicated(slots, &m).unwrap();
+        assert_eq!(lt.diagonal_count(), diagonals, "{rows} × {cols}");
+        let v = random_vec(cols, 14);
+        let tiled: Vec<f64> = (0..slots).map(|c| v[c % cols]).collect();
+        let out = fx.transform(&fx.encrypt_real(slots, &tiled), &lt);
+        let got = fx.decrypt_real(&out);
+        let want = matvec(&m, &v, slots);
+        let bits = precision_bits(&got[..rows], &want[..rows]);
+        assert!(bits >= MIN_BITS, "{rows} × {cols}: {bits:.1} bits");
+        // The f64 reference of the transform agrees on the result slots.
+        let reference = lt.apply(&real(&tiled)).unwrap();
+        assert!((0..rows).all(|r| (reference[r].re - want[r]).abs() < 1e-9));
+    }
+}
+
 /// Block-diagonal transforms: one 16 × 16 block repeated over 4096 slots (31 diagonals), and
 /// independent 8 × 8 blocks over 64 slots.
 #[test]

@@ -71,14 +71,43 @@ impl Evaluator {
                 pt_scale,
             )
         })?;
+        if let Some((stride, count)) = lt.post_sum() {
+            for s in Self::rotate_and_sum_rotations(lt.slots(), stride as i64, count) {
+                self.rotation_for(s as usize, lt.slots())?;
+            }
+        }
         let parts = self.on_pool(|| self.bsgs(ct, plan.n1, &babies, &giants, &pts))?;
-        Ok(Ciphertext {
+        let out = Ciphertext {
             parts,
             scale: ct.scale,
             slots: ct.slots,
             params_id: ct.params_id,
             seed: None,
-        })
+        };
+        match lt.post_sum() {
+            Some((stride, count)) => self.rotate_and_sum(&out, stride as i64, count),
+            None => Ok(out),
+        }
+    }
+
+    /// `ct` rotated left by `step` slots with the key [`Evaluator::rotation_for`] finds (a copy
+    /// for a multiple of the slot count).
+    pub(super) fn rotate_slots(&self, ct: &Ciphertext, step: i64) -> Result<Ciphertext> {
+        let slots = ct.slots;
+        match self.rotation_for(step.rem_euclid(slots as i64) as usize, slots)? {
+            None => ct.try_clone(),
+            Some((g, key)) => {
+                let parts =
+                    self.on_pool(|| self.context().rlwe().automorphism(&ct.parts, g, key))?;
+                Ok(Ciphertext {
+                    parts,
+                    scale: ct.scale,
+                    slots,
+                    params_id: ct.params_id,
+                    seed: None,
+                })
+            }
+        }
     }
 
     /// The Galois element and key of a rotation by `step ∈ [0, slots)` (`None` for 0); for

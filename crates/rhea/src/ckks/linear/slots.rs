@@ -81,13 +81,7 @@ impl Evaluator {
         for s in steps_of(&plan) {
             self.rotation_for(s as usize, ct.slots())?;
         }
-        let rot = |x: &Ciphertext, s: i64| -> Result<Ciphertext> {
-            if s == 0 {
-                x.try_clone()
-            } else {
-                self.rotate(x, s)
-            }
-        };
+        let rot = |x: &Ciphertext, s: i64| self.rotate_slots(x, s);
         let mut acc = ct.try_clone()?;
         let mut res: Option<Ciphertext> = None;
         for (s, doubling) in plan {

@@ -114,6 +114,9 @@ pub struct LinearTransform {
     /// The non-zero diagonals by index `k ∈ [0, slots)`.
     diagonals: BTreeMap<usize, Vec<Complex64>>,
     plan: Plan,
+    /// A `rotate_and_sum(stride, count)` after the diagonal sum (the wide case of
+    /// [`LinearTransform::from_dense_replicated`]).
+    post_sum: Option<(usize, usize)>,
     cache: Mutex<HashMap<CacheKey, Arc<Vec<Vec<Poly>>>>>,
 }
 
@@ -228,6 +231,63 @@ impl LinearTransform {
         Self::from_entries(slots, entries)
     }
 
+    /// The transform of a dense `m × n` matrix (real `f64` or [`Complex64`]) for an input
+    /// **replicated** with period `n` (slot `c` holds `v[c mod n]`, e.g. an encoding of `v`
+    /// tiled over the slots, or `v` in slots `0..n` spread by
+    /// [`Evaluator::rotate_and_sum`](crate::ckks::Evaluator::rotate_and_sum)`(ct, -n, slots/n)`):
+    /// the hybrid diagonal method, with fewer diagonals than [`LinearTransform::from_dense`]'s
+    /// `m + n − 1`. `M·v` lands in slots `0..m`.
+    ///
+    /// - `m ≥ n` (tall or square): `n` diagonals `diag_k[r] = M[r][(r + k) mod n]`; the slots
+    ///   from `m` on get 0.
+    /// - `m < n` (wide, `m` dividing `n`): `m` diagonals `diag_k[r] = M[r mod m][(r + k) mod n]`
+    ///   (`r < n`), then the `n/m` partial sums are added by a
+    ///   `rotate_and_sum(m, n/m)` inside the evaluation (`log2(n/m)` more key switchings, listed
+    ///   in [`LinearTransform::rotations`] and [`LinearTransform::keyswitches`]); the slots from
+    ///   `m` on hold partial sums (mask them if they matter).
+    ///
+    /// Errors: [`Error::InvalidInput`] for `slots` not a power of two, an empty or ragged
+    /// matrix, `n` not a power of two dividing `slots`, `m > slots`, a wide `m` not dividing
+    /// `n`, a non-finite entry, an all-zero matrix.
+    pub fn from_dense_replicated<T, R>(slots: usize, rows: &[R]) -> Result<Self>
+    where
+        T: Copy + Into<Complex64>,
+        R: AsRef<[T]>,
+    {
+        check_slots(slots)?;
+        let m = rows.len();
+        let n = rows.first().map_or(0, |r| r.as_ref().len());
+        if m == 0 || n == 0 || m > slots || slots % n != 0 || (m < n && n % m != 0) {
+            return Err(Error::InvalidInput(format!(
+                "LinearTransform::from_dense_replicated: a {m} × {n} matrix for {slots} slots                  (n must divide the slot count, m be at most it, and divide n if smaller)"
+            )));
+        }
+        if let Some(r) = rows.iter().position(|r| r.as_ref().len() != n) {
+            return Err(Error::InvalidInput(format!(
+                "LinearTransform::from_dense_replicated: row {r} has {} entries, row 0 has {n}",
+                rows[r].as_ref().len()
+            )));
+        }
+        let at = |r: usize, c: usize| -> Complex64 { rows[r].as_ref()[c].into() };
+        let (count, len) = if m >= n { (n, m) } else { (m, n) };
+        let mut map = BTreeMap::new();
+        for k in 0..count {
+            let mut d = vec![Complex64::new(0.0, 0.0); slots];
+            for (r, x) in d.iter_mut().enumerate().take(len) {
+                *x = at(r % m, (r + k) % n);
+                check_finite("the matrix", *x)?;
+            }
+            if d.iter().any(|z| *z != Complex64::new(0.0, 0.0)) {
+                map.insert(k, d);
+            }
+        }
+        let mut lt = Self::from_map(slots, map)?;
+        if m < n {
+            lt.post_sum = Some((m, n / m));
+        }
+        Ok(lt)
+    }
+
     /// A block-diagonal transform: the slots split into `slots / d` consecutive blocks of `d`
     /// slots, block `t` multiplied by the `d × d` matrix `blocks[t]`, or by `blocks[0]` in every
     /// block when one matrix is given (the same small matrix on many packed vectors: a batch of
@@ -306,8 +366,27 @@ impl LinearTransform {
             slots,
             diagonals,
             plan,
+            post_sum: None,
             cache: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// The same transform with the baby-step count `n1` forced (the constructors choose the
+    /// `n1` with the fewest key switchings; a larger `n1` trades giant steps, each a ModUp and a
+    /// ModDown besides its key switching, for cheaper hoisted baby steps). Drops the cache.
+    ///
+    /// Errors: [`Error::InvalidInput`] unless `1 ≤ n1 ≤ slots`.
+    pub fn with_baby_steps(mut self, n1: usize) -> Result<Self> {
+        if n1 == 0 || n1 > self.slots {
+            return Err(Error::InvalidInput(format!(
+                "LinearTransform::with_baby_steps: n1 = {n1} outside [1, {}]",
+                self.slots
+            )));
+        }
+        let indices: Vec<usize> = self.diagonals.keys().copied().collect();
+        self.plan = Plan::with_n1(n1, &indices);
+        self.clear_cache();
+        Ok(self)
     }
 
     /// The slot count of the ciphertexts this transform applies to.
@@ -337,9 +416,14 @@ impl LinearTransform {
     }
 
     /// The key switchings one evaluation runs: one per non-zero baby rotation and one per
-    /// non-zero giant rotation (`baby + giant − 2` for a plan using both steps 0).
+    /// non-zero giant rotation (`baby + giant − 2` for a plan using both steps 0), plus the
+    /// rotations of a wide [`LinearTransform::from_dense_replicated`]'s final sum.
     pub fn keyswitches(&self) -> usize {
         self.plan.keyswitches()
+            + self.post_sum.map_or(0, |(stride, count)| {
+                crate::ckks::Evaluator::rotate_and_sum_rotations(self.slots, stride as i64, count)
+                    .len()
+            })
     }
 
     /// The rotation steps (in `[1, slots)`) whose Galois keys an evaluation needs: the baby
@@ -354,6 +438,13 @@ impl LinearTransform {
             .chain(self.plan.giants.iter().map(|g| (g.j * self.plan.n1) as i64))
             .filter(|&s| s != 0)
             .collect();
+        if let Some((stride, count)) = self.post_sum {
+            steps.extend(crate::ckks::Evaluator::rotate_and_sum_rotations(
+                self.slots,
+                stride as i64,
+                count,
+            ));
+        }
         steps.sort_unstable();
         steps.dedup();
         steps
@@ -393,11 +484,21 @@ impl LinearTransform {
                 *o += d[i] * v[(i + k) % n];
             }
         }
+        if let Some((stride, count)) = self.post_sum {
+            out = (0..n)
+                .map(|i| (0..count).map(|t| out[(i + t * stride) % n]).sum())
+                .collect();
+        }
         Ok(out)
     }
 
     pub(super) fn plan(&self) -> &Plan {
         &self.plan
+    }
+
+    /// The `rotate_and_sum(stride, count)` that follows the diagonal sum, if any.
+    pub(super) fn post_sum(&self) -> Option<(usize, usize)> {
+        self.post_sum
     }
 
     /// The diagonals of each giant step `j` pre-rotated by `−j·n1`, in plan order (what gets
