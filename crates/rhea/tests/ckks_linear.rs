@@ -148,6 +148,7 @@ fn banded_64_diagonals_full_slots() {
     let want: Vec<f64> = lt.apply(&real(&v)).unwrap().iter().map(|z| z.re).collect();
     let bits = precision_bits(&fx.decrypt_real(&out), &want);
     assert!(bits >= MIN_BITS, "{bits:.1} bits");
+    eprintln!("banded 64 diagonals: {bits:.1} bits");
 
     // Again at the same level: nothing new encoded, the same words.
     let again = fx.transform(&ct, &lt);
@@ -160,6 +161,7 @@ fn banded_64_diagonals_full_slots() {
     assert_eq!(lt.cached_levels(), vec![3, ct.level()]);
     let bits = precision_bits(&fx.decrypt_real(&out_low), &want);
     assert!(bits >= MIN_BITS, "{bits:.1} bits at level 3");
+    eprintln!("banded 64 diagonals: {bits:.1} bits at level 3");
     lt.clear_cache();
     assert!(lt.cached_levels().is_empty());
 }
@@ -186,6 +188,7 @@ fn scattered_64_diagonals() {
     let want: Vec<f64> = lt.apply(&real(&v)).unwrap().iter().map(|z| z.re).collect();
     let bits = precision_bits(&fx.decrypt_real(&out), &want);
     assert!(bits >= MIN_BITS, "{bits:.1} bits");
+    eprintln!("scattered 64 diagonals: {bits:.1} bits");
 }
 
 /// A dense 256 × 256 matrix at sparse 256 slots.
@@ -202,6 +205,7 @@ fn dense_256_sparse_slots() {
     let out = fx.transform(&fx.encrypt_real(slots, &v), &lt);
     let bits = precision_bits(&fx.decrypt_real(&out), &matvec(&m, &v, slots));
     assert!(bits >= MIN_BITS, "{bits:.1} bits");
+    eprintln!("dense 256 at 256 slots: {bits:.1} bits");
 }
 
 /// A dense 1024 × 1024 matrix filling all 1024 slots (sparse packing), at level 1.
@@ -221,6 +225,7 @@ fn dense_1024_full_matrix() {
     assert_eq!(out.level(), 0);
     let bits = precision_bits(&fx.decrypt_real(&out), &matvec(&m, &v, slots));
     assert!(bits >= MIN_BITS, "{bits:.1} bits");
+    eprintln!("dense 1024 at 1024 slots: {bits:.1} bits");
 }
 
 /// Complex entries on complex inputs.
@@ -245,6 +250,7 @@ fn complex_matrix() {
         .collect();
     let bits = precision_bits_complex(&fx.decrypt(&out), &want);
     assert!(bits >= MIN_BITS, "{bits:.1} bits");
+    eprintln!("complex 64: {bits:.1} bits");
 }
 
 /// Rectangular matrices (wide and tall) embedded in 256 slots: `m + n − 1` diagonals, the
@@ -261,6 +267,7 @@ fn rectangular_matrices() {
         let out = fx.transform(&fx.encrypt_real(slots, &v), &lt);
         let bits = precision_bits(&fx.decrypt_real(&out), &matvec(&m, &v, slots));
         assert!(bits >= MIN_BITS, "{rows} × {cols}: {bits:.1} bits");
+        eprintln!("{rows} × {cols}: {bits:.1} bits");
     }
 }
 
@@ -282,6 +289,7 @@ fn rectangular_replicated_input() {
         let want = matvec(&m, &v, slots);
         let bits = precision_bits(&got[..rows], &want[..rows]);
         assert!(bits >= MIN_BITS, "{rows} × {cols}: {bits:.1} bits");
+        eprintln!("{rows} × {cols}: {bits:.1} bits");
         // The f64 reference of the transform agrees on the result slots.
         let reference = lt.apply(&real(&tiled)).unwrap();
         assert!((0..rows).all(|r| (reference[r].re - want[r]).abs() < 1e-9));
@@ -307,6 +315,7 @@ fn block_diagonal() {
         .collect();
     let bits = precision_bits(&fx.decrypt_real(&out), &want);
     assert!(bits >= MIN_BITS, "repeated block: {bits:.1} bits");
+    eprintln!("repeated block: {bits:.1} bits");
 
     let slots = 64;
     let blocks: Vec<Vec<Vec<f64>>> = (0..8).map(|t| random_matrix(8, 8, 50 + t)).collect();
@@ -322,6 +331,7 @@ fn block_diagonal() {
         .collect();
     let bits = precision_bits(&fx.decrypt_real(&out), &want);
     assert!(bits >= MIN_BITS, "independent blocks: {bits:.1} bits");
+    eprintln!("independent blocks: {bits:.1} bits");
 }
 
 /// A negative diagonal index is `slots − |k|`; the dense and diagonal constructors agree.
@@ -369,6 +379,7 @@ fn slot_utilities() {
     let total: f64 = v.iter().sum();
     let bits = precision_bits(&fx.decrypt_real(&s), &vec![total; slots]);
     assert!(bits >= MIN_BITS, "sum_slots: {bits:.1} bits");
+    eprintln!("sum_slots: {bits:.1} bits");
 
     for (stride, count) in [(3i64, 5usize), (-16, 16)] {
         let r = fx.eval.rotate_and_sum(&ct, stride, count).unwrap();
@@ -390,6 +401,7 @@ fn slot_utilities() {
     assert_eq!((rep.level(), rep.scale()), (ct.level() - 1, ct.scale()));
     let bits = precision_bits(&fx.decrypt_real(&rep), &vec![v[37]; slots]);
     assert!(bits >= MIN_BITS, "replicate: {bits:.1} bits");
+    eprintln!("replicate: {bits:.1} bits");
 
     let cw = fx.encrypt_real(slots, &w);
     let ip = fx.eval.inner_product(&ct, &cw).unwrap();
@@ -397,6 +409,13 @@ fn slot_utilities() {
     let dot: f64 = v.iter().zip(&w).map(|(a, b)| a * b).sum();
     let bits = precision_bits(&fx.decrypt_real(&ip), &vec![dot; slots]);
     assert!(bits >= MIN_BITS, "inner_product: {bits:.1} bits");
+    eprintln!("inner_product: {bits:.1} bits");
+}
+
+#[test]
+fn transforms_are_send_and_sync() {
+    fn shared<T: Send + Sync>() {}
+    shared::<LinearTransform>();
 }
 
 #[test]
@@ -477,6 +496,21 @@ fn typed_errors() {
 
     // Constructors.
     let bad = |r: rhea::Result<LinearTransform>| matches!(r, Err(Error::InvalidInput(_)));
+    assert!(bad(LinearTransform::from_dense_replicated(
+        64,
+        &random_matrix(8, 12, 1)
+    )));
+    assert!(bad(LinearTransform::from_dense_replicated(
+        64,
+        &random_matrix(3, 8, 1)
+    )));
+    assert!(bad(LinearTransform::from_dense_replicated(
+        8,
+        &random_matrix(16, 8, 1)
+    )));
+    assert!(bad(
+        LinearTransform::from_dense(64, &m).and_then(|lt| lt.with_baby_steps(0))
+    ));
     assert!(bad(LinearTransform::from_dense::<f64, Vec<f64>>(64, &[])));
     assert!(bad(LinearTransform::from_dense(48, &m)));
     assert!(bad(LinearTransform::from_dense(32, &m)));
@@ -530,6 +564,7 @@ fn gpu_matches_cpu(device: Device) {
     assert_eq!(words(&sa), words(&sb), "sum_slots");
     let bits = precision_bits(&gpu.decrypt_real(&yb), &matvec(&m, &v, slots));
     assert!(bits >= MIN_BITS, "{bits:.1} bits");
+    eprintln!("gpu dense 256: {bits:.1} bits");
 }
 
 #[test]

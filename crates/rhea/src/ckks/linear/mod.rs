@@ -10,6 +10,13 @@
 //! keeps only its non-zero diagonals: a dense `m × n` matrix has at most `m + n − 1`, a
 //! block-diagonal one with `d × d` blocks at most `2d − 1`, a banded one its band.
 //!
+//! Constructors: [`LinearTransform::from_dense`] (any `m × n` matrix, `m, n ≤ slots`, embedded
+//! in the top-left corner: input read from slots `0..n`, output in `0..m`),
+//! [`LinearTransform::from_dense_replicated`] (the hybrid method for an input replicated with
+//! period `n`: `min(m, n)` diagonals), [`LinearTransform::from_block_diagonal`] (one block
+//! repeated or independent blocks: a batch of small products) and
+//! [`LinearTransform::from_diagonals`].
+//!
 //! # Baby-step/giant-step and double hoisting
 //!
 //! Writing `k = j·n1 + i` (`0 ≤ i < n1`),
@@ -41,6 +48,16 @@
 //! lazily, at the first evaluation at a level and on the evaluator's device, and cached in the
 //! transform ([`LinearTransform::cached_levels`]); on a GPU they stay resident. Everything runs
 //! on the backend's ring primitives, so the CPU and the GPU give the same words.
+//!
+//! # Slot utilities
+//!
+//! | operation | levels | key switchings | rotation steps |
+//! |---|---|---|---|
+//! | [`sum_slots`](crate::ckks::Evaluator::sum_slots) | 0 | `log2(slots)` | [`sum_slots_rotations`](crate::ckks::Evaluator::sum_slots_rotations) |
+//! | [`rotate_and_sum`](crate::ckks::Evaluator::rotate_and_sum)`(ct, stride, count)` | 0 | `≤ ⌊log2 count⌋ + popcount(count) − 1` | [`rotate_and_sum_rotations`](crate::ckks::Evaluator::rotate_and_sum_rotations) |
+//! | [`replicate`](crate::ckks::Evaluator::replicate)`(ct, slot)` | 1 | `log2(slots)` | [`replicate_rotations`](crate::ckks::Evaluator::replicate_rotations) |
+//! | [`inner_product`](crate::ckks::Evaluator::inner_product)`(a, b)` | 1 | `1 + log2(slots)` | [`inner_product_rotations`](crate::ckks::Evaluator::inner_product_rotations) |
+//! | [`linear_transform`](crate::ckks::Evaluator::linear_transform) | 1 | [`LinearTransform::keyswitches`] | [`LinearTransform::rotations`] |
 //!
 //! # Keys
 //!
