@@ -545,7 +545,9 @@ fn gpu_matches_cpu(device: Device) {
     let slots = 256;
     let m = random_matrix(slots, slots, 81);
     let lt = LinearTransform::from_dense(slots, &m).unwrap();
+    let wide = LinearTransform::from_dense_replicated(slots, &random_matrix(16, 128, 82)).unwrap();
     let mut steps = lt.rotations();
+    steps.extend(wide.rotations());
     steps.extend(Evaluator::sum_slots_rotations(slots));
     let cpu = fixture(Device::Cpu, &steps);
     let gpu = fixture(device, &steps);
@@ -562,6 +564,8 @@ fn gpu_matches_cpu(device: Device) {
         gpu.eval.sum_slots(&yb).unwrap(),
     );
     assert_eq!(words(&sa), words(&sb), "sum_slots");
+    let (wa, wb) = (cpu.transform(&a, &wide), gpu.transform(&b, &wide));
+    assert_eq!(words(&wa), words(&wb), "a wide replicated transform");
     let bits = precision_bits(&gpu.decrypt_real(&yb), &matvec(&m, &v, slots));
     assert!(bits >= MIN_BITS, "{bits:.1} bits");
     eprintln!("gpu dense 256: {bits:.1} bits");
@@ -574,5 +578,7 @@ fn gpu_matches_cpu_on_the_gpu() {
     if let Err(e) = device.check_supported() {
         panic!("this test needs a CUDA GPU: {e}");
     }
+    let before = device.fused_fallbacks();
     gpu_matches_cpu(device);
+    assert_eq!(device.fused_fallbacks(), before, "a fused path fell back");
 }
