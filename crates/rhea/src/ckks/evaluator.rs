@@ -111,12 +111,7 @@ impl Evaluator {
         )
     }
 
-    pub(crate) fn check_pair(
-        &self,
-        op: &'static str,
-        a: &Ciphertext,
-        b: &Ciphertext,
-    ) -> Result<()> {
+    fn check_pair(&self, op: &'static str, a: &Ciphertext, b: &Ciphertext) -> Result<()> {
         self.check(op, a)?;
         self.check(op, b)?;
         if a.slots != b.slots {

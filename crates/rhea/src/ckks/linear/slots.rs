@@ -142,7 +142,14 @@ impl Evaluator {
     ///
     /// Errors: those of [`Evaluator::mul_relin_rescale`] and [`Evaluator::sum_slots`].
     pub fn inner_product(&self, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext> {
-        self.check_pair("inner_product", a, b)?;
+        self.check("inner_product", a)?;
+        self.check("inner_product", b)?;
+        if a.slots() != b.slots() {
+            return Err(Error::SlotMismatch {
+                expected: a.slots(),
+                found: b.slots(),
+            });
+        }
         for s in Self::inner_product_rotations(a.slots()) {
             self.rotation_for(s as usize, a.slots())?;
         }
