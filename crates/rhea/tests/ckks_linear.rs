@@ -418,6 +418,23 @@ fn transforms_are_send_and_sync() {
     shared::<LinearTransform>();
 }
 
+/// Threads sharing one fresh transform: the same words from each, one cached encoding.
+#[test]
+fn shared_between_threads() {
+    let slots = 64;
+    let lt = LinearTransform::from_dense(slots, &random_matrix(slots, slots, 91)).unwrap();
+    let fx = fixture(Device::Cpu, &lt.rotations());
+    let ct = fx.encrypt_real(slots, &random_vec(slots, 15));
+    let outs: Vec<Vec<Vec<u64>>> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..4)
+            .map(|_| s.spawn(|| fx.words(&fx.eval.linear_transform(&ct, &lt).unwrap())))
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert!(outs.windows(2).all(|w| w[0] == w[1]));
+    assert_eq!(lt.cached_levels(), vec![ct.level()]);
+}
+
 #[test]
 fn typed_errors() {
     let slots = 64;
