@@ -145,6 +145,7 @@ fn banded_64_diagonals_full_slots() {
     assert!(lt.cached_levels().is_empty());
     let out = fx.transform(&ct, &lt);
     assert_eq!(lt.cached_levels(), vec![ct.level()]);
+    assert_eq!(lt.encodings(), 1);
     let want: Vec<f64> = lt.apply(&real(&v)).unwrap().iter().map(|z| z.re).collect();
     let bits = precision_bits(&fx.decrypt_real(&out), &want);
     assert!(bits >= MIN_BITS, "{bits:.1} bits");
@@ -153,12 +154,14 @@ fn banded_64_diagonals_full_slots() {
     // Again at the same level: nothing new encoded, the same words.
     let again = fx.transform(&ct, &lt);
     assert_eq!(lt.cached_levels(), vec![ct.level()]);
+    assert_eq!(lt.encodings(), 1, "the second evaluation encoded again");
     assert_eq!(fx.words(&again), fx.words(&out));
 
     // At a lower level: a second encoding, also exact.
     let low = fx.eval.drop_to_level(&ct, 3).unwrap();
     let out_low = fx.transform(&low, &lt);
     assert_eq!(lt.cached_levels(), vec![3, ct.level()]);
+    assert_eq!(lt.encodings(), 2);
     let bits = precision_bits(&fx.decrypt_real(&out_low), &want);
     assert!(bits >= MIN_BITS, "{bits:.1} bits at level 3");
     eprintln!("banded 64 diagonals: {bits:.1} bits at level 3");
@@ -432,6 +435,7 @@ fn shared_between_threads() {
         hs.into_iter().map(|h| h.join().unwrap()).collect()
     });
     assert!(outs.windows(2).all(|w| w[0] == w[1]));
+    assert!((1..=4).contains(&lt.encodings()));
     assert_eq!(lt.cached_levels(), vec![ct.level()]);
 }
 
@@ -574,7 +578,9 @@ fn gpu_matches_cpu(device: Device) {
     assert_eq!(words(&a), words(&b), "the encryptions");
     let (ya, yb) = (cpu.transform(&a, &lt), gpu.transform(&b, &lt));
     assert_eq!(words(&ya), words(&yb), "linear_transform");
+    assert_eq!(lt.encodings(), 2, "one encoding per device");
     let again = gpu.transform(&b, &lt);
+    assert_eq!(lt.encodings(), 2, "the GPU's diagonals stay resident");
     assert_eq!(words(&again), words(&yb), "cached diagonals");
     let (sa, sb) = (
         cpu.eval.sum_slots(&ya).unwrap(),

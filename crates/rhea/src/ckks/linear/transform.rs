@@ -2,6 +2,7 @@
 //! its baby-step/giant-step plan and the cache of its encoded diagonals.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use num_complex::Complex64;
@@ -107,8 +108,8 @@ impl Plan {
 ///
 /// The diagonals are encoded lazily, at the level (and on the device) of the first evaluation
 /// there, and kept: a second evaluation at that level encodes nothing
-/// ([`LinearTransform::cached_levels`]); on a GPU they stay resident. `Send + Sync`: one
-/// transform serves many threads.
+/// ([`LinearTransform::cached_levels`], [`LinearTransform::encodings`]); on a GPU they stay
+/// resident. `Send + Sync`: one transform serves many threads.
 pub struct LinearTransform {
     slots: usize,
     /// The non-zero diagonals by index `k ∈ [0, slots)`.
@@ -118,6 +119,8 @@ pub struct LinearTransform {
     /// [`LinearTransform::from_dense_replicated`]).
     post_sum: Option<(usize, usize)>,
     cache: Mutex<HashMap<CacheKey, Arc<Vec<Vec<Poly>>>>>,
+    /// How many times the diagonals were encoded ([`LinearTransform::encodings`]).
+    encodings: AtomicU64,
 }
 
 impl std::fmt::Debug for LinearTransform {
@@ -368,6 +371,7 @@ impl LinearTransform {
             plan,
             post_sum: None,
             cache: Mutex::new(HashMap::new()),
+            encodings: AtomicU64::new(0),
         })
     }
 
@@ -460,6 +464,14 @@ impl LinearTransform {
         levels
     }
 
+    /// How many times this transform's diagonals were encoded (each time all of them, for one
+    /// level and device): one per `(level, device)` evaluated at, however many evaluations ran
+    /// there (two threads evaluating a fresh transform at once may both encode; one result is
+    /// kept).
+    pub fn encodings(&self) -> u64 {
+        self.encodings.load(Ordering::Relaxed)
+    }
+
     /// Drops every cached encoding (frees their memory; the next evaluation encodes again).
     pub fn clear_cache(&self) {
         self.cache.lock().unwrap_or_else(|e| e.into_inner()).clear();
@@ -528,6 +540,7 @@ impl LinearTransform {
             return Ok(e.clone());
         }
         let mut flat = encode()?.into_iter();
+        self.encodings.fetch_add(1, Ordering::Relaxed);
         let grouped: Vec<Vec<Poly>> = self
             .plan
             .giants
