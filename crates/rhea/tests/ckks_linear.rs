@@ -169,6 +169,38 @@ fn banded_64_diagonals_full_slots() {
     assert!(lt.cached_levels().is_empty());
 }
 
+/// Two transforms of one input sharing the ModUp and the baby steps: the words of separate
+/// evaluations, fewer key switchings than both.
+#[test]
+fn transforms_sharing_baby_steps() {
+    let slots = 4096;
+    let band = |seed: u64| {
+        let mut rng = StdRng::seed_from_u64(seed);
+        let diags: Vec<(i64, Vec<f64>)> = (-32..32)
+            .map(|k| (k, (0..slots).map(|_| rng.random_range(-1.0..1.0)).collect()))
+            .collect();
+        LinearTransform::from_diagonals(slots, diags).unwrap()
+    };
+    let (a, b) = (band(13), band(14));
+    assert_eq!(a.baby_steps(), b.baby_steps());
+    let fx = fixture(Device::Cpu, &a.rotations());
+    let ct = fx.encrypt_real(slots, &random_vec(slots, 16));
+    let (ya, yb) = (fx.transform(&ct, &a), fx.transform(&ct, &b));
+    let before = fx.ctx.keyswitches();
+    let both = fx.eval.linear_transforms(&ct, &[&a, &b]).unwrap();
+    let shared = fx.ctx.keyswitches() - before;
+    let babies = (a.baby_steps() - 1) as u64;
+    assert_eq!(shared, (a.keyswitches() + b.keyswitches()) as u64 - babies);
+    assert_eq!(fx.words(&both[0]), fx.words(&ya));
+    assert_eq!(fx.words(&both[1]), fx.words(&yb));
+    let other = LinearTransform::from_dense(64, &random_matrix(64, 64, 1)).unwrap();
+    assert!(matches!(
+        fx.eval.linear_transforms(&ct, &[&a, &other]),
+        Err(Error::SlotMismatch { .. })
+    ));
+    assert!(fx.eval.linear_transforms(&ct, &[]).unwrap().is_empty());
+}
+
 /// 64 diagonals at random positions: still correct, fewer key switchings than diagonals (a
 /// random set has little structure for the baby/giant split to use).
 #[test]

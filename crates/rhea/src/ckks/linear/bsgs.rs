@@ -1,5 +1,8 @@
 //! The evaluation of a [`LinearTransform`]: baby-step/giant-step with double hoisting.
 
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
 use super::transform::{CacheKey, Giant};
 use super::LinearTransform;
 use crate::backend::Poly;
@@ -9,6 +12,14 @@ use crate::rlwe::{check_two_components, KeySwitchKey};
 
 /// A rotation's Galois element and key (`None` for the identity).
 type Rot<'a> = Option<(u64, &'a KeySwitchKey)>;
+
+/// One transform ready to run on one ciphertext: its giant steps with their rotations and its
+/// encoded diagonals.
+struct Ready<'a> {
+    lt: &'a LinearTransform,
+    giants: Vec<(&'a Giant, Rot<'a>)>,
+    pts: Arc<Vec<Vec<Poly>>>,
+}
 
 impl Evaluator {
     /// `M·v` for the plaintext matrix `M` of `lt` and the encrypted slot vector `v` of `ct`:
@@ -28,15 +39,28 @@ impl Evaluator {
     /// ciphertext of other parameters, [`Error::CiphertextDegree`] for a 3-component one,
     /// [`Error::ScaleOverflow`] if `scale · q_ℓ` does not fit at the level.
     pub fn linear_transform(&self, ct: &Ciphertext, lt: &LinearTransform) -> Result<Ciphertext> {
+        let mut out = self.linear_transforms(ct, &[lt])?;
+        out.pop()
+            .ok_or_else(|| Error::InvalidInput("linear_transform: no result".into()))
+    }
+
+    /// Several transforms of one ciphertext (the channels of a layer, the real and imaginary
+    /// parts of a product), each as [`Evaluator::linear_transform`] and bit-identical to it,
+    /// sharing the ModUp of `c_1` and the baby rotations: the key switchings are the distinct
+    /// non-zero baby steps of all the transforms plus each one's non-zero giant steps (and
+    /// final sums), fewer than the transforms' [`LinearTransform::keyswitches`] added up when
+    /// their baby steps overlap (same `n1`).
+    ///
+    /// Errors: as [`Evaluator::linear_transform`], for the first transform that fails (before
+    /// any work).
+    pub fn linear_transforms(
+        &self,
+        ct: &Ciphertext,
+        lts: &[&LinearTransform],
+    ) -> Result<Vec<Ciphertext>> {
         const OP: &str = "linear_transform";
         self.check(OP, ct)?;
         check_two_components(OP, ct.parts.len())?;
-        if ct.slots != lt.slots() {
-            return Err(Error::SlotMismatch {
-                expected: lt.slots(),
-                found: ct.slots,
-            });
-        }
         let level = ct.level();
         if level == 0 {
             return Err(Error::LevelUnderflow {
@@ -48,46 +72,81 @@ impl Evaluator {
         let ctx = self.context();
         let pt_scale = ctx.params().q_primes()[level] as f64;
         self.check_fits(OP, ct.scale * pt_scale, level)?;
-        let plan = lt.plan();
-        let babies = plan
-            .babies
-            .iter()
-            .map(|&i| Ok((i, self.rotation_for(i, lt.slots())?)))
-            .collect::<Result<Vec<_>>>()?;
-        let giants = plan
-            .giants
-            .iter()
-            .map(|g| Ok((g, self.rotation_for(g.j * plan.n1, lt.slots())?)))
-            .collect::<Result<Vec<_>>>()?;
+        if lts.is_empty() {
+            return Ok(Vec::new());
+        }
+        // Every key and every encoding first: nothing runs unless everything can.
+        let mut babies: BTreeMap<usize, Rot<'_>> = BTreeMap::new();
+        let mut ready = Vec::with_capacity(lts.len());
+        for &lt in lts {
+            if ct.slots != lt.slots() {
+                return Err(Error::SlotMismatch {
+                    expected: lt.slots(),
+                    found: ct.slots,
+                });
+            }
+            let plan = lt.plan();
+            for &i in &plan.babies {
+                if let std::collections::btree_map::Entry::Vacant(e) = babies.entry(i) {
+                    e.insert(self.rotation_for(i, lt.slots())?);
+                }
+            }
+            let giants = plan
+                .giants
+                .iter()
+                .map(|g| Ok((g, self.rotation_for(g.j * plan.n1, lt.slots())?)))
+                .collect::<Result<Vec<_>>>()?;
+            if let Some((stride, count)) = lt.post_sum() {
+                for s in Self::rotate_and_sum_rotations(lt.slots(), stride as i64, count) {
+                    self.rotation_for(s as usize, lt.slots())?;
+                }
+            }
+            ready.push(Ready {
+                lt,
+                giants,
+                pts: Arc::new(Vec::new()),
+            });
+        }
         let key = CacheKey {
             params_id: ct.params_id,
             level,
             device: ctx.device(),
         };
-        let pts = lt.encoded(key, || {
-            Encoder::with_slots(ctx, lt.slots())?.encode_extended_batch(
-                &lt.prerotated(),
-                level,
-                pt_scale,
-            )
+        for r in &mut ready {
+            let lt = r.lt;
+            r.pts = lt.encoded(key, || {
+                Encoder::with_slots(ctx, lt.slots())?.encode_extended_batch(
+                    &lt.prerotated(),
+                    level,
+                    pt_scale,
+                )
+            })?;
+        }
+        let babies: Vec<(usize, Rot<'_>)> = babies.into_iter().collect();
+        let parts = self.on_pool(|| -> Result<Vec<Vec<Poly>>> {
+            let baby = self.baby_steps(ct, &babies)?;
+            ready
+                .iter()
+                .map(|r| self.giant_steps(&baby, &r.giants, &r.pts))
+                .collect()
         })?;
-        if let Some((stride, count)) = lt.post_sum() {
-            for s in Self::rotate_and_sum_rotations(lt.slots(), stride as i64, count) {
-                self.rotation_for(s as usize, lt.slots())?;
-            }
-        }
-        let parts = self.on_pool(|| self.bsgs(ct, plan.n1, &babies, &giants, &pts))?;
-        let out = Ciphertext {
-            parts,
-            scale: ct.scale,
-            slots: ct.slots,
-            params_id: ct.params_id,
-            seed: None,
-        };
-        match lt.post_sum() {
-            Some((stride, count)) => self.rotate_and_sum(&out, stride as i64, count),
-            None => Ok(out),
-        }
+        parts
+            .into_iter()
+            .zip(&ready)
+            .map(|(parts, r)| {
+                let out = Ciphertext {
+                    parts,
+                    scale: ct.scale,
+                    slots: ct.slots,
+                    params_id: ct.params_id,
+                    seed: None,
+                };
+                match r.lt.post_sum() {
+                    Some((stride, count)) => self.rotate_and_sum(&out, stride as i64, count),
+                    None => Ok(out),
+                }
+            })
+            .collect()
     }
 
     /// `ct` rotated left by `step` slots with the key [`Evaluator::rotation_for`] finds (a copy
@@ -132,42 +191,51 @@ impl Evaluator {
         }
     }
 
-    /// The double-hoisted BSGS sum over the ring primitives (see
-    /// [`Evaluator::linear_transform`]); returns the rescaled parts.
-    fn bsgs(
+    /// The baby steps over `Q_ℓ ∪ P`, indexed by step: `(P·c_0, P·c_1)` for the identity,
+    /// `(σ_g(P·c_0 + u_0), σ_g(u_1))` from one shared ModUp of `c_1` for the others.
+    fn baby_steps(
         &self,
         ct: &Ciphertext,
-        n1: usize,
         babies: &[(usize, Rot<'_>)],
-        giants: &[(&Giant, Rot<'_>)],
-        pts: &[Vec<Poly>],
-    ) -> Result<Vec<Poly>> {
+    ) -> Result<Vec<Option<[Poly; 2]>>> {
         let rlwe = self.context().rlwe();
         let ring = self.context().ring();
         let (c0, c1) = (&ct.parts[0], &ct.parts[1]);
-        // Baby steps over Q_ℓ ∪ P: (P·c0, P·c1) for the identity, σ_g(P·c0 + u0), σ_g(u1)
-        // from one shared ModUp of c1 for the others.
         let c0p = ring.lift_times_p(c0)?;
         let digits = if babies.iter().any(|(_, r)| r.is_some()) {
             Some(rlwe.decompose(c1)?)
         } else {
             None
         };
-        let mut baby: Vec<Option<[Poly; 2]>> = (0..n1).map(|_| None).collect();
+        let len = babies.iter().map(|&(i, _)| i + 1).max().unwrap_or(0);
+        let mut baby: Vec<Option<[Poly; 2]>> = (0..len).map(|_| None).collect();
         for &(i, rot) in babies {
             baby[i] = Some(match (rot, &digits) {
                 (Some((g, key)), Some(d)) => rlwe.automorphism_hoisted_extended(&c0p, d, g, key)?,
                 _ => [c0p.try_clone()?, ring.lift_times_p(c1)?],
             });
         }
-        // Giant steps: the plaintext products summed over Q_ℓ ∪ P; for j ≠ 0 the sum's c1 goes
-        // down to Q_ℓ (ModDown) and is key-switched, its c0 stays over Q_ℓ ∪ P (it is already
-        // P times a c0) and the rotated result too; every giant result is summed there.
+        Ok(baby)
+    }
+
+    /// The giant steps of one transform from the baby steps; returns the rescaled parts. Each
+    /// giant step's plaintext products are summed over `Q_ℓ ∪ P`; for `j ≠ 0` the sum's `c_1`
+    /// goes down to `Q_ℓ` (ModDown) and is key-switched, its `c_0` stays over `Q_ℓ ∪ P` (it is
+    /// already `P` times a `c_0`), and so does the rotated result; every giant result is summed
+    /// there, then one ModDown of each part and the rescaling.
+    fn giant_steps(
+        &self,
+        baby: &[Option<[Poly; 2]>],
+        giants: &[(&Giant, Rot<'_>)],
+        pts: &[Vec<Poly>],
+    ) -> Result<Vec<Poly>> {
+        let rlwe = self.context().rlwe();
+        let ring = self.context().ring();
         let mut total: Option<[Poly; 2]> = None;
         for ((giant, rot), pts) in giants.iter().zip(pts) {
             let mut acc: Option<[Poly; 2]> = None;
             for (&(i, _), pt) in giant.terms.iter().zip(pts) {
-                let b = baby[i].as_ref().ok_or_else(|| {
+                let b = baby.get(i).and_then(Option::as_ref).ok_or_else(|| {
                     Error::InvalidInput(format!("linear_transform: baby step {i} missing"))
                 })?;
                 match &mut acc {
