@@ -167,20 +167,25 @@ impl Encoder {
 
     /// The NTT-form polynomials of many complex vectors at `level` and `scale` over the extended
     /// basis `Q_ℓ ∪ P` (plaintexts that multiply key-switching results before their ModDown:
-    /// the linear transforms' diagonals), on the context's device; the host part in parallel.
+    /// the linear transforms' diagonals), on the context's device; the host part in parallel,
+    /// a bounded number of polynomials at a time.
     pub(crate) fn encode_extended_batch<V: AsRef<[Complex64]> + Sync>(
         &self,
         values: &[V],
         level: usize,
         scale: f64,
     ) -> Result<Vec<Poly>> {
-        let host = values
-            .par_iter()
-            .map(|v| self.encode_words(v.as_ref(), level, scale, true))
-            .collect::<Result<Vec<_>>>()?;
-        host.into_iter()
-            .map(|h| Ok(self.finish(h, scale)?.poly))
-            .collect()
+        let mut out = Vec::with_capacity(values.len());
+        for chunk in values.chunks(64) {
+            let host = chunk
+                .par_iter()
+                .map(|v| self.encode_words(v.as_ref(), level, scale, true))
+                .collect::<Result<Vec<_>>>()?;
+            for h in host {
+                out.push(self.finish(h, scale)?.poly);
+            }
+        }
+        Ok(out)
     }
 
     /// Encodes many real vectors (each at most `slots` values, zero-padded) at the top level
