@@ -7,7 +7,7 @@ use rhea_math::fft::SpecialFft;
 use rhea_math::Modulus;
 
 use super::{CkksContext, Plaintext};
-use crate::backend::{Device, Form, PolyShape};
+use crate::backend::{Device, Form, Poly, PolyShape};
 use crate::error::{Error, Result};
 
 /// The host part of an encoding: the residues of the plaintext's coefficients and its shape.
@@ -161,8 +161,31 @@ impl Encoder {
         level: usize,
         scale: f64,
     ) -> Result<Plaintext> {
-        let host = self.encode_words(values, level, scale)?;
+        let host = self.encode_words(values, level, scale, false)?;
         self.finish(host, scale)
+    }
+
+    /// The NTT-form polynomials of many complex vectors at `level` and `scale` over the extended
+    /// basis `Q_ℓ ∪ P` (plaintexts that multiply key-switching results before their ModDown:
+    /// the linear transforms' diagonals), on the context's device; the host part in parallel,
+    /// a bounded number of polynomials at a time.
+    pub(crate) fn encode_extended_batch<V: AsRef<[Complex64]> + Sync>(
+        &self,
+        values: &[V],
+        level: usize,
+        scale: f64,
+    ) -> Result<Vec<Poly>> {
+        let mut out = Vec::with_capacity(values.len());
+        for chunk in values.chunks(64) {
+            let host = chunk
+                .par_iter()
+                .map(|v| self.encode_words(v.as_ref(), level, scale, true))
+                .collect::<Result<Vec<_>>>()?;
+            for h in host {
+                out.push(self.finish(h, scale)?.poly);
+            }
+        }
+        Ok(out)
     }
 
     /// Encodes many real vectors (each at most `slots` values, zero-padded) at the top level
@@ -194,7 +217,7 @@ impl Encoder {
             .map(|v| {
                 let z: Vec<Complex64> =
                     v.as_ref().iter().map(|&x| Complex64::new(x, 0.0)).collect();
-                self.encode_words(&z, level, scale)
+                self.encode_words(&z, level, scale, false)
             })
             .collect::<Result<Vec<_>>>()?;
         host.into_iter().map(|h| self.finish(h, scale)).collect()
@@ -204,8 +227,14 @@ impl Encoder {
     /// plaintext of `values` at `level` and `scale`, and their shape; for a GPU context, when
     /// every coefficient lies below `q_0 / 2` in magnitude (any scale up to ~2^58 with values
     /// near 1), only their residues modulo `q_0`, which the device lifts to every limb (1/ℓ of
-    /// the host reductions and of the upload).
-    fn encode_words(&self, values: &[Complex64], level: usize, scale: f64) -> Result<HostWords> {
+    /// the host reductions and of the upload). `extended`: over `Q_ℓ ∪ P` (never lifted).
+    fn encode_words(
+        &self,
+        values: &[Complex64],
+        level: usize,
+        scale: f64,
+        extended: bool,
+    ) -> Result<HostWords> {
         let params = self.ctx.params();
         if values.len() > self.slots {
             return Err(Error::InvalidInput(format!(
@@ -246,10 +275,15 @@ impl Encoder {
         let n = params.n();
         let gap = n / (2 * self.slots);
         let ring = self.ctx.ring();
-        let shape = ring.shape_q(params.q_limbs_at_level(level));
+        let limbs = params.q_limbs_at_level(level);
+        let shape = if extended {
+            ring.shape_qp(limbs)
+        } else {
+            ring.shape_q(limbs)
+        };
         let moduli = ring.moduli(&shape);
         let half = moduli[0].value() / 2;
-        let on_gpu = matches!(self.ctx.device(), Device::Cuda(_));
+        let on_gpu = !extended && matches!(self.ctx.device(), Device::Cuda(_));
         // The coefficients below 2^50 (`F64_PATH_MAX_LOG`) round and reduce in 64-bit words;
         // the others come as 128-bit integers from the double-double transform.
         let (lifted, words) = if log_max < F64_PATH_MAX_LOG {

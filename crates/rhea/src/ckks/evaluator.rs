@@ -145,7 +145,7 @@ impl Evaluator {
     }
 
     /// Fails unless a message of magnitude about 1 at `scale` fits below `Q_level / 2`.
-    fn check_fits(&self, op: &'static str, scale: f64, level: usize) -> Result<()> {
+    pub(crate) fn check_fits(&self, op: &'static str, scale: f64, level: usize) -> Result<()> {
         let log_q = self.ctx.params().log_q_at_level(level);
         let log_scale = scale.log2();
         if !scale.is_finite() || log_scale + 1.0 >= log_q {

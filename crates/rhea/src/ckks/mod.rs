@@ -37,6 +37,7 @@ mod evaluator;
 mod flooding;
 pub mod functions;
 mod keygen;
+pub mod linear;
 mod poly;
 
 pub use ciphertext::{Ciphertext, Plaintext};
@@ -46,5 +47,6 @@ pub use encoder::Encoder;
 pub use evaluator::Evaluator;
 pub use flooding::NoiseFlooding;
 pub use keygen::{Decryptor, Encryptor, KeyGenerator};
+pub use linear::LinearTransform;
 pub use num_complex::Complex64;
 pub use poly::{ChebyshevFit, Parity, PolyBasis, Polynomial};

@@ -426,7 +426,6 @@ impl RlweContext {
     /// such results (times plaintexts lifted to `Q_ℓ ∪ P`) share one ModDown, which gives
     /// exactly what the sum of the [`RlweContext::automorphism_hoisted`] results would give
     /// up to the ModDown rounding (one rounding instead of one per term).
-    #[allow(dead_code)] // its user, the hoisted linear transform, lands next
     pub(crate) fn automorphism_hoisted_extended(
         &self,
         c0_times_p: &Poly,

@@ -1,0 +1,274 @@
+//! The evaluation of a [`LinearTransform`]: baby-step/giant-step with double hoisting.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use super::transform::{CacheKey, Giant};
+use super::LinearTransform;
+use crate::backend::Poly;
+use crate::ckks::{Ciphertext, Encoder, Evaluator};
+use crate::error::{Error, Result};
+use crate::rlwe::{check_two_components, KeySwitchKey};
+
+/// A rotation's Galois element and key (`None` for the identity).
+type Rot<'a> = Option<(u64, &'a KeySwitchKey)>;
+
+/// One transform ready to run on one ciphertext: its giant steps with their rotations and its
+/// encoded diagonals.
+struct Ready<'a> {
+    lt: &'a LinearTransform,
+    giants: Vec<(&'a Giant, Rot<'a>)>,
+    pts: Arc<Vec<Vec<Poly>>>,
+}
+
+impl Evaluator {
+    /// `M·v` for the plaintext matrix `M` of `lt` and the encrypted slot vector `v` of `ct`:
+    /// one level consumed, the scale kept **exactly** (the diagonals are encoded at the scale
+    /// `q_ℓ`, the prime the final rescaling divides by), `lt.keyswitches()` key switchings
+    /// (`baby + giant − 2` at most). In either rescaling mode.
+    ///
+    /// Baby-step/giant-step with double hoisting (see the [module docs](crate::ckks::linear)):
+    /// one ModUp of `c_1` shared by every baby rotation, the baby results and the per-giant sums
+    /// kept over `Q_ℓ ∪ P`, one ModDown of `c_1` per non-zero giant step and one of the total.
+    /// The diagonals are encoded at the first evaluation at a level (on this evaluator's device)
+    /// and cached in `lt`.
+    ///
+    /// Errors: [`Error::SlotMismatch`] when `ct` has not `lt.slots()` slots,
+    /// [`Error::LevelUnderflow`] at level 0, [`Error::MissingRotationKey`] naming the first
+    /// rotation step of `lt.rotations()` without a key, [`Error::ParametersMismatch`] for a
+    /// ciphertext of other parameters, [`Error::CiphertextDegree`] for a 3-component one,
+    /// [`Error::ScaleOverflow`] if `scale · q_ℓ` does not fit at the level.
+    pub fn linear_transform(&self, ct: &Ciphertext, lt: &LinearTransform) -> Result<Ciphertext> {
+        let mut out = self.linear_transforms(ct, &[lt])?;
+        out.pop()
+            .ok_or_else(|| Error::InvalidInput("linear_transform: no result".into()))
+    }
+
+    /// Several transforms of one ciphertext (the channels of a layer, the real and imaginary
+    /// parts of a product), each as [`Evaluator::linear_transform`] and bit-identical to it,
+    /// sharing the ModUp of `c_1` and the baby rotations: the key switchings are the distinct
+    /// non-zero baby steps of all the transforms plus each one's non-zero giant steps (and
+    /// final sums), fewer than the transforms' [`LinearTransform::keyswitches`] added up when
+    /// their baby steps overlap (same `n1`).
+    ///
+    /// Errors: as [`Evaluator::linear_transform`], for the first transform that fails (before
+    /// any work).
+    pub fn linear_transforms(
+        &self,
+        ct: &Ciphertext,
+        lts: &[&LinearTransform],
+    ) -> Result<Vec<Ciphertext>> {
+        const OP: &str = "linear_transform";
+        self.check(OP, ct)?;
+        check_two_components(OP, ct.parts.len())?;
+        let level = ct.level();
+        if level == 0 {
+            return Err(Error::LevelUnderflow {
+                op: OP,
+                level,
+                needed: 1,
+            });
+        }
+        let ctx = self.context();
+        let pt_scale = ctx.params().q_primes()[level] as f64;
+        self.check_fits(OP, ct.scale * pt_scale, level)?;
+        if lts.is_empty() {
+            return Ok(Vec::new());
+        }
+        // Every key and every encoding first: nothing runs unless everything can.
+        let mut babies: BTreeMap<usize, Rot<'_>> = BTreeMap::new();
+        let mut ready = Vec::with_capacity(lts.len());
+        for &lt in lts {
+            if ct.slots != lt.slots() {
+                return Err(Error::SlotMismatch {
+                    expected: lt.slots(),
+                    found: ct.slots,
+                });
+            }
+            let plan = lt.plan();
+            for &i in &plan.babies {
+                if let std::collections::btree_map::Entry::Vacant(e) = babies.entry(i) {
+                    e.insert(self.rotation_for(i, lt.slots())?);
+                }
+            }
+            let giants = plan
+                .giants
+                .iter()
+                .map(|g| Ok((g, self.rotation_for(g.j * plan.n1, lt.slots())?)))
+                .collect::<Result<Vec<_>>>()?;
+            if let Some((stride, count)) = lt.post_sum() {
+                for s in Self::rotate_and_sum_rotations(lt.slots(), stride as i64, count) {
+                    self.rotation_for(s as usize, lt.slots())?;
+                }
+            }
+            ready.push(Ready {
+                lt,
+                giants,
+                pts: Arc::new(Vec::new()),
+            });
+        }
+        let key = CacheKey {
+            params_id: ct.params_id,
+            level,
+            device: ctx.device(),
+        };
+        for r in &mut ready {
+            let lt = r.lt;
+            r.pts = lt.encoded(key, || {
+                Encoder::with_slots(ctx, lt.slots())?.encode_extended_batch(
+                    &lt.prerotated(),
+                    level,
+                    pt_scale,
+                )
+            })?;
+        }
+        let babies: Vec<(usize, Rot<'_>)> = babies.into_iter().collect();
+        let parts = self.on_pool(|| -> Result<Vec<Vec<Poly>>> {
+            let baby = self.baby_steps(ct, &babies)?;
+            ready
+                .iter()
+                .map(|r| self.giant_steps(&baby, &r.giants, &r.pts))
+                .collect()
+        })?;
+        parts
+            .into_iter()
+            .zip(&ready)
+            .map(|(parts, r)| {
+                let out = Ciphertext {
+                    parts,
+                    scale: ct.scale,
+                    slots: ct.slots,
+                    params_id: ct.params_id,
+                    seed: None,
+                };
+                match r.lt.post_sum() {
+                    Some((stride, count)) => self.rotate_and_sum(&out, stride as i64, count),
+                    None => Ok(out),
+                }
+            })
+            .collect()
+    }
+
+    /// `ct` rotated left by `step` slots with the key [`Evaluator::rotation_for`] finds (a copy
+    /// for a multiple of the slot count).
+    pub(super) fn rotate_slots(&self, ct: &Ciphertext, step: i64) -> Result<Ciphertext> {
+        let slots = ct.slots;
+        match self.rotation_for(step.rem_euclid(slots as i64) as usize, slots)? {
+            None => ct.try_clone(),
+            Some((g, key)) => {
+                let parts =
+                    self.on_pool(|| self.context().rlwe().automorphism(&ct.parts, g, key))?;
+                Ok(Ciphertext {
+                    parts,
+                    scale: ct.scale,
+                    slots,
+                    params_id: ct.params_id,
+                    seed: None,
+                })
+            }
+        }
+    }
+
+    /// The Galois element and key of a rotation by `step ∈ [0, slots)` (`None` for 0); for
+    /// sparse slots a key for `step − slots` (the same rotation of the slots) is accepted too.
+    /// Errors: [`Error::MissingRotationKey`] naming `step`.
+    pub(super) fn rotation_for(&self, step: usize, slots: usize) -> Result<Rot<'_>> {
+        let step = (step % slots) as i64;
+        if step == 0 {
+            return Ok(None);
+        }
+        let rlwe = self.context().rlwe();
+        let g = rlwe.galois_element_for_rotation(step);
+        match self.keys.galois_key(g, Some(step)) {
+            Ok(k) => Ok(Some((g, k))),
+            Err(e) => {
+                let g2 = rlwe.galois_element_for_rotation(step - slots as i64);
+                match self.keys.galois_key(g2, Some(step)) {
+                    Ok(k) if g2 != g => Ok(Some((g2, k))),
+                    _ => Err(e),
+                }
+            }
+        }
+    }
+
+    /// The baby steps over `Q_ℓ ∪ P`, indexed by step: `(P·c_0, P·c_1)` for the identity,
+    /// `(σ_g(P·c_0 + u_0), σ_g(u_1))` from one shared ModUp of `c_1` for the others.
+    fn baby_steps(
+        &self,
+        ct: &Ciphertext,
+        babies: &[(usize, Rot<'_>)],
+    ) -> Result<Vec<Option<[Poly; 2]>>> {
+        let rlwe = self.context().rlwe();
+        let ring = self.context().ring();
+        let (c0, c1) = (&ct.parts[0], &ct.parts[1]);
+        let c0p = ring.lift_times_p(c0)?;
+        let digits = if babies.iter().any(|(_, r)| r.is_some()) {
+            Some(rlwe.decompose(c1)?)
+        } else {
+            None
+        };
+        let len = babies.iter().map(|&(i, _)| i + 1).max().unwrap_or(0);
+        let mut baby: Vec<Option<[Poly; 2]>> = (0..len).map(|_| None).collect();
+        for &(i, rot) in babies {
+            baby[i] = Some(match (rot, &digits) {
+                (Some((g, key)), Some(d)) => rlwe.automorphism_hoisted_extended(&c0p, d, g, key)?,
+                _ => [c0p.try_clone()?, ring.lift_times_p(c1)?],
+            });
+        }
+        Ok(baby)
+    }
+
+    /// The giant steps of one transform from the baby steps; returns the rescaled parts. Each
+    /// giant step's plaintext products are summed over `Q_ℓ ∪ P`; for `j ≠ 0` the sum's `c_1`
+    /// goes down to `Q_ℓ` (ModDown) and is key-switched, its `c_0` stays over `Q_ℓ ∪ P` (it is
+    /// already `P` times a `c_0`), and so does the rotated result; every giant result is summed
+    /// there, then one ModDown of each part and the rescaling.
+    fn giant_steps(
+        &self,
+        baby: &[Option<[Poly; 2]>],
+        giants: &[(&Giant, Rot<'_>)],
+        pts: &[Vec<Poly>],
+    ) -> Result<Vec<Poly>> {
+        let rlwe = self.context().rlwe();
+        let ring = self.context().ring();
+        let mut total: Option<[Poly; 2]> = None;
+        for ((giant, rot), pts) in giants.iter().zip(pts) {
+            let mut acc: Option<[Poly; 2]> = None;
+            for (&(i, _), pt) in giant.terms.iter().zip(pts) {
+                let b = baby.get(i).and_then(Option::as_ref).ok_or_else(|| {
+                    Error::InvalidInput(format!("linear_transform: baby step {i} missing"))
+                })?;
+                match &mut acc {
+                    None => acc = Some([ring.mul(&b[0], pt)?, ring.mul(&b[1], pt)?]),
+                    Some([a0, a1]) => {
+                        ring.mul_add_assign(a0, &b[0], pt)?;
+                        ring.mul_add_assign(a1, &b[1], pt)?;
+                    }
+                }
+            }
+            let Some([a0, a1]) = acc else {
+                continue;
+            };
+            let r = match rot {
+                None => [a0, a1],
+                Some((g, key)) => {
+                    let a1 = ring.mod_down(&a1)?;
+                    let d = rlwe.decompose(&a1)?;
+                    rlwe.automorphism_hoisted_extended(&a0, &d, *g, key)?
+                }
+            };
+            match &mut total {
+                None => total = Some(r),
+                Some([t0, t1]) => {
+                    ring.add_assign(t0, &r[0])?;
+                    ring.add_assign(t1, &r[1])?;
+                }
+            }
+        }
+        let [t0, t1] = total.ok_or_else(|| {
+            Error::InvalidInput("linear_transform: a transform without diagonals".into())
+        })?;
+        let down = [ring.mod_down(&t0)?, ring.mod_down(&t1)?];
+        ring.rescale_many(&down)
+    }
+}
