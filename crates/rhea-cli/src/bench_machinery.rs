@@ -202,7 +202,7 @@ pub fn run_linalg(preset: &str, device: Device, reps: usize) -> Result<Machinery
     let fail = |e: rhea::Error| e.to_string();
     // The transforms first (without keys), to know their rotations.
     let mut rng = ChaCha8Rng::seed_from_u64(35);
-    let diagonals: Vec<(usize, Vec<f64>)> = (0..64)
+    let diagonals: Vec<(i64, Vec<f64>)> = (0..64)
         .map(|k| (k, (0..slots).map(|_| rng.random_range(-1.0..1.0)).collect()))
         .collect();
     let lt64 = LinearTransform::from_diagonals(slots, diagonals.clone()).map_err(fail)?;

@@ -233,22 +233,20 @@ impl Evaluator {
         let ring = self.context().ring();
         let mut total: Option<[Poly; 2]> = None;
         for ((giant, rot), pts) in giants.iter().zip(pts) {
-            let mut acc: Option<[Poly; 2]> = None;
+            // One pass over the giant step's products (each operand read once on the GPU).
+            let mut xs: Vec<&Poly> = Vec::with_capacity(giant.terms.len());
+            let mut ys: Vec<[&Poly; 2]> = Vec::with_capacity(giant.terms.len());
             for (&(i, _), pt) in giant.terms.iter().zip(pts) {
                 let b = baby.get(i).and_then(Option::as_ref).ok_or_else(|| {
                     Error::InvalidInput(format!("linear_transform: baby step {i} missing"))
                 })?;
-                match &mut acc {
-                    None => acc = Some([ring.mul(&b[0], pt)?, ring.mul(&b[1], pt)?]),
-                    Some([a0, a1]) => {
-                        ring.mul_add_assign(a0, &b[0], pt)?;
-                        ring.mul_add_assign(a1, &b[1], pt)?;
-                    }
-                }
+                xs.push(pt);
+                ys.push([&b[0], &b[1]]);
             }
-            let Some([a0, a1]) = acc else {
+            if xs.is_empty() {
                 continue;
-            };
+            }
+            let [a0, a1] = ring.sum_of_products(&xs, &ys)?;
             let r = match rot {
                 None => [a0, a1],
                 Some((g, key)) => {
