@@ -16,6 +16,7 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use rhea::ckks::functions::{InvSqrt, Inverse, Sign};
 use rhea::ckks::{
     Ciphertext, CkksContext, Complex64, Decryptor, Encoder, Encryptor, Evaluator, KeyGenerator,
     LinearTransform, Plaintext, Polynomial,
@@ -214,8 +215,21 @@ pub fn run_linalg(preset: &str, device: Device, reps: usize) -> Result<Machinery
         })
         .collect();
     let mat256 = LinearTransform::from_dense_replicated(slots, &dense).map_err(fail)?;
+    // The same transform at other baby-step counts (the default minimises a cost in which a
+    // giant step counts 4 baby steps).
+    let variants: Vec<LinearTransform> = [4, 8, 32]
+        .into_iter()
+        .map(|n1| {
+            LinearTransform::from_diagonals(slots, diagonals.clone())
+                .and_then(|lt| lt.with_baby_steps(n1))
+        })
+        .collect::<rhea::Result<_>>()
+        .map_err(fail)?;
     let naive_steps: Vec<i64> = (1..64).collect();
     let mut steps = lt64.rotations();
+    for v in &variants {
+        steps.extend(v.rotations());
+    }
     steps.extend(mat256.rotations());
     steps.extend(&naive_steps);
     steps.extend(Evaluator::sum_slots_rotations(slots));
@@ -240,6 +254,17 @@ pub fn run_linalg(preset: &str, device: Device, reps: usize) -> Result<Machinery
             None,
             &|ct| b.eval.linear_transform(ct, &lt64),
         )?);
+
+        for v in &variants {
+            cases.push(b.case(
+                &format!("lt64_n1_{}", v.baby_steps()),
+                format!("the same, BSGS {}x{}", v.baby_steps(), v.giant_steps()),
+                &cx,
+                &want,
+                None,
+                &|ct| b.eval.linear_transform(ct, v),
+            )?);
+        }
 
         // One rotation per diagonal: the diagonals encoded once at the input's level and at
         // scale q_ℓ, so that the rescaled sum keeps the input's scale (as the transform does).
@@ -315,7 +340,8 @@ pub fn run_linalg(preset: &str, device: Device, reps: usize) -> Result<Machinery
 }
 
 /// Runs the polynomial cases: sigmoid on [−8, 8] at degree 63, exp on [−1, 1] at degree 15 and
-/// tanh on [−4, 4] at degree 31 (Chebyshev interpolants), inputs uniform on the interval.
+/// tanh on [−4, 4] at degree 31 (Chebyshev interpolants), inputs uniform on the interval; then
+/// sign (minimax composite), 1/x and 1/√x on their domains, where the preset has the levels.
 pub fn run_poly(preset: &str, device: Device, reps: usize) -> Result<MachineryReport, String> {
     let fail = |e: rhea::Error| e.to_string();
     let mut b = Bench::new(preset, device, reps, &[])?;
@@ -365,6 +391,78 @@ pub fn run_poly(preset: &str, device: Device, reps: usize) -> Result<MachineryRe
                 &want,
                 Some(fit.max_error),
                 &|c| b.eval.evaluate_polynomial(c, p, target),
+            )
+            .map_err(fail)?,
+        );
+    }
+    // The standard functions built on it, each against its own f64 computation.
+    let top = b.ctx.params().max_level();
+    let sign = Sign::minimax(15, 8, 1.0 / 16.0).map_err(fail)?;
+    let inverse = Inverse::new(1.0, 4.0, 5).map_err(fail)?;
+    let inv_sqrt = InvSqrt::new(1.0, 4.0, 1, 3).map_err(fail)?;
+    type Run<'a> = Box<dyn Fn(&Evaluator, &Ciphertext, f64) -> rhea::Result<Ciphertext> + 'a>;
+    let functions: Vec<(
+        &str,
+        String,
+        usize,
+        f64,
+        (f64, f64),
+        Run<'_>,
+        Box<dyn Fn(f64) -> f64 + '_>,
+    )> = vec![
+        (
+            "sign",
+            "sign, minimax composite 15x2, |x| in [1/16, 1], 8-bit precision".into(),
+            sign.depth(),
+            sign.max_error(),
+            (-1.0, 1.0),
+            Box::new(|e, c, t| sign.sign(e, c, t)),
+            Box::new(|x| sign.evaluate_plain(x)),
+        ),
+        (
+            "inverse",
+            "1/x on [1, 4], Goldschmidt, 5 iterations".into(),
+            inverse.depth(),
+            inverse.approximation_error(),
+            (1.0, 4.0),
+            Box::new(|e, c, t| inverse.evaluate(e, c, t)),
+            Box::new(|x| inverse.evaluate_plain(x)),
+        ),
+        (
+            "inv_sqrt",
+            "1/sqrt(x) on [1, 4], linear guess, 3 Newton steps".into(),
+            inv_sqrt.depth(),
+            inv_sqrt.approximation_error(),
+            (1.0, 4.0),
+            Box::new(|e, c, t| inv_sqrt.evaluate(e, c, t)),
+            Box::new(|x| inv_sqrt.evaluate_plain(x)),
+        ),
+    ];
+    for (name, detail, depth, approx, (lo, hi), run, plain) in functions {
+        if depth > top {
+            eprintln!(
+                "rhea bench poly: {name} needs {depth} levels, the preset has {top}: skipped"
+            );
+            continue;
+        }
+        let mut x = b.uniform(slots, lo, hi);
+        if name == "sign" {
+            // Inputs away from 0 by the gap: |x| in [1/16, 1].
+            for v in &mut x {
+                *v = v.signum() * (1.0 / 16.0 + v.abs() * (15.0 / 16.0));
+            }
+        }
+        let ct = b.encrypt(&x).map_err(fail)?;
+        let want: Vec<Complex64> = x.iter().map(|&v| Complex64::new(plain(v), 0.0)).collect();
+        let target = ct.scale();
+        cases.push(
+            b.case(
+                name,
+                format!("{detail}, depth {depth}"),
+                &ct,
+                &want,
+                Some(approx),
+                &|c| run(&b.eval, c, target),
             )
             .map_err(fail)?,
         );

@@ -93,7 +93,7 @@ impl Fx {
         let counted = self.ctx.keyswitches() - before;
         assert_eq!(counted, lt.keyswitches() as u64, "counted key switchings");
         assert!(
-            counted < lt.diagonal_count() as u64,
+            counted <= lt.diagonal_count() as u64,
             "{counted} key switchings"
         );
         assert_eq!(out.level(), ct.level() - 1, "one level");
@@ -138,7 +138,8 @@ fn banded_64_diagonals_full_slots() {
     let lt = LinearTransform::from_diagonals(slots, diags).unwrap();
     assert_eq!(lt.diagonal_count(), 64);
     assert_eq!(lt.keyswitches(), lt.baby_steps() + lt.giant_steps() - 2);
-    assert!(lt.keyswitches() <= 16, "{lt:?}");
+    // n1 = 16 (a giant step costs ~4 baby steps): 15 baby + 3 giant key switchings.
+    assert!(lt.keyswitches() <= 18, "{lt:?}");
     let fx = fixture(Device::Cpu, &lt.rotations());
     let v = random_vec(slots, 1);
     let ct = fx.encrypt_real(slots, &v);
@@ -201,8 +202,9 @@ fn transforms_sharing_baby_steps() {
     assert!(fx.eval.linear_transforms(&ct, &[]).unwrap().is_empty());
 }
 
-/// 64 diagonals at random positions: still correct, fewer key switchings than diagonals (a
-/// random set has little structure for the baby/giant split to use).
+/// 64 diagonals at random positions: still correct; a random set has little structure for the
+/// baby/giant split to use, and one hoisted rotation per diagonal (every step a baby step, one
+/// ModUp and one ModDown in all) is then the cheapest plan.
 #[test]
 fn scattered_64_diagonals() {
     let slots = 4096;
@@ -216,7 +218,7 @@ fn scattered_64_diagonals() {
         .map(|k| (k, (0..slots).map(|_| rng.random_range(-1.0..1.0)).collect()))
         .collect();
     let lt = LinearTransform::from_diagonals(slots, diags).unwrap();
-    assert!(lt.keyswitches() <= 63, "{lt:?}");
+    assert!(lt.keyswitches() <= 64, "{lt:?}");
     let fx = fixture(Device::Cpu, &lt.rotations());
     let v = random_vec(slots, 2);
     let out = fx.transform(&fx.encrypt_real(slots, &v), &lt);
@@ -234,7 +236,7 @@ fn dense_256_sparse_slots() {
     let lt = LinearTransform::from_dense(slots, &m).unwrap();
     assert_eq!(lt.diagonal_count(), 256);
     assert_eq!(lt.keyswitches(), lt.baby_steps() + lt.giant_steps() - 2);
-    assert!(lt.keyswitches() <= 30, "{lt:?}");
+    assert!(lt.keyswitches() <= 38, "{lt:?}");
     let fx = fixture(Device::Cpu, &lt.rotations());
     let v = random_vec(slots, 3);
     let out = fx.transform(&fx.encrypt_real(slots, &v), &lt);
