@@ -339,6 +339,29 @@ pub fn run_linalg(preset: &str, device: Device, reps: usize) -> Result<Machinery
     })
 }
 
+/// A smooth function fitted by Chebyshev interpolation.
+struct Smooth {
+    name: &'static str,
+    detail: &'static str,
+    f: fn(f64) -> f64,
+    domain: (f64, f64),
+    degree: usize,
+}
+
+/// A homomorphic evaluation `(evaluator, input, target scale) → output`.
+type Homomorphic<'a> = Box<dyn Fn(&Evaluator, &Ciphertext, f64) -> rhea::Result<Ciphertext> + 'a>;
+
+/// A standard function: its homomorphic evaluation and its own `f64` computation.
+struct Function<'a> {
+    name: &'static str,
+    detail: &'static str,
+    depth: usize,
+    approx: f64,
+    domain: (f64, f64),
+    run: Homomorphic<'a>,
+    plain: Box<dyn Fn(f64) -> f64 + 'a>,
+}
+
 /// Runs the polynomial cases: sigmoid on [−8, 8] at degree 63, exp on [−1, 1] at degree 15 and
 /// tanh on [−4, 4] at degree 31 (Chebyshev interpolants), inputs uniform on the interval; then
 /// sign (minimax composite), 1/x and 1/√x on their domains, where the preset has the levels.
@@ -346,34 +369,38 @@ pub fn run_poly(preset: &str, device: Device, reps: usize) -> Result<MachineryRe
     let fail = |e: rhea::Error| e.to_string();
     let mut b = Bench::new(preset, device, reps, &[])?;
     let slots = b.slots();
-    let smooth: [(&str, &str, fn(f64) -> f64, f64, f64, usize); 3] = [
-        (
-            "sigmoid63",
-            "sigmoid on [-8, 8], degree 63",
-            |x| 1.0 / (1.0 + (-x).exp()),
-            -8.0,
-            8.0,
-            63,
-        ),
-        (
-            "exp15",
-            "exp on [-1, 1], degree 15",
-            f64::exp,
-            -1.0,
-            1.0,
-            15,
-        ),
-        (
-            "tanh31",
-            "tanh on [-4, 4], degree 31",
-            f64::tanh,
-            -4.0,
-            4.0,
-            31,
-        ),
+    let smooth = [
+        Smooth {
+            name: "sigmoid63",
+            detail: "sigmoid on [-8, 8], degree 63",
+            f: |x| 1.0 / (1.0 + (-x).exp()),
+            domain: (-8.0, 8.0),
+            degree: 63,
+        },
+        Smooth {
+            name: "exp15",
+            detail: "exp on [-1, 1], degree 15",
+            f: f64::exp,
+            domain: (-1.0, 1.0),
+            degree: 15,
+        },
+        Smooth {
+            name: "tanh31",
+            detail: "tanh on [-4, 4], degree 31",
+            f: f64::tanh,
+            domain: (-4.0, 4.0),
+            degree: 31,
+        },
     ];
     let mut cases = Vec::new();
-    for (name, detail, f, lo, hi, degree) in smooth {
+    for Smooth {
+        name,
+        detail,
+        f,
+        domain: (lo, hi),
+        degree,
+    } in smooth
+    {
         let fit = Polynomial::interpolate(f, lo, hi, degree).map_err(fail)?;
         let x = b.uniform(slots, lo, hi);
         let ct = b.encrypt(&x).map_err(fail)?;
@@ -400,45 +427,45 @@ pub fn run_poly(preset: &str, device: Device, reps: usize) -> Result<MachineryRe
     let sign = Sign::minimax(15, 8, 1.0 / 16.0).map_err(fail)?;
     let inverse = Inverse::new(1.0, 4.0, 5).map_err(fail)?;
     let inv_sqrt = InvSqrt::new(1.0, 4.0, 1, 3).map_err(fail)?;
-    type Run<'a> = Box<dyn Fn(&Evaluator, &Ciphertext, f64) -> rhea::Result<Ciphertext> + 'a>;
-    let functions: Vec<(
-        &str,
-        String,
-        usize,
-        f64,
-        (f64, f64),
-        Run<'_>,
-        Box<dyn Fn(f64) -> f64 + '_>,
-    )> = vec![
-        (
-            "sign",
-            "sign, minimax composite 15x2, |x| in [1/16, 1], 8-bit precision".into(),
-            sign.depth(),
-            sign.max_error(),
-            (-1.0, 1.0),
-            Box::new(|e, c, t| sign.sign(e, c, t)),
-            Box::new(|x| sign.evaluate_plain(x)),
-        ),
-        (
-            "inverse",
-            "1/x on [1, 4], Goldschmidt, 5 iterations".into(),
-            inverse.depth(),
-            inverse.approximation_error(),
-            (1.0, 4.0),
-            Box::new(|e, c, t| inverse.evaluate(e, c, t)),
-            Box::new(|x| inverse.evaluate_plain(x)),
-        ),
-        (
-            "inv_sqrt",
-            "1/sqrt(x) on [1, 4], linear guess, 3 Newton steps".into(),
-            inv_sqrt.depth(),
-            inv_sqrt.approximation_error(),
-            (1.0, 4.0),
-            Box::new(|e, c, t| inv_sqrt.evaluate(e, c, t)),
-            Box::new(|x| inv_sqrt.evaluate_plain(x)),
-        ),
+    let functions: Vec<Function<'_>> = vec![
+        Function {
+            name: "sign",
+            detail: "sign, minimax composite 15x2, |x| in [1/16, 1], 8-bit precision",
+            depth: sign.depth(),
+            approx: sign.max_error(),
+            domain: (-1.0, 1.0),
+            run: Box::new(|e, c, t| sign.sign(e, c, t)),
+            plain: Box::new(|x| sign.evaluate_plain(x)),
+        },
+        Function {
+            name: "inverse",
+            detail: "1/x on [1, 4], Goldschmidt, 5 iterations",
+            depth: inverse.depth(),
+            approx: inverse.approximation_error(),
+            domain: (1.0, 4.0),
+            run: Box::new(|e, c, t| inverse.evaluate(e, c, t)),
+            plain: Box::new(|x| inverse.evaluate_plain(x)),
+        },
+        Function {
+            name: "inv_sqrt",
+            detail: "1/sqrt(x) on [1, 4], linear guess, 3 Newton steps",
+            depth: inv_sqrt.depth(),
+            approx: inv_sqrt.approximation_error(),
+            domain: (1.0, 4.0),
+            run: Box::new(|e, c, t| inv_sqrt.evaluate(e, c, t)),
+            plain: Box::new(|x| inv_sqrt.evaluate_plain(x)),
+        },
     ];
-    for (name, detail, depth, approx, (lo, hi), run, plain) in functions {
+    for Function {
+        name,
+        detail,
+        depth,
+        approx,
+        domain: (lo, hi),
+        run,
+        plain,
+    } in functions
+    {
         if depth > top {
             eprintln!(
                 "rhea bench poly: {name} needs {depth} levels, the preset has {top}: skipped"
