@@ -202,6 +202,16 @@ fn check_ring(test: &str, ring: &RnsRing) {
             }
         }
         let (xc, xg) = pair(ring, ring.shape_q(ell), next());
+        if ell == 1 {
+            // ModRaise of a one-limb polynomial (NTT form) to every level.
+            for up in 1..=ring.q_len() {
+                let (rc, rg) = (
+                    ring.mod_raise(&xc, up).unwrap(),
+                    ring.mod_raise(&xg, up).unwrap(),
+                );
+                same(ring, &format!("{test}: mod_raise to {up}"), &rc, &rg);
+            }
+        }
         if ell >= 2 {
             let (rc, rg) = (ring.rescale(&xc).unwrap(), ring.rescale(&xg).unwrap());
             same(ring, &format!("{test}: rescale at {ell}"), &rc, &rg);

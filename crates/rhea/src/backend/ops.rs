@@ -203,6 +203,48 @@ impl RnsRing {
         })
     }
 
+    /// ModRaise: the level-1 polynomial `a` (one Q limb, either form) read as the centred
+    /// integers `c ∈ [−⌊q_0/2⌋, ⌊q_0/2⌋]` of its coefficients and lifted to the first
+    /// `q_limbs` Q primes, in `a`'s form, on `a`'s device (the lift of
+    /// [`RnsRing::upload_lifted`], without leaving the device). A ciphertext raised this way
+    /// decrypts to `m + q_0·I(X)` with `I` small (bootstrapping's first step).
+    ///
+    /// Errors: [`Error::InvalidInput`] unless `a` has exactly one Q limb and no `P` limbs, or for
+    /// `q_limbs` outside `1..=|Q|`.
+    pub fn mod_raise(&self, a: &Poly, q_limbs: usize) -> Result<Poly> {
+        self.check_shape("mod_raise", &a.shape)?;
+        if a.shape.q_limbs != 1 || a.shape.p_limbs != 0 || q_limbs == 0 || q_limbs > self.q_len() {
+            return Err(Error::InvalidInput(format!(
+                "mod_raise: a polynomial of shape {} raised to {q_limbs} Q limbs (one Q limb in, \
+                 1..={} out)",
+                a.shape,
+                self.q_len()
+            )));
+        }
+        let mut coeff = a.try_clone()?;
+        if coeff.form == Form::Ntt {
+            self.ntt_inverse(&mut coeff)?;
+        }
+        let shape = self.shape_q(q_limbs);
+        let storage = match &coeff.storage {
+            Storage::Cpu(x) => {
+                let q0 = self.modulus(&shape, 0);
+                let centred: Vec<i64> = x.iter().map(|&t| q0.center(t)).collect();
+                Storage::Cpu(sampler::lift_signed(&centred, &self.moduli(&shape)))
+            }
+            Storage::Cuda(x) => Storage::Cuda(self.cuda(x)?.lift_first_limb(x, q_limbs)?),
+        };
+        let mut out = Poly {
+            storage,
+            shape,
+            form: Form::Coefficient,
+        };
+        if a.form == Form::Ntt {
+            self.ntt_forward(&mut out)?;
+        }
+        Ok(out)
+    }
+
     /// A copy of `a` on `device`, same shape, form and words (a copy on the same device when `a`
     /// is already there). The words travel through host memory (download, then upload); the
     /// host staging copy is zeroised afterwards, since `a` may be secret.

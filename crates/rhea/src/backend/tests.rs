@@ -509,3 +509,44 @@ fn sum_of_products_is_the_sum_of_the_products() {
         assert!(r.sum_of_products(&[&x], &[[&y, &x]]).is_err());
     }
 }
+
+#[test]
+fn mod_raise_lifts_the_centred_coefficients() {
+    for (n, lq, lp, dnum) in SIZES {
+        let r = ring(n, lq, lp, dnum);
+        let low = random(&r, r.shape_q(1), Form::Coefficient, 50);
+        let q0 = *r.modulus(&r.shape_q(1), 0);
+        let words0 = words(&r, &low);
+        // Both halves of the centred range occur.
+        assert!(
+            words0.iter().any(|&w| w > q0.value() / 2)
+                && words0.iter().any(|&w| w < q0.value() / 2)
+        );
+        let up = r.mod_raise(&low, lq).unwrap();
+        assert_eq!(up.shape(), r.shape_q(lq));
+        let w = words(&r, &up);
+        for i in 0..lq {
+            let qi = r.modulus(&up.shape(), i);
+            for k in 0..n {
+                assert_eq!(
+                    w[i * n + k],
+                    qi.reduce_i64(q0.center(words0[k])),
+                    "limb {i} coeff {k}"
+                );
+            }
+        }
+        // In NTT form: the raise of the transform is the transform of the raise.
+        let mut low_ntt = low.try_clone().unwrap();
+        r.ntt_forward(&mut low_ntt).unwrap();
+        let mut want = up.try_clone().unwrap();
+        r.ntt_forward(&mut want).unwrap();
+        assert_eq!(
+            words(&r, &r.mod_raise(&low_ntt, lq).unwrap()),
+            words(&r, &want)
+        );
+        // Bad input: two limbs in, no limb or too many out.
+        assert!(r.mod_raise(&up, lq).is_err());
+        assert!(r.mod_raise(&low, 0).is_err());
+        assert!(r.mod_raise(&low, lq + 1).is_err());
+    }
+}
