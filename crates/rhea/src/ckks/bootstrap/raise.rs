@@ -104,7 +104,7 @@ mod tests {
         let dense = overflow(SecretDistribution::Ternary);
         let sparse = overflow(SecretDistribution::HammingWeight(32));
         assert!(
-            sparse >= 1.0 && sparse <= 16.0,
+            (1.0..=16.0).contains(&sparse),
             "sparse secret: max |I| = {sparse}"
         );
         assert!(dense > sparse, "dense {dense} vs sparse {sparse}");
