@@ -13,8 +13,8 @@ use crate::rlwe::{
 /// Generates keys from a ChaCha20 CSPRNG (OS-seeded, or explicitly seeded for reproducible
 /// tests).
 pub struct KeyGenerator {
-    ctx: CkksContext,
-    prng: Prng,
+    pub(crate) ctx: CkksContext,
+    pub(crate) prng: Prng,
 }
 
 impl KeyGenerator {

@@ -150,8 +150,18 @@ impl RlweContext {
 
     /// A fresh secret key from the parameters' distribution.
     pub(crate) fn gen_secret_key(&self, rng: &mut Prng) -> Result<SecretKey> {
+        self.gen_secret_key_from(self.secret, rng)
+    }
+
+    /// A fresh secret key from `secret` (bootstrapping's sparse ephemeral secret is drawn with
+    /// a Hamming weight whatever the parameters' distribution).
+    pub(crate) fn gen_secret_key_from(
+        &self,
+        secret: SecretDistribution,
+        rng: &mut Prng,
+    ) -> Result<SecretKey> {
         let n = self.ring.n();
-        let mut coeffs = match self.secret {
+        let mut coeffs = match secret {
             SecretDistribution::Ternary => sampler::ternary(rng, n),
             SecretDistribution::HammingWeight(h) => sampler::ternary_hamming(rng, n, h)?,
         };
@@ -361,6 +371,18 @@ impl RlweContext {
     pub(crate) fn keyswitch(&self, d: &Poly, key: &KeySwitchKey) -> Result<[Poly; 2]> {
         self.check_id("key switch", key.params_id)?;
         self.ring.keyswitch_poly(d, &key.parts, [None, None], false)
+    }
+
+    /// Key switching of a 2-component ciphertext to `key`'s target secret: `(c_0 + u_0, u_1)`
+    /// with `(u_0, u_1) = KeySwitch(c_1)` (one fused key switching, counted).
+    pub(crate) fn switch_key(&self, cs: &[Poly], key: &KeySwitchKey) -> Result<Vec<Poly>> {
+        check_two_parts(cs)?;
+        self.check_id("key switch", key.params_id)?;
+        self.count_keyswitch();
+        let [c0, c1] = self
+            .ring
+            .keyswitch_poly(&cs[1], &key.parts, [Some(&cs[0]), None], false)?;
+        Ok(vec![c0, c1])
     }
 
     /// Relinearises `(c_0, c_1, c_2)` to `(c_0 + u_0, c_1 + u_1)` with `(u_0, u_1) =
