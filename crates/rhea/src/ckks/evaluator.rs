@@ -169,7 +169,7 @@ impl Evaluator {
         Ok(())
     }
 
-    fn wrap(&self, template: &Ciphertext, parts: Vec<Poly>, scale: f64) -> Ciphertext {
+    pub(crate) fn wrap(&self, template: &Ciphertext, parts: Vec<Poly>, scale: f64) -> Ciphertext {
         Ciphertext {
             parts,
             scale,

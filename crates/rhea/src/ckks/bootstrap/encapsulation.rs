@@ -120,13 +120,7 @@ impl Evaluator {
         check_two_components(OP, ct.parts.len())?;
         let rlwe = self.context().rlwe();
         let parts = self.on_pool(|| rlwe.switch_key(&ct.parts, key))?;
-        Ok(Ciphertext {
-            parts,
-            scale: ct.scale,
-            slots: ct.slots,
-            params_id: ct.params_id,
-            seed: None,
-        })
+        Ok(self.wrap(ct, parts, ct.scale))
     }
 }
 

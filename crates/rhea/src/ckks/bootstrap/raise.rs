@@ -34,13 +34,7 @@ impl Evaluator {
                 .map(|p| ring.mod_raise(p, q_limbs))
                 .collect::<Result<Vec<_>>>()
         })?;
-        Ok(Ciphertext {
-            parts,
-            scale: ct.scale,
-            slots: ct.slots,
-            params_id: ct.params_id,
-            seed: None,
-        })
+        Ok(self.wrap(ct, parts, ct.scale))
     }
 }
 
