@@ -1,0 +1,9 @@
+//! CKKS bootstrapping (issue 34): the pieces that refresh a ciphertext at level 0 to a high
+//! level — ModRaise, the homomorphic DFTs CoeffToSlot and SlotToCoeff ([`HomomorphicDft`]), and
+//! the approximate modular reduction EvalMod — following the conventions of `notes/BOOT.md`:
+//! a plaintext polynomial `m(X)` with `c_k = m_{k·g} + i·m_{(k+n)·g}` (`g = N/(2n)`) decodes to
+//! the slots `z = U·c/Δ`, `U[j][k] = ξ_j^k`, `ξ_j = ζ_{4n}^{5^j mod 4n}`.
+
+mod dft;
+
+pub use dft::{bit_reverse_index, DftDirection, HomomorphicDft};
