@@ -182,12 +182,20 @@ impl HomomorphicDft {
     }
 
     /// CoeffToSlot: [`HomomorphicDft::new`] with [`DftDirection::CoeffToSlot`].
-    pub fn coeff_to_slot(slots: usize, levels: usize, factor: impl Into<Complex64>) -> Result<Self> {
+    pub fn coeff_to_slot(
+        slots: usize,
+        levels: usize,
+        factor: impl Into<Complex64>,
+    ) -> Result<Self> {
         Self::new(slots, DftDirection::CoeffToSlot, levels, factor)
     }
 
     /// SlotToCoeff: [`HomomorphicDft::new`] with [`DftDirection::SlotToCoeff`].
-    pub fn slot_to_coeff(slots: usize, levels: usize, factor: impl Into<Complex64>) -> Result<Self> {
+    pub fn slot_to_coeff(
+        slots: usize,
+        levels: usize,
+        factor: impl Into<Complex64>,
+    ) -> Result<Self> {
         Self::new(slots, DftDirection::SlotToCoeff, levels, factor)
     }
 
