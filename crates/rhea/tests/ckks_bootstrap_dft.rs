@@ -337,6 +337,22 @@ fn slot_to_coeff_writes_the_coefficients() {
             off_bits >= MIN_BITS,
             "n = {n}: off-subring 2^-{off_bits:.1}"
         );
+        // Typed errors before any work: another slot count, too low a level.
+        let other = HomomorphicDft::slot_to_coeff(n / 2, levels, 1.0).unwrap();
+        let before = fx.ctx.keyswitches();
+        assert!(matches!(
+            other.evaluate(&fx.eval, &fx.encrypt(n, &w)),
+            Err(rhea::Error::SlotMismatch { .. })
+        ));
+        let low = fx
+            .eval
+            .drop_to_level(&fx.encrypt(n, &w), levels - 1)
+            .unwrap();
+        assert!(matches!(
+            stc.evaluate(&fx.eval, &low),
+            Err(rhea::Error::LevelUnderflow { .. })
+        ));
+        assert_eq!(fx.ctx.keyswitches(), before, "no work on an error");
     }
 }
 

@@ -1,53 +1,6 @@
 //! [`HomomorphicDft`]: CoeffToSlot (`U^{-1}`) and SlotToCoeff (`U`) as a few sparse-diagonal
 //! [`LinearTransform`]s, one level each.
-//!
-//! # The factorisation
-//!
-//! The decode matrix `U[j][k] = ξ_j^k` (`ξ_j = ζ_{4n}^{5^j mod 4n}`, what
-//! [`rhea_math::fft::SpecialFft::forward`] computes) is the special FFT: a bit-reversal `P`
-//! followed by `log2 n` radix-2 butterfly stages,
-//!
-//! ```text
-//! U = S_{n/2} ··· S_2 · S_1 · P,        U^{-1} = P · S_1^{-1} · S_2^{-1} ··· S_{n/2}^{-1},
-//! ```
-//!
-//! where the stage `S_h` (stride `h`) maps, for each row `r` with `i = r mod h`,
-//! `t_{h,i} = ζ_{8h}^{5^i mod 8h}`:
-//! row `r` with `r mod 2h < h`: `v[r] + t_{h,i}·v[r+h]`; otherwise `v[r−h] − t_{h,i}·v[r]`.
-//! So `S_h` has the three diagonals `0, +h, −h` (two when `h = n/2`), and so has
-//! `S_h^{-1}` (`(v[r] + v[r+h])/2`, resp. `conj(t_{h,i})·(v[r−h] − v[r])/2`).
-//!
-//! The bit-reversal `P` is **not** evaluated: it is absorbed into the slot order of the
-//! intermediate vector `c` (the packed coefficients), see [Order](#order). The `log2 n` stages
-//! are merged into `levels` consecutive groups (one [`LinearTransform`] each, so one level each);
-//! a group of `s` stages of strides `h, 2h, …, 2^{s−1}h` has the diagonals `k·h`,
-//! `|k| < 2^s`: at most `2^{s+1} − 1`, only `2^s` when it holds the stride `n/2`. When
-//! `log2 n` is not a multiple of `levels`, the larger groups are the ones with the largest
-//! strides (they are the cheaper). CoeffToSlot applies the stages from the largest stride to
-//! the smallest, SlotToCoeff from the smallest to the largest (as in Lattigo and Cheddar).
-//!
-//! # Order
-//!
-//! With `c_k = m_{k·g} + i·m_{(k+n)·g}` (`g = N/(2n)`) the packed coefficients of the
-//! plaintext polynomial `m` and `Δ` its scale, the slots are `z = U·c/Δ`. Both directions use
-//! **bit-reversed order** for `c`: `c_k` sits in slot [`HomomorphicDft::index`]`(k)` =
-//! `bit_reverse(k)` (a bit reversal on `log2 n` bits, its own inverse):
-//!
-//! * CoeffToSlot of a ciphertext with slots `z` gives slots `w` with
-//!   `w[index(k)] = factor · (U^{-1} z)_k`, i.e. for a fresh encryption of `m` at scale `Δ`,
-//!   `w[index(k)] = factor · c_k / Δ`.
-//! * SlotToCoeff of a ciphertext with slots `w` gives slots `factor · U·c` where
-//!   `c_k = w[index(k)]`: its plaintext polynomial (at the kept scale `Δ`) has
-//!   `m_{k·g} ≈ Δ · Re(factor · w[index(k)])` and `m_{(k+n)·g} ≈ Δ · Im(factor · w[index(k)])`.
-//!
-//! Slot-wise steps between the two (EvalMod) do not care about the order, so CoeffToSlot
-//! followed by SlotToCoeff (with factors multiplying to 1) is the identity on the slots.
-//!
-//! # Cost
-//!
-//! Depth: `levels` (each transform rescales once; the scale is kept exactly). The Galois keys
-//! are [`HomomorphicDft::rotations`]; the key switchings per evaluation
-//! [`HomomorphicDft::keyswitches`].
+//! See [`HomomorphicDft`] for the factorisation, the coefficient order and the cost.
 
 use std::collections::BTreeMap;
 
@@ -83,8 +36,57 @@ pub fn bit_reverse_index(k: usize, slots: usize) -> usize {
 }
 
 /// CoeffToSlot or SlotToCoeff for `slots` slots as `levels` [`LinearTransform`]s applied in
-/// order (see the [module documentation](self) for the factorisation and the bit-reversed
-/// order of the coefficients).
+/// order.
+///
+/// # The factorisation
+///
+/// The decode matrix `U[j][k] = ξ_j^k` (`ξ_j = ζ_{4n}^{5^j mod 4n}`, what
+/// [`rhea_math::fft::SpecialFft::forward`] computes) is the special FFT: a bit-reversal `P`
+/// followed by `log2 n` radix-2 butterfly stages,
+///
+/// ```text
+/// U = S_{n/2} ··· S_2 · S_1 · P,        U^{-1} = P · S_1^{-1} · S_2^{-1} ··· S_{n/2}^{-1},
+/// ```
+///
+/// where the stage `S_h` (stride `h`) maps, for each row `r` with `i = r mod h`,
+/// `t_{h,i} = ζ_{8h}^{5^i mod 8h}`:
+/// row `r` with `r mod 2h < h`: `v[r] + t_{h,i}·v[r+h]`; otherwise `v[r−h] − t_{h,i}·v[r]`.
+/// So `S_h` has the three diagonals `0, +h, −h` (two when `h = n/2`), and so has
+/// `S_h^{-1}` (`(v[r] + v[r+h])/2`, resp. `conj(t_{h,i})·(v[r−h] − v[r])/2`).
+///
+/// The bit-reversal `P` is **not** evaluated: it is absorbed into the slot order of the
+/// intermediate vector `c` (the packed coefficients), see [Order](#order). The `log2 n` stages
+/// are merged into `levels` consecutive groups (one [`LinearTransform`] each, so one level each);
+/// a group of `s` stages of strides `h, 2h, …, 2^{s−1}h` has the diagonals `k·h`,
+/// `|k| < 2^s`: at most `2^{s+1} − 1`, only `2^s` when it holds the stride `n/2`. When
+/// `log2 n` is not a multiple of `levels`, the larger groups are the ones with the largest
+/// strides (they are the cheaper). CoeffToSlot applies the stages from the largest stride to
+/// the smallest, SlotToCoeff from the smallest to the largest (as in Lattigo and Cheddar).
+///
+/// # Order
+///
+/// With `c_k = m_{k·g} + i·m_{(k+n)·g}` (`g = N/(2n)`) the packed coefficients of the
+/// plaintext polynomial `m` and `Δ` its scale, the slots are `z = U·c/Δ`. Both directions use
+/// **bit-reversed order** for `c`: `c_k` sits in slot [`HomomorphicDft::index`]`(k)` =
+/// `bit_reverse(k)` (a bit reversal on `log2 n` bits, its own inverse):
+///
+/// * CoeffToSlot of a ciphertext with slots `z` gives slots `w` with
+///   `w[index(k)] = factor · (U^{-1} z)_k`, i.e. for a fresh encryption of `m` at scale `Δ`,
+///   `w[index(k)] = factor · c_k / Δ`.
+/// * SlotToCoeff of a ciphertext with slots `w` gives slots `factor · U·c` where
+///   `c_k = w[index(k)]`: its plaintext polynomial (at the kept scale `Δ`) has
+///   `m_{k·g} ≈ Δ · Re(factor · w[index(k)])` and `m_{(k+n)·g} ≈ Δ · Im(factor · w[index(k)])`.
+///
+/// Slot-wise steps between the two (EvalMod) do not care about the order, so CoeffToSlot
+/// followed by SlotToCoeff (with factors multiplying to 1) is the identity on the slots.
+///
+/// # Cost
+///
+/// Depth: `levels` (each transform rescales once; the scale is kept exactly). The Galois keys
+/// are [`HomomorphicDft::rotations`]; the key switchings per evaluation
+/// [`HomomorphicDft::keyswitches`].
+///
+/// # Example
 ///
 /// ```
 /// use rhea::ckks::bootstrap::{DftDirection, HomomorphicDft};
@@ -287,9 +289,23 @@ impl HomomorphicDft {
     /// Evaluates the transforms in order on `ct` (with `slots` slots, at level ≥ `depth()`):
     /// the result is `depth()` levels lower, at the same scale.
     ///
-    /// Errors: those of [`Evaluator::linear_transform`] (missing Galois keys, slot count
-    /// mismatch, level underflow, …).
+    /// Errors (before any work): [`Error::SlotMismatch`] for a ciphertext with another slot
+    /// count, [`Error::LevelUnderflow`] below level `depth()`; then those of
+    /// [`Evaluator::linear_transform`] (a missing Galois key, other parameters, …).
     pub fn evaluate(&self, eval: &Evaluator, ct: &Ciphertext) -> Result<Ciphertext> {
+        if ct.slots() != self.slots {
+            return Err(Error::SlotMismatch {
+                expected: self.slots,
+                found: ct.slots(),
+            });
+        }
+        if ct.level() < self.depth() {
+            return Err(Error::LevelUnderflow {
+                op: "HomomorphicDft::evaluate",
+                level: ct.level(),
+                needed: self.depth(),
+            });
+        }
         let mut out: Option<Ciphertext> = None;
         for lt in &self.transforms {
             out = Some(eval.linear_transform(out.as_ref().unwrap_or(ct), lt)?);

@@ -3,6 +3,8 @@
 //! the approximate modular reduction EvalMod — following the conventions of `notes/BOOT.md`:
 //! a plaintext polynomial `m(X)` with `c_k = m_{k·g} + i·m_{(k+n)·g}` (`g = N/(2n)`) decodes to
 //! the slots `z = U·c/Δ`, `U[j][k] = ξ_j^k`, `ξ_j = ζ_{4n}^{5^j mod 4n}`.
+//! Between CoeffToSlot and SlotToCoeff the packed coefficient `c_k` sits in slot
+//! `bit_reverse(k)` ([`bit_reverse_index`], [`HomomorphicDft::index`]).
 
 mod dft;
 
