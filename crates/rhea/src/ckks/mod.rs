@@ -30,6 +30,7 @@
 //! # Ok::<(), rhea::Error>(())
 //! ```
 
+pub mod bootstrap;
 mod ciphertext;
 mod context;
 mod encoder;
