@@ -41,14 +41,16 @@
 //! `f64` — the "mod 1" error, separate from the error of the homomorphic evaluation. Measured
 //! with `factor = 1` (the tests in `tests/ckks_bootstrap_evalmod.rs` check the bounds):
 //!
-//! | `K` | `d` | `r` | arcsine | `ε_max` | depth | approximation error | of which the cosine fit |
+//! | `K` | `d` | `r` | arcsine | `ε_max` | depth | approximation error | cosine fit |
 //! |---|---|---|---|---|---|---|---|
-//! | 16 | 30 | 3 | — | `2^−5` | 9 | `2^−12.3` | `2^−26.6` |
-//! | 16 | 30 | 3 | — | `2^−6` | 9 | `2^−15.3` | `2^−26.6` |
-//! | 16 | 30 | 3 | 7 | `2^−5` | 12 | `2^−23.7` | `2^−26.6` |
-//! | 16 | 30 | 3 | 3 | `2^−6` | 11 (10 normalized) | `2^−22.6` | `2^−26.6` |
-//! | 8 | 15 | 2 | — | `2^−6` | 7 | `2^−15.3` | `2^−22.4` |
-//! | 8 | 15 | 2 | 3 | `2^−6` | 9 | `2^−21.7` | `2^−22.4` |
+//! | 16 | 30 | 3 | — | `2^−5` | 9 (8 normalized) | `2^−12.3` | `2^−32.1` |
+//! | 16 | 30 | 3 | — | `2^−6` | 9 | `2^−15.3` | `2^−32.1` |
+//! | 16 | 30 | 3 | 7 | `2^−5` | 12 | `2^−29.6` | `2^−32.1` |
+//! | 16 | 30 | 3 | 3 | `2^−6` | 11 (10 normalized) | `2^−26.0` | `2^−32.1` |
+//! | 8 | 15 | 3 | — | `2^−6` | 8 | `2^−14.0` | `2^−17.6` |
+//! | 8 | 31 | 2 | — | `2^−6` | 8 | `2^−15.3` | `2^−33.5` |
+//! | 8 | 31 | 2 | 3 | `2^−6` | 10 | `2^−26.1` | `2^−33.5` |
+//! | 4 | 15 | 2 | 3 | `2^−6` | 9 | `2^−16.9` | `2^−17.6` |
 //!
 //! Without arcsine the error is the sine's own, `(2π)²ε³/6 ≈ 6.6 ε_max³`: at `ε_max = 2^−5`
 //! about `2^−12.3` absolute, i.e. a relative error of `6.6 ε²` on the message; the arcsine
@@ -196,7 +198,10 @@ impl EvalMod {
             }
         }
         if !(p.factor.is_finite() && p.factor != 0.0) {
-            return bad(format!("the factor {} must be finite and non-zero", p.factor));
+            return bad(format!(
+                "the factor {} must be finite and non-zero",
+                p.factor
+            ));
         }
         if !(p.eps_max > 0.0 && p.eps_max <= 0.25) {
             return bad(format!(
@@ -511,7 +516,10 @@ mod tests {
     fn bad_parameters_are_invalid_input() {
         let base = EvalModParams::default();
         for p in [
-            EvalModParams { k: 0, ..base.clone() },
+            EvalModParams {
+                k: 0,
+                ..base.clone()
+            },
             EvalModParams {
                 degree: 0,
                 ..base.clone()
