@@ -7,7 +7,7 @@
 
 mod common;
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use common::{setup, Setup};
 use rand::rngs::StdRng;
@@ -243,6 +243,7 @@ struct Twin {
     encoder: Encoder,
     encryptor: Encryptor,
     eval: Evaluator,
+    manual: Evaluator,
     codec: Codec,
 }
 
@@ -254,15 +255,21 @@ fn twin(device: Device) -> Twin {
     let mut keygen = KeyGenerator::from_seed(&ctx, [21; 32]);
     let sk = keygen.secret_key().unwrap();
     let pk = keygen.public_key(&sk).unwrap();
+    let rlk = Arc::new(keygen.relinearization_key(&sk).unwrap());
     let eval = Evaluator::new(&ctx)
-        .with_relinearization_key(keygen.relinearization_key(&sk).unwrap())
+        .with_relinearization_key(rlk.clone())
         .unwrap();
+    let manual = Evaluator::new(&ctx)
+        .with_relinearization_key(rlk)
+        .unwrap()
+        .with_auto_rescale(false);
     Twin {
         encoder: Encoder::new(&ctx).unwrap(),
         encryptor: Encryptor::new(&ctx, &pk).unwrap().with_seed([22; 32]),
         codec: Codec::new(params, device).unwrap(),
         ctx,
         eval,
+        manual,
     }
 }
 
@@ -276,6 +283,19 @@ impl Twin {
     fn bytes(&self, ct: &Ciphertext) -> Vec<u8> {
         self.codec.to_bytes(ct, Compression::NONE).unwrap()
     }
+}
+
+#[test]
+fn auto_rescale_and_manual_mode_give_the_same_words() {
+    let cpu = twin(Device::Cpu);
+    let (ts, _) = inputs(cpu.encoder.slots(), 8, 8);
+    let ct = cpu.encrypt(&ts);
+    let m = evalmod(8, 31, 2, Some(3), -1000.0);
+    let delta = cpu.ctx.params().default_scale();
+    let a = m.evaluate(&cpu.eval, &ct, delta).unwrap();
+    let b = m.evaluate(&cpu.manual, &ct, delta).unwrap();
+    assert_eq!((a.level(), a.scale()), (b.level(), b.scale()));
+    assert!(cpu.bytes(&a) == cpu.bytes(&b), "the modes' words differ");
 }
 
 #[test]

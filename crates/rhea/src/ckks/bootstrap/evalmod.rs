@@ -1,99 +1,6 @@
-//! EvalMod: the homomorphic reduction modulo 1 of bootstrapping.
-//!
-//! After CoeffToSlot every (real) slot holds `t = I + ε`, `I` an integer with `|I| < K` (the
-//! multiple of `q0` that ModRaise added) and `ε = m/q0` small. EvalMod computes
-//!
-//! ```text
-//! f(t) = factor · sin(2πt)/(2π)        (≈ factor · ε for t = I + ε)
-//! ```
-//!
-//! or, with the arcsine correction, `factor · arcsin(sin(2πt))/(2π) = factor · ε` up to the
-//! polynomial approximations (Bossuat, Mouchet, Troncoso-Pastoriza and Hubaux, Eurocrypt 2021;
-//! Lattigo's `EvalMod`). Construction:
-//!
-//! 1. `y₀ = cos(2π(t − 1/4)/2^r)` by its Chebyshev interpolant of degree `d` on `[−K, K]`
-//!    (the shift by `−1/4` is part of the interpolated function, so it costs nothing), evaluated
-//!    by [`Evaluator::evaluate_polynomial`]: `⌈log2(d + 1)⌉` levels, plus one for the map of
-//!    `[−K, K]` onto `[−1, 1]` — or none with [`EvalModParams::normalized_input`], where the
-//!    ciphertext already holds `t/K` (the integrator folds `1/K` into CoeffToSlot's matrices);
-//! 2. `r` double-angle steps `y ← 2y² − 1`, one level each (a square, the integer `2`, the
-//!    constant `−1`): `y_r = cos(2π(t − 1/4)) = sin(2πt)`;
-//! 3. without arcsine, the constant `factor/(2π)` is folded into the last step (the square's
-//!    recorded scale is reinterpreted, no level); with arcsine of degree `a`, the last step's
-//!    output `x = sin(2πt)` is read as `u = x/sin(2π ε_max)` (again by its recorded scale) and
-//!    the odd Chebyshev interpolant of `factor · arcsin(sin(2π ε_max)·u)/(2π)` on `[−1, 1]` is
-//!    evaluated: `⌈log2(a + 1)⌉` levels, no interval map.
-//!
-//! **Depth** ([`EvalMod::depth`]): `⌈log2(d + 1)⌉ + [not normalized] + r + ⌈log2(a + 1)⌉`
-//! (no arcsine: the last term is 0). The bootstrapping default (`K = 16`, `d = 30`, `r = 3`):
-//! `5 + 1 + 3 = 9` levels (8 with a normalized input).
-//!
-//! **Exact scales.** All scales are planned backwards from `target_scale` before the first
-//! operation: a double-angle step squares `y` at scale `S` and rescales by the prime `q` of its
-//! level (`S²/q`), so the step before must land on `S = √(S_next · q)`; the last step lands on
-//! `|factor/(2π)| · target_scale` and is *recorded* as `target_scale`, which multiplies the value
-//! by `factor/(2π)` (its sign by the integer `∓2`), and adds `−factor/(2π)` there. The cosine
-//! polynomial lands exactly on the first planned scale. The output scale is `target_scale`
-//! exactly.
-//!
-//! **Approximation error** ([`EvalMod::approximation_error`]): `max |f(t) − factor·ε|` over
-//! `t = I + ε`, `|I| < K`, `|ε| ≤ ε_max` (a grid of 513 points of every such interval), in
-//! `f64` — the "mod 1" error, separate from the error of the homomorphic evaluation. Measured
-//! with `factor = 1` (the tests in `tests/ckks_bootstrap_evalmod.rs` check the bounds):
-//!
-//! | `K` | `d` | `r` | arcsine | `ε_max` | depth | approximation error | cosine fit |
-//! |---|---|---|---|---|---|---|---|
-//! | 16 | 30 | 3 | — | `2^−5` | 9 (8 normalized) | `2^−12.3` | `2^−32.1` |
-//! | 16 | 30 | 3 | — | `2^−6` | 9 | `2^−15.3` | `2^−32.1` |
-//! | 16 | 30 | 3 | 7 | `2^−5` | 12 | `2^−29.6` | `2^−32.1` |
-//! | 16 | 30 | 3 | 3 | `2^−6` | 11 (10 normalized) | `2^−26.0` | `2^−32.1` |
-//! | 8 | 15 | 3 | — | `2^−6` | 8 | `2^−14.0` | `2^−17.6` |
-//! | 8 | 31 | 2 | — | `2^−6` | 8 | `2^−15.3` | `2^−33.5` |
-//! | 8 | 31 | 2 | 3 | `2^−6` | 10 | `2^−26.1` | `2^−33.5` |
-//! | 4 | 15 | 2 | 3 | `2^−6` | 9 | `2^−16.9` | `2^−17.6` |
-//!
-//! Without arcsine the error is the sine's own, `(2π)²ε³/6 ≈ 6.6 ε_max³`: at `ε_max = 2^−5`
-//! about `2^−12.3` absolute, i.e. a relative error of `6.6 ε²` on the message; the arcsine
-//! removes it, leaving the cosine fit's error (amplified by `4^r/(2π)` through the double
-//! angles) and the arcsine fit's.
-//!
-//! ```
-//! use rhea::ckks::bootstrap::{EvalMod, EvalModParams};
-//! use rhea::ckks::{CkksContext, Decryptor, Encoder, Encryptor, Evaluator, KeyGenerator};
-//! use rhea::params::CkksParametersLiteral;
-//! use rhea::Device;
-//!
-//! let params = CkksParametersLiteral::test_n13_levels10_insecure().build()?;
-//! let ctx = CkksContext::new(&params, Device::Cpu)?;
-//! let mut keygen = KeyGenerator::from_seed(&ctx, [7; 32]);
-//! let sk = keygen.secret_key()?;
-//! let eval = Evaluator::new(&ctx).with_relinearization_key(keygen.relinearization_key(&sk)?)?;
-//! let (encoder, encryptor) = (Encoder::new(&ctx)?, Encryptor::with_secret_key(&ctx, &sk)?);
-//!
-//! // |I| < 8, degree 15, 2 double angles, output multiplied by 1000.
-//! let evalmod = EvalMod::new(EvalModParams {
-//!     k: 8,
-//!     degree: 15,
-//!     double_angles: 3,
-//!     factor: 1000.0,
-//!     eps_max: 2f64.powi(-6),
-//!     ..EvalModParams::default()
-//! })?;
-//! assert_eq!(evalmod.depth(), 8); // 4 + 1 (map of [−8, 8]) + 3
-//! assert!(evalmod.approximation_error() < 1000.0 * 2f64.powi(-13));
-//!
-//! let ts = [3.01, -5.0 + 0.007, 0.0 - 0.012, 7.0 + 0.0];
-//! let ct = encryptor.encrypt(&encoder.encode(&ts)?)?;
-//! let out = evalmod.evaluate(&eval, &ct, ct.scale())?;
-//! assert_eq!((ct.level() - out.level(), out.scale()), (8, ct.scale()));
-//! let got = encoder.decode(&Decryptor::new(&ctx, &sk)?.decrypt(&out)?)?;
-//! for (g, t) in got.iter().zip(ts) {
-//!     let eps = t - t.round();
-//!     assert!((g - evalmod.evaluate_plain(t)).abs() < 1e-3); // the HE error
-//!     assert!((g - 1000.0 * eps).abs() < 1e-3 + evalmod.approximation_error());
-//! }
-//! # Ok::<(), rhea::Error>(())
-//! ```
+//! EvalMod, the homomorphic reduction modulo 1 of bootstrapping: [`EvalMod`] (its
+//! documentation gives the construction, the depths and the measured errors) and its
+//! configuration [`EvalModParams`].
 
 use std::f64::consts::PI;
 
@@ -152,8 +59,116 @@ impl Default for EvalModParams {
     }
 }
 
-/// The homomorphic "mod 1" of bootstrapping: `t = I + ε ↦ factor · sin(2πt)/(2π) ≈ factor·ε`
-/// (see the [module docs](self) for the construction, depths and measured errors).
+/// EvalMod, the homomorphic reduction modulo 1 of bootstrapping.
+///
+/// After CoeffToSlot every (real) slot holds `t = I + ε`, `I` an integer with `|I| < K` (the
+/// multiple of `q0` that ModRaise added) and `ε = m/q0` small. EvalMod computes
+///
+/// ```text
+/// f(t) = factor · sin(2πt)/(2π)        (≈ factor · ε for t = I + ε)
+/// ```
+///
+/// or, with the arcsine correction, `factor · arcsin(sin(2πt))/(2π) = factor · ε` up to the
+/// polynomial approximations (Bossuat, Mouchet, Troncoso-Pastoriza and Hubaux, Eurocrypt 2021;
+/// Lattigo's `EvalMod`). Construction:
+///
+/// 1. `y₀ = cos(2π(t − 1/4)/2^r)` by its Chebyshev interpolant of degree `d` on `[−K, K]`
+///    (the shift by `−1/4` is part of the interpolated function, so it costs nothing), evaluated
+///    by [`Evaluator::evaluate_polynomial`]: `⌈log2(d + 1)⌉` levels, plus one for the map of
+///    `[−K, K]` onto `[−1, 1]` — or none with [`EvalModParams::normalized_input`], where the
+///    ciphertext already holds `t/K` (the integrator folds `1/K` into CoeffToSlot's matrices);
+/// 2. `r` double-angle steps `y ← 2y² − 1`, one level each (a square, the integer `2`, the
+///    constant `−1`): `y_r = cos(2π(t − 1/4)) = sin(2πt)`;
+/// 3. without arcsine, the constant `factor/(2π)` is folded into the last step (the square's
+///    recorded scale is reinterpreted, no level); with arcsine of degree `a`, the last step's
+///    output `x = sin(2πt)` is read as `u = x/sin(2π ε_max)` (again by its recorded scale) and
+///    the odd Chebyshev interpolant of `factor · arcsin(sin(2π ε_max)·u)/(2π)` on `[−1, 1]` is
+///    evaluated: `⌈log2(a + 1)⌉` levels, no interval map.
+///
+/// **Depth** ([`EvalMod::depth`]): `⌈log2(d + 1)⌉ + [not normalized] + r + ⌈log2(a + 1)⌉`
+/// (no arcsine: the last term is 0). The bootstrapping default (`K = 16`, `d = 30`, `r = 3`):
+/// `5 + 1 + 3 = 9` levels (8 with a normalized input).
+///
+/// **Exact scales.** All scales are planned backwards from `target_scale` before the first
+/// operation: a double-angle step squares `y` at scale `S` and rescales by the prime `q` of its
+/// level (`S²/q`), so the step before must land on `S = √(S_next · q)`; the last step lands on
+/// `|factor/(2π)| · target_scale` and is *recorded* as `target_scale`, which multiplies the value
+/// by `factor/(2π)` (its sign by the integer `∓2`), and adds `−factor/(2π)` there. The cosine
+/// polynomial lands exactly on the first planned scale. The output scale is `target_scale`
+/// exactly.
+///
+/// **Approximation error** ([`EvalMod::approximation_error`]): `max |f(t) − factor·ε|` over
+/// `t = I + ε`, `|I| < K`, `|ε| ≤ ε_max` (a grid of 513 points of every such interval), in
+/// `f64` — the "mod 1" error, separate from the error of the homomorphic evaluation. Measured
+/// with `factor = 1` (the unit tests of this file check the bounds):
+///
+/// | `K` | `d` | `r` | arcsine | `ε_max` | depth | approximation error | cosine fit |
+/// |---|---|---|---|---|---|---|---|
+/// | 16 | 30 | 3 | — | `2^−5` | 9 (8 normalized) | `2^−12.3` | `2^−32.1` |
+/// | 16 | 30 | 3 | — | `2^−6` | 9 | `2^−15.3` | `2^−32.1` |
+/// | 16 | 30 | 3 | 7 | `2^−5` | 12 | `2^−29.6` | `2^−32.1` |
+/// | 16 | 30 | 3 | 3 | `2^−6` | 11 (10 normalized) | `2^−26.0` | `2^−32.1` |
+/// | 8 | 15 | 3 | — | `2^−6` | 8 | `2^−14.0` | `2^−17.6` |
+/// | 8 | 31 | 2 | — | `2^−6` | 8 | `2^−15.3` | `2^−33.5` |
+/// | 8 | 31 | 2 | 3 | `2^−6` | 10 | `2^−26.1` | `2^−33.5` |
+/// | 4 | 15 | 2 | 3 | `2^−6` | 9 | `2^−16.9` | `2^−17.6` |
+///
+/// **Homomorphic precision.** The double angles multiply the absolute error of the cosine
+/// polynomial by up to `4^r` (`r` = 3: about `2^5`, then `1/(2π)`), and that error is an
+/// absolute noise over the scale, so EvalMod wants large primes (Lattigo runs it on 60-bit
+/// ones). Measured at N = 2^13 on inputs `t = I + ε`, `|I| < K`, `|ε| ≤ 2^−6` encrypted at Δ
+/// (`tests/ckks_bootstrap_evalmod.rs`), the maximal error against
+/// [`EvalMod::evaluate_plain`], absolute and relative to the largest output:
+///
+/// | `K`, `d`, `r`, arcsine, factor | depth | 10 × 40-bit primes, Δ = 2^40 | 10 × 55-bit primes, Δ = 2^55 |
+/// |---|---|---|---|
+/// | 16, 30, 3, —, 1 | 9 | `2^−19.1` (13.1 bits) | `2^−35.0` (29.0 bits) |
+/// | 16, 30, 3, 3, 1, normalized input | 10 | `2^−19.4` (13.4 bits) | `2^−35.1` (29.1 bits) |
+/// | 8, 31, 2, 3, −1000 | 10 | `2^−11.5` (15.4 bits) | `2^−26.4` (30.3 bits) |
+/// | 8, 15, 3, —, −1000 | 8 | `2^−12.1` (16.1 bits) | `2^−26.8` (30.8 bits) |
+///
+/// Without arcsine the error is the sine's own, `(2π)²ε³/6 ≈ 6.6 ε_max³`: at `ε_max = 2^−5`
+/// about `2^−12.3` absolute, i.e. a relative error of `6.6 ε²` on the message; the arcsine
+/// removes it, leaving the cosine fit's error (amplified by `4^r/(2π)` through the double
+/// angles) and the arcsine fit's.
+///
+/// ```
+/// use rhea::ckks::bootstrap::{EvalMod, EvalModParams};
+/// use rhea::ckks::{CkksContext, Decryptor, Encoder, Encryptor, Evaluator, KeyGenerator};
+/// use rhea::params::CkksParametersLiteral;
+/// use rhea::Device;
+///
+/// let params = CkksParametersLiteral::test_n13_levels10_insecure().build()?;
+/// let ctx = CkksContext::new(&params, Device::Cpu)?;
+/// let mut keygen = KeyGenerator::from_seed(&ctx, [7; 32]);
+/// let sk = keygen.secret_key()?;
+/// let eval = Evaluator::new(&ctx).with_relinearization_key(keygen.relinearization_key(&sk)?)?;
+/// let (encoder, encryptor) = (Encoder::new(&ctx)?, Encryptor::with_secret_key(&ctx, &sk)?);
+///
+/// // |I| < 8, degree 15, 2 double angles, output multiplied by 1000.
+/// let evalmod = EvalMod::new(EvalModParams {
+///     k: 8,
+///     degree: 15,
+///     double_angles: 3,
+///     factor: 1000.0,
+///     eps_max: 2f64.powi(-6),
+///     ..EvalModParams::default()
+/// })?;
+/// assert_eq!(evalmod.depth(), 8); // 4 + 1 (map of [−8, 8]) + 3
+/// assert!(evalmod.approximation_error() < 1000.0 * 2f64.powi(-13));
+///
+/// let ts = [3.01, -5.0 + 0.007, 0.0 - 0.012, 7.0 + 0.0];
+/// let ct = encryptor.encrypt(&encoder.encode(&ts)?)?;
+/// let out = evalmod.evaluate(&eval, &ct, ct.scale())?;
+/// assert_eq!((ct.level() - out.level(), out.scale()), (8, ct.scale()));
+/// let got = encoder.decode(&Decryptor::new(&ctx, &sk)?.decrypt(&out)?)?;
+/// for (g, t) in got.iter().zip(ts) {
+///     let eps = t - t.round();
+///     assert!((g - evalmod.evaluate_plain(t)).abs() < 1e-3); // the HE error
+///     assert!((g - 1000.0 * eps).abs() < 1e-3 + evalmod.approximation_error());
+/// }
+/// # Ok::<(), rhea::Error>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct EvalMod {
     params: EvalModParams,
@@ -333,7 +348,8 @@ impl EvalMod {
     /// the real and imaginary parts separately.
     ///
     /// Errors: [`Error::LevelUnderflow`] with fewer than [`EvalMod::depth`] levels;
-    /// [`Error::InvalidScale`] for a target scale below 1 or not finite;
+    /// [`Error::InvalidScale`] for a target scale below 1 or not finite (or a planned scale
+    /// below 1: a factor far too small for the target scale);
     /// [`Error::ScaleOverflow`] when a planned scale does not fit its level (a factor far too
     /// large for the target scale); [`Error::MissingRelinearizationKey`]; and the evaluator's
     /// errors ([`Error::ParametersMismatch`], [`Error::CiphertextDegree`], ...).
@@ -448,7 +464,7 @@ mod tests {
         .unwrap()
     }
 
-    /// The table of the module docs (run with `--nocapture` to see it).
+    /// The table of `EvalMod`'s docs (run with `--nocapture` to see it).
     #[test]
     fn approximation_errors_of_the_documented_choices() {
         let cases = [
