@@ -14,7 +14,11 @@ const OP: &str = "EvalMod::evaluate";
 const GRID: usize = 512;
 
 /// The largest `K` accepted (`|I| < K`; bootstrapping needs a few tens).
-const MAX_K: usize = 1 << 16;
+const MAX_K: usize = 1 << 10;
+
+/// The largest polynomial degree accepted (bootstrapping uses a few tens; the approximation
+/// error is measured on `(2K − 1)·513` points at construction).
+const MAX_DEGREE: usize = 1 << 12;
 
 /// The most double-angle steps accepted (each multiplies the cosine's error by up to 4).
 const MAX_DOUBLE_ANGLES: usize = 16;
@@ -24,10 +28,10 @@ const MAX_DOUBLE_ANGLES: usize = 16;
 /// `ε_max = 2^−5`, input not normalized), as in Bossuat et al. and Lattigo.
 #[derive(Clone, Debug, PartialEq)]
 pub struct EvalModParams {
-    /// `K`: the inputs are `t = I + ε` with `I` an integer, `|I| < K` (`K ≥ 1`). The cosine is
+    /// `K`: the inputs are `t = I + ε` with `I` an integer, `|I| < K` (`1 ≤ K ≤ 1024`). The cosine is
     /// interpolated on `[−K, K]`.
     pub k: usize,
-    /// The degree `d ≥ 1` of the Chebyshev interpolant of `cos(2π(t − 1/4)/2^r)` on `[−K, K]`.
+    /// The degree `1 ≤ d ≤ 4096` of the Chebyshev interpolant of `cos(2π(t − 1/4)/2^r)` on `[−K, K]`.
     pub degree: usize,
     /// `r`: the double-angle steps `y ← 2y² − 1` (at most 16; 0 interpolates `sin(2πt)`
     /// directly, which needs a far higher degree).
@@ -184,8 +188,8 @@ pub struct EvalMod {
 impl EvalMod {
     /// Interpolates the polynomials and measures the approximation error.
     ///
-    /// Errors: [`Error::InvalidInput`] for `K = 0` or above 2^16, a degree of 0 or above 2^16,
-    /// more than 16 double angles, an even or zero arcsine degree, a factor that is zero or not
+    /// Errors: [`Error::InvalidInput`] for `K = 0` or above 1024, a degree of 0 or above 4096,
+    /// more than 16 double angles, an even, zero or too large arcsine degree, a factor that is zero or not
     /// finite, or `ε_max` outside `(0, 1/4]`.
     pub fn new(params: EvalModParams) -> Result<Self> {
         let p = &params;
@@ -193,9 +197,9 @@ impl EvalMod {
         if p.k == 0 || p.k > MAX_K {
             return bad(format!("K = {} must be in 1..={MAX_K}", p.k));
         }
-        if p.degree == 0 || p.degree > 1 << 16 {
+        if p.degree == 0 || p.degree > MAX_DEGREE {
             return bad(format!(
-                "the cosine degree {} must be in 1..=65536",
+                "the cosine degree {} must be in 1..={MAX_DEGREE}",
                 p.degree
             ));
         }
@@ -206,9 +210,10 @@ impl EvalMod {
             ));
         }
         if let Some(a) = p.arcsine_degree {
-            if a % 2 == 0 || a > 1 << 16 {
+            if a % 2 == 0 || a > MAX_DEGREE {
                 return bad(format!(
-                    "the arcsine degree {a} must be odd (the arcsine is odd) and at most 65536"
+                    "the arcsine degree {a} must be odd (the arcsine is odd) and at most \
+                     {MAX_DEGREE}"
                 ));
             }
         }
@@ -537,7 +542,19 @@ mod tests {
                 ..base.clone()
             },
             EvalModParams {
+                k: 1025,
+                ..base.clone()
+            },
+            EvalModParams {
                 degree: 0,
+                ..base.clone()
+            },
+            EvalModParams {
+                degree: 4097,
+                ..base.clone()
+            },
+            EvalModParams {
+                arcsine_degree: Some(4097),
                 ..base.clone()
             },
             EvalModParams {
