@@ -11,7 +11,9 @@
 
 mod dft;
 mod encapsulation;
+mod evalmod;
 mod raise;
 
 pub use dft::{bit_reverse_index, DftDirection, HomomorphicDft};
 pub use encapsulation::EncapsulationKeys;
+pub use evalmod::{EvalMod, EvalModParams};
