@@ -181,7 +181,7 @@ impl Evaluator {
 
     /// The constant polynomial `re + im·X^{N/2}` (which encodes `re + i·im` in every slot) in
     /// NTT form at `level`.
-    fn const_poly(&self, level: usize, re: i128, im: i128) -> Result<Poly> {
+    pub(crate) fn const_poly(&self, level: usize, re: i128, im: i128) -> Result<Poly> {
         let ring = self.ring();
         let n = ring.n();
         let mut coeffs = vec![0i128; n];

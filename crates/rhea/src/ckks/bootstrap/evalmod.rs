@@ -364,6 +364,48 @@ impl EvalMod {
         ct: &Ciphertext,
         target_scale: f64,
     ) -> Result<Ciphertext> {
+        self.evaluate_with_factor(eval, ct, target_scale, self.params.factor)
+    }
+
+    /// [`EvalMod::evaluate`] with the output factor `factor` in place of the parameters' one,
+    /// at no cost: without arcsine and with double angles the factor only enters the last
+    /// step's constants (bootstrapping passes `q_0 / S` for the scale `S` of each input).
+    ///
+    /// With an arcsine (or no double angle) the parameters' factor is built into the last
+    /// polynomial; another factor (of the same sign) is then applied by evaluating onto the
+    /// scale `target_scale · factor / built-in` and recording `target_scale`.
+    ///
+    /// Errors: as [`EvalMod::evaluate`], and [`Error::InvalidInput`] for a factor that is zero,
+    /// not finite, or of the other sign than a built-in one.
+    pub(crate) fn evaluate_with_factor(
+        &self,
+        eval: &Evaluator,
+        ct: &Ciphertext,
+        target_scale: f64,
+        factor: f64,
+    ) -> Result<Ciphertext> {
+        if !(factor.is_finite() && factor != 0.0) {
+            return Err(Error::InvalidInput(format!(
+                "`{OP}`: the factor {factor} must be finite and non-zero"
+            )));
+        }
+        if (self.arcsine.is_some() || self.params.double_angles == 0)
+            && factor != self.params.factor
+        {
+            // The parameters' factor is built into the last polynomial: evaluate onto the scale
+            // `target · factor / built-in`, then record `target` (the same words then read as
+            // `factor · ε`), exactly and at no cost.
+            let ratio = factor / self.params.factor;
+            if ratio <= 0.0 {
+                return Err(Error::InvalidInput(format!(
+                    "`{OP}`: the factor {factor} must have the sign of the built-in {}",
+                    self.params.factor
+                )));
+            }
+            let mut y = self.evaluate(eval, ct, target_scale * ratio)?;
+            y.scale = target_scale;
+            return Ok(y);
+        }
         eval.check(OP, ct)?;
         crate::ckks::encoder::check_scale(OP, target_scale)?;
         let depth = self.depth();
@@ -374,9 +416,9 @@ impl EvalMod {
                 needed: depth,
             });
         }
-        let plan = self.plan(eval, ct.level(), target_scale)?;
+        let plan = self.plan(eval, ct.level(), target_scale, factor)?;
         let r = self.params.double_angles;
-        let c = self.params.factor / (2.0 * PI);
+        let c = factor / (2.0 * PI);
         let mut y = eval.evaluate_polynomial(ct, &self.cosine, plan.scales[0])?;
         for i in 1..=r {
             let mut z = eval.square_relin_rescale(&y)?;
@@ -403,11 +445,11 @@ impl EvalMod {
     /// The scales, planned backwards from `target_scale`: `scales[i]` is that of `y_i`
     /// (`scales[0]` the cosine polynomial's target). Checks that every scale, and every square
     /// before its rescaling, fits its level.
-    fn plan(&self, eval: &Evaluator, level: usize, target_scale: f64) -> Result<Plan> {
+    fn plan(&self, eval: &Evaluator, level: usize, target_scale: f64, factor: f64) -> Result<Plan> {
         let r = self.params.double_angles;
         let q_primes = eval.context().params().q_primes();
         let delta = eval.context().params().default_scale();
-        let c = self.params.factor / (2.0 * PI);
+        let c = factor / (2.0 * PI);
         // The level of y_0, then y_i at level_0 − i.
         let level0 = level - self.cosine.depth();
         let mut scales = vec![0.0; r + 1];

@@ -9,11 +9,13 @@
 //! `ξ_j = ζ_{4n}^{5^j mod 4n}`. Between CoeffToSlot and SlotToCoeff the packed coefficient
 //! `c_k` sits in slot `bit_reverse(k)` ([`bit_reverse_index`], [`HomomorphicDft::index`]).
 
+mod bootstrapper;
 mod dft;
 mod encapsulation;
 mod evalmod;
 mod raise;
 
+pub use bootstrapper::{BootstrapConfig, Bootstrapper};
 pub use dft::{bit_reverse_index, DftDirection, HomomorphicDft};
 pub use encapsulation::EncapsulationKeys;
 pub use evalmod::{EvalMod, EvalModParams};
