@@ -1,25 +1,4 @@
 //! [`Bootstrapper`]: the whole pipeline, from a ciphertext at any level to a refreshed one.
-//!
-//! 1. Drop to level 0 and scale up by an integer `k` so that the message fills about
-//!    `q_0 / 2^{message_ratio_bits}` (the larger the message against `q_0`, the smaller the
-//!    relative error of `sin(2πε)/(2π) ≈ ε`, the better the precision — up to the point where
-//!    `|ε| = |m|/q_0` stops being small).
-//! 2. Switch to the sparse ephemeral secret ([`Evaluator::encapsulate`]), raise to the top level
-//!    ([`Evaluator::mod_raise`]: `m + q_0·I`), switch back ([`Evaluator::decapsulate`]).
-//! 3. For sparse slots (`n < N/2`), sum the automorphisms that fix the slots' subring
-//!    (rotations by `n, 2n, …, N/4`): the coefficients outside it cancel, those on it are
-//!    multiplied by `N/(2n)` (divided out in CoeffToSlot).
-//! 4. CoeffToSlot ([`HomomorphicDft`]): slot `k` holds `t = (m + q_0·I)_j / q_0` for coefficient
-//!    `j` of the slot's real part (and `j + n·g` for its imaginary part), divided by `K` so
-//!    that EvalMod's cosine needs no interval map.
-//! 5. The real and imaginary parts apart (conjugation, and a multiplication by `∓i` that is a
-//!    monomial `X^{N/2}`: no level), EvalMod ([`EvalMod`]) on each: `≈ m_j / S` for the
-//!    scaled-up input's scale `S`, landing exactly on the output level's scale; recombined.
-//! 6. SlotToCoeff ([`HomomorphicDft`]): the slots go back into the coefficients.
-//!
-//! The raised ciphertext's recorded scale is the prime of EvalMod's first level (the CoeffToSlot
-//! matrices are built for it, and EvalMod's powers then keep scales near their primes), and EvalMod's output factor is `q_0 / S` for the actual `S`: whatever the
-//! input's scale, the output is at exactly [`Bootstrapper::output_scale`].
 
 use std::sync::Arc;
 
@@ -72,7 +51,32 @@ impl BootstrapConfig {
     }
 }
 
-/// Refreshes CKKS ciphertexts: see the [module docs](self).
+/// Refreshes CKKS ciphertexts, in six steps:
+///
+/// 1. Drop to level 0 and scale up by an integer `k` so that the message fills about
+///    `q_0 / 2^{message_ratio_bits}` (the larger the message against `q_0`, the smaller the
+///    relative error of `sin(2πε)/(2π) ≈ ε`, the better the precision — up to the point where
+///    `|ε| = |m|/q_0` stops being small).
+/// 2. Switch to the sparse ephemeral secret ([`Evaluator::encapsulate`]), raise to the top level
+///    ([`Evaluator::mod_raise`]: `m + q_0·I`), switch back ([`Evaluator::decapsulate`]).
+/// 3. For sparse slots (`n < N/2`), sum the automorphisms that fix the slots' subring
+///    (rotations by `n, 2n, …, N/4`): the coefficients outside it cancel, those on it are
+///    multiplied by `N/(2n)` (divided out in CoeffToSlot).
+/// 4. CoeffToSlot ([`HomomorphicDft`]): slot `k` holds `t = (m + q_0·I)_j / q_0` for coefficient
+///    `j` of the slot's real part (and `j + n·g` for its imaginary part), divided by `K` so
+///    that EvalMod's cosine needs no interval map.
+/// 5. The real and imaginary parts apart (conjugation, and a multiplication by `∓i` that is a
+///    monomial `X^{N/2}`: no level), EvalMod ([`EvalMod`]) on each: `≈ m_j / S` for the
+///    scaled-up input's scale `S`, landing exactly on the output level's scale; recombined.
+/// 6. SlotToCoeff ([`HomomorphicDft`]): the slots go back into the coefficients.
+///
+/// The raised ciphertext's recorded scale is the prime of EvalMod's first level (the
+/// CoeffToSlot matrices are built for it, and EvalMod's powers then keep scales near their
+/// primes), and EvalMod's output factor is `q_0 / S` for the actual `S`: whatever the input's
+/// scale, the output is at exactly [`Bootstrapper::output_scale`].
+///
+/// Measured (tests/ckks_bootstrap.rs, an INSECURE N = 2^12 chain, full slots, CPU): 16.9 bits
+/// with the default configuration, 16 levels, 83 key switchings, about 0.8 s on a 2-core CPU.
 pub struct Bootstrapper {
     ctx: CkksContext,
     config: BootstrapConfig,
