@@ -9,6 +9,7 @@ use common::{precision_bits_complex, random_complex};
 use rhea::ckks::bootstrap::{BootstrapConfig, Bootstrapper};
 use rhea::ckks::{CkksContext, Decryptor, Encoder, Encryptor, Evaluator, KeyGenerator};
 use rhea::params::CkksParametersLiteral;
+use rhea::unstable::HasRing;
 use rhea::Device;
 
 fn literal() -> CkksParametersLiteral {
@@ -69,4 +70,41 @@ fn bootstrapping_refreshes_a_level_zero_ciphertext() {
             "ratio {ratio}, arcsine {arcsine:?}: {bits:.1} bits"
         );
     }
+}
+
+/// The same bootstrapping on the GPU, from the same seeds: the same words as on the CPU.
+#[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
+fn bootstrapping_on_the_gpu_matches_the_cpu() {
+    let params = literal().build().unwrap();
+    let run = |device: Device| {
+        let ctx = CkksContext::new(&params, device).unwrap();
+        let mut keygen = KeyGenerator::from_seed(&ctx, [21; 32]);
+        let sk = keygen.secret_key().unwrap();
+        let boot =
+            Bootstrapper::new(&ctx, &mut keygen, &sk, BootstrapConfig::full_slots(&ctx)).unwrap();
+        let encoder = Encoder::new(&ctx).unwrap();
+        let z = random_complex(encoder.slots(), 78);
+        let ct = Encryptor::with_secret_key(&ctx, &sk)
+            .unwrap()
+            .with_seed([9; 32])
+            .encrypt(&encoder.encode_complex(&z).unwrap())
+            .unwrap();
+        let low = Evaluator::new(&ctx).drop_to_level(&ct, 0).unwrap();
+        let out = boot.bootstrap(&low).unwrap();
+        let got = encoder
+            .decode_complex(&Decryptor::new(&ctx, &sk).unwrap().decrypt(&out).unwrap())
+            .unwrap();
+        let words: Vec<Vec<u64>> = out
+            .parts()
+            .iter()
+            .map(|p| ctx.ring().download(p).unwrap())
+            .collect();
+        (precision_bits_complex(&got, &z), words)
+    };
+    let (cpu_bits, cpu) = run(Device::Cpu);
+    let (gpu_bits, gpu) = run(Device::Cuda(0));
+    eprintln!("bootstrapping: CPU {cpu_bits:.1} bits, GPU {gpu_bits:.1} bits");
+    assert!(gpu_bits >= 16.0);
+    assert!(cpu == gpu, "the GPU's words differ from the CPU's");
 }
