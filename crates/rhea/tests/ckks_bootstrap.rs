@@ -1,7 +1,8 @@
 //! End-to-end bootstrapping on the CPU: a ciphertext at level 0 refreshed to a higher level,
 //! its slots kept up to the bootstrapping error. INSECURE small ring (N = 2^12) with the chain
-//! the pipeline needs: 60-bit primes for CoeffToSlot (3 levels) and EvalMod (10 with the
-//! arcsine, 8 without), 40-bit primes for SlotToCoeff (3) and one level left to the user.
+//! the pipeline needs: 60-bit primes for CoeffToSlot (3 levels) and EvalMod (9 with the default
+//! degree-40 cosine, 11 with an arcsine), 40-bit primes for SlotToCoeff (3), and the levels left
+//! to the user.
 
 mod common;
 
@@ -31,14 +32,17 @@ fn bootstrapping_refreshes_a_level_zero_ciphertext() {
     let ctx = CkksContext::new(&params, Device::Cpu).unwrap();
     let mut keygen = KeyGenerator::from_seed(&ctx, [21; 32]);
     let sk = keygen.secret_key().unwrap();
-    // (message ratio, arcsine degree, levels used, bits at least)
-    // Measured: 16.9 and 14.9 bits. The goal is 20 (issue 34): EvalMod's error per
-    // coefficient (2^-21 of the message here) grows by about √n through SlotToCoeff.
-    for (ratio, arcsine, depth, min_bits) in [(6, Some(3), 16, 16.0), (8, None, 14, 14.0)] {
+    // (cosine degree, arcsine degree, levels used, bits at least). Measured: 21.4 bits with the
+    // defaults (degree 40), 15.0 at degree 30 (its fit error, times 4 per double angle, is then
+    // the largest error), 20.6 with an arcsine (one level more, no gain at this ratio).
+    for (degree, arcsine, depth, min_bits) in [
+        (40, None, 15, 20.5),
+        (30, None, 14, 14.5),
+        (40, Some(3), 17, 20.0),
+    ] {
         let mut config = BootstrapConfig::full_slots(&ctx);
-        config.message_ratio_bits = ratio;
+        config.eval_mod.degree = degree;
         config.eval_mod.arcsine_degree = arcsine;
-        config.eval_mod.eps_max = (-(ratio as f64)).exp2();
         let boot = Bootstrapper::new(&ctx, &mut keygen, &sk, config).unwrap();
         assert_eq!(boot.depth(), depth);
         assert_eq!(boot.output_level(), 17 - depth);
@@ -62,12 +66,12 @@ fn bootstrapping_refreshes_a_level_zero_ciphertext() {
             .unwrap();
         let bits = precision_bits_complex(&got, &z);
         eprintln!(
-            "message ratio 2^{ratio}, arcsine {arcsine:?}: {bits:.1} bits, {keyswitches} key \
+            "cosine degree {degree}, arcsine {arcsine:?}: {bits:.1} bits, {keyswitches} key \
              switchings"
         );
         assert!(
             bits >= min_bits,
-            "ratio {ratio}, arcsine {arcsine:?}: {bits:.1} bits"
+            "degree {degree}, arcsine {arcsine:?}: {bits:.1} bits"
         );
     }
 }

@@ -29,19 +29,21 @@ pub struct BootstrapConfig {
 }
 
 impl BootstrapConfig {
-    /// Full slots (`N/2`), CoeffToSlot and SlotToCoeff in 3 levels each, EvalMod with `K = 16`,
-    /// degree 30, 3 double angles and a degree-3 arcsine for `|ε| ≤ 2^-6`, a sparse secret of
-    /// weight 32 and a message ratio of 2^6: 16 levels. (Measured at N = 2^12, full slots:
-    /// ratio 2^4 / 2^6 / 2^8 / 2^10 gave 11.7 / 16.9 / 14.7 / 13.1 bits: below 2^6 the sine's
-    /// approximation error dominates, above it EvalMod's noise times the ratio.)
+    /// Full slots (`N/2`), CoeffToSlot and SlotToCoeff in 3 levels each, EvalMod with `K = 16`, a
+    /// cosine of degree 40 and 3 double angles (no arcsine), a sparse secret of weight 32 and a
+    /// message ratio of 2^8: 15 levels. Measured at N = 2^12, full slots: 21.4 bits. The
+    /// cosine's degree sets the floor: its fit error, multiplied by 4 at each double angle,
+    /// was the largest error at degree 30 (15.0 bits, 14 levels); the message ratio matters
+    /// little between 2^7 and 2^10 (21.4–21.6 bits), and the arcsine does not help at this
+    /// ratio (20.6 bits, one level more).
     pub fn full_slots(ctx: &CkksContext) -> Self {
-        let message_ratio_bits = 6;
+        let message_ratio_bits = 8;
         Self {
             slots: ctx.params().slots(),
             coeff_to_slot_levels: 3,
             slot_to_coeff_levels: 3,
             eval_mod: EvalModParams {
-                arcsine_degree: Some(3),
+                degree: 40,
                 eps_max: (-(message_ratio_bits as f64)).exp2(),
                 ..EvalModParams::default()
             },
@@ -75,8 +77,8 @@ impl BootstrapConfig {
 /// primes), and EvalMod's output factor is `q_0 / S` for the actual `S`: whatever the input's
 /// scale, the output is at exactly [`Bootstrapper::output_scale`].
 ///
-/// Measured (tests/ckks_bootstrap.rs, an INSECURE N = 2^12 chain, full slots, CPU): 16.9 bits
-/// with the default configuration, 16 levels, 83 key switchings, about 0.8 s on a 2-core CPU.
+/// Measured (tests/ckks_bootstrap.rs, an INSECURE N = 2^12 chain, full slots, CPU): 21.4 bits
+/// with the default configuration, 15 levels, 83 key switchings, about 0.8 s on a 2-core CPU.
 pub struct Bootstrapper {
     ctx: CkksContext,
     config: BootstrapConfig,
