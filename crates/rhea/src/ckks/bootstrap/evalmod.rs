@@ -425,18 +425,23 @@ impl EvalMod {
             if i == r && self.arcsine.is_none() {
                 // Value 2y²·|c| recorded at `target_scale`: z's scale is |c|·target_scale.
                 eval.mul_int_assign(&mut z, if c < 0.0 { -2 } else { 2 })?;
-                settle(&mut z, c.abs() * target_scale, target_scale)?;
+                crate::ckks::functions::settle_scale(
+                    OP,
+                    &mut z,
+                    c.abs() * target_scale,
+                    target_scale,
+                )?;
                 eval.add_const_assign(&mut z, -c)?;
             } else {
                 eval.mul_int_assign(&mut z, 2)?;
-                settle(&mut z, plan.scales[i], plan.scales[i])?;
+                crate::ckks::functions::settle_scale(OP, &mut z, plan.scales[i], plan.scales[i])?;
                 eval.add_const_assign(&mut z, -1.0)?;
             }
             y = z;
         }
         if let Some((q, a)) = &self.arcsine {
             // x = sin(2πt) at scale Δ/a is u = x/a at scale Δ.
-            settle(&mut y, plan.scales[r], plan.scales[r] * a)?;
+            crate::ckks::functions::settle_scale(OP, &mut y, plan.scales[r], plan.scales[r] * a)?;
             y = eval.evaluate_polynomial(&y, q, target_scale)?;
         }
         Ok(y)
@@ -479,20 +484,6 @@ impl EvalMod {
 /// The planned scales of [`EvalMod::evaluate`].
 struct Plan {
     scales: Vec<f64>,
-}
-
-/// Records `record` as the scale of `ct`, whose scale equals `planned` up to the `f64` rounding
-/// of the plan (relative `1e-9`); a larger gap is a bug in the plan, reported, not hidden.
-fn settle(ct: &mut Ciphertext, planned: f64, record: f64) -> Result<()> {
-    if (ct.scale / planned - 1.0).abs() > 1e-9 {
-        return Err(Error::InvalidInput(format!(
-            "`{OP}`: internal scale plan missed: 2^{:.9} instead of 2^{:.9}",
-            ct.scale.log2(),
-            planned.log2()
-        )));
-    }
-    ct.scale = record;
-    Ok(())
 }
 
 #[cfg(test)]

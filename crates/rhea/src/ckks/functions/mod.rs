@@ -65,7 +65,7 @@ pub use newton::{InvSqrt, Inverse, Sqrt};
 pub use sign::{Sign, SignConstruction};
 pub use smooth::SmoothFunction;
 
-use super::{Ciphertext, Evaluator, Polynomial};
+use super::{Ciphertext, Evaluator};
 use crate::error::{Error, Result};
 
 /// The number of points of the grids on which approximation errors are measured.
@@ -83,57 +83,30 @@ fn check_levels(op: &'static str, ct: &Ciphertext, depth: usize) -> Result<()> {
     Ok(())
 }
 
-/// Fails with [`Error::InvalidScale`] for a target scale below 1, NaN or infinite.
-fn check_target(op: &'static str, target_scale: f64) -> Result<()> {
-    super::encoder::check_scale(op, target_scale)
-}
-
-/// Records the scale `want` on a ciphertext whose tracked scale equals it up to `f64` rounding
-/// of the scale plan (relative `1e-9`; the plans are exact up to a few ulps times the
+/// Records `record` as the scale of `ct`, whose tracked scale equals `planned` up to the `f64`
+/// rounding of a scale plan (relative `1e-9`; the plans are exact up to a few ulps times the
 /// iteration exponents). A larger difference is a bug in the plan, reported rather than hidden.
-fn settle_scale(op: &'static str, ct: &mut Ciphertext, want: f64) -> Result<()> {
-    if (ct.scale / want - 1.0).abs() > 1e-9 {
+/// Shared by the functions here and bootstrapping's EvalMod.
+pub(crate) fn settle_scale(
+    op: &'static str,
+    ct: &mut Ciphertext,
+    planned: f64,
+    record: f64,
+) -> Result<()> {
+    if (ct.scale / planned - 1.0).abs() > 1e-9 {
         return Err(Error::InvalidInput(format!(
             "`{op}`: internal scale plan missed: 2^{:.9} instead of 2^{:.9}",
             ct.scale.log2(),
-            want.log2()
+            planned.log2()
         )));
     }
-    ct.scale = want;
+    ct.scale = record;
     Ok(())
 }
 
 /// `log2 q_level` for the evaluator's parameters.
 fn log_q(eval: &Evaluator, level: usize) -> f64 {
     (eval.context().params().q_primes()[level] as f64).log2()
-}
-
-/// Evaluates `p` on `ct` with the output at exactly `target_scale`, consuming
-/// [`poly_depth`]`(p)` levels.
-fn eval_poly(
-    eval: &Evaluator,
-    ct: &Ciphertext,
-    p: &Polynomial,
-    target_scale: f64,
-) -> Result<Ciphertext> {
-    eval.evaluate_polynomial(ct, p, target_scale)
-}
-
-/// The levels [`eval_poly`] consumes.
-fn poly_depth(p: &Polynomial) -> usize {
-    p.depth()
-}
-
-/// `a·b` relinearised and rescaled, the higher operand first dropped to the other's level with
-/// its scale kept (so the product's scale is exactly `a.scale·b.scale/q`, whatever the
-/// evaluator's alignment policy for operands at different levels).
-fn mul_at_lower(eval: &Evaluator, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext> {
-    use std::cmp::Ordering;
-    match a.level().cmp(&b.level()) {
-        Ordering::Equal => eval.mul_relin_rescale(a, b),
-        Ordering::Greater => eval.mul_relin_rescale(&eval.drop_to_level(a, b.level())?, b),
-        Ordering::Less => eval.mul_relin_rescale(a, &eval.drop_to_level(b, a.level())?),
-    }
 }
 
 /// `max |f(x) − g(x)|` over `GRID + 1` evenly spaced points of `[lo, hi]`.

@@ -5,10 +5,7 @@
 //! scale of the initial guess), solved in the log domain so that the result lands on the
 //! requested scale (up to `f64` rounding of the plan, then recorded exactly).
 
-use super::{
-    check_levels, check_positive_interval, check_target, eval_poly, log_q, max_gap, mul_at_lower,
-    poly_depth, settle_scale,
-};
+use super::{check_levels, check_positive_interval, log_q, max_gap, settle_scale};
 use crate::ckks::{Ciphertext, Evaluator, PolyBasis, Polynomial};
 use crate::error::{Error, Result};
 
@@ -142,7 +139,7 @@ impl Inverse {
         target_scale: f64,
     ) -> Result<Ciphertext> {
         const OP: &str = "Inverse::evaluate";
-        check_target(OP, target_scale)?;
+        crate::ckks::encoder::check_scale(OP, target_scale)?;
         check_levels(OP, ct, self.depth())?;
         let top = ct.level();
         let c = 2.0 / (self.lo + self.hi);
@@ -168,9 +165,9 @@ impl Inverse {
         let mut a = eval.add_const(&y, 2.0)?;
         for _ in 0..self.iterations {
             b = eval.square_relin_rescale(&b)?;
-            a = mul_at_lower(eval, &a, &eval.add_const(&b, 1.0)?)?;
+            a = eval.mul_relin_rescale(&a, &eval.add_const(&b, 1.0)?)?;
         }
-        settle_scale(OP, &mut a, want)?;
+        settle_scale(OP, &mut a, want, want)?;
         a.scale = target_scale;
         Ok(a)
     }
@@ -243,7 +240,7 @@ impl InvSqrt {
         if self.guess.degree() <= 1 {
             1
         } else {
-            poly_depth(&self.guess)
+            self.guess.depth()
         }
     }
 
@@ -283,7 +280,7 @@ impl InvSqrt {
         target_scale: f64,
     ) -> Result<Ciphertext> {
         const OP: &str = "InvSqrt::evaluate";
-        check_target(OP, target_scale)?;
+        crate::ckks::encoder::check_scale(OP, target_scale)?;
         check_levels(OP, ct, self.depth())?;
         self.run(eval, ct, target_scale)
     }
@@ -306,22 +303,22 @@ impl InvSqrt {
             };
         }
         let s0 = plan.solve(final_scale).exp2();
-        check_target(OP, s0)?;
+        crate::ckks::encoder::check_scale(OP, s0)?;
         let mut y = self.guess_at(eval, ct, s0)?;
         for _ in 0..self.iterations {
             let l = y.level();
             let y2 = eval.square_relin_rescale(&y)?;
-            let xy = mul_at_lower(eval, ct, &y)?;
+            let xy = eval.mul_relin_rescale(ct, &y)?;
             let mut v = eval.mul_relin_rescale(&xy, &y2)?;
             v.scale *= 2.0; // encodes x·y³/2
             let q_l = eval.context().params().q_primes()[l] as f64;
             let c_scale = v.scale * q_l / y.scale;
             let mut w = eval.rescale(&eval.mul_const_with_scale(&y, 1.5, c_scale)?)?;
             w = eval.drop_to_level(&w, l - 2)?;
-            settle_scale(OP, &mut w, v.scale)?;
+            settle_scale(OP, &mut w, v.scale, v.scale)?;
             y = eval.sub(&w, &v)?;
         }
-        settle_scale(OP, &mut y, final_scale)?;
+        settle_scale(OP, &mut y, final_scale, final_scale)?;
         Ok(y)
     }
 
@@ -330,7 +327,7 @@ impl InvSqrt {
     fn guess_at(&self, eval: &Evaluator, ct: &Ciphertext, scale: f64) -> Result<Ciphertext> {
         const OP: &str = "InvSqrt::evaluate";
         if self.guess.degree() > 1 {
-            return eval_poly(eval, ct, &self.guess, scale);
+            return eval.evaluate_polynomial(ct, &self.guess, scale);
         }
         let c = self.guess.coefficients();
         let c1 = c.get(1).copied().unwrap_or(0.0);
@@ -341,7 +338,7 @@ impl InvSqrt {
         let q = eval.context().params().q_primes()[ct.level()] as f64;
         let k_scale = scale * q / ct.scale;
         let mut y = eval.rescale(&eval.mul_const_with_scale(ct, beta, k_scale)?)?;
-        settle_scale(OP, &mut y, scale)?;
+        settle_scale(OP, &mut y, scale, scale)?;
         eval.add_const(&y, alpha)
     }
 }
@@ -399,14 +396,14 @@ impl Sqrt {
         target_scale: f64,
     ) -> Result<Ciphertext> {
         const OP: &str = "Sqrt::evaluate";
-        check_target(OP, target_scale)?;
+        crate::ckks::encoder::check_scale(OP, target_scale)?;
         check_levels(OP, ct, self.depth())?;
         // x·y_n is rescaled at y_n's level l: y_n must land on target·q_l/s_x.
         let l = ct.level() - self.inv.depth();
         let q_l = eval.context().params().q_primes()[l] as f64;
         let y = self.inv.run(eval, ct, target_scale * q_l / ct.scale)?;
-        let mut out = mul_at_lower(eval, ct, &y)?;
-        settle_scale(OP, &mut out, target_scale)?;
+        let mut out = eval.mul_relin_rescale(ct, &y)?;
+        settle_scale(OP, &mut out, target_scale, target_scale)?;
         Ok(out)
     }
 }

@@ -1,7 +1,7 @@
 //! The sign function by composite polynomials (Cheon, Kim, Kim, Lee, "Efficient homomorphic
 //! comparison methods with optimal complexity", Asiacrypt 2020), and ReLU and max built on it.
 
-use super::{check_levels, check_target, eval_poly, mul_at_lower, poly_depth, settle_scale};
+use super::{check_levels, settle_scale};
 use crate::ckks::{Ciphertext, Evaluator, Polynomial};
 use crate::error::{Error, Result};
 
@@ -172,7 +172,7 @@ impl Sign {
         let (g_mono, f_mono) = (g_monomial(n), f_monomial(n));
         let g = to_chebyshev(&g_mono)?;
         let f = to_chebyshev(&f_mono)?;
-        let (dg_depth, df_depth) = (poly_depth(&g), poly_depth(&f));
+        let (dg_depth, df_depth) = (g.depth(), f.depth());
         let target = 2f64.powi(-(precision_bits as i32));
         let mut best: Option<(usize, usize, usize, f64)> = None;
         let mut interval = (gap, 1.0);
@@ -284,7 +284,7 @@ impl Sign {
 
     /// The levels [`Sign::sign`] consumes: the sum of the stages' depths.
     pub fn depth(&self) -> usize {
-        self.stages.iter().map(poly_depth).sum()
+        self.stages.iter().map(Polynomial::depth).sum()
     }
 
     /// `max |p(x) − sign(x)|` over `ε ≤ |x| ≤ 1` (the image of `[ε, 1]` tracked through the
@@ -317,11 +317,11 @@ impl Sign {
     /// [`Error::InvalidScale`] for a bad target scale, and the evaluator's errors.
     pub fn sign(&self, eval: &Evaluator, ct: &Ciphertext, target_scale: f64) -> Result<Ciphertext> {
         const OP: &str = "Sign::sign";
-        check_target(OP, target_scale)?;
+        crate::ckks::encoder::check_scale(OP, target_scale)?;
         check_levels(OP, ct, self.depth())?;
         let mut cur: Option<Ciphertext> = None;
         for p in &self.stages {
-            let next = eval_poly(eval, cur.as_ref().unwrap_or(ct), p, target_scale)?;
+            let next = eval.evaluate_polynomial(cur.as_ref().unwrap_or(ct), p, target_scale)?;
             cur = Some(next);
         }
         cur.ok_or_else(|| Error::InvalidInput(format!("`{OP}`: a composite without stages")))
@@ -333,7 +333,7 @@ impl Sign {
     /// Errors: as [`Sign::sign`], with `depth() + 1` levels needed.
     pub fn relu(&self, eval: &Evaluator, ct: &Ciphertext, target_scale: f64) -> Result<Ciphertext> {
         const OP: &str = "Sign::relu";
-        check_target(OP, target_scale)?;
+        crate::ckks::encoder::check_scale(OP, target_scale)?;
         check_levels(OP, ct, self.depth() + 1)?;
         self.half_sum_with_product(eval, OP, ct, ct, target_scale)
     }
@@ -352,7 +352,7 @@ impl Sign {
         target_scale: f64,
     ) -> Result<Ciphertext> {
         const OP: &str = "Sign::max";
-        check_target(OP, target_scale)?;
+        crate::ckks::encoder::check_scale(OP, target_scale)?;
         let d = eval.sub(a, b)?;
         check_levels(OP, &d, self.depth() + 1)?;
         let sum = eval.add(a, b)?;
@@ -374,10 +374,10 @@ impl Sign {
         let l = d.level() - self.depth();
         let q_l = eval.context().params().q_primes()[l] as f64;
         let sign_scale = half * q_l / d.scale;
-        check_target(op, sign_scale)?;
+        crate::ckks::encoder::check_scale(op, sign_scale)?;
         let sg = self.sign(eval, d, sign_scale)?;
-        let mut prod = mul_at_lower(eval, d, &sg)?;
-        settle_scale(op, &mut prod, half)?;
+        let mut prod = eval.mul_relin_rescale(d, &sg)?;
+        settle_scale(op, &mut prod, half, half)?;
         let s = eval.drop_to_level_and_scale(s, l - 1, half)?;
         let mut out = eval.add(&prod, &s)?;
         out.scale = target;

@@ -1,7 +1,7 @@
 //! Smooth functions (sigmoid, exp, tanh, or any `Fn(f64) -> f64`) by Chebyshev interpolation
 //! on a user interval.
 
-use super::{check_levels, check_target, eval_poly, poly_depth};
+use super::check_levels;
 use crate::ckks::{ChebyshevFit, Ciphertext, Evaluator, Polynomial};
 use crate::error::{Error, Result};
 
@@ -93,7 +93,7 @@ impl SmoothFunction {
 
     /// The levels [`SmoothFunction::evaluate`] consumes.
     pub fn depth(&self) -> usize {
-        poly_depth(&self.fit.polynomial)
+        self.fit.polynomial.depth()
     }
 
     /// The interpolant in `f64`: the reference of [`SmoothFunction::evaluate`].
@@ -113,8 +113,8 @@ impl SmoothFunction {
         target_scale: f64,
     ) -> Result<Ciphertext> {
         const OP: &str = "SmoothFunction::evaluate";
-        check_target(OP, target_scale)?;
+        crate::ckks::encoder::check_scale(OP, target_scale)?;
         check_levels(OP, ct, self.depth())?;
-        eval_poly(eval, ct, &self.fit.polynomial, target_scale)
+        eval.evaluate_polynomial(ct, &self.fit.polynomial, target_scale)
     }
 }
