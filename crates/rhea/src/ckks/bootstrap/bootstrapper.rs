@@ -5,6 +5,7 @@ use std::sync::Arc;
 use super::dft::HomomorphicDft;
 use super::encapsulation::EncapsulationKeys;
 use super::evalmod::{EvalMod, EvalModParams};
+use crate::backend::Poly;
 use crate::ckks::{Ciphertext, CkksContext, Evaluator, KeyGenerator};
 use crate::error::{Error, Result};
 use crate::rlwe::{RelinearizationKey, SecretKey};
@@ -92,6 +93,10 @@ pub struct Bootstrapper {
     message_scale: f64,
     /// The raised ciphertext's recorded scale (the CoeffToSlot factor is built for it).
     raised_scale: f64,
+    /// `−X^{N/2}` (`−i` in every slot) at EvalMod's input level and `X^{N/2}` at its output
+    /// level, NTT form on the context's device: made once, so that a bootstrap uploads nothing.
+    minus_i: Poly,
+    plus_i: Poly,
 }
 
 impl Bootstrapper {
@@ -158,6 +163,9 @@ impl Bootstrapper {
         let rlk: Arc<RelinearizationKey> = Arc::new(keygen.relinearization_key(sk)?);
         let gk = keygen.galois_keys(sk, &steps, true)?;
         let keys = keygen.encapsulation_keys(sk, config.sparse_weight)?;
+        let mid = top - cts.depth();
+        let minus_i = Evaluator::new(ctx).const_poly(mid, 0, -1)?;
+        let plus_i = Evaluator::new(ctx).const_poly(mid - eval_mod.depth(), 0, 1)?;
         let eval = Evaluator::new(ctx)
             .with_auto_rescale(false)
             .with_relinearization_key(rlk)?
@@ -172,6 +180,8 @@ impl Bootstrapper {
             stc,
             message_scale,
             raised_scale,
+            minus_i,
+            plus_i,
         })
     }
 
@@ -255,26 +265,25 @@ impl Bootstrapper {
         let conj = e.conjugate(&w)?;
         let twice_re = e.add(&w, &conj)?;
         let mut twice_im = e.sub(&w, &conj)?;
-        self.mul_by_i(&mut twice_im, -1)?;
+        self.mul_by_monomial(&mut twice_im, &self.minus_i)?;
         let re = self
             .eval_mod
             .evaluate_with_factor(e, &twice_re, target, factor)?;
         let mut im = self
             .eval_mod
             .evaluate_with_factor(e, &twice_im, target, factor)?;
-        self.mul_by_i(&mut im, 1)?;
+        self.mul_by_monomial(&mut im, &self.plus_i)?;
         let slots = e.add(&re, &im)?;
         // 6. SlotToCoeff.
         self.stc.evaluate(e, &slots)
     }
 
-    /// `ct ← ±i · ct`: the product by the monomial `±X^{N/2}` (`i` in every slot), exact and
-    /// without a level.
-    fn mul_by_i(&self, ct: &mut Ciphertext, sign: i128) -> Result<()> {
-        let mono = self.eval.const_poly(ct.level(), 0, sign)?;
+    /// `ct ← ±i · ct`: the product by the precomputed monomial `±X^{N/2}` of `ct`'s level (`±i` in
+    /// every slot), exact and without a level.
+    fn mul_by_monomial(&self, ct: &mut Ciphertext, mono: &Poly) -> Result<()> {
         let ring = self.ctx.ring();
         for p in &mut ct.parts {
-            ring.mul_assign(p, &mono)?;
+            ring.mul_assign(p, mono)?;
         }
         ct.seed = None;
         Ok(())
