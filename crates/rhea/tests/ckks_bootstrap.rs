@@ -7,7 +7,7 @@
 mod common;
 
 use common::{precision_bits_complex, random_complex};
-use rhea::ckks::bootstrap::{BootstrapConfig, Bootstrapper};
+use rhea::ckks::bootstrap::{BootstrapConfig, BootstrapPreset, Bootstrapper};
 use rhea::ckks::{CkksContext, Decryptor, Encoder, Encryptor, Evaluator, KeyGenerator};
 use rhea::params::CkksParametersLiteral;
 use rhea::unstable::HasRing;
@@ -111,4 +111,40 @@ fn bootstrapping_on_the_gpu_matches_the_cpu() {
     eprintln!("bootstrapping: CPU {cpu_bits:.1} bits, GPU {gpu_bits:.1} bits");
     assert!(gpu_bits >= 16.0);
     assert!(cpu == gpu, "the GPU's words differ from the CPU's");
+}
+
+/// The insecure preset (the 128-bit chain's layout at N = 2^12): a fresh encryption sits at the
+/// user's top level; bootstrapped from level 0, it comes back there, at `Δ`.
+#[test]
+fn the_insecure_preset_bootstraps_to_the_users_top_level() {
+    let preset = BootstrapPreset::by_name("boot_test_n12_insecure").unwrap();
+    let params = preset.params.build().unwrap();
+    let ctx = CkksContext::new(&params, Device::Cpu).unwrap();
+    let mut keygen = KeyGenerator::from_seed(&ctx, [22; 32]);
+    let sk = keygen.secret_key().unwrap();
+    let depth = preset.config.depth();
+    let boot = Bootstrapper::new(&ctx, &mut keygen, &sk, preset.config).unwrap();
+    assert_eq!(boot.depth(), depth);
+    assert_eq!(boot.output_level(), params.default_level());
+    let encoder = Encoder::new(&ctx).unwrap();
+    let z = random_complex(encoder.slots(), 79);
+    let ct = Encryptor::with_secret_key(&ctx, &sk)
+        .unwrap()
+        .with_seed([10; 32])
+        .encrypt(&encoder.encode_complex(&z).unwrap())
+        .unwrap();
+    assert_eq!(ct.level(), params.default_level());
+    let low = Evaluator::new(&ctx).drop_to_level(&ct, 0).unwrap();
+    let (out, stages) = boot.bootstrap_with_stages(&low).unwrap();
+    assert_eq!(
+        (out.level(), out.scale()),
+        (params.default_level(), params.default_scale())
+    );
+    let got = encoder
+        .decode_complex(&Decryptor::new(&ctx, &sk).unwrap().decrypt(&out).unwrap())
+        .unwrap();
+    let bits = precision_bits_complex(&got, &z);
+    eprintln!("{}: {bits:.1} bits, {stages:?}", preset.name);
+    assert!(bits >= 20.0, "{bits:.1} bits");
+    assert!(stages.total() > std::time::Duration::ZERO);
 }

@@ -114,10 +114,12 @@ impl Encoder {
         self.slots
     }
 
-    /// Encodes real values (at most `slots`, zero-padded) at the top level and default scale.
+    /// Encodes real values (at most `slots`, zero-padded) at the default level
+    /// ([`crate::params::CkksParameters::default_level`]: the top level but for bootstrappable
+    /// chains) and the default scale.
     pub fn encode(&self, values: &[f64]) -> Result<Plaintext> {
         let p = self.ctx.params();
-        self.encode_at(values, p.max_level(), p.default_scale())
+        self.encode_at(values, p.default_level(), p.default_scale())
     }
 
     /// Encodes real values at `level` with `scale`.
@@ -143,10 +145,11 @@ impl Encoder {
         self.encode_complex_at(&z, level, scale)
     }
 
-    /// Encodes complex values (at most `slots`, zero-padded) at the top level and default scale.
+    /// Encodes complex values (at most `slots`, zero-padded) at the default level and scale
+    /// (as [`Encoder::encode`]).
     pub fn encode_complex(&self, values: &[Complex64]) -> Result<Plaintext> {
         let p = self.ctx.params();
-        self.encode_complex_at(values, p.max_level(), p.default_scale())
+        self.encode_complex_at(values, p.default_level(), p.default_scale())
     }
 
     /// Encodes complex values at `level` with `scale`.
@@ -211,7 +214,7 @@ impl Encoder {
     /// Errors: as [`Encoder::encode`], for the first vector (in order) that fails.
     pub fn encode_batch<V: AsRef<[f64]> + Sync>(&self, values: &[V]) -> Result<Vec<Plaintext>> {
         let p = self.ctx.params();
-        let (level, scale) = (p.max_level(), p.default_scale());
+        let (level, scale) = (p.default_level(), p.default_scale());
         let host = values
             .par_iter()
             .map(|v| {

@@ -379,18 +379,17 @@ fn order_for_stable_scale(q: &mut [u64], log_q: &[u32], scale_bits: u32) {
     let slots: Vec<usize> = (1..q.len()).filter(|&i| log_q[i] == scale_bits).collect();
     let mut pool: Vec<u64> = slots.iter().map(|&i| q[i]).collect();
     let mut ratio = 1.0f64; // Δ_ℓ / Δ
-    for level in (1..q.len()).rev() {
-        if slots.contains(&level) {
-            let target = ratio * ratio * delta;
-            let nearest = (0..pool.len())
-                .min_by(|&a, &b| {
-                    let da = (pool[a] as f64 - target).abs();
-                    let db = (pool[b] as f64 - target).abs();
-                    da.total_cmp(&db)
-                })
-                .unwrap_or(0);
-            q[level] = pool.swap_remove(nearest);
-        }
+    for &level in slots.iter().rev() {
+        let target = ratio * ratio * delta;
+        let nearest = (0..pool.len())
+            .min_by(|&a, &b| {
+                let da = (pool[a] as f64 - target).abs();
+                let db = (pool[b] as f64 - target).abs();
+                da.total_cmp(&db)
+            })
+            .unwrap_or(0);
+        q[level] = pool.swap_remove(nearest);
+        // Levels of other sizes keep the scale (see `CkksParameters::scale_at_level`).
         ratio = ratio * ratio * delta / q[level] as f64;
     }
 }
@@ -812,6 +811,11 @@ impl CkksParameters {
     /// `(ℓ, Δ_ℓ)` lands on after rescaling. Encode plaintexts for a level at this scale to keep a
     /// circuit on one scale per level. `None` above the top level.
     ///
+    /// A level whose prime is not of the scale's size (`log2 q_ℓ ≠ log2 Δ`, rounded: the
+    /// bootstrapping levels of a bootstrappable chain, above [`CkksParameters::default_level`])
+    /// keeps the scale: such a level is consumed by a product with a constant encoded at its
+    /// prime (a linear transform's diagonals), which leaves the scale unchanged.
+    ///
     /// ```
     /// use rhea::params::CkksParametersLiteral;
     /// let p = CkksParametersLiteral::test_n13_levels10_insecure().build()?;
@@ -828,9 +832,44 @@ impl CkksParameters {
         let q = self.q_primes();
         let mut scale = self.default_scale();
         for l in (level + 1..=top).rev() {
-            scale = scale * scale / q[l] as f64;
+            if self.is_scale_sized(l) {
+                scale = scale * scale / q[l] as f64;
+            }
         }
         Some(scale)
+    }
+
+    /// The level fresh encodings go to ([`crate::ckks::Encoder::encode`]): the highest level
+    /// whose prime has the scale's size (`log2 q_ℓ = log2 Δ`, rounded). That is the top level
+    /// for a chain of one prime size after `q_0` (every preset but the bootstrappable ones);
+    /// in a bootstrappable chain, whose top primes are sized for bootstrapping
+    /// ([`crate::ckks::bootstrap::BootstrapPreset`]), it is the level a bootstrapped ciphertext
+    /// comes back at, so that every product of the user's circuit divides by a prime of `Δ`'s
+    /// size. The top level when no prime has the scale's size.
+    ///
+    /// ```
+    /// use rhea::params::CkksParametersLiteral;
+    /// let p = CkksParametersLiteral::n16_logqp1560_levels24().build()?;
+    /// assert_eq!(p.default_level(), p.max_level());
+    /// // 60 + 40×3 for the user, then two 55-bit primes reserved for a routine.
+    /// let mut lit = CkksParametersLiteral::n13_logqp200_levels2();
+    /// lit.log_q = vec![60, 40, 40, 40, 55, 55];
+    /// let p = lit.insecure_allow_below_128_bits().build()?;
+    /// assert_eq!((p.max_level(), p.default_level()), (5, 3));
+    /// assert_eq!(p.scale_at_level(3), Some(2f64.powi(40)));
+    /// # Ok::<(), rhea::Error>(())
+    /// ```
+    pub fn default_level(&self) -> usize {
+        (1..=self.max_level())
+            .rev()
+            .find(|&l| self.is_scale_sized(l))
+            .unwrap_or(self.max_level())
+    }
+
+    /// Whether the prime of `level` has the default scale's size (rounded `log2`).
+    fn is_scale_sized(&self, level: usize) -> bool {
+        let bits = (self.q_primes()[level] as f64).log2().round();
+        bits == self.log_default_scale() as f64
     }
 
     /// A 64-bit fingerprint of the parameters; every ciphertext, plaintext and key carries it.

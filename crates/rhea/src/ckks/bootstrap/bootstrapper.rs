@@ -38,9 +38,14 @@ impl BootstrapConfig {
     /// little between 2^7 and 2^10 (21.4–21.6 bits), and the arcsine does not help at this
     /// ratio (20.6 bits, one level more).
     pub fn full_slots(ctx: &CkksContext) -> Self {
+        Self::full_slots_of(ctx.params().log_n())
+    }
+
+    /// [`BootstrapConfig::full_slots`] for the ring degree `N = 2^log_n` (`N/2` slots).
+    pub fn full_slots_of(log_n: u32) -> Self {
         let message_ratio_bits = 8;
         Self {
-            slots: ctx.params().slots(),
+            slots: 1usize << log_n.saturating_sub(1),
             coeff_to_slot_levels: 3,
             slot_to_coeff_levels: 3,
             eval_mod: EvalModParams {
@@ -51,6 +56,39 @@ impl BootstrapConfig {
             sparse_weight: 32,
             message_ratio_bits,
         }
+    }
+}
+
+impl BootstrapConfig {
+    /// The levels the pipeline consumes from the top: CoeffToSlot's, EvalMod's (the cosine's
+    /// `⌈log2(degree + 1)⌉`, one per double angle, the arcsine's) and SlotToCoeff's; what
+    /// [`Bootstrapper::depth`] reports once built.
+    pub fn depth(&self) -> usize {
+        let log = |d: usize| (usize::BITS - d.leading_zeros()) as usize; // ⌈log2(d + 1)⌉
+        let p = &self.eval_mod;
+        let eval_mod = log(p.degree) + p.double_angles + p.arcsine_degree.map_or(0, log);
+        self.coeff_to_slot_levels + eval_mod + self.slot_to_coeff_levels
+    }
+}
+
+/// The time of each stage of one bootstrap ([`Bootstrapper::bootstrap_with_stages`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct BootstrapStages {
+    /// Level 0, scale-up, the switch to the sparse secret, ModRaise, the switch back (and the
+    /// subring sum for sparse slots).
+    pub mod_raise: std::time::Duration,
+    /// CoeffToSlot.
+    pub coeff_to_slot: std::time::Duration,
+    /// The real/imaginary split, EvalMod on both halves, the recombination.
+    pub eval_mod: std::time::Duration,
+    /// SlotToCoeff.
+    pub slot_to_coeff: std::time::Duration,
+}
+
+impl BootstrapStages {
+    /// The sum of the stages.
+    pub fn total(&self) -> std::time::Duration {
+        self.mod_raise + self.coeff_to_slot + self.eval_mod + self.slot_to_coeff
     }
 }
 
@@ -222,6 +260,40 @@ impl Bootstrapper {
     ///
     /// Errors: a ciphertext of other parameters or slots, a 3-component one.
     pub fn bootstrap(&self, ct: &Ciphertext) -> Result<Ciphertext> {
+        self.run(ct, &mut |_| Ok(()))
+    }
+
+    /// [`Bootstrapper::bootstrap`] with the time of each stage: the device is synchronised at
+    /// every stage's end (a benchmark's view; [`Bootstrapper::bootstrap`] does not wait).
+    ///
+    /// Errors: as [`Bootstrapper::bootstrap`]; a failed device synchronisation.
+    pub fn bootstrap_with_stages(&self, ct: &Ciphertext) -> Result<(Ciphertext, BootstrapStages)> {
+        let device = self.ctx.device();
+        let mut stages = BootstrapStages::default();
+        device.synchronize()?;
+        let mut last = std::time::Instant::now();
+        let out = self.run(ct, &mut |stage| {
+            device.synchronize()?;
+            let now = std::time::Instant::now();
+            let slot = match stage {
+                Stage::ModRaise => &mut stages.mod_raise,
+                Stage::CoeffToSlot => &mut stages.coeff_to_slot,
+                Stage::EvalMod => &mut stages.eval_mod,
+                Stage::SlotToCoeff => &mut stages.slot_to_coeff,
+            };
+            *slot = now - last;
+            last = now;
+            Ok(())
+        })?;
+        Ok((out, stages))
+    }
+
+    /// The pipeline; `done(stage)` is called as each stage ends.
+    fn run(
+        &self,
+        ct: &Ciphertext,
+        done: &mut dyn FnMut(Stage) -> Result<()>,
+    ) -> Result<Ciphertext> {
         const OP: &str = "bootstrap";
         let e = &self.eval;
         self.ctx.rlwe().check_id(OP, ct.params_id)?;
@@ -256,8 +328,10 @@ impl Bootstrapper {
             let r = e.rotate(&raised, step)?;
             e.add_assign(&mut raised, &r)?;
         }
+        done(Stage::ModRaise)?;
         // 4. CoeffToSlot.
         let w = self.cts.evaluate(e, &raised)?;
+        done(Stage::CoeffToSlot)?;
         // 5. Real and imaginary parts, EvalMod on each, recombined. With w = (a + i·b)/2 (the
         //    1/2 from CoeffToSlot): a = w + conj w and b = −i·(w − conj w).
         let target = self.output_scale();
@@ -274,8 +348,11 @@ impl Bootstrapper {
             .evaluate_with_factor(e, &twice_im, target, factor)?;
         self.mul_by_monomial(&mut im, &self.plus_i)?;
         let slots = e.add(&re, &im)?;
+        done(Stage::EvalMod)?;
         // 6. SlotToCoeff.
-        self.stc.evaluate(e, &slots)
+        let out = self.stc.evaluate(e, &slots)?;
+        done(Stage::SlotToCoeff)?;
+        Ok(out)
     }
 
     /// `ct ← ±i · ct`: the product by the precomputed monomial `±X^{N/2}` of `ct`'s level (`±i` in
@@ -288,6 +365,15 @@ impl Bootstrapper {
         ct.seed = None;
         Ok(())
     }
+}
+
+/// The stages [`Bootstrapper::bootstrap_with_stages`] times.
+#[derive(Clone, Copy, Debug)]
+enum Stage {
+    ModRaise,
+    CoeffToSlot,
+    EvalMod,
+    SlotToCoeff,
 }
 
 impl std::fmt::Debug for Bootstrapper {

@@ -13,9 +13,11 @@ mod bootstrapper;
 mod dft;
 mod encapsulation;
 mod evalmod;
+mod presets;
 mod raise;
 
-pub use bootstrapper::{BootstrapConfig, Bootstrapper};
+pub use bootstrapper::{BootstrapConfig, BootstrapStages, Bootstrapper};
 pub use dft::{bit_reverse_index, DftDirection, HomomorphicDft};
 pub use encapsulation::EncapsulationKeys;
 pub use evalmod::{EvalMod, EvalModParams};
+pub use presets::BootstrapPreset;
