@@ -148,3 +148,63 @@ fn the_insecure_preset_bootstraps_to_the_users_top_level() {
     assert!(bits >= 20.0, "{bits:.1} bits");
     assert!(stages.total() > std::time::Duration::ZERO);
 }
+
+/// The 128-bit N = 2^16 preset on the GPU: full slots (2^15 complex values uniform in the unit
+/// square), from level 0 back to the user's 13th level at Δ = 2^40. Prints the precision (min
+/// and mean), the stage times and the key switchings; asserts the precision and that nothing
+/// fell back from a fused path.
+#[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
+fn the_128_bit_preset_bootstraps_on_the_gpu() {
+    let preset = BootstrapPreset::by_name("boot_n16_levels13").unwrap();
+    let params = preset.params.build().unwrap();
+    assert!(params.security().meets_128_bits);
+    let device = Device::Cuda(0);
+    let ctx = CkksContext::new(&params, device).unwrap();
+    let mut keygen = KeyGenerator::from_seed(&ctx, [23; 32]);
+    let sk = keygen.secret_key().unwrap();
+    let t = std::time::Instant::now();
+    let boot = Bootstrapper::new(&ctx, &mut keygen, &sk, preset.config).unwrap();
+    eprintln!("key generation: {:.1} s", t.elapsed().as_secs_f64());
+    assert_eq!(boot.output_level(), 13);
+    let encoder = Encoder::new(&ctx).unwrap();
+    let dec = Decryptor::new(&ctx, &sk).unwrap();
+    let z = random_complex(encoder.slots(), 80);
+    let ct = Encryptor::with_secret_key(&ctx, &sk)
+        .unwrap()
+        .with_seed([11; 32])
+        .encrypt(&encoder.encode_complex(&z).unwrap())
+        .unwrap();
+    let low = Evaluator::new(&ctx).drop_to_level(&ct, 0).unwrap();
+    let fallbacks = device.fused_fallbacks();
+    let mut out = boot.bootstrap(&low).unwrap(); // warm-up: kernels compiled, matrices encoded
+    for _ in 0..3 {
+        let before = ctx.keyswitches();
+        let (o, stages) = boot.bootstrap_with_stages(&low).unwrap();
+        eprintln!(
+            "stages {stages:?} total {:.2} ms, {} key switchings",
+            stages.total().as_secs_f64() * 1e3,
+            ctx.keyswitches() - before
+        );
+        out = o;
+    }
+    let reps = 5;
+    device.synchronize().unwrap();
+    let t = std::time::Instant::now();
+    for _ in 0..reps {
+        out = boot.bootstrap(&low).unwrap();
+    }
+    device.synchronize().unwrap();
+    eprintln!(
+        "bootstrap: {:.2} ms (mean of {reps}, not synchronised between calls)",
+        t.elapsed().as_secs_f64() * 1e3 / reps as f64
+    );
+    assert_eq!(device.fused_fallbacks(), fallbacks);
+    assert_eq!((out.level(), out.scale()), (13, params.default_scale()));
+    let got = encoder.decode_complex(&dec.decrypt(&out).unwrap()).unwrap();
+    let errs: Vec<f64> = got.iter().zip(&z).map(|(g, w)| (g - w).norm()).collect();
+    let mean = -(errs.iter().sum::<f64>() / errs.len() as f64).log2();
+    let min = precision_bits_complex(&got, &z);
+    eprintln!("boot_n16_levels13: precision min {min:.2} bits, mean {mean:.2} bits");
+    assert!(min >= 18.0, "{min:.1} bits");
+}
