@@ -27,34 +27,47 @@ pub struct BootstrapConfig {
     /// `log2(q_0 / S)` for the scale `S` the message is brought to before ModRaise (messages of
     /// magnitude up to 1).
     pub message_ratio_bits: u32,
+    /// `log2` of the factor EvalMod's output scale exceeds `Δ` by (SlotToCoeff's matrices divide
+    /// it out, so the result is at `Δ`). SlotToCoeff sums `n` slots into each output slot, so
+    /// it multiplies EvalMod's rescaling noise by about `√n` while the values it sums are about
+    /// `1/√n`: at `Δ` itself that noise would cost `log2(n)/2` bits (measured at N = 2^16:
+    /// 15.3 bits min, 17.2 mean, whatever the other settings). Default `⌈log2(n)/2⌉`.
+    pub eval_mod_headroom_bits: u32,
 }
 
 impl BootstrapConfig {
     /// Full slots (`N/2`), CoeffToSlot and SlotToCoeff in 3 levels each, EvalMod with `K = 16`, a
-    /// cosine of degree 40 and 3 double angles (no arcsine), a sparse secret of weight 32 and a
-    /// message ratio of 2^8: 15 levels. Measured at N = 2^12, full slots: 21.4 bits. The
-    /// cosine's degree sets the floor: its fit error, multiplied by 4 at each double angle,
-    /// was the largest error at degree 30 (15.0 bits, 14 levels); the message ratio matters
-    /// little between 2^7 and 2^10 (21.4–21.6 bits), and the arcsine does not help at this
-    /// ratio (20.6 bits, one level more).
+    /// cosine of degree 60 and 2 double angles (no arcsine), a sparse secret of weight 32, a
+    /// message ratio of 2^7 and EvalMod's output `⌈log2(n)/2⌉` bits above `Δ`: 14 levels.
+    ///
+    /// Measured at N = 2^16, full slots, 60-bit EvalMod primes (`boot_n16_levels13`, H200): the
+    /// headroom took the precision from 15.3 to 18.2 bits (min; SlotToCoeff's `√n` on EvalMod's
+    /// noise), then EvalMod's noise against the message was the floor: 60-bit instead of 58-bit
+    /// primes, a ratio of 2^7 instead of 2^8, and 2 double angles (each multiplies the noise by
+    /// up to 4) with a degree-60 cosine (the same 6 levels as degree 40, one double angle less)
+    /// instead of 3 with degree 40 gave 21.4 bits (min), 23.2 (mean). At N = 2^12 the cosine's
+    /// fit error was the floor at degree 30 with 3 double angles (15.0 bits).
     pub fn full_slots(ctx: &CkksContext) -> Self {
         Self::full_slots_of(ctx.params().log_n())
     }
 
     /// [`BootstrapConfig::full_slots`] for the ring degree `N = 2^log_n` (`N/2` slots).
     pub fn full_slots_of(log_n: u32) -> Self {
-        let message_ratio_bits = 8;
+        let message_ratio_bits = 7;
+        let log_slots = log_n.saturating_sub(1);
         Self {
-            slots: 1usize << log_n.saturating_sub(1),
+            slots: 1usize << log_slots,
             coeff_to_slot_levels: 3,
             slot_to_coeff_levels: 3,
             eval_mod: EvalModParams {
-                degree: 40,
+                degree: 60,
+                double_angles: 2,
                 eps_max: (-(message_ratio_bits as f64)).exp2(),
                 ..EvalModParams::default()
             },
             sparse_weight: 32,
             message_ratio_bits,
+            eval_mod_headroom_bits: log_slots.div_ceil(2),
         }
     }
 }
@@ -176,7 +189,8 @@ impl Bootstrapper {
         // sum multiplied the coefficients by N/(2n).
         let cts_factor = raised_scale / q0 / (2.0 * k) / (half / n) as f64;
         let cts = HomomorphicDft::coeff_to_slot(n, config.coeff_to_slot_levels, cts_factor)?;
-        let stc = HomomorphicDft::slot_to_coeff(n, config.slot_to_coeff_levels, 1.0)?;
+        let headroom = (config.eval_mod_headroom_bits as f64).exp2();
+        let stc = HomomorphicDft::slot_to_coeff(n, config.slot_to_coeff_levels, 1.0 / headroom)?;
         let eval_mod = EvalMod::new(EvalModParams {
             normalized_input: true,
             factor: 1.0,
@@ -334,7 +348,8 @@ impl Bootstrapper {
         done(Stage::CoeffToSlot)?;
         // 5. Real and imaginary parts, EvalMod on each, recombined. With w = (a + i·b)/2 (the
         //    1/2 from CoeffToSlot): a = w + conj w and b = −i·(w − conj w).
-        let target = self.output_scale();
+        let headroom = (self.config.eval_mod_headroom_bits as f64).exp2();
+        let target = self.output_scale() * headroom;
         let factor = q0 / actual_scale;
         let conj = e.conjugate(&w)?;
         let twice_re = e.add(&w, &conj)?;
@@ -350,7 +365,9 @@ impl Bootstrapper {
         let slots = e.add(&re, &im)?;
         done(Stage::EvalMod)?;
         // 6. SlotToCoeff.
-        let out = self.stc.evaluate(e, &slots)?;
+        let mut out = self.stc.evaluate(e, &slots)?;
+        // The values are `z / headroom` at `Δ · headroom`: the polynomial of `z` at `Δ`.
+        out.scale = self.output_scale();
         done(Stage::SlotToCoeff)?;
         Ok(out)
     }

@@ -17,8 +17,9 @@ use crate::params::{CkksParametersLiteral, Preset};
 /// them as bootstrapping levels.
 const SLOT_TO_COEFF_BITS: u32 = 42;
 /// EvalMod's primes: the cosine's powers live at about these scales; the larger, the smaller the
-/// rescaling error against a message about `2^-8` of `q_0`.
-const EVAL_MOD_BITS: u32 = 58;
+/// rescaling error against a message about `2^-7` of `q_0` (58 bits cost 2 bits of precision at
+/// N = 2^16).
+const EVAL_MOD_BITS: u32 = 60;
 /// CoeffToSlot's primes (its diagonals' precision).
 const COEFF_TO_SLOT_BITS: u32 = 56;
 
@@ -75,70 +76,77 @@ impl BootstrapPreset {
     }
 
     /// `N = 2^16`, full slots (2^15), 128-bit: `q_0` 60 bits, 13 user levels of 40 bits
-    /// (`Δ = 2^40`), SlotToCoeff 3 × 42, EvalMod 9 × 58, CoeffToSlot 3 × 56 bits; `P` 6 × 58
-    /// bits, 5 key-switching digits (each at most 6 primes, ≤ 348 bits); log QP ≈ 1744 ≤ 1747.
-    /// The pipeline: [`BootstrapConfig::full_slots_of`] (CoeffToSlot 3, EvalMod 9, SlotToCoeff 3
+    /// (`Δ = 2^40`), SlotToCoeff 3 × 42, EvalMod 8 × 60, CoeffToSlot 3 × 56 bits; `P` 6 × 61
+    /// bits, 5 key-switching digits (each at most 6 primes, ≤ 360 bits); log QP ≈ 1720 ≤ 1747.
+    /// The pipeline: [`BootstrapConfig::full_slots_of`] (CoeffToSlot 3, EvalMod 8, SlotToCoeff 3
     /// levels).
     pub fn n16_levels13() -> Self {
+        let config = BootstrapConfig::full_slots_of(16);
         Self {
             name: "boot_n16_levels13",
             purpose: "bootstrapping at N = 2^16, full slots, 13 levels of Δ = 2^40 left (128-bit)",
-            params: chain(16, 13, vec![58; 6], 5),
-            config: BootstrapConfig::full_slots_of(16),
+            params: chain(&config, 16, 13, vec![61; 6], 5),
+            config,
         }
     }
 
     /// `N = 2^17`, full slots (2^16), 128-bit: `q_0` 60 bits, 24 user levels of 40 bits, the
-    /// same bootstrapping primes as [`BootstrapPreset::n16_levels13`]; `P` 10 × 58 bits, 4
-    /// digits (each at most 10 primes, ≤ 580 bits); log QP ≈ 2476 ≤ 3523.
+    /// same bootstrapping primes as [`BootstrapPreset::n16_levels13`]; `P` 10 × 61 bits, 4
+    /// digits (each at most 10 primes, ≤ 600 bits); log QP ≈ 2404 ≤ 3523.
     pub fn n17_levels24() -> Self {
+        // At N = 2^17 the rescaling noise is twice N = 2^16's and a coefficient is √2 smaller:
+        // a message ratio of 2^6 (19.6 bits min with 2^7).
+        let mut config = BootstrapConfig::full_slots_of(17);
+        config.message_ratio_bits = 6;
+        config.eval_mod.eps_max = 2f64.powi(-6);
         Self {
             name: "boot_n17_levels24",
             purpose: "bootstrapping at N = 2^17, full slots, 24 levels of Δ = 2^40 left (128-bit)",
-            params: chain(17, 24, vec![58; 10], 4),
-            config: BootstrapConfig::full_slots_of(17),
+            params: chain(&config, 17, 24, vec![61; 10], 4),
+            config,
         }
     }
 
     /// **INSECURE** (N = 2^12): the 128-bit chain's layout with 2 user levels, for tests and
     /// quick CPU runs.
     pub fn test_n12_insecure() -> Self {
+        let config = BootstrapConfig::full_slots_of(12);
         Self {
             name: "boot_test_n12_insecure",
             purpose: "INSECURE: the bootstrapping pipeline at N = 2^12 (tests, CPU)",
-            params: chain(12, 2, vec![61; 5], 4).insecure_allow_below_128_bits(),
-            config: BootstrapConfig::full_slots_of(12),
+            params: chain(&config, 12, 2, vec![61; 5], 4).insecure_allow_below_128_bits(),
+            config,
         }
     }
 
     /// **INSECURE** (N = 2^14): the 128-bit chain's layout with 4 user levels, for CPU
     /// comparisons at a size other libraries also bootstrap.
     pub fn test_n14_insecure() -> Self {
+        let config = BootstrapConfig::full_slots_of(14);
         Self {
             name: "boot_test_n14_insecure",
             purpose: "INSECURE: bootstrapping at N = 2^14 (CPU comparisons)",
-            params: chain(14, 4, vec![61; 5], 4).insecure_allow_below_128_bits(),
-            config: BootstrapConfig::full_slots_of(14),
+            params: chain(&config, 14, 4, vec![61; 5], 4).insecure_allow_below_128_bits(),
+            config,
         }
     }
 }
 
 /// The bootstrappable chain at `N = 2^log_n` with `user_levels` levels of 40 bits for the user.
-fn chain(log_n: u32, user_levels: usize, log_p: Vec<u32>, dnum: usize) -> CkksParametersLiteral {
-    let config = BootstrapConfig::full_slots_of(log_n);
+fn chain(
+    config: &BootstrapConfig,
+    log_n: u32,
+    user_levels: usize,
+    log_p: Vec<u32>,
+    dnum: usize,
+) -> CkksParametersLiteral {
     let mut log_q = vec![60];
-    log_q.extend(std::iter::repeat_n(40, user_levels));
-    log_q.extend(std::iter::repeat_n(
-        SLOT_TO_COEFF_BITS,
-        config.slot_to_coeff_levels,
-    ));
+    log_q.extend(std::iter::repeat(40).take(user_levels));
+    log_q.extend(std::iter::repeat(SLOT_TO_COEFF_BITS).take(config.slot_to_coeff_levels));
     let eval_mod_levels =
         config.depth() - config.coeff_to_slot_levels - config.slot_to_coeff_levels;
-    log_q.extend(std::iter::repeat_n(EVAL_MOD_BITS, eval_mod_levels));
-    log_q.extend(std::iter::repeat_n(
-        COEFF_TO_SLOT_BITS,
-        config.coeff_to_slot_levels,
-    ));
+    log_q.extend(std::iter::repeat(EVAL_MOD_BITS).take(eval_mod_levels));
+    log_q.extend(std::iter::repeat(COEFF_TO_SLOT_BITS).take(config.coeff_to_slot_levels));
     CkksParametersLiteral {
         log_n,
         log_q,
@@ -160,7 +168,12 @@ mod tests {
         for preset in BootstrapPreset::all() {
             let params = preset.params.build().unwrap();
             let insecure = preset.name.contains("insecure");
-            assert_eq!(params.security().meets_128_bits, !insecure, "{}", preset.name);
+            assert_eq!(
+                params.security().meets_128_bits,
+                !insecure,
+                "{}",
+                preset.name
+            );
             let depth = preset.config.depth();
             assert_eq!(
                 params.max_level() - depth,
