@@ -9,11 +9,14 @@
 //! rhea bench seal-routines --device cpu   # seed 000: MulLin, MulLinRS, SqrLinRS, ..., Rotate
 //! rhea bench he-booster --device cuda:0   # seed 003: BGV + CKKS HEADD/HEMUL/HEROT/ReScale
 //! rhea bench matmul --shape 10x9x8        # seed 000: encrypted matrix product, end to end
+//! rhea bench boot --device cpu --preset boot_test_n12_insecure   # CKKS bootstrapping
+//! rhea bench boot --preset list           # the bootstrappable presets
 //! ```
 
 use std::process::ExitCode;
 use std::time::Instant;
 
+mod bench_boot;
 mod bench_machinery;
 mod bench_ops;
 mod bench_suites;
@@ -42,7 +45,8 @@ enum Command {
         /// The suite: `ntt` (GPU NTT), `ntt-cpu`, `ckks`
         /// (also named `ops`: the CKKS operations at a preset and levels), `bgv`,
         /// `seal-routines`, `he-booster`, `matmul`, `linalg` (linear transforms and slot
-        /// utilities) or `poly` (polynomial evaluation and standard functions).
+        /// utilities), `poly` (polynomial evaluation and standard functions) or `boot` (CKKS
+        /// bootstrapping at a bootstrappable preset: `--preset list` names them).
         suite: String,
         /// GPU ordinal for GPU suites.
         #[arg(long, default_value_t = 0)]
@@ -58,8 +62,8 @@ enum Command {
         /// Write the results as JSON to this file.
         #[arg(long)]
         json: Option<std::path::PathBuf>,
-        /// Device for the `ckks`, `bgv`, `seal-routines`, `he-booster`, `matmul`, `linalg` and
-        /// `poly` suites: `cpu`,
+        /// Device for the `ckks`, `bgv`, `seal-routines`, `he-booster`, `matmul`, `linalg`,
+        /// `poly` and `boot` suites: `cpu`,
         /// `cuda:N` or `best`.
         #[arg(long, default_value = "best")]
         device: String,
@@ -69,12 +73,17 @@ enum Command {
         dnum: Option<usize>,
         /// Parameter preset for the `ckks` / `bgv` suites, or a JSON parameter-literal file
         /// (default: the scheme's deep N = 2^16 preset, `n16_logqp1560_levels24` for CKKS,
-        /// `n16_logqp1717_batching` for BGV).
+        /// `n16_logqp1717_batching` for BGV). For `boot`: a bootstrappable preset
+        /// (default `boot_n16_levels13`), or `list`.
         #[arg(long)]
         preset: Option<String>,
-        /// Timed repetitions per operation (the median is reported).
-        #[arg(long, default_value_t = 10)]
-        reps: usize,
+        /// Timed repetitions per operation (the median is reported; default 10, 5 for `boot`).
+        #[arg(long)]
+        reps: Option<usize>,
+        /// Slots to bootstrap for the `boot` suite (a power of two up to N/2; default the
+        /// preset's, N/2).
+        #[arg(long)]
+        slots: Option<usize>,
         /// Shapes `MxKxN` for the `matmul` suite (comma-separated).
         #[arg(long, value_delimiter = ',', default_value = "100x100x1,10x9x8")]
         shape: Vec<String>,
@@ -96,25 +105,33 @@ fn main() -> ExitCode {
             dnum,
             preset,
             reps,
+            slots,
             shape,
-        } => match suite.as_str() {
-            "seal-routines" | "he-booster" | "matmul" => {
-                bench_suite(&suite, json.as_deref(), &device, reps, &shape)
+        } => {
+            let reps = reps.unwrap_or(if suite == "boot" { 5 } else { 10 });
+            match suite.as_str() {
+                "boot" => {
+                    let preset = preset.unwrap_or_else(|| "boot_n16_levels13".to_string());
+                    bench_boot(json.as_deref(), &device, &preset, reps, slots)
+                }
+                "seal-routines" | "he-booster" | "matmul" => {
+                    bench_suite(&suite, json.as_deref(), &device, reps, &shape)
+                }
+                "linalg" | "poly" => {
+                    let preset = preset.unwrap_or_else(|| default_preset(&suite).to_string());
+                    bench_machinery(&suite, json.as_deref(), &device, &preset, reps)
+                }
+                _ => {
+                    let sel = bench_ops::SuiteSelection {
+                        only,
+                        levels: level,
+                        dnum,
+                    };
+                    let preset = preset.unwrap_or_else(|| default_preset(&suite).to_string());
+                    bench(&suite, gpu, &sel, json.as_deref(), &device, &preset, reps)
+                }
             }
-            "linalg" | "poly" => {
-                let preset = preset.unwrap_or_else(|| default_preset(&suite).to_string());
-                bench_machinery(&suite, json.as_deref(), &device, &preset, reps)
-            }
-            _ => {
-                let sel = bench_ops::SuiteSelection {
-                    only,
-                    levels: level,
-                    dnum,
-                };
-                let preset = preset.unwrap_or_else(|| default_preset(&suite).to_string());
-                bench(&suite, gpu, &sel, json.as_deref(), &device, &preset, reps)
-            }
-        },
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -213,7 +230,7 @@ fn bench(
             Ok(())
         }
         other => {
-            Err(format!("unknown suite `{other}` (known: ntt, ntt-cpu, ckks or ops, bgv, seal-routines, he-booster, matmul, linalg, poly)").into())
+            Err(format!("unknown suite `{other}` (known: ntt, ntt-cpu, ckks or ops, bgv, seal-routines, he-booster, matmul, linalg, poly, boot)").into())
         }
     }
 }
@@ -234,6 +251,32 @@ fn bench_machinery(
     println!("{}", report.table());
     if let Some(path) = json {
         std::fs::write(path, serde_json::to_string_pretty(&report.cases)?)?;
+    }
+    Ok(())
+}
+
+/// Runs `boot` (CKKS bootstrapping at a bootstrappable preset), or lists the presets for
+/// `--preset list`.
+fn bench_boot(
+    json: Option<&std::path::Path>,
+    device: &str,
+    preset: &str,
+    reps: usize,
+    slots: Option<usize>,
+) -> CliResult {
+    if preset == "list" {
+        print!("{}", bench_boot::list_presets()?);
+        return Ok(());
+    }
+    let report = bench_boot::run_boot(&bench_boot::BootOptions {
+        preset: preset.to_string(),
+        device: parse_device(device)?,
+        reps,
+        slots,
+    })?;
+    print!("{}", report.table());
+    if let Some(path) = json {
+        std::fs::write(path, serde_json::to_string_pretty(&report)?)?;
     }
     Ok(())
 }

@@ -1,0 +1,530 @@
+//! `rhea bench boot`: CKKS bootstrapping (issue 34) at a bootstrappable preset — latency, the
+//! time of each stage, precision, the levels left, the keys it needs.
+//!
+//! - **latency_ms**: the median wall time of one [`Bootstrapper::bootstrap`] over `reps` calls
+//!   (after warm-up), the device synchronised inside the timed region; the input at level 0.
+//! - **stages_ms**: one [`Bootstrapper::bootstrap_with_stages`] call (the device synchronised at
+//!   each stage's end, so their sum is a little above an unsynchronised bootstrap).
+//! - **precision**: inputs uniform in the unit square (real and imaginary parts in [−1, 1]),
+//!   encrypted at the user's top level ([`CkksParameters::default_level`]) and dropped to level
+//!   0; the absolute error of slot `j` is `|decode(bootstrap(ct))_j − z_j|` (complex modulus).
+//!   `precision_bits_min` is −log2 of the largest error over all slots; `precision_bits_mean`
+//!   is −log2 of the **mean** absolute error (not the mean of the slots' −log2 errors, which
+//!   the slots that happen to land very close would inflate). The `_real` figures are a second
+//!   run on real inputs (imaginary parts 0) whose output is read as a real decoder reads it: the
+//!   error is `|Re(decode_j) − x_j|`.
+//! - **levels_left**: the refreshed ciphertext's level ([`Bootstrapper::output_level`]), at the
+//!   scale Δ; **depth**: the levels the pipeline consumed.
+//! - **key_bytes**: the bytes of every evaluation key the bootstrapper holds (see
+//!   [`key_bytes`]); **keyswitches**, **fused_fallbacks**, **bytes_to_device**,
+//!   **bytes_to_host**: counted by the backend over one (warm) bootstrap.
+//!
+//! Inputs come from a seeded generator (`ChaCha8`, seed 34) and keys from a seeded key
+//! generator, so every run sees the same data.
+//!
+//! [`CkksParameters::default_level`]: rhea::params::CkksParameters::default_level
+
+use std::time::Instant;
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rhea::ckks::bootstrap::{BootstrapConfig, BootstrapPreset, Bootstrapper, HomomorphicDft};
+use rhea::ckks::{CkksContext, Complex64, Decryptor, Encoder, Encryptor, Evaluator, KeyGenerator};
+use rhea::params::CkksParameters;
+use rhea::Device;
+use serde::Serialize;
+
+use crate::bench_ops::median_ms;
+
+/// The time of each bootstrapping stage, ms.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct StagesMs {
+    /// Level 0, scale-up, the switch to the sparse secret, ModRaise, the switch back.
+    pub mod_raise: f64,
+    /// CoeffToSlot.
+    pub coeff_to_slot: f64,
+    /// The real/imaginary split and EvalMod on both halves.
+    pub eval_mod: f64,
+    /// SlotToCoeff.
+    pub slot_to_coeff: f64,
+}
+
+impl StagesMs {
+    /// The sum of the stages.
+    pub fn total(&self) -> f64 {
+        self.mod_raise + self.coeff_to_slot + self.eval_mod + self.slot_to_coeff
+    }
+}
+
+/// The result of one `rhea bench boot` run.
+#[derive(Debug, Serialize)]
+pub struct BootReport {
+    /// The preset's name.
+    pub preset: String,
+    /// The ring degree `N`.
+    pub n: usize,
+    /// The slots bootstrapped.
+    pub slots: usize,
+    /// log2 of `Q·P`.
+    pub log_qp: f64,
+    /// Whether the parameters meet 128-bit security.
+    pub secure_128: bool,
+    /// Median latency of one bootstrap, ms.
+    pub latency_ms: f64,
+    /// One bootstrap's stages, ms (synchronised at each stage's end).
+    pub stages_ms: StagesMs,
+    /// −log2 of the mean absolute error over the slots (complex inputs).
+    pub precision_bits_mean: f64,
+    /// −log2 of the largest absolute error over the slots (complex inputs).
+    pub precision_bits_min: f64,
+    /// −log2 of the mean absolute error of the real parts (real inputs).
+    pub precision_bits_mean_real: f64,
+    /// −log2 of the largest absolute error of the real parts (real inputs).
+    pub precision_bits_min_real: f64,
+    /// The level of a refreshed ciphertext (at the scale Δ).
+    pub levels_left: usize,
+    /// log2 of the refreshed ciphertext's scale.
+    pub output_scale_bits: f64,
+    /// The levels the pipeline consumes.
+    pub depth: usize,
+    /// Bytes of every evaluation key the bootstrapper holds.
+    pub key_bytes: u64,
+    /// How many key-switching keys that is (relinearisation, Galois, the two encapsulation
+    /// keys).
+    pub keyswitch_keys: usize,
+    /// Of which Galois keys (rotations and conjugation).
+    pub galois_keys: usize,
+    /// Seconds to build the bootstrapper (its key generation, the transforms' matrices).
+    pub keygen_s: f64,
+    /// Key switchings of one bootstrap.
+    pub keyswitches: u64,
+    /// Fused GPU primitives that ran as their composition during one bootstrap.
+    pub fused_fallbacks: u64,
+    /// Bytes copied host → device during one bootstrap.
+    pub bytes_to_device: u64,
+    /// Bytes copied device → host during one bootstrap.
+    pub bytes_to_host: u64,
+    /// The device that ran.
+    pub device: String,
+    /// Timed repetitions.
+    pub reps: usize,
+}
+
+impl BootReport {
+    /// A plain-text table of the results.
+    pub fn table(&self) -> String {
+        let total = self.latency_ms;
+        let staged = self.stages_ms.total();
+        let mut out = format!(
+            "rhea bench boot — preset {} (N = 2^{}, log QP {:.0}, {}), {} slots, device {}, \
+             median of {} calls\n",
+            self.preset,
+            self.n.trailing_zeros(),
+            self.log_qp,
+            if self.secure_128 {
+                "128-bit"
+            } else {
+                "INSECURE"
+            },
+            self.slots,
+            self.device,
+            self.reps
+        );
+        let mut row = |k: &str, v: String| out.push_str(&format!("{k:<26} {v}\n"));
+        row("latency_ms", format!("{total:.3}"));
+        let pct = |x: f64| {
+            if staged > 0.0 {
+                100.0 * x / staged
+            } else {
+                0.0
+            }
+        };
+        let s = &self.stages_ms;
+        for (name, ms) in [
+            ("  mod_raise", s.mod_raise),
+            ("  coeff_to_slot", s.coeff_to_slot),
+            ("  eval_mod", s.eval_mod),
+            ("  slot_to_coeff", s.slot_to_coeff),
+        ] {
+            row(name, format!("{ms:.3} ms ({:.1} %)", pct(ms)));
+        }
+        row(
+            "  stages, synchronised",
+            format!("{staged:.3} ms (one call)"),
+        );
+        row(
+            "precision bits min/mean",
+            format!(
+                "{:.1} / {:.1} (complex)",
+                self.precision_bits_min, self.precision_bits_mean
+            ),
+        );
+        row(
+            "",
+            format!(
+                "{:.1} / {:.1} (real)",
+                self.precision_bits_min_real, self.precision_bits_mean_real
+            ),
+        );
+        row(
+            "levels_left",
+            format!(
+                "{} (scale 2^{:.1})",
+                self.levels_left, self.output_scale_bits
+            ),
+        );
+        row("depth", self.depth.to_string());
+        row(
+            "key_bytes",
+            format!(
+                "{} ({:.2} GB; {} key-switching keys, {} of them Galois)",
+                self.key_bytes,
+                self.key_bytes as f64 / 1e9,
+                self.keyswitch_keys,
+                self.galois_keys
+            ),
+        );
+        row("key generation", format!("{:.2} s", self.keygen_s));
+        row("keyswitches", self.keyswitches.to_string());
+        row("fused_fallbacks", self.fused_fallbacks.to_string());
+        row(
+            "transfers (one bootstrap)",
+            format!(
+                "{} B to device, {} B to host",
+                self.bytes_to_device, self.bytes_to_host
+            ),
+        );
+        out
+    }
+}
+
+/// What `rhea bench boot` runs.
+#[derive(Debug, Clone)]
+pub struct BootOptions {
+    /// A [`BootstrapPreset`] name.
+    pub preset: String,
+    /// The device.
+    pub device: Device,
+    /// Timed repetitions.
+    pub reps: usize,
+    /// The slots to bootstrap (default: the preset's, full slots).
+    pub slots: Option<usize>,
+}
+
+/// The bootstrappable presets, one a line: name, N, slots, log QP, levels left, security,
+/// purpose (`rhea bench boot --preset list`).
+pub fn list_presets() -> Result<String, String> {
+    let mut out = format!(
+        "{:<24} {:>6} {:>6} {:>7} {:>11} {:<9} purpose\n",
+        "preset", "N", "slots", "log QP", "levels left", "security"
+    );
+    for p in BootstrapPreset::all() {
+        let params = p.params.build().map_err(|e| e.to_string())?;
+        out.push_str(&format!(
+            "{:<24} {:>6} {:>6} {:>7.0} {:>11} {:<9} {}\n",
+            p.name,
+            format!("2^{}", params.log_n()),
+            p.config.slots,
+            params.log_qp(),
+            params.max_level().saturating_sub(p.config.depth()),
+            if params.security().meets_128_bits {
+                "128-bit"
+            } else {
+                "INSECURE"
+            },
+            p.purpose
+        ));
+    }
+    Ok(out)
+}
+
+/// The preset named `name`, or an error that lists the known ones.
+fn preset(name: &str) -> Result<BootstrapPreset, String> {
+    BootstrapPreset::by_name(name).ok_or_else(|| {
+        let names: Vec<&str> = BootstrapPreset::all().iter().map(|p| p.name).collect();
+        format!(
+            "unknown bootstrapping preset `{name}` (known: {}; `--preset list` describes them)",
+            names.join(", ")
+        )
+    })
+}
+
+/// The rotation steps whose Galois keys [`Bootstrapper::new`] generates for `config` (besides
+/// conjugation): CoeffToSlot's and SlotToCoeff's, and for sparse slots the subring sum's
+/// (`n, 2n, …, N/4`). Mirrors `Bootstrapper::new` (which does not expose its keys).
+fn bootstrap_rotations(config: &BootstrapConfig, max_slots: usize) -> rhea::Result<Vec<i64>> {
+    let n = config.slots;
+    // The factor does not change which diagonals are non-zero, so neither the rotations.
+    let cts = HomomorphicDft::coeff_to_slot(n, config.coeff_to_slot_levels, 1.0)?;
+    let stc = HomomorphicDft::slot_to_coeff(n, config.slot_to_coeff_levels, 1.0)?;
+    let mut steps = cts.rotations();
+    steps.extend(stc.rotations());
+    let mut s = n;
+    while s < max_slots {
+        steps.push(s as i64);
+        s *= 2;
+    }
+    steps.sort_unstable();
+    steps.dedup();
+    Ok(steps)
+}
+
+/// The bytes of one key-switching key in Rhea's layout: `dnum` digits, each a pair of
+/// polynomials over every prime of `Q ∪ P`, `N` 64-bit words per prime:
+/// `2 · dnum · (|Q| + |P|) · N · 8`. (The dense→sparse encapsulation key is kept at this size
+/// too, with its unused limbs zero.)
+pub fn keyswitch_key_bytes(params: &CkksParameters) -> u64 {
+    let limbs = params.q_primes().len() + params.p_primes().len();
+    2 * params.dnum() as u64 * limbs as u64 * params.n() as u64 * 8
+}
+
+/// The evaluation keys a [`Bootstrapper`] built from `config` holds: `(count, galois, bytes)`
+/// — one relinearisation key, the Galois keys of [`bootstrap_rotations`] (distinct Galois
+/// elements other than 1) and of conjugation, and the two encapsulation keys, each
+/// [`keyswitch_key_bytes`].
+pub fn key_bytes(ctx: &CkksContext, config: &BootstrapConfig) -> rhea::Result<(usize, usize, u64)> {
+    let rlwe = ctx.rlwe();
+    let mut elements: Vec<u64> = bootstrap_rotations(config, ctx.params().max_slots())?
+        .into_iter()
+        .map(|s| rlwe.galois_element_for_rotation(s))
+        .filter(|&g| g != 1)
+        .collect();
+    elements.push(rlwe.galois_element_for_conjugation());
+    elements.sort_unstable();
+    elements.dedup();
+    let galois = elements.len();
+    let count = 1 + galois + 2;
+    Ok((
+        count,
+        galois,
+        count as u64 * keyswitch_key_bytes(ctx.params()),
+    ))
+}
+
+/// −log2 of the largest and of the mean of `errors`: `(min bits, mean bits)`.
+fn precision_bits(errors: &[f64]) -> (f64, f64) {
+    let max = errors.iter().copied().fold(0.0f64, f64::max);
+    let mean = errors.iter().sum::<f64>() / errors.len().max(1) as f64;
+    (-max.log2(), -mean.log2())
+}
+
+/// Runs the benchmark (see the module's documentation). `progress` lines (key generation time)
+/// go to stderr as they happen.
+pub fn run_boot(opts: &BootOptions) -> Result<BootReport, String> {
+    let preset = preset(&opts.preset)?;
+    if opts.reps == 0 {
+        return Err("rhea bench boot: --reps must be at least 1".into());
+    }
+    let run = || -> rhea::Result<BootReport> {
+        let device = opts.device;
+        let params = preset.params.build()?;
+        let mut config = preset.config.clone();
+        if let Some(s) = opts.slots {
+            config.slots = s;
+        }
+        let ctx = CkksContext::new(&params, device)?;
+        let mut keygen = KeyGenerator::from_seed(&ctx, [34; 32]);
+        let sk = keygen.secret_key()?;
+        let pk = keygen.public_key(&sk)?;
+        let start = Instant::now();
+        let boot = Bootstrapper::new(&ctx, &mut keygen, &sk, config.clone())?;
+        device.synchronize()?;
+        let keygen_s = start.elapsed().as_secs_f64();
+        eprintln!("rhea bench boot: key generation: {keygen_s:.2} s");
+        let (keyswitch_keys, galois_keys, key_bytes) = key_bytes(&ctx, &config)?;
+
+        let encoder = Encoder::with_slots(&ctx, config.slots)?;
+        let encryptor = Encryptor::new(&ctx, &pk)?.with_seed([35; 32]);
+        let decryptor = Decryptor::new(&ctx, &sk)?;
+        let eval = Evaluator::new(&ctx);
+        let mut rng = ChaCha8Rng::seed_from_u64(34);
+        let slots = encoder.slots();
+
+        // Complex inputs: warm-up and precision, then one counted bootstrap.
+        let z: Vec<Complex64> = (0..slots)
+            .map(|_| Complex64::new(rng.random_range(-1.0..=1.0), rng.random_range(-1.0..=1.0)))
+            .collect();
+        let ct = encryptor.encrypt(&encoder.encode_complex(&z)?)?;
+        let low = eval.drop_to_level(&ct, 0)?;
+        let out = boot.bootstrap(&low)?;
+        device.synchronize()?;
+        let got = encoder.decode_complex(&decryptor.decrypt(&out)?)?;
+        let errors: Vec<f64> = got.iter().zip(&z).map(|(g, w)| (g - w).norm()).collect();
+        let (precision_bits_min, precision_bits_mean) = precision_bits(&errors);
+        let levels_left = out.level();
+        let output_scale_bits = out.scale().log2();
+
+        let (ks0, fb0) = (ctx.keyswitches(), device.fused_fallbacks());
+        let (up0, down0) = (device.bytes_to_device()?, device.bytes_to_host()?);
+        boot.bootstrap(&low)?;
+        device.synchronize()?;
+        let keyswitches = ctx.keyswitches() - ks0;
+        let fused_fallbacks = device.fused_fallbacks() - fb0;
+        let bytes_to_device = device.bytes_to_device()? - up0;
+        let bytes_to_host = device.bytes_to_host()? - down0;
+
+        let latency_ms = median_ms(opts.reps, || {
+            boot.bootstrap(&low)?;
+            device.synchronize()
+        })?;
+        let (_, stages) = boot.bootstrap_with_stages(&low)?;
+        let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+        let stages_ms = StagesMs {
+            mod_raise: ms(stages.mod_raise),
+            coeff_to_slot: ms(stages.coeff_to_slot),
+            eval_mod: ms(stages.eval_mod),
+            slot_to_coeff: ms(stages.slot_to_coeff),
+        };
+
+        // Real inputs, read back as real parts.
+        let x: Vec<f64> = (0..slots).map(|_| rng.random_range(-1.0..=1.0)).collect();
+        let ct = encryptor.encrypt(&encoder.encode(&x)?)?;
+        let out = boot.bootstrap(&eval.drop_to_level(&ct, 0)?)?;
+        let got = encoder.decode(&decryptor.decrypt(&out)?)?;
+        let errors: Vec<f64> = got.iter().zip(&x).map(|(g, w)| (g - w).abs()).collect();
+        let (precision_bits_min_real, precision_bits_mean_real) = precision_bits(&errors);
+
+        Ok(BootReport {
+            preset: preset.name.to_string(),
+            n: params.n(),
+            slots,
+            log_qp: params.log_qp(),
+            secure_128: params.security().meets_128_bits,
+            latency_ms,
+            stages_ms,
+            precision_bits_mean,
+            precision_bits_min,
+            precision_bits_mean_real,
+            precision_bits_min_real,
+            levels_left,
+            output_scale_bits,
+            depth: boot.depth(),
+            key_bytes,
+            keyswitch_keys,
+            galois_keys,
+            keygen_s,
+            keyswitches,
+            fused_fallbacks,
+            bytes_to_device,
+            bytes_to_host,
+            device: device.name(),
+            reps: opts.reps,
+        })
+    };
+    run().map_err(|e| format!("rhea bench boot ({}): {e}", preset.name))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options(reps: usize) -> BootOptions {
+        BootOptions {
+            preset: "boot_test_n12_insecure".into(),
+            device: Device::Cpu,
+            reps,
+            slots: None,
+        }
+    }
+
+    #[test]
+    fn the_insecure_preset_bootstraps_with_its_precision_levels_and_keys() {
+        let report = run_boot(&options(1)).unwrap();
+        let json: serde_json::Value = serde_json::to_value(&report).unwrap();
+        eprintln!("{}", report.table());
+        let f = |k: &str| {
+            json[k]
+                .as_f64()
+                .unwrap_or_else(|| panic!("{k} missing: {json}"))
+        };
+        assert_eq!(json["preset"], "boot_test_n12_insecure");
+        assert_eq!(f("n"), 4096.0);
+        assert_eq!(f("slots"), 2048.0);
+        for k in [
+            "precision_bits_min",
+            "precision_bits_mean",
+            "precision_bits_min_real",
+            "precision_bits_mean_real",
+        ] {
+            assert!(f(k) >= 20.0 && f(k) < 60.0, "{k} = {}", f(k));
+        }
+        // The mean error is below the largest.
+        assert!(f("precision_bits_mean") > f("precision_bits_min"), "{json}");
+        assert_eq!(f("levels_left"), 2.0);
+        assert_eq!(f("output_scale_bits"), 40.0);
+        assert_eq!(f("depth"), 15.0);
+        assert!(f("key_bytes") > 0.0 && f("keygen_s") > 0.0);
+        assert!(f("keyswitches") > 10.0, "{json}");
+        assert_eq!(f("fused_fallbacks"), 0.0);
+        assert_eq!(f("reps"), 1.0);
+        assert!(!json["device"].as_str().unwrap().is_empty());
+        let stages = &json["stages_ms"];
+        let sum: f64 = ["mod_raise", "coeff_to_slot", "eval_mod", "slot_to_coeff"]
+            .iter()
+            .map(|k| {
+                let v = stages[*k].as_f64().unwrap();
+                assert!(v > 0.0, "{k}: {stages}");
+                v
+            })
+            .sum();
+        let total = f("latency_ms");
+        // Two different calls on a shared CPU: agree within a factor of two.
+        assert!(
+            sum > total / 2.0 && sum < total * 2.0,
+            "stages {sum} ms, bootstrap {total} ms"
+        );
+    }
+
+    /// The key count and size the CLI computes are those of the keys a key generator makes for
+    /// the same rotations: as many distinct Galois keys, each of [`keyswitch_key_bytes`].
+    #[test]
+    fn key_bytes_counts_the_keys_the_bootstrapper_generates() {
+        let p = BootstrapPreset::by_name("boot_test_n12_insecure").unwrap();
+        let params = p.params.build().unwrap();
+        let ctx = CkksContext::new(&params, Device::Cpu).unwrap();
+        let mut keygen = KeyGenerator::from_seed(&ctx, [1; 32]);
+        let sk = keygen.secret_key().unwrap();
+        let steps = bootstrap_rotations(&p.config, params.max_slots()).unwrap();
+        let gk = keygen.galois_keys(&sk, &steps, true).unwrap();
+        let (count, galois, bytes) = key_bytes(&ctx, &p.config).unwrap();
+        assert_eq!(galois, gk.len());
+        assert_eq!(count, galois + 3);
+        let rlk = keygen.relinearization_key(&sk).unwrap();
+        let actual: u64 = rlk
+            .key()
+            .parts()
+            .iter()
+            .flatten()
+            .map(|poly| poly.shape().words() as u64 * 8)
+            .sum();
+        assert_eq!(actual, keyswitch_key_bytes(&params));
+        assert_eq!(bytes, count as u64 * actual);
+        // Sparse slots add the subring sum's rotations.
+        let mut sparse = p.config.clone();
+        sparse.slots = 256;
+        let steps = bootstrap_rotations(&sparse, params.max_slots()).unwrap();
+        for s in [256, 512, 1024] {
+            assert!(steps.contains(&s), "{steps:?}");
+        }
+    }
+
+    #[test]
+    fn an_unknown_preset_lists_the_bootstrappable_ones() {
+        let err = run_boot(&BootOptions {
+            preset: "boot_n99".into(),
+            ..options(1)
+        })
+        .unwrap_err();
+        assert!(
+            err.contains("unknown")
+                && err.contains("boot_n99")
+                && err.contains("boot_n16_levels13"),
+            "{err}"
+        );
+        let listing = list_presets().unwrap();
+        for p in BootstrapPreset::all() {
+            assert!(listing.contains(p.name), "{listing}");
+        }
+        assert!(listing.contains("INSECURE") && listing.contains("128-bit"));
+    }
+}
