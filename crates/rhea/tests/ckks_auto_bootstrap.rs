@@ -221,6 +221,16 @@ fn each_operand_at_level_zero_is_refreshed_once() {
     let r = manual.mul_relin_rescale(&ca, &cb).unwrap();
     assert_eq!((manual.bootstraps(), r.level()), (2, 1));
     check(&r, &prod, "mul_relin_rescale (manual mode)");
+    let r = manual.square_relin_rescale(&ca).unwrap();
+    assert_eq!((manual.bootstraps(), r.level()), (3, 1));
+    check(&r, &sq, "square_relin_rescale (manual mode)");
+    // A complex constant (auto-rescale mode).
+    let c = eval
+        .mul_const_complex(&cb, rhea::ckks::Complex64::new(0.5, 0.0))
+        .unwrap();
+    assert_eq!((eval.bootstraps(), c.level()), (6, 1));
+    let half: Vec<f64> = b.iter().map(|y| y / 2.0).collect();
+    check(&c, &half, "mul_const_complex");
     // A polynomial of depth 2 on a level-1 input: refreshed to level 2 first.
     let p = Polynomial::monomial(vec![0.25, 0.0, 0.5]).unwrap();
     let x1 = eval.drop_to_level(&f.encrypt(&a), 1).unwrap();

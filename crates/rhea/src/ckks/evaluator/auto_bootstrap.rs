@@ -82,7 +82,9 @@ impl Evaluator {
     /// chain, scale or ring degree), or one that leaves no level to the user
     /// ([`Bootstrapper::output_level`] 0: a refreshed operand could not be rescaled either).
     /// A bootstrapper of other parameters of the same shape is caught by its first bootstrap
-    /// ([`Error::ParametersMismatch`]).
+    /// ([`Error::ParametersMismatch`]). Once on, an operation that refreshes an operand also
+    /// fails with the bootstrap's errors, e.g. [`Error::SlotMismatch`] for a ciphertext whose
+    /// slot count is not the bootstrapper's ([`BootstrapConfig::slots`](crate::ckks::bootstrap::BootstrapConfig::slots)).
     pub fn with_bootstrapper(mut self, bootstrapper: Arc<Bootstrapper>) -> Result<Self> {
         const OP: &str = "with_bootstrapper";
         let params = self.ctx.params();
