@@ -160,12 +160,7 @@ mod tests {
         for preset in BootstrapPreset::all() {
             let params = preset.params.build().unwrap();
             let insecure = preset.name.contains("insecure");
-            assert_eq!(
-                params.security().meets_128_bits,
-                !insecure,
-                "{}",
-                preset.name
-            );
+            assert_eq!(params.security().meets_128_bits, !insecure, "{}", preset.name);
             let depth = preset.config.depth();
             assert_eq!(
                 params.max_level() - depth,
