@@ -12,6 +12,7 @@ use crate::rlwe::{
 };
 
 mod assign;
+mod auto_bootstrap;
 
 /// Two scales are treated as equal when they differ by at most this relative amount (far below
 /// CKKS noise; covers `f64` rounding of scale bookkeeping along different paths).
@@ -57,10 +58,18 @@ type Aligned<'a> = crate::rlwe::Aligned<'a, Ciphertext>;
 /// the mode: [`mul_relin`](Evaluator::mul_relin) (never rescaled),
 /// [`mul_relin_rescale`](Evaluator::mul_relin_rescale) and
 /// [`square_relin_rescale`](Evaluator::square_relin_rescale) (always rescaled).
+///
+/// **Bootstrapping (opt-in).** With a [`Bootstrapper`](super::bootstrap::Bootstrapper)
+/// ([`Evaluator::with_bootstrapper`]), an operand at level 0 of an operation that would rescale
+/// it (the products above that rescale, and polynomial evaluation without enough levels) is
+/// refreshed first; [`Evaluator::bootstraps`] counts the refreshes. Without one, running out of
+/// levels is an [`Error::LevelUnderflow`].
 pub struct Evaluator {
     ctx: CkksContext,
     pub(crate) keys: EvaluationKeys,
     auto_rescale: bool,
+    /// Automatic bootstrapping ([`Evaluator::with_bootstrapper`]); `None`: off.
+    auto_bootstrap: Option<auto_bootstrap::AutoBootstrap>,
 }
 
 impl Evaluator {
@@ -70,6 +79,7 @@ impl Evaluator {
             ctx: ctx.clone(),
             keys: EvaluationKeys::default(),
             auto_rescale: true,
+            auto_bootstrap: None,
         }
     }
 
@@ -524,6 +534,7 @@ impl Evaluator {
     /// two ciphertexts at scale `s` lands (see the type docs). Manual: `c` is encoded at the
     /// default scale `Δ` and the result has scale `Δ·s`, not rescaled.
     pub fn mul_const(&self, ct: &Ciphertext, c: f64) -> Result<Ciphertext> {
+        let ct = &*self.refreshed("mul_const", ct, self.auto_rescale)?;
         self.check("mul_const", ct)?;
         if self.auto_rescale {
             Self::underflow("mul_const", ct, 1)?;
@@ -552,6 +563,7 @@ impl Evaluator {
     /// `c · ct` for a complex constant `c` (scale handling as [`Evaluator::mul_const`]).
     pub fn mul_const_complex(&self, ct: &Ciphertext, c: Complex64) -> Result<Ciphertext> {
         const OP: &str = "mul_const_complex";
+        let ct = &*self.refreshed(OP, ct, self.auto_rescale)?;
         self.check(OP, ct)?;
         let scale = if self.auto_rescale {
             Self::underflow(OP, ct, 1)?;
@@ -574,6 +586,7 @@ impl Evaluator {
     /// `ct · pt` (scale `ct.scale · pt.scale`; rescaled in auto mode).
     pub fn mul_plain(&self, ct: &Ciphertext, pt: &Plaintext) -> Result<Ciphertext> {
         const OP: &str = "mul_plain";
+        let ct = &*self.refreshed(OP, ct, self.auto_rescale && pt.level() > 0)?;
         let ct = self.plain_operand(OP, ct, pt)?;
         if self.auto_rescale {
             Self::underflow(OP, &ct, 1)?;
@@ -666,6 +679,8 @@ impl Evaluator {
     /// `a · b` with relinearisation (rescaled in auto mode).
     pub fn mul(&self, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext> {
         self.keys.rlk("mul")?;
+        let (a, b) = self.refreshed_pair("mul", a, b, self.auto_rescale)?;
+        let (a, b) = (&*a, &*b);
         self.on_pool(|| {
             let t = self.tensor("mul", a, b, self.auto_rescale)?;
             self.relinearize_maybe_rescale(&t, self.auto_rescale)
@@ -683,6 +698,7 @@ impl Evaluator {
     /// `a²` with relinearisation (rescaled in auto mode).
     pub fn square(&self, a: &Ciphertext) -> Result<Ciphertext> {
         self.keys.rlk("square")?;
+        let a = &*self.refreshed("square", a, self.auto_rescale)?;
         self.on_pool(|| {
             let t = self.tensor_square("square", a, self.auto_rescale)?;
             self.relinearize_maybe_rescale(&t, self.auto_rescale)
@@ -703,6 +719,8 @@ impl Evaluator {
     /// Multiply, relinearise and rescale (in either mode).
     pub fn mul_relin_rescale(&self, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext> {
         self.keys.rlk("mul_relin_rescale")?;
+        let (a, b) = self.refreshed_pair("mul_relin_rescale", a, b, true)?;
+        let (a, b) = (&*a, &*b);
         self.on_pool(|| {
             let t = self.tensor("mul_relin_rescale", a, b, true)?;
             self.relinearize_maybe_rescale(&t, true)
@@ -712,6 +730,7 @@ impl Evaluator {
     /// Square, relinearise and rescale (in either mode).
     pub fn square_relin_rescale(&self, a: &Ciphertext) -> Result<Ciphertext> {
         self.keys.rlk("square_relin_rescale")?;
+        let a = &*self.refreshed("square_relin_rescale", a, true)?;
         self.on_pool(|| {
             let t = self.tensor_square("square_relin_rescale", a, true)?;
             self.relinearize_maybe_rescale(&t, true)

@@ -152,6 +152,10 @@ impl Evaluator {
     /// product in place, then, in auto-rescale mode, the rescale.
     pub fn mul_const_assign(&self, ct: &mut Ciphertext, c: f64) -> Result<()> {
         const OP: &str = "mul_const";
+        if self.would_refresh(ct, self.auto_rescale) {
+            *ct = self.mul_const(ct, c)?;
+            return Ok(());
+        }
         self.check(OP, ct)?;
         let (scale, rescale) = if self.auto_rescale {
             Self::underflow(OP, ct, 1)?;
@@ -209,7 +213,8 @@ impl Evaluator {
             .parts
             .iter()
             .all(|p| self.ring().check_binary(OP, p, &pt.poly).is_ok());
-        if pt.level() < ct.level() || !parts_ok {
+        let refresh = self.would_refresh(ct, self.auto_rescale && pt.level() > 0);
+        if pt.level() < ct.level() || !parts_ok || refresh {
             *ct = self.mul_plain(ct, pt)?;
             return Ok(());
         }

@@ -116,6 +116,8 @@ impl Evaluator {
         check_two_components(OP, ct.parts.len())?;
         crate::ckks::encoder::check_scale(OP, target_scale)?;
         let needed = ps.iter().map(|p| p.depth()).max().unwrap_or(0);
+        // With a bootstrapper (`Evaluator::with_bootstrapper`), too few levels: refreshed.
+        let ct = &*self.refreshed_for_depth(OP, ct, needed)?;
         if ct.level() < needed {
             return Err(Error::LevelUnderflow {
                 op: OP,
