@@ -163,7 +163,7 @@ fn a_bootstrapper_of_other_parameters_is_refused() {
     let Err(err) = Evaluator::new(&ctx).with_bootstrapper(f.boot.clone()) else {
         panic!("a bootstrapper of other parameters was accepted");
     };
-    assert!(matches!(err, Error::InvalidInput(_)), "{err:?}");
+    assert!(matches!(err, Error::ParametersMismatch { .. }), "{err:?}");
 }
 
 /// Products of two operands, plaintext products, manual mode's rescaling products and

@@ -208,6 +208,15 @@ impl KeySwitchKey {
         &self.parts
     }
 
+    /// The bytes the key's words take in memory (64-bit words, both halves of every digit).
+    pub fn size_bytes(&self) -> u64 {
+        self.parts
+            .iter()
+            .flatten()
+            .map(|p| p.shape().words() as u64 * 8)
+            .sum()
+    }
+
     /// The device holding the key.
     pub fn device(&self) -> crate::Device {
         self.parts[0][0].device()
@@ -334,6 +343,11 @@ impl GaloisKeys {
     /// The number of keys.
     pub fn len(&self) -> usize {
         self.keys.len()
+    }
+
+    /// The bytes of all the keys' words in memory ([`KeySwitchKey::size_bytes`] summed).
+    pub fn size_bytes(&self) -> u64 {
+        self.keys.values().map(KeySwitchKey::size_bytes).sum()
     }
 
     /// Whether there is no key.

@@ -148,6 +148,12 @@ pub struct Bootstrapper {
     /// level, NTT form on the context's device: made once, so that a bootstrap uploads nothing.
     minus_i: Poly,
     plus_i: Poly,
+    /// The rotation steps of the Galois keys (conjugation apart).
+    rotations: Vec<i64>,
+    /// Bytes of the relinearisation and Galois keys.
+    evaluation_key_bytes: u64,
+    /// The number of Galois keys (conjugation included).
+    galois_keys: usize,
 }
 
 impl Bootstrapper {
@@ -214,6 +220,8 @@ impl Bootstrapper {
         steps.dedup();
         let rlk: Arc<RelinearizationKey> = Arc::new(keygen.relinearization_key(sk)?);
         let gk = keygen.galois_keys(sk, &steps, true)?;
+        let evaluation_key_bytes = rlk.key().size_bytes() + gk.size_bytes();
+        let galois_keys = gk.len();
         let keys = keygen.encapsulation_keys(sk, config.sparse_weight)?;
         let mid = top - cts.depth();
         let minus_i = Evaluator::new(ctx).const_poly(mid, 0, -1)?;
@@ -234,6 +242,9 @@ impl Bootstrapper {
             raised_scale,
             minus_i,
             plus_i,
+            rotations: steps,
+            evaluation_key_bytes,
+            galois_keys,
         })
     }
 
@@ -267,6 +278,28 @@ impl Bootstrapper {
     /// The configuration.
     pub fn config(&self) -> &BootstrapConfig {
         &self.config
+    }
+
+    /// The context it bootstraps ciphertexts of.
+    pub fn context(&self) -> &CkksContext {
+        &self.ctx
+    }
+
+    /// The rotation steps it holds Galois keys for (besides conjugation): those of CoeffToSlot,
+    /// SlotToCoeff and, for sparse slots, the subring sum.
+    pub fn rotations(&self) -> &[i64] {
+        &self.rotations
+    }
+
+    /// The key-switching keys it holds: relinearisation, the Galois keys (one per distinct
+    /// rotation, and conjugation), and the two encapsulation keys.
+    pub fn keyswitch_keys(&self) -> usize {
+        1 + self.galois_keys + 2
+    }
+
+    /// The bytes of every key it holds in memory (on its context's device).
+    pub fn key_bytes(&self) -> u64 {
+        self.evaluation_key_bytes + self.keys.size_bytes()
     }
 
     /// `ct` refreshed: at [`Bootstrapper::output_level`] with [`Bootstrapper::output_scale`],

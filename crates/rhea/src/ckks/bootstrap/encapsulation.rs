@@ -35,6 +35,11 @@ impl EncapsulationKeys {
     pub fn weight(&self) -> usize {
         self.weight
     }
+
+    /// The bytes of both keys' words in memory.
+    pub fn size_bytes(&self) -> u64 {
+        self.to_sparse.size_bytes() + self.to_dense.size_bytes()
+    }
 }
 
 impl KeyGenerator {

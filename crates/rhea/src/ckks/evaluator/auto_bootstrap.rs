@@ -78,32 +78,18 @@ impl Evaluator {
     /// # Ok::<(), rhea::Error>(())
     /// ```
     ///
-    /// Errors: [`Error::InvalidInput`] for a bootstrapper built for other parameters (another
-    /// chain, scale or ring degree), or one that leaves no level to the user
+    /// Errors: [`Error::ParametersMismatch`] for a bootstrapper built for other parameters;
+    /// [`Error::InvalidInput`] for one that leaves no level to the user
     /// ([`Bootstrapper::output_level`] 0: a refreshed operand could not be rescaled either).
-    /// A bootstrapper of other parameters of the same shape is caught by its first bootstrap
-    /// ([`Error::ParametersMismatch`]). Once on, an operation that refreshes an operand also
+    /// Once on, an operation that refreshes an operand also
     /// fails with the bootstrap's errors, e.g. [`Error::SlotMismatch`] for a ciphertext whose
     /// slot count is not the bootstrapper's ([`BootstrapConfig::slots`](crate::ckks::bootstrap::BootstrapConfig::slots)).
     pub fn with_bootstrapper(mut self, bootstrapper: Arc<Bootstrapper>) -> Result<Self> {
         const OP: &str = "with_bootstrapper";
-        let params = self.ctx.params();
-        let (top, depth) = (params.max_level(), bootstrapper.depth());
-        let slots = bootstrapper.config().slots;
-        if bootstrapper.output_level() + depth != top
-            || !scales_match(bootstrapper.output_scale(), params.default_scale())
-            || slots > params.slots()
-        {
-            return Err(Error::InvalidInput(format!(
-                "{OP}: the bootstrapper was built for other parameters (output level {} + depth \
-                 {depth}, scale 2^{:.2}, {slots} slots; this evaluator's: {top} levels, scale \
-                 2^{:.2}, up to {} slots); build it from this evaluator's context",
-                bootstrapper.output_level(),
-                bootstrapper.output_scale().log2(),
-                params.default_scale().log2(),
-                params.slots()
-            )));
-        }
+        self.ctx
+            .rlwe()
+            .check_id(OP, bootstrapper.context().params().id())?;
+        let (top, depth) = (self.ctx.params().max_level(), bootstrapper.depth());
         if bootstrapper.output_level() == 0 {
             return Err(Error::InvalidInput(format!(
                 "{OP}: the bootstrapper consumes every level ({depth} of {top}): a refreshed \
