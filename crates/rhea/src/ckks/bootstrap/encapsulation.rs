@@ -121,7 +121,9 @@ fn restrict_to_sparse_context(
 impl KeyGenerator {
     /// Draws an ephemeral secret of Hamming weight `weight` and returns the key switchings
     /// between it and `sk` (both directions): dense→sparse over `q_0·p_0` in a small parameter
-    /// set of its own (see the [module](self) docs), sparse→dense over `Q ∪ P`.
+    /// set of its own (same `N`, error width and device; the only RLWE samples under the sparse
+    /// secret, checked with [`crate::params::sparse_secret_is_128_bit`]), sparse→dense over
+    /// `Q ∪ P`.
     ///
     /// Errors: [`Error::InvalidInput`] for a weight of 0 or above `N`;
     /// [`Error::InsecureParameters`] when `q_0·p_0` at this `N` and weight fails
