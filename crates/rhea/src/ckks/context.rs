@@ -54,6 +54,13 @@ impl CkksContext {
         self.rlwe.device()
     }
 
+    /// This context, counting its key switchings in `other`'s counter (see
+    /// [`CkksContext::keyswitches`]).
+    pub(crate) fn sharing_keyswitch_count(mut self, other: &CkksContext) -> Self {
+        self.rlwe = self.rlwe.sharing_keyswitch_count(&other.rlwe);
+        self
+    }
+
     /// The key switchings run through this context and its clones (evaluators built from it
     /// included): see [`RlweContext::keyswitches`].
     pub fn keyswitches(&self) -> u64 {

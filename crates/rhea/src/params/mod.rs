@@ -51,8 +51,9 @@ pub use intent::{
     DEFAULT_SCALE_BITS, FIRST_PRIME_EXTRA_BITS, MAX_PRIME_BITS, MIN_SCALE_BITS,
 };
 pub use security::{
-    max_log_qp_128, security_level, Security, SecurityReport, HE_STANDARD_128_CLASSIC_TERNARY,
-    HE_STANDARD_192_CLASSIC_TERNARY, HE_STANDARD_256_CLASSIC_TERNARY,
+    max_log_qp_128, security_level, sparse_secret_is_128_bit, sparse_secret_max_log_q_128,
+    Security, SecurityReport, HE_STANDARD_128_CLASSIC_TERNARY, HE_STANDARD_192_CLASSIC_TERNARY,
+    HE_STANDARD_256_CLASSIC_TERNARY, SPARSE_SECRET_MIN_WEIGHT,
 };
 
 /// A named parameter preset: the name of the literal's constructor, what the set is for, and

@@ -16,8 +16,11 @@
 //! for, and [`security_level`] reports the highest level a set meets.
 //!
 //! Sparse secrets (fixed Hamming weight) are weaker than uniform ternary ones and the table does
-//! not cover them: they are accepted only with the explicit insecure opt-in until a sparse table
-//! (from the lattice estimator) is added.
+//! not cover them: as the secret of a parameter set they are accepted only with the explicit
+//! insecure opt-in until a sparse table (from the lattice estimator) is added. The one sparse
+//! secret the library draws itself, bootstrapping's ephemeral secret, is the RLWE secret of a
+//! single key kept over the small modulus `q_0·p_0`; [`sparse_secret_is_128_bit`] bounds that
+//! case (a citation plus a sanity bound, documented there).
 
 use std::fmt;
 
@@ -142,6 +145,74 @@ pub fn max_log_qp_128(log_n: u32) -> Option<u32> {
         .map(|(_, b)| *b)
 }
 
+/// The smallest Hamming weight [`sparse_secret_max_log_q_128`] covers (bootstrapping's usual
+/// ephemeral weight).
+pub const SPARSE_SECRET_MIN_WEIGHT: usize = 32;
+
+/// The largest `log2 q` this library accepts as 128-bit secure for an RLWE sample under a
+/// sparse ternary secret of Hamming weight `weight` at `N = 2^log_n`: the uniform-ternary
+/// 128-bit bound of the ring of degree `N/4` ([`max_log_qp_128`]`(log_n − 2)`), for
+/// `weight ≥ 32` and `N = 2^14 ..= 2^17`; `None` otherwise (no claim is made there).
+///
+/// | `N`  | `2^14` | `2^15` | `2^16` | `2^17` |
+/// |------|--------|--------|--------|--------|
+/// | bound (bits) | 109 | 218 | 438 | 881 |
+///
+/// What the bound rests on (a citation plus a sanity bound, **not** a run of the lattice
+/// estimator):
+///
+/// 1. **Citation.** Bossuat, Troncoso-Pastoriza and Hubaux, "Bootstrapping for approximate
+///    homomorphic encryption with negligible failure-probability by using sparse-secret
+///    encapsulation" (ACNS 2022, ePrint 2022/024), and Lattigo's default bootstrapping
+///    parameters built on it (`N16QP1546H192H32`, `N16QP1547H192H32`, `N16QP1553H192H32`,
+///    `N15QP768H192H32`: `EphemeralSecretWeight: 32`, the dense→sparse key generated over the
+///    parameters `Q[:1], P[:1]` in `genEncapsulationEvaluationKeysNew`) put the weight-32
+///    secret in one RLWE sample modulo `q_0·p_0`, about 120 bits at `N = 2^16` (and `2^15`),
+///    and state 128-bit security for those sets.
+/// 2. **Sanity bound.** A hybrid attacker who guesses that all `h ≥ 32` non-zero coefficients
+///    lie in a chosen `1/2^j` of the positions (probability about `2^{−h·j} ≤ 2^{−32 j}`) and
+///    drops the other coordinates is left with an instance of dimension `N/2^j` at the same
+///    modulus. Requiring `log q` to be at most the HE standard's uniform-ternary 128-bit bound
+///    of dimension `N/4` makes that reduced instance no easier than a 128-bit standard one for
+///    `j ≤ 2` (the bound grows with the dimension); at `N = 2^16`, `j = 2` leaves dimension
+///    `2^14` with bound 438 bits against the ≈ 121 of `q_0·p_0`, and `j = 1` (dimension `2^15`,
+///    881 bits) more so. It does not analyse guesses with `j ≥ 3` combined with lattice
+///    reduction, nor the reduced instance's own sparsity: it rules out the crude versions of
+///    the attack, and the 128-bit claim itself is the citation's.
+///
+/// Below weight 32 the guess costs too little for the argument, and below `N = 2^14` the
+/// citation has no parameter set (and the `N/4` bound, 54 bits at `2^13`, is below any
+/// `q_0·p_0`): both give `None`.
+///
+/// ```
+/// use rhea::params::sparse_secret_max_log_q_128;
+/// assert_eq!(sparse_secret_max_log_q_128(16, 32), Some(438));
+/// assert_eq!(sparse_secret_max_log_q_128(16, 16), None);
+/// assert_eq!(sparse_secret_max_log_q_128(13, 32), None);
+/// ```
+pub fn sparse_secret_max_log_q_128(log_n: u32, weight: usize) -> Option<u32> {
+    if weight < SPARSE_SECRET_MIN_WEIGHT || !(14..=17).contains(&log_n) {
+        return None;
+    }
+    max_log_qp_128(log_n - 2)
+}
+
+/// Whether an RLWE sample modulo `q` (`log2 q = log_q`) under a sparse ternary secret of
+/// Hamming weight `weight` at `N = 2^log_n` is accepted as 128-bit secure: `log_q` at most
+/// [`sparse_secret_max_log_q_128`] (see there for the source and the argument). Bootstrapping's
+/// encapsulation keys ([`crate::ckks::bootstrap::EncapsulationKeys`]) check their modulus
+/// `q_0·p_0` with it.
+///
+/// ```
+/// use rhea::params::sparse_secret_is_128_bit;
+/// assert!(sparse_secret_is_128_bit(16, 32, 121.0));
+/// assert!(!sparse_secret_is_128_bit(16, 32, 500.0));
+/// assert!(!sparse_secret_is_128_bit(13, 32, 100.0));
+/// ```
+pub fn sparse_secret_is_128_bit(log_n: u32, weight: usize, log_q: f64) -> bool {
+    sparse_secret_max_log_q_128(log_n, weight).is_some_and(|m| log_q <= m as f64)
+}
+
 /// The outcome of the security check, kept on the parameters and printed by their `Display`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SecurityReport {
@@ -232,5 +303,30 @@ mod tests {
         assert_eq!(Security::from_bits(192), Some(Security::Bits192));
         assert_eq!(Security::from_bits(100), None);
         assert_eq!(Security::Bits256.to_string(), "256-bit");
+    }
+
+    #[test]
+    fn sparse_secret_bound_is_the_ternary_bound_of_a_quarter_ring() {
+        // The table: N/4's uniform-ternary bound, from 2^14 to 2^17 only.
+        let bounds: Vec<_> = (12..=18)
+            .map(|l| sparse_secret_max_log_q_128(l, 32))
+            .collect();
+        assert_eq!(
+            bounds,
+            [None, None, Some(109), Some(218), Some(438), Some(881), None]
+        );
+        // Lattigo's q_0·p_0 (≈ 121 bits) at N = 2^16 and 2^15, not at 2^14.
+        assert!(sparse_secret_is_128_bit(16, 32, 121.0));
+        assert!(sparse_secret_is_128_bit(15, 32, 121.0));
+        assert!(!sparse_secret_is_128_bit(14, 32, 121.0));
+        // The boundary is inclusive: 438 passes, 438.1 fails, and so does a q_0·P of 500 bits.
+        assert!(sparse_secret_is_128_bit(16, 32, 438.0));
+        assert!(!sparse_secret_is_128_bit(16, 32, 438.1));
+        assert!(!sparse_secret_is_128_bit(16, 32, 500.0));
+        // Weights below 32 and small rings are never accepted; larger weights are.
+        assert!(!sparse_secret_is_128_bit(16, 31, 100.0));
+        assert!(sparse_secret_is_128_bit(16, 192, 121.0));
+        assert!(!sparse_secret_is_128_bit(13, 32, 50.0));
+        assert!(!sparse_secret_is_128_bit(18, 32, 121.0));
     }
 }

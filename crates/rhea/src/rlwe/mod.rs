@@ -79,6 +79,13 @@ impl RlweContext {
         self.keyswitches.load(Ordering::Relaxed)
     }
 
+    /// This context, counting its key switchings in `other`'s counter (bootstrapping's
+    /// encapsulation context over `q_0·p_0` counts in its main context's).
+    pub(crate) fn sharing_keyswitch_count(mut self, other: &RlweContext) -> Self {
+        self.keyswitches = other.keyswitches.clone();
+        self
+    }
+
     fn count_keyswitch(&self) {
         self.keyswitches.fetch_add(1, Ordering::Relaxed);
     }
