@@ -73,7 +73,7 @@ fn evalmod(k: usize, degree: usize, r: usize, arcsine: Option<usize>, factor: f6
     .unwrap()
 }
 
-/// Encrypts `ts` (divided by K for a normalized input) at the top level and Δ, evaluates with
+/// Encrypts `ts` (divided by `K + 1/4` for a normalized input) at the top level and Δ, evaluates with
 /// `target` (`None`: Δ), checks the depth and the exact scale, compares with `evaluate_plain`
 /// (at least `min_bits` relative to the output magnitude) and with `factor·ε` (within the
 /// approximation error plus the HE error). Returns the relative precision in bits.
@@ -82,7 +82,7 @@ fn check(s: &Setup, name: &str, m: &EvalMod, target: Option<f64>, min_bits: f64,
     let p = m.params();
     let (ts, eps) = inputs(s.slots(), p.k, seed);
     let encrypted: Vec<f64> = if p.normalized_input {
-        ts.iter().map(|t| t / p.k as f64).collect()
+        ts.iter().map(|t| t / m.input_divisor()).collect()
     } else {
         ts.clone()
     };

@@ -187,7 +187,6 @@ impl Bootstrapper {
         let sparse_bits = (half / n).trailing_zeros().div_ceil(2);
         let message_scale =
             (q0.log2().floor() - (config.message_ratio_bits + sparse_bits) as f64).exp2();
-        let k = config.eval_mod.k as f64;
         let top = params.max_level();
         if config.coeff_to_slot_levels > top {
             return Err(Error::InvalidInput(format!(
@@ -199,18 +198,18 @@ impl Bootstrapper {
         // EvalMod's powers keep a scale near their levels' primes (each squaring rescaled by
         // one): the cosine's powers neither vanish nor overflow.
         let raised_scale = params.q_primes()[top - config.coeff_to_slot_levels] as f64;
-        // CoeffToSlot: (m + q0·I)/q0 / (2K) from slots decoded at the raised scale (the 1/2
-        // for the real/imaginary split, the 1/K for EvalMod's normalized input); a subring
-        // sum multiplied the coefficients by N/(2n).
-        let cts_factor = raised_scale / q0 / (2.0 * k) / (half / n) as f64;
-        let cts = HomomorphicDft::coeff_to_slot(n, config.coeff_to_slot_levels, cts_factor)?;
-        let headroom = (config.eval_mod_headroom_bits as f64).exp2();
-        let stc = HomomorphicDft::slot_to_coeff(n, config.slot_to_coeff_levels, 1.0 / headroom)?;
         let eval_mod = EvalMod::new(EvalModParams {
             normalized_input: true,
             factor: 1.0,
             ..config.eval_mod.clone()
         })?;
+        // CoeffToSlot: (m + q0·I)/q0 / (2(K + 1/4)) from slots decoded at the raised scale (the
+        // 1/2 for the real/imaginary split, the 1/(K + 1/4) for EvalMod's normalized input);
+        // a subring sum multiplied the coefficients by N/(2n).
+        let cts_factor = raised_scale / q0 / (2.0 * eval_mod.input_divisor()) / (half / n) as f64;
+        let cts = HomomorphicDft::coeff_to_slot(n, config.coeff_to_slot_levels, cts_factor)?;
+        let headroom = (config.eval_mod_headroom_bits as f64).exp2();
+        let stc = HomomorphicDft::slot_to_coeff(n, config.slot_to_coeff_levels, 1.0 / headroom)?;
         let depth = cts.depth() + eval_mod.depth() + stc.depth();
         if depth > params.max_level() {
             return Err(Error::InvalidInput(format!(

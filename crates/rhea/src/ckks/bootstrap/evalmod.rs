@@ -43,9 +43,11 @@ pub struct EvalModParams {
     /// `ε_max` (`0 < ε_max ≤ 1/4`): the bound on `|ε| = |t − I|` the approximation error is
     /// measured on and the arcsine interpolated for.
     pub eps_max: f64,
-    /// Whether the ciphertext holds `t/K` rather than `t` (a CoeffToSlot with `1/K` folded into
-    /// its matrices): the cosine polynomial is then on `[−1, 1]` and needs no interval map,
-    /// one level less. [`EvalMod::evaluate_plain`] takes `t` either way.
+    /// Whether the ciphertext holds `t/(K + 1/4)` rather than `t` (a CoeffToSlot with the
+    /// divisor folded into its matrices, [`EvalMod::input_divisor`]): the cosine polynomial is
+    /// then an even one on `[−1, 1]` (in `w = (t − 1/4)/(K + 1/4)`, after a constant
+    /// addition), with no interval map (one level less) and only even powers (about half the
+    /// products). [`EvalMod::evaluate_plain`] takes `t` either way.
     pub normalized_input: bool,
 }
 
@@ -239,7 +241,25 @@ impl EvalMod {
         };
         let g = move |t: f64| c * (2.0 * PI * (t - 0.25) / period).cos();
         let fit = if p.normalized_input {
-            Polynomial::interpolate(move |u| g(k * u), -1.0, 1.0, p.degree)?
+            // In w = (t − 1/4)/(K + 1/4) on [−1, 1] the cosine is even: only the even powers
+            // are computed (about half the products of the general polynomial). The odd
+            // coefficients of the fit are rounding noise.
+            let kp = k + 0.25;
+            let mut fit = Polynomial::interpolate(
+                move |w| c * (2.0 * PI * kp * w / period).cos(),
+                -1.0,
+                1.0,
+                p.degree,
+            )?;
+            let even = fit
+                .polynomial
+                .coefficients()
+                .iter()
+                .enumerate()
+                .map(|(i, &c)| if i % 2 == 0 { c } else { 0.0 })
+                .collect();
+            fit.polynomial = Polynomial::chebyshev(even, -1.0, 1.0)?;
+            fit
         } else {
             Polynomial::interpolate(g, -k, k, p.degree)?
         };
@@ -275,6 +295,16 @@ impl EvalMod {
     /// The configuration.
     pub fn params(&self) -> &EvalModParams {
         &self.params
+    }
+
+    /// What a normalized input is divided by: the ciphertext holds `t / (K + 1/4)` (1 without
+    /// [`EvalModParams::normalized_input`]).
+    pub fn input_divisor(&self) -> f64 {
+        if self.params.normalized_input {
+            self.params.k as f64 + 0.25
+        } else {
+            1.0
+        }
     }
 
     /// The cosine polynomial (Chebyshev basis of `[−K, K]`, or of `[−1, 1]` in `t/K` with
@@ -329,7 +359,7 @@ impl EvalMod {
     pub fn evaluate_plain(&self, t: f64) -> f64 {
         let p = &self.params;
         let x = if p.normalized_input {
-            t / p.k as f64
+            (t - 0.25) / self.input_divisor()
         } else {
             t
         };
@@ -419,7 +449,14 @@ impl EvalMod {
         let plan = self.plan(eval, ct.level(), target_scale, factor)?;
         let r = self.params.double_angles;
         let c = factor / (2.0 * PI);
-        let mut y = eval.evaluate_polynomial(ct, &self.cosine, plan.scales[0])?;
+        let mut y = if self.params.normalized_input {
+            // w = u − 1/(4(K + 1/4)), the even cosine's variable: a constant, no level.
+            let mut w = ct.try_clone()?;
+            eval.add_const_assign(&mut w, -0.25 / self.input_divisor())?;
+            eval.evaluate_polynomial(&w, &self.cosine, plan.scales[0])?
+        } else {
+            eval.evaluate_polynomial(ct, &self.cosine, plan.scales[0])?
+        };
         for i in 1..=r {
             let mut z = eval.square_relin_rescale(&y)?;
             if i == r && self.arcsine.is_none() {
