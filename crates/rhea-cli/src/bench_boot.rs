@@ -274,7 +274,20 @@ pub fn run_boot(opts: &BootOptions) -> Result<BootReport, String> {
         let sk = keygen.secret_key()?;
         let pk = keygen.public_key(&sk)?;
         let start = Instant::now();
-        let boot = Bootstrapper::new(&ctx, &mut keygen, &sk, config.clone())?;
+        let boot =
+            Bootstrapper::new_with_progress(&ctx, &mut keygen, &sk, config.clone(), &mut |p| {
+                if start.elapsed().as_secs_f64() > 1.0 {
+                    eprint!(
+                        "\rrhea bench boot: keys {}/{} ({:.2} GB)",
+                        p.done,
+                        p.total,
+                        p.bytes as f64 / 1e9
+                    );
+                }
+            })?;
+        if start.elapsed().as_secs_f64() > 1.0 {
+            eprintln!();
+        }
         device.synchronize()?;
         let keygen_s = start.elapsed().as_secs_f64();
         eprintln!("rhea bench boot: key generation: {keygen_s:.2} s");

@@ -87,13 +87,35 @@ fn main() -> Result<()> {
     let sk = keygen.secret_key()?;
     let pk = keygen.public_key(&sk)?;
     let rlk = keygen.relinearization_key(&sk)?;
-    let boot = Arc::new(Bootstrapper::new(&ctx, &mut keygen, &sk, preset.config)?);
+    let boot = Arc::new(Bootstrapper::new_with_progress(
+        &ctx,
+        &mut keygen,
+        &sk,
+        preset.config,
+        &mut |p| {
+            // Progress once key generation takes more than a second (minutes on a CPU at 2^16).
+            if start.elapsed().as_secs_f64() > 1.0 {
+                eprint!(
+                    "\r  keys {}/{} ({:.2} GB)",
+                    p.done,
+                    p.total,
+                    p.bytes as f64 / 1e9
+                );
+            }
+        },
+    )?);
+    if start.elapsed().as_secs_f64() > 1.0 {
+        eprintln!();
+    }
     device.synchronize()?;
     println!(
-        "  keys and bootstrapper: {:.1} s (bootstrapping depth {}, {} levels left to the user)",
+        "  keys and bootstrapper: {:.1} s (bootstrapping depth {}, {} levels left to the user; \
+         {} keys, {:.2} GB)",
         start.elapsed().as_secs_f64(),
         boot.depth(),
-        boot.output_level()
+        boot.output_level(),
+        boot.keyswitch_keys(),
+        boot.key_bytes() as f64 / 1e9
     );
 
     let encoder = Encoder::new(&ctx)?;
@@ -107,6 +129,9 @@ fn main() -> Result<()> {
     let mut rng = rand::rng();
     let mut want: Vec<f64> = (0..n).map(|_| rng.random_range(-1.0..=1.0)).collect();
     let mut x = encryptor.encrypt(&encoder.encode(&want)?)?;
+    // One bootstrap first, untimed: the kernels compile and the transforms' diagonals are
+    // encoded on first use.
+    boot.bootstrap(&Evaluator::new(&ctx).drop_to_level(&x, 0)?)?;
     println!(
         "  {n} slots uniform in [-1, 1], at level {} (scale 2^{:.0}); {steps} steps of \
          x <- x²/2 + 1/4 (depth {})",

@@ -127,7 +127,21 @@ fn the_insecure_preset_bootstraps_to_the_users_top_level() {
     let mut keygen = KeyGenerator::from_seed(&ctx, [22; 32]);
     let sk = keygen.secret_key().unwrap();
     let depth = preset.config.depth();
-    let boot = Bootstrapper::new(&ctx, &mut keygen, &sk, preset.config).unwrap();
+    let mut reports = Vec::new();
+    let boot = Bootstrapper::new_with_progress(&ctx, &mut keygen, &sk, preset.config, &mut |p| {
+        reports.push(p)
+    })
+    .unwrap();
+    // One report per key (the two encapsulation keys come together), in order, the last with
+    // every key and all their bytes.
+    let last = *reports.last().unwrap();
+    assert_eq!(reports.len(), last.total - 1);
+    assert!(reports
+        .windows(2)
+        .all(|w| w[0].done < w[1].done && w[0].bytes < w[1].bytes));
+    assert_eq!(last.total, boot.rotations().len() + 4);
+    assert_eq!(boot.keyswitch_keys(), last.total);
+    assert_eq!(last.bytes, boot.key_bytes());
     assert_eq!(boot.depth(), depth);
     assert_eq!(boot.output_level(), params.default_level());
     let encoder = Encoder::new(&ctx).unwrap();

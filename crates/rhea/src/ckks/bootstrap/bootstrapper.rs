@@ -84,6 +84,17 @@ impl BootstrapConfig {
     }
 }
 
+/// Key generation's progress ([`Bootstrapper::new_with_progress`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KeyProgress {
+    /// Keys generated so far.
+    pub done: usize,
+    /// Keys in all.
+    pub total: usize,
+    /// Bytes of the keys generated so far (in memory, on the context's device).
+    pub bytes: u64,
+}
+
 /// The time of each stage of one bootstrap ([`Bootstrapper::bootstrap_with_stages`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct BootstrapStages {
@@ -173,6 +184,34 @@ impl Bootstrapper {
         sk: &SecretKey,
         config: BootstrapConfig,
     ) -> Result<Self> {
+        Self::new_with_progress(ctx, keygen, sk, config, &mut |_| {})
+    }
+
+    /// [`Bootstrapper::new`], calling `progress` after each key it generates (with the keys
+    /// done, the keys in all and the bytes so far): key generation at N = 2^16 takes about
+    /// 0.5 s on an H100 and minutes on a CPU. The same keys as [`Bootstrapper::new`].
+    ///
+    /// ```no_run
+    /// use rhea::ckks::bootstrap::{BootstrapPreset, Bootstrapper};
+    /// use rhea::ckks::{CkksContext, KeyGenerator};
+    /// use rhea::Device;
+    ///
+    /// let preset = BootstrapPreset::by_name("boot_test_n12_insecure").unwrap();
+    /// let ctx = CkksContext::new(&preset.params.build()?, Device::Cpu)?;
+    /// let mut keygen = KeyGenerator::new(&ctx)?;
+    /// let sk = keygen.secret_key()?;
+    /// let boot = Bootstrapper::new_with_progress(&ctx, &mut keygen, &sk, preset.config, &mut |p| {
+    ///     eprint!("\rkeys {}/{} ({:.2} GB)", p.done, p.total, p.bytes as f64 / 1e9)
+    /// })?;
+    /// # Ok::<(), rhea::Error>(())
+    /// ```
+    pub fn new_with_progress(
+        ctx: &CkksContext,
+        keygen: &mut KeyGenerator,
+        sk: &SecretKey,
+        config: BootstrapConfig,
+        progress: &mut dyn FnMut(KeyProgress),
+    ) -> Result<Self> {
         let params = ctx.params();
         let (n, half) = (config.slots, params.slots());
         if !n.is_power_of_two() || n < 2 || n > half {
@@ -226,11 +265,26 @@ impl Bootstrapper {
         steps.extend(Self::subring_steps(n, half));
         steps.sort_unstable();
         steps.dedup();
+        // One key at a time, for the progress: relinearisation, conjugation, the rotations,
+        // the two encapsulation keys.
+        let total = steps.len() + 4;
+        let mut report = |done: usize, bytes: u64| progress(KeyProgress { done, total, bytes });
         let rlk: Arc<RelinearizationKey> = Arc::new(keygen.relinearization_key(sk)?);
-        let gk = keygen.galois_keys(sk, &steps, true)?;
+        let mut bytes = rlk.key().size_bytes();
+        report(1, bytes);
+        let mut gk = keygen.galois_keys(sk, &[], true)?;
+        bytes += gk.size_bytes();
+        report(2, bytes);
+        for (i, &step) in steps.iter().enumerate() {
+            let key = keygen.galois_keys(sk, &[step], false)?;
+            bytes += key.size_bytes();
+            gk.extend(key)?;
+            report(3 + i, bytes);
+        }
         let evaluation_key_bytes = rlk.key().size_bytes() + gk.size_bytes();
         let galois_keys = gk.len();
         let keys = keygen.encapsulation_keys(sk, config.sparse_weight)?;
+        report(total, evaluation_key_bytes + keys.size_bytes());
         let mid = top - cts.depth();
         let minus_i = Evaluator::new(ctx).const_poly(mid, 0, -1)?;
         let plus_i = Evaluator::new(ctx).const_poly(mid - eval_mod.depth(), 0, 1)?;

@@ -16,7 +16,7 @@ mod evalmod;
 mod presets;
 mod raise;
 
-pub use bootstrapper::{BootstrapConfig, BootstrapStages, Bootstrapper};
+pub use bootstrapper::{BootstrapConfig, BootstrapStages, Bootstrapper, KeyProgress};
 pub use dft::{bit_reverse_index, DftDirection, HomomorphicDft};
 pub use encapsulation::EncapsulationKeys;
 pub use evalmod::{EvalMod, EvalModParams};
