@@ -98,6 +98,7 @@ for logn in sorted({k[0] for k in best}):
               f"{p['ckks_data_type']}, {p['secret_key_dist']}, level budget "
               f"{p['level_budget']}, depth {p['multiplicative_depth']} "
               f"(bootstrap {p['bootstrap_depth']} + levelsAvailableAfterBootstrap "
-              f"{p['levels_available_after_bootstrap']}), threads {o.get('threads')}, "
+              f"{p['levels_available_after_bootstrap']}), input at level "
+              f"{p['input_level']}, threads {o.get('threads')}, "
               f"OMP_WAIT_POLICY {o.get('omp_wait_policy')}")
 EOF

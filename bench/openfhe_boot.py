@@ -16,12 +16,16 @@ src/pke/examples/simple-ckks-bootstrapping.cpp and its CKKS bootstrapping docs):
   HYBRID key switching with OpenFHE's default number of digits.
 - FirstModSize 60, ScalingModSize 59 (the docs: 59 for the best precision with 64-bit words;
   `--scale-bits` may pick 50..59). The scale Δ is therefore 2^59 here, Rhea's is 2^40.
-- Scaling technique FLEXIBLEAUTOEXT by default: of OpenFHE's techniques it gives the best
-  bootstrapping precision (the extra level at the bottom takes the encryption noise away; the
-  docs recommend it for precision). `--scaling` picks another to compare.
+- Scaling technique FLEXIBLEAUTOEXT by default: OpenFHE's docs recommend it for the best
+  precision (an extra tower at the bottom takes the encryption noise away). Measured here
+  (2026-11-27, 2 shared cores): at N = 2^12 FLEXIBLEAUTOEXT 18.8 / 20.6 bits min / mean,
+  FLEXIBLEAUTO 18.6 / 20.5, FIXEDMANUAL 11.6 / 14.4; at N = 2^14 FLEXIBLEAUTOEXT and
+  FLEXIBLEAUTO both 15.2-15.7 / 18.2-18.3 with latencies within the load's noise (13.3-14.3 s vs
+  13.7-13.8 s in back-to-back runs). ScalingModSize 50 gives 8.7 bits at N = 2^12. `--scaling`
+  picks another technique to compare.
 - Level budget [3, 3] (3 CoeffToSlot and 3 SlotToCoeff levels, like Rhea's presets), default
   baby-step dims, full slots.
-- CKKSDataType COMPLEX (OpenFHE >= 1.3 bootstraps complex slots; 1.6.1 does): inputs complex,
+- CKKSDataType COMPLEX (OpenFHE 1.6.1 bootstraps complex slots with it): inputs complex,
   real and imaginary parts uniform in [-1, 1] (numpy default_rng(34)), as Rhea's. A second run
   on real inputs (imaginary parts 0) reads the real part of the output, as Rhea's `_real`
   figures. `--datatype real` builds OpenFHE's default REAL context instead (real inputs only).
@@ -32,10 +36,14 @@ src/pke/examples/simple-ckks-bootstrapping.cpp and its CKKS bootstrapping docs):
   multiplication throws or its result decrypts wrong (error above 2^-10 against the refreshed
   ciphertext's own decryption times the factors), and reports
   that count (`levels_left`) next to OpenFHE's own formula (depth - level - (noiseScaleDeg - 1),
-  `levels_left_openfhe_formula`). `--levels-left` is levelsAvailableAfterBootstrap; the script
-  raises it until the measured count reaches the target (it says so when it had to).
-- Input: encrypted at level depth - 1, the lowest level OpenFHE's EvalBootstrap accepts (its
-  example's "depleted ciphertext"; level depth would leave no tower for its scale adjustment).
+  `levels_left_openfhe_formula`; with FLEXIBLEAUTOEXT it says one less than the measured count,
+  the extra tower taking a multiplication). `--levels-left L` sets the target;
+  levelsAvailableAfterBootstrap starts at L and is raised until the measured count reaches L
+  (the script says so when it has to).
+- Input: encrypted at the lowest level OpenFHE's EvalBootstrap accepts: level `depth` with
+  FLEXIBLEAUTOEXT (checked: depth + 1 throws "Removing last element of DCRTPoly renders it
+  invalid"), else `depth - 1` (its example's "depleted ciphertext"); the script tries `depth`
+  first and falls back.
 - Timing: one warm-up EvalBootstrap, then the median of R calls (time.perf_counter, wall time,
   OpenFHE's OpenMP threads = all cores unless OMP_NUM_THREADS says otherwise; OMP_WAIT_POLICY
   defaults to passive, see below). keygen_s: KeyGen + EvalMultKeyGen +
@@ -53,8 +61,8 @@ import sys
 import time
 
 # OpenMP's default (active, spinning) wait policy collapses on a machine whose cores other
-# processes share: N = 2^12 took 8.6-23 s a bootstrap with it and 1.6 s with "passive" on this
-# 2-core box under load. Set before OpenFHE (and its OpenMP runtime) loads; the caller's value
+# processes share: on the 2-core box, N = 2^12 took 6-27 s a bootstrap with it and 1.5-2.7 s with
+# "passive" (2.5 s with OMP_NUM_THREADS=1). Set before OpenFHE (and its OpenMP runtime) loads; the caller's value
 # wins.
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
@@ -191,10 +199,19 @@ for attempt in range(4):
         z = rng.uniform(-1, 1, slots) + 1j * rng.uniform(-1, 1, slots)
     else:
         z = rng.uniform(-1, 1, slots).astype(complex)
-    low = encrypt(cc, kp, z, depth - 1)
-    out_ct = cc.EvalBootstrap(low)  # warm-up
+    # The lowest level EvalBootstrap accepts: `depth` with FLEXIBLEAUTOEXT (its extra tower),
+    # `depth - 1` otherwise (its example's "depleted ciphertext"); the warm-up finds it.
+    for input_level in (depth, depth - 1):
+        low = encrypt(cc, kp, z, input_level)
+        try:
+            out_ct = cc.EvalBootstrap(low)  # warm-up
+            break
+        except Exception as e:
+            log(f"   EvalBootstrap at level {input_level} fails ({str(e)[-80:]}); trying one level higher")
+    else:
+        sys.exit("EvalBootstrap fails at every input level tried")
     left = measured_levels_left(cc, kp, out_ct, rng)
-    if left >= target_levels or "--levels-left" in sys.argv:
+    if left >= target_levels:
         break
     log(f"   measured {left} levels left < {target_levels}: one more level after bootstrap")
     levels_after += target_levels - left
@@ -219,7 +236,7 @@ res = {
 }
 if complex_mode:
     x = rng.uniform(-1, 1, slots).astype(complex)
-    outx = decrypt(cc, kp, cc.EvalBootstrap(encrypt(cc, kp, x, depth - 1)))
+    outx = decrypt(cc, kp, cc.EvalBootstrap(encrypt(cc, kp, x, input_level)))
     res["precision_bits_min_real"], res["precision_bits_mean_real"] = precision(outx, x, True)
 else:
     res["precision_bits_min_real"], res["precision_bits_mean_real"] = pmin, pmean
@@ -255,7 +272,7 @@ res.update({
         "levels_available_after_bootstrap": levels_after,
         "bootstrap_depth": depth - levels_after,
         "multiplicative_depth": depth,
-        "input_level": depth - 1,
+        "input_level": input_level,
         "log2_q": log2_q,
         "key_switch": "HYBRID",
     },
