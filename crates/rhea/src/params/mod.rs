@@ -855,6 +855,7 @@ impl CkksParameters {
     /// // 60 + 40×3 for the user, then two 55-bit primes reserved for a routine.
     /// let mut lit = CkksParametersLiteral::n13_logqp200_levels2();
     /// lit.log_q = vec![60, 40, 40, 40, 55, 55];
+    /// lit.dnum = 6;
     /// let p = lit.insecure_allow_below_128_bits().build()?;
     /// assert_eq!((p.max_level(), p.default_level()), (5, 3));
     /// assert_eq!(p.scale_at_level(3), Some(2f64.powi(40)));
