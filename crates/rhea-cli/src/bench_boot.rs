@@ -17,7 +17,8 @@
 //!   scale Δ; **depth**: the levels the pipeline consumed.
 //! - **key_bytes**: the bytes of every evaluation key the bootstrapper holds (see
 //!   [`key_bytes`]); **keyswitches**, **fused_fallbacks**, **bytes_to_device**,
-//!   **bytes_to_host**: counted by the backend over one (warm) bootstrap.
+//!   **bytes_to_host**, **host_waits** (synchronisations and downloads): counted by the backend
+//!   over one (warm) bootstrap.
 //!
 //! Inputs come from a seeded generator (`ChaCha8`, seed 34) and keys from a seeded key
 //! generator, so every run sees the same data.
@@ -103,6 +104,8 @@ pub struct BootReport {
     pub bytes_to_device: u64,
     /// Bytes copied device → host during one bootstrap.
     pub bytes_to_host: u64,
+    /// Host waits for the device during that bootstrap (synchronisations and downloads).
+    pub host_waits: u64,
     /// The device that ran.
     pub device: String,
     /// Timed repetitions.
@@ -193,6 +196,7 @@ impl BootReport {
                 self.bytes_to_device, self.bytes_to_host
             ),
         );
+        row("host waits (one bootstrap)", self.host_waits.to_string());
         out
     }
 }
@@ -320,7 +324,9 @@ pub fn run_boot(opts: &BootOptions) -> Result<BootReport, String> {
 
         let (ks0, fb0) = (ctx.keyswitches(), device.fused_fallbacks());
         let (up0, down0) = (device.bytes_to_device()?, device.bytes_to_host()?);
+        let waits0 = device.host_waits()?;
         boot.bootstrap(&low)?;
+        let host_waits = device.host_waits()? - waits0;
         device.synchronize()?;
         let keyswitches = ctx.keyswitches() - ks0;
         let fused_fallbacks = device.fused_fallbacks() - fb0;
@@ -371,6 +377,7 @@ pub fn run_boot(opts: &BootOptions) -> Result<BootReport, String> {
             fused_fallbacks,
             bytes_to_device,
             bytes_to_host,
+            host_waits,
             device: device.name(),
             reps: opts.reps,
         })
@@ -420,6 +427,7 @@ mod tests {
         assert!(f("key_bytes") > 0.0 && f("keygen_s") > 0.0);
         assert!(f("keyswitches") > 10.0, "{json}");
         assert_eq!(f("fused_fallbacks"), 0.0);
+        assert_eq!(f("host_waits"), 0.0);
         assert_eq!(f("reps"), 1.0);
         assert!(!json["device"].as_str().unwrap().is_empty());
         let stages = &json["stages_ms"];

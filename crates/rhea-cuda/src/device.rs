@@ -122,6 +122,8 @@ pub struct GpuDevice {
     pub(crate) pool: MemoryPool,
     to_device: AtomicU64,
     to_host: AtomicU64,
+    /// Host waits for the main stream ([`GpuDevice::synchronize`], downloads included).
+    host_waits: AtomicU64,
     modules: Mutex<HashMap<&'static str, Arc<CudaModule>>>,
     functions: Mutex<HashMap<(&'static str, String), CudaFunction>>,
     pub(crate) moduli_cache: Mutex<crate::elementwise::ModuliCache>,
@@ -199,6 +201,7 @@ impl GpuDevice {
             pool: MemoryPool::default(),
             to_device: AtomicU64::new(0),
             to_host: AtomicU64::new(0),
+            host_waits: AtomicU64::new(0),
             modules: Mutex::new(HashMap::new()),
             functions: Mutex::new(HashMap::new()),
             moduli_cache: Mutex::new(HashMap::new()),
@@ -292,8 +295,16 @@ impl GpuDevice {
     /// Blocks until all work queued on the main stream has finished; reports asynchronous
     /// kernel faults.
     pub fn synchronize(&self) -> Result<()> {
+        self.host_waits.fetch_add(1, Ordering::Relaxed);
         self.stream.synchronize()?;
         Ok(())
+    }
+
+    /// How many times the host waited for the main stream ([`GpuDevice::synchronize`], which
+    /// every download goes through) since the device was opened: a test or benchmark can check
+    /// that a computation never stops the host.
+    pub fn host_waits(&self) -> u64 {
+        self.host_waits.load(Ordering::Relaxed)
     }
 
     /// Bytes copied host → device since the last reset.

@@ -201,7 +201,20 @@ fn bootstrap_preset_on_the_gpu(name: &str) {
         .unwrap();
     let low = Evaluator::new(&ctx).drop_to_level(&ct, 0).unwrap();
     let fallbacks = device.fused_fallbacks();
-    let mut out = boot.bootstrap(&low).unwrap(); // warm-up: kernels compiled, matrices encoded
+    // Warm-up: kernels compiled, matrices encoded. A warm bootstrap is then queued entirely
+    // on the device: no byte moved, no host wait.
+    boot.bootstrap(&low).unwrap();
+    device.synchronize().unwrap();
+    let counters = || {
+        (
+            device.bytes_to_device().unwrap(),
+            device.bytes_to_host().unwrap(),
+            device.host_waits().unwrap(),
+        )
+    };
+    let before = counters();
+    let mut out = boot.bootstrap(&low).unwrap();
+    assert_eq!(counters(), before, "(to device, to host, host waits)");
     for _ in 0..3 {
         let before = ctx.keyswitches();
         let (o, stages) = boot.bootstrap_with_stages(&low).unwrap();

@@ -82,6 +82,16 @@ impl Device {
         }
     }
 
+    /// How many times the host waited for this device's stream since it was opened (0 on the
+    /// CPU): every [`Device::synchronize`] and every download. An evaluation that moves no
+    /// bytes and waits for nothing runs entirely on the device, queued ahead of the host.
+    pub fn host_waits(&self) -> Result<u64> {
+        match self {
+            Device::Cpu => Ok(0),
+            Device::Cuda(i) => Ok(gpu(*i)?.host_waits()),
+        }
+    }
+
     /// How many times, since the process started, a fused GPU primitive on this device ran as
     /// its composition of plain primitives instead (0 on the CPU, which always composes). The
     /// composition gives the same words, only slower; at the presets every evaluation takes the
