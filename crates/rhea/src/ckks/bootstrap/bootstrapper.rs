@@ -286,10 +286,11 @@ impl Bootstrapper {
         let keys = keygen.encapsulation_keys(sk, config.sparse_weight)?;
         report(total, evaluation_key_bytes + keys.size_bytes());
         let mid = top - cts.depth();
-        let minus_i = Evaluator::new(ctx).const_poly(mid, 0, -1)?;
-        let plus_i = Evaluator::new(ctx).const_poly(mid - eval_mod.depth(), 0, 1)?;
-        let plus_i_bottom = Evaluator::new(ctx).const_poly(0, 0, 1)?;
-        let minus_i_out = Evaluator::new(ctx).const_poly(top - depth, 0, -1)?;
+        let plain = Evaluator::new(ctx);
+        let minus_i = plain.const_poly(mid, 0, -1)?;
+        let plus_i = plain.const_poly(mid - eval_mod.depth(), 0, 1)?;
+        let plus_i_bottom = plain.const_poly(0, 0, 1)?;
+        let minus_i_out = plain.const_poly(top - depth, 0, -1)?;
         let eval = Evaluator::new(ctx)
             .with_auto_rescale(false)
             .with_relinearization_key(rlk)?
@@ -404,14 +405,7 @@ impl Bootstrapper {
         b: &Ciphertext,
     ) -> Result<(Ciphertext, Ciphertext)> {
         let e = &self.eval;
-        let low = |ct: &Ciphertext| {
-            if ct.level() == 0 {
-                ct.try_clone()
-            } else {
-                e.drop_to_level(ct, 0)
-            }
-        };
-        let (a0, mut ib0) = (low(a)?, low(b)?);
+        let (a0, mut ib0) = (e.drop_to_level(a, 0)?, e.drop_to_level(b, 0)?);
         if a0.scale != ib0.scale {
             return Err(Error::ScaleMismatch {
                 op: "bootstrap_two_real",
@@ -475,11 +469,7 @@ impl Bootstrapper {
         let params = self.ctx.params();
         let q0 = params.q_primes()[0] as f64;
         // 1. Level 0, scaled up by an integer towards the message scale.
-        let low = if ct.level() == 0 {
-            ct.try_clone()?
-        } else {
-            e.drop_to_level(ct, 0)?
-        };
+        let low = e.drop_to_level(ct, 0)?;
         let k = (self.message_scale / low.scale).floor().max(1.0);
         let low = if k > 1.0 {
             e.mul_int(&low, k as i64)?

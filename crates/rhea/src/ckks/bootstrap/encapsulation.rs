@@ -63,12 +63,6 @@ impl EncapsulationKeys {
         self.sparse_ctx.params().log_qp()
     }
 
-    /// The keys' sizes in memory, in bytes (8 per word, both halves of every digit):
-    /// `(dense→sparse, sparse→dense)`.
-    pub fn key_bytes(&self) -> (u64, u64) {
-        (self.to_sparse.size_bytes(), self.to_dense.size_bytes())
-    }
-
     /// The bytes of both keys' words in memory.
     pub fn size_bytes(&self) -> u64 {
         self.to_sparse.size_bytes() + self.to_dense.size_bytes()
@@ -290,7 +284,8 @@ mod tests {
         assert_eq!(keys.to_dense.params_id(), params.id());
         assert_eq!(keys.to_dense.dnum(), params.dnum());
         let limbs = params.q_primes().len() + params.p_primes().len();
-        let (small_bytes, big_bytes) = keys.key_bytes();
+        let (small_bytes, big_bytes) = (keys.to_sparse.size_bytes(), keys.to_dense.size_bytes());
+        assert_eq!(keys.size_bytes(), small_bytes + big_bytes);
         assert_eq!(small_bytes, (2 * 2 * n * 8) as u64);
         assert_eq!(big_bytes, (params.dnum() * 2 * limbs * n * 8) as u64);
         let ring = ctx.ring();

@@ -10,7 +10,7 @@
 //! [`Bootstrapper`]: super::Bootstrapper
 
 use super::BootstrapConfig;
-use crate::params::{CkksParametersLiteral, Preset};
+use crate::params::CkksParametersLiteral;
 
 /// The bit size of the SlotToCoeff primes: near `Δ = 2^40` (the transform's diagonals are
 /// encoded at the prime it divides by, so the scale stays `Δ`), but not `Δ`'s size, which marks
@@ -61,18 +61,6 @@ impl BootstrapPreset {
     /// The preset named `name`, or `None`.
     pub fn by_name(name: &str) -> Option<Self> {
         Self::all().into_iter().find(|p| p.name == name)
-    }
-
-    /// The presets as [`Preset`]s of their parameter literals (for listings).
-    pub fn listing() -> Vec<Preset<CkksParametersLiteral>> {
-        Self::all()
-            .into_iter()
-            .map(|p| Preset {
-                name: p.name,
-                purpose: p.purpose,
-                literal: p.params,
-            })
-            .collect()
     }
 
     /// `N = 2^16`, full slots (2^15), 128-bit: `q_0` 60 bits, 13 user levels of 40 bits
