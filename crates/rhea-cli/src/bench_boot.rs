@@ -30,7 +30,9 @@ use std::time::Instant;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rhea::ckks::bootstrap::{BootstrapPreset, Bootstrapper};
-use rhea::ckks::{CkksContext, Complex64, Decryptor, Encoder, Encryptor, Evaluator, KeyGenerator};
+use rhea::ckks::{
+    CkksContext, Complex64, Decryptor, Encoder, Encryptor, Evaluator, KeyGenerator, RotationKeys,
+};
 use rhea::Device;
 use serde::Serialize;
 
@@ -89,6 +91,11 @@ pub struct BootReport {
     pub depth: usize,
     /// Bytes of every evaluation key the bootstrapper holds.
     pub key_bytes: u64,
+    /// `per-baby-step` or `fewest` (`--keys`).
+    pub rotation_keys: String,
+    /// Device memory this process holds after the runs (total − free, as the driver reports
+    /// it: keys, encoded matrices, the pool's cached buffers, the CUDA context); 0 on the CPU.
+    pub device_memory_bytes: u64,
     /// How many key-switching keys that is (relinearisation, Galois, the two encapsulation
     /// keys).
     pub keyswitch_keys: usize,
@@ -186,6 +193,13 @@ impl BootReport {
                 self.galois_keys
             ),
         );
+        row("rotation keys", self.rotation_keys.clone());
+        if self.device_memory_bytes > 0 {
+            row(
+                "device memory held",
+                format!("{:.2} GB", self.device_memory_bytes as f64 / 1e9),
+            );
+        }
         row("key generation", format!("{:.2} s", self.keygen_s));
         row("keyswitches", self.keyswitches.to_string());
         row("fused_fallbacks", self.fused_fallbacks.to_string());
@@ -212,6 +226,20 @@ pub struct BootOptions {
     pub reps: usize,
     /// The slots to bootstrap (default: the preset's, full slots).
     pub slots: Option<usize>,
+    /// How CoeffToSlot and SlotToCoeff reach their baby steps (the key memory / time trade).
+    pub rotation_keys: RotationKeys,
+}
+
+/// `--keys`: `per-baby-step` or `fewest`.
+pub fn parse_rotation_keys(s: &str) -> Result<RotationKeys, String> {
+    match s {
+        "per-baby-step" => Ok(RotationKeys::PerBabyStep),
+        "fewest" => Ok(RotationKeys::Fewest),
+        other => Err(format!(
+            "rhea bench boot: --keys {other}: expected `per-baby-step` (the fastest) or `fewest` \
+             (the least key memory)"
+        )),
+    }
 }
 
 /// The bootstrappable presets, one a line: name, N, slots, log QP, levels left, security,
@@ -273,6 +301,7 @@ pub fn run_boot(opts: &BootOptions) -> Result<BootReport, String> {
         if let Some(s) = opts.slots {
             config.slots = s;
         }
+        config.rotation_keys = opts.rotation_keys;
         let ctx = CkksContext::new(&params, device)?;
         let mut keygen = KeyGenerator::from_seed(&ctx, [34; 32]);
         let sk = keygen.secret_key()?;
@@ -370,6 +399,12 @@ pub fn run_boot(opts: &BootOptions) -> Result<BootReport, String> {
             output_scale_bits,
             depth: boot.depth(),
             key_bytes,
+            rotation_keys: match opts.rotation_keys {
+                RotationKeys::PerBabyStep => "per-baby-step",
+                RotationKeys::Fewest => "fewest",
+            }
+            .to_string(),
+            device_memory_bytes: device.memory_in_use()?,
             keyswitch_keys,
             galois_keys,
             keygen_s,
@@ -395,6 +430,7 @@ mod tests {
             device: Device::Cpu,
             reps,
             slots: None,
+            rotation_keys: RotationKeys::PerBabyStep,
         }
     }
 

@@ -84,6 +84,10 @@ enum Command {
         /// preset's, N/2).
         #[arg(long)]
         slots: Option<usize>,
+        /// Rotation keys for the `boot` suite: `per-baby-step` (the fastest, default) or
+        /// `fewest` (a few keys per DFT level: about a quarter of the key memory, slower).
+        #[arg(long, default_value = "per-baby-step")]
+        keys: String,
         /// Shapes `MxKxN` for the `matmul` suite (comma-separated).
         #[arg(long, value_delimiter = ',', default_value = "100x100x1,10x9x8")]
         shape: Vec<String>,
@@ -106,13 +110,14 @@ fn main() -> ExitCode {
             preset,
             reps,
             slots,
+            keys,
             shape,
         } => {
             let reps = reps.unwrap_or(if suite == "boot" { 5 } else { 10 });
             match suite.as_str() {
                 "boot" => {
                     let preset = preset.unwrap_or_else(|| "boot_n16_levels13".to_string());
-                    bench_boot(json.as_deref(), &device, &preset, reps, slots)
+                    bench_boot(json.as_deref(), &device, &preset, reps, slots, &keys)
                 }
                 "seal-routines" | "he-booster" | "matmul" => {
                     bench_suite(&suite, json.as_deref(), &device, reps, &shape)
@@ -263,6 +268,7 @@ fn bench_boot(
     preset: &str,
     reps: usize,
     slots: Option<usize>,
+    keys: &str,
 ) -> CliResult {
     if preset == "list" {
         print!("{}", bench_boot::list_presets()?);
@@ -273,6 +279,7 @@ fn bench_boot(
         device: parse_device(device)?,
         reps,
         slots,
+        rotation_keys: bench_boot::parse_rotation_keys(keys)?,
     })?;
     print!("{}", report.table());
     if let Some(path) = json {

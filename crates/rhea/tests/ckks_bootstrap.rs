@@ -8,7 +8,9 @@ mod common;
 
 use common::{precision_bits_complex, random_complex};
 use rhea::ckks::bootstrap::{BootstrapConfig, BootstrapPreset, Bootstrapper};
-use rhea::ckks::{CkksContext, Decryptor, Encoder, Encryptor, Evaluator, KeyGenerator};
+use rhea::ckks::{
+    CkksContext, Decryptor, Encoder, Encryptor, Evaluator, KeyGenerator, RotationKeys,
+};
 use rhea::params::CkksParametersLiteral;
 use rhea::unstable::HasRing;
 use rhea::Device;
@@ -80,17 +82,61 @@ fn bootstrapping_refreshes_a_level_zero_ciphertext() {
     }
 }
 
+/// The smaller-key option: CoeffToSlot and SlotToCoeff with chained baby steps need a few
+/// rotation keys per DFT level (9 in all here instead of 25), the bootstrap as precise.
+#[test]
+fn fewest_rotation_keys_bootstrap() {
+    let params = literal().build().unwrap();
+    let ctx = CkksContext::new(&params, Device::Cpu).unwrap();
+    let mut keygen = KeyGenerator::from_seed(&ctx, [22; 32]);
+    let sk = keygen.secret_key().unwrap();
+    let encoder = Encoder::new(&ctx).unwrap();
+    let z = random_complex(encoder.slots(), 79);
+    let ct = Encryptor::with_secret_key(&ctx, &sk)
+        .unwrap()
+        .with_seed([7; 32])
+        .encrypt(&encoder.encode_complex(&z).unwrap())
+        .unwrap();
+    let mut results = Vec::new();
+    for keys in [RotationKeys::PerBabyStep, RotationKeys::Fewest] {
+        let mut config = BootstrapConfig::full_slots(&ctx);
+        config.rotation_keys = keys;
+        let boot = Bootstrapper::new(&ctx, &mut keygen, &sk, config).unwrap();
+        let before = ctx.keyswitches();
+        let out = boot.bootstrap(&ct).unwrap();
+        let keyswitches = ctx.keyswitches() - before;
+        assert_eq!(out.level(), boot.output_level());
+        let got = encoder
+            .decode_complex(&Decryptor::new(&ctx, &sk).unwrap().decrypt(&out).unwrap())
+            .unwrap();
+        let bits = precision_bits_complex(&got, &z);
+        eprintln!(
+            "{keys:?}: {} rotation keys, {:.1} MB of keys, {keyswitches} key switchings, \
+             {bits:.1} bits",
+            boot.rotations().len(),
+            boot.key_bytes() as f64 / 1e6
+        );
+        assert!(bits >= 22.0, "{keys:?}: {bits:.1} bits");
+        results.push((boot.rotations().len(), boot.key_bytes()));
+    }
+    let (full, fewest) = (results[0], results[1]);
+    assert_eq!(fewest.0, 9, "three per DFT level");
+    assert!(fewest.0 * 2 < full.0, "{fewest:?} against {full:?}");
+    assert!(fewest.1 * 2 < full.1, "{fewest:?} against {full:?}");
+}
+
 /// The same bootstrapping on the GPU, from the same seeds: the same words as on the CPU.
 #[test]
 #[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn bootstrapping_on_the_gpu_matches_the_cpu() {
     let params = literal().build().unwrap();
-    let run = |device: Device| {
+    let run = |device: Device, keys: RotationKeys| {
         let ctx = CkksContext::new(&params, device).unwrap();
         let mut keygen = KeyGenerator::from_seed(&ctx, [21; 32]);
         let sk = keygen.secret_key().unwrap();
-        let boot =
-            Bootstrapper::new(&ctx, &mut keygen, &sk, BootstrapConfig::full_slots(&ctx)).unwrap();
+        let mut config = BootstrapConfig::full_slots(&ctx);
+        config.rotation_keys = keys;
+        let boot = Bootstrapper::new(&ctx, &mut keygen, &sk, config).unwrap();
         let encoder = Encoder::new(&ctx).unwrap();
         let z = random_complex(encoder.slots(), 78);
         let ct = Encryptor::with_secret_key(&ctx, &sk)
@@ -110,11 +156,16 @@ fn bootstrapping_on_the_gpu_matches_the_cpu() {
             .collect();
         (precision_bits_complex(&got, &z), words)
     };
-    let (cpu_bits, cpu) = run(Device::Cpu);
-    let (gpu_bits, gpu) = run(Device::Cuda(0));
-    eprintln!("bootstrapping: CPU {cpu_bits:.1} bits, GPU {gpu_bits:.1} bits");
-    assert!(gpu_bits >= 16.0);
-    assert!(cpu == gpu, "the GPU's words differ from the CPU's");
+    for keys in [RotationKeys::PerBabyStep, RotationKeys::Fewest] {
+        let (cpu_bits, cpu) = run(Device::Cpu, keys);
+        let (gpu_bits, gpu) = run(Device::Cuda(0), keys);
+        eprintln!("bootstrapping ({keys:?}): CPU {cpu_bits:.1} bits, GPU {gpu_bits:.1} bits");
+        assert!(gpu_bits >= 16.0);
+        assert!(
+            cpu == gpu,
+            "{keys:?}: the GPU's words differ from the CPU's"
+        );
+    }
 }
 
 /// The insecure preset (the 128-bit chain's layout at N = 2^12): a fresh encryption sits at the
@@ -349,4 +400,102 @@ fn sparse_slots_real_inputs_and_two_real_vectors() {
         boot.bootstrap_two_real(&ct, &scaled),
         Err(rhea::Error::ScaleMismatch { .. })
     ));
+}
+
+/// Many ciphertexts at once: `bootstrap_many` gives each one's own bootstrap (the same words);
+/// `bootstrap_many_real` pairs ciphertexts of equal scales (two per bootstrapping: three of
+/// the same scale and one of another cost three bootstrappings' key switchings, not four);
+/// a bad ciphertext anywhere fails the call before any work.
+#[test]
+fn many_ciphertexts_at_once() {
+    use rhea::ckks::Complex64;
+    let preset = BootstrapPreset::by_name("boot_test_n12_insecure").unwrap();
+    let params = preset.params.build().unwrap();
+    let ctx = CkksContext::new(&params, Device::Cpu).unwrap();
+    let mut keygen = KeyGenerator::from_seed(&ctx, [25; 32]);
+    let sk = keygen.secret_key().unwrap();
+    let dec = Decryptor::new(&ctx, &sk).unwrap();
+    let boot = Bootstrapper::new(&ctx, &mut keygen, &sk, preset.config.clone()).unwrap();
+    let encoder = Encoder::new(&ctx).unwrap();
+    let words = |ct: &rhea::ckks::Ciphertext| -> Vec<Vec<u64>> {
+        ct.parts()
+            .iter()
+            .map(|p| ctx.ring().download(p).unwrap())
+            .collect()
+    };
+    let zs: Vec<Vec<Complex64>> = (0..2)
+        .map(|t| random_complex(encoder.slots(), 90 + t))
+        .collect();
+    let cts: Vec<_> = zs
+        .iter()
+        .enumerate()
+        .map(|(t, z)| encrypt_at(&ctx, &sk, &encoder, z, 30 + t as u8))
+        .collect();
+    let many = boot.bootstrap_many(&cts).unwrap();
+    for (ct, out) in cts.iter().zip(&many) {
+        assert_eq!(words(out), words(&boot.bootstrap(ct).unwrap()));
+    }
+
+    // Real slots: three at Δ, one at 2^30 (no partner of its scale).
+    let reals: Vec<Vec<Complex64>> = (0..4)
+        .map(|t| {
+            random_complex(encoder.slots(), 95 + t)
+                .iter()
+                .map(|c| Complex64::new(c.re, 0.0))
+                .collect()
+        })
+        .collect();
+    let enc = Encryptor::with_secret_key(&ctx, &sk).unwrap();
+    let mut cts: Vec<_> = reals[..3]
+        .iter()
+        .enumerate()
+        .map(|(t, z)| encrypt_at(&ctx, &sk, &encoder, z, 40 + t as u8))
+        .collect();
+    let odd = enc
+        .encrypt(
+            &encoder
+                .encode_complex_at(&reals[3], 0, 2f64.powi(30))
+                .unwrap(),
+        )
+        .unwrap();
+    cts.insert(1, odd);
+    let want = [&reals[0], &reals[3], &reals[1], &reals[2]];
+    let before = ctx.keyswitches();
+    boot.bootstrap_real(&cts[0]).unwrap();
+    let one = ctx.keyswitches() - before;
+    let before = ctx.keyswitches();
+    let fresh = boot.bootstrap_many_real(&cts).unwrap();
+    let used = ctx.keyswitches() - before;
+    eprintln!("four real ciphertexts: {used} key switchings (one bootstrap_real: {one})");
+    assert!(
+        used <= 3 * one,
+        "{used} key switchings, one bootstrap_real {one}"
+    );
+    for (out, z) in fresh.iter().zip(want) {
+        assert_eq!(out.level(), boot.output_level());
+        let got = encoder.decode_complex(&dec.decrypt(out).unwrap()).unwrap();
+        let bits = precision_bits_complex(&got, z);
+        assert!(bits >= 20.0, "{bits:.1} bits");
+    }
+
+    // One of other slots: an error, and nothing ran.
+    let sparse = Encryptor::with_secret_key(&ctx, &sk)
+        .unwrap()
+        .encrypt(
+            &Encoder::with_slots(&ctx, 64)
+                .unwrap()
+                .encode(&[0.25; 64])
+                .unwrap(),
+        )
+        .unwrap();
+    let before = ctx.keyswitches();
+    assert!(matches!(
+        boot.bootstrap_many(&[cts[0].clone(), sparse.clone()]),
+        Err(rhea::Error::SlotMismatch { .. })
+    ));
+    assert!(matches!(
+        boot.bootstrap_many_real(&[cts[0].clone(), sparse]),
+        Err(rhea::Error::SlotMismatch { .. })
+    ));
+    assert_eq!(ctx.keyswitches(), before, "work ran before the error");
 }

@@ -10,7 +10,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rhea::ckks::{
     Ciphertext, CkksContext, Decryptor, Encoder, Encryptor, Evaluator, KeyGenerator,
-    LinearTransform,
+    LinearTransform, RotationKeys,
 };
 use rhea::params::CkksParametersLiteral;
 use rhea::rlwe::{PublicKey, SecretKey};
@@ -200,6 +200,64 @@ fn transforms_sharing_baby_steps() {
         Err(Error::SlotMismatch { .. })
     ));
     assert!(fx.eval.linear_transforms(&ct, &[]).unwrap().is_empty());
+}
+
+/// `RotationKeys::Fewest`: a 64-diagonal band needs three rotation keys (the baby gap 1 and the
+/// giant gaps ±n1) instead of one per baby step, runs one key switching per baby and giant
+/// step, and is as precise; in one `linear_transforms` call with a hoisted transform each gives
+/// the words of its own evaluation.
+#[test]
+fn fewest_rotation_keys() {
+    let slots = 4096;
+    let band = |seed: u64| {
+        let mut rng = StdRng::seed_from_u64(seed);
+        let diags: Vec<(i64, Vec<f64>)> = (-32..32)
+            .map(|k| (k, (0..slots).map(|_| rng.random_range(-1.0..1.0)).collect()))
+            .collect();
+        LinearTransform::from_diagonals(slots, diags).unwrap()
+    };
+    let hoisted = band(31);
+    let fewest = band(32).with_rotation_keys(RotationKeys::Fewest);
+    assert_eq!(fewest.rotation_keys(), RotationKeys::Fewest);
+    let n1 = fewest.baby_steps() as i64;
+    assert_eq!(fewest.rotations(), vec![1, n1, slots as i64 - n1]);
+    assert!(hoisted.rotations().len() > 10, "{:?}", hoisted.rotations());
+    assert_eq!(
+        fewest.keyswitches(),
+        fewest.baby_steps() + fewest.giant_steps() - 2
+    );
+    let mut steps = hoisted.rotations();
+    steps.extend(fewest.rotations());
+    let fx = fixture(Device::Cpu, &steps);
+    let only_fewest = fixture(Device::Cpu, &fewest.rotations());
+    let v = random_vec(slots, 33);
+    let ct = fx.encrypt_real(slots, &v);
+    let out = only_fewest.transform(&only_fewest.encrypt_real(slots, &v), &fewest);
+    let want: Vec<f64> = fewest
+        .apply(&real(&v))
+        .unwrap()
+        .iter()
+        .map(|z| z.re)
+        .collect();
+    let bits = precision_bits(&only_fewest.decrypt_real(&out), &want);
+    assert!(bits >= MIN_BITS, "{bits:.1} bits");
+    eprintln!("banded 64 diagonals, fewest keys: {bits:.1} bits");
+    // Without the baby gap's key: the missing step is named.
+    let no_baby = fixture(Device::Cpu, &[n1, slots as i64 - n1]);
+    assert!(matches!(
+        no_baby
+            .eval
+            .linear_transform(&no_baby.encrypt_real(slots, &v), &fewest),
+        Err(Error::MissingRotationKey { .. })
+    ));
+    // Mixed modes in one call.
+    let (yh, yf) = (fx.transform(&ct, &hoisted), fx.transform(&ct, &fewest));
+    let both = fx
+        .eval
+        .linear_transforms(&ct, &[&fewest, &hoisted])
+        .unwrap();
+    assert_eq!(fx.words(&both[0]), fx.words(&yf));
+    assert_eq!(fx.words(&both[1]), fx.words(&yh));
 }
 
 /// 64 diagonals at random positions: still correct; a random set has little structure for the
@@ -601,8 +659,12 @@ fn gpu_matches_cpu(device: Device) {
     let m = random_matrix(slots, slots, 81);
     let lt = LinearTransform::from_dense(slots, &m).unwrap();
     let wide = LinearTransform::from_dense_replicated(slots, &random_matrix(16, 128, 82)).unwrap();
+    let fewest = LinearTransform::from_dense(slots, &random_matrix(slots, slots, 83))
+        .unwrap()
+        .with_rotation_keys(RotationKeys::Fewest);
     let mut steps = lt.rotations();
     steps.extend(wide.rotations());
+    steps.extend(fewest.rotations());
     steps.extend(Evaluator::sum_slots_rotations(slots));
     let cpu = fixture(Device::Cpu, &steps);
     let gpu = fixture(device, &steps);
@@ -623,6 +685,8 @@ fn gpu_matches_cpu(device: Device) {
     assert_eq!(words(&sa), words(&sb), "sum_slots");
     let (wa, wb) = (cpu.transform(&a, &wide), gpu.transform(&b, &wide));
     assert_eq!(words(&wa), words(&wb), "a wide replicated transform");
+    let (fa, fb) = (cpu.transform(&a, &fewest), gpu.transform(&b, &fewest));
+    assert_eq!(words(&fa), words(&fb), "chained baby steps (fewest keys)");
     let bits = precision_bits(&gpu.decrypt_real(&yb), &matvec(&m, &v, slots));
     assert!(bits >= MIN_BITS, "{bits:.1} bits");
     eprintln!("gpu dense 256: {bits:.1} bits");

@@ -82,6 +82,19 @@ impl Device {
         }
     }
 
+    /// Bytes of device memory in use now (total − free, as the driver reports it: this
+    /// process's buffers, the memory pool's cached ones, the CUDA context, and other
+    /// processes' on a shared GPU); 0 on the CPU.
+    pub fn memory_in_use(&self) -> Result<u64> {
+        match self {
+            Device::Cpu => Ok(0),
+            Device::Cuda(i) => {
+                let d = gpu(*i)?;
+                Ok(d.total_memory().saturating_sub(d.free_memory()?) as u64)
+            }
+        }
+    }
+
     /// How many times the host waited for this device's stream since it was opened (0 on the
     /// CPU): every [`Device::synchronize`] and every download. An evaluation that moves no
     /// bytes and waits for nothing runs entirely on the device, queued ahead of the host.

@@ -6,7 +6,7 @@ use super::dft::HomomorphicDft;
 use super::encapsulation::EncapsulationKeys;
 use super::evalmod::{EvalMod, EvalModParams};
 use crate::backend::Poly;
-use crate::ckks::{Ciphertext, CkksContext, Evaluator, KeyGenerator};
+use crate::ckks::{Ciphertext, CkksContext, Evaluator, KeyGenerator, RotationKeys};
 use crate::error::{Error, Result};
 use crate::rlwe::{RelinearizationKey, SecretKey};
 
@@ -33,6 +33,11 @@ pub struct BootstrapConfig {
     /// `1/√n`: at `Δ` itself that noise would cost `log2(n)/2` bits (measured at N = 2^16:
     /// 15.3 bits min, 17.2 mean, whatever the other settings). Default `⌈log2(n)/2⌉`.
     pub eval_mod_headroom_bits: u32,
+    /// How CoeffToSlot and SlotToCoeff reach their baby steps: [`RotationKeys::PerBabyStep`]
+    /// (the default, the fastest) or [`RotationKeys::Fewest`] (a few keys per DFT level, for
+    /// cards with less memory: about a third of the Galois keys' bytes at N = 2^16, each baby
+    /// step a full key switching).
+    pub rotation_keys: RotationKeys,
 }
 
 impl BootstrapConfig {
@@ -68,6 +73,7 @@ impl BootstrapConfig {
             sparse_weight: 32,
             message_ratio_bits,
             eval_mod_headroom_bits: log_slots.div_ceil(2),
+            rotation_keys: RotationKeys::PerBabyStep,
         }
     }
 }
@@ -246,9 +252,11 @@ impl Bootstrapper {
         // 1/2 for the real/imaginary split, the 1/(K + 1/4) for EvalMod's normalized input);
         // a subring sum multiplied the coefficients by N/(2n).
         let cts_factor = raised_scale / q0 / (2.0 * eval_mod.input_divisor()) / (half / n) as f64;
-        let cts = HomomorphicDft::coeff_to_slot(n, config.coeff_to_slot_levels, cts_factor)?;
+        let cts = HomomorphicDft::coeff_to_slot(n, config.coeff_to_slot_levels, cts_factor)?
+            .with_rotation_keys(config.rotation_keys);
         let headroom = (config.eval_mod_headroom_bits as f64).exp2();
-        let stc = HomomorphicDft::slot_to_coeff(n, config.slot_to_coeff_levels, 1.0 / headroom)?;
+        let stc = HomomorphicDft::slot_to_coeff(n, config.slot_to_coeff_levels, 1.0 / headroom)?
+            .with_rotation_keys(config.rotation_keys);
         let depth = cts.depth() + eval_mod.depth() + stc.depth();
         if depth > params.max_level() {
             return Err(Error::InvalidInput(format!(
@@ -457,15 +465,8 @@ impl Bootstrapper {
         gain: f64,
         done: &mut dyn FnMut(Stage) -> Result<()>,
     ) -> Result<Ciphertext> {
-        const OP: &str = "bootstrap";
         let e = &self.eval;
-        self.ctx.rlwe().check_id(OP, ct.params_id)?;
-        if ct.slots != self.config.slots {
-            return Err(Error::SlotMismatch {
-                expected: self.config.slots,
-                found: ct.slots,
-            });
-        }
+        self.check_input(ct)?;
         let params = self.ctx.params();
         let q0 = params.q_primes()[0] as f64;
         // 1. Level 0, scaled up by an integer towards the message scale.
@@ -515,6 +516,19 @@ impl Bootstrapper {
         out.scale = self.output_scale();
         done(Stage::SlotToCoeff)?;
         Ok(out)
+    }
+
+    /// What every bootstrap checks first: `ct` of this bootstrapper's parameters and slots.
+    pub(super) fn check_input(&self, ct: &Ciphertext) -> Result<()> {
+        self.ctx.rlwe().check_id("bootstrap", ct.params_id)?;
+        crate::rlwe::check_two_components("bootstrap", ct.parts.len())?;
+        if ct.slots != self.config.slots {
+            return Err(Error::SlotMismatch {
+                expected: self.config.slots,
+                found: ct.slots,
+            });
+        }
+        Ok(())
     }
 
     /// `ct ← ±i · ct`: the product by the precomputed monomial `±X^{N/2}` of `ct`'s level (`±i` in

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use num_complex::Complex64;
 use rhea_math::fft::DoubleDouble;
 
-use crate::ckks::{Ciphertext, Evaluator, LinearTransform};
+use crate::ckks::{Ciphertext, Evaluator, LinearTransform, RotationKeys};
 use crate::error::{Error, Result};
 
 /// The largest slot count (that of `rhea_math::fft::SpecialFft`).
@@ -199,6 +199,17 @@ impl HomomorphicDft {
         factor: impl Into<Complex64>,
     ) -> Result<Self> {
         Self::new(slots, DftDirection::SlotToCoeff, levels, factor)
+    }
+
+    /// The same DFT with every transform reaching its baby steps as `keys` says
+    /// ([`LinearTransform::with_rotation_keys`]).
+    pub fn with_rotation_keys(mut self, keys: RotationKeys) -> Self {
+        self.transforms = self
+            .transforms
+            .into_iter()
+            .map(|lt| lt.with_rotation_keys(keys))
+            .collect();
+        self
     }
 
     /// The slot count.

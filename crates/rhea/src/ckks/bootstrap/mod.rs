@@ -9,6 +9,7 @@
 //! `ξ_j = ζ_{4n}^{5^j mod 4n}`. Between CoeffToSlot and SlotToCoeff the packed coefficient
 //! `c_k` sits in slot `bit_reverse(k)` ([`bit_reverse_index`], [`HomomorphicDft::index`]).
 
+mod batch;
 mod bootstrapper;
 mod dft;
 mod encapsulation;

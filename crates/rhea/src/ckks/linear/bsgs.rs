@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::transform::{CacheKey, Giant};
+use super::transform::{CacheKey, Plan, RotationKeys};
 use super::LinearTransform;
 use crate::backend::Poly;
 use crate::ckks::{Ciphertext, Encoder, Evaluator};
@@ -13,11 +13,11 @@ use crate::rlwe::{check_two_components, KeySwitchKey};
 /// A rotation's Galois element and key (`None` for the identity).
 type Rot<'a> = Option<(u64, &'a KeySwitchKey)>;
 
-/// One transform ready to run on one ciphertext: its giant steps with their rotations and its
-/// encoded diagonals.
+/// One transform ready to run on one ciphertext: its giant-step chains with the rotation of
+/// each link and its encoded diagonals.
 struct Ready<'a> {
     lt: &'a LinearTransform,
-    giants: Vec<(&'a Giant, Rot<'a>)>,
+    chains: Vec<Vec<(usize, Rot<'a>)>>,
     pts: Arc<Vec<Vec<Poly>>>,
 }
 
@@ -58,6 +58,39 @@ impl Evaluator {
         ct: &Ciphertext,
         lts: &[&LinearTransform],
     ) -> Result<Vec<Ciphertext>> {
+        // Transforms of both baby-step modes: each mode's group shares its baby steps.
+        if lts
+            .windows(2)
+            .any(|w| w[0].rotation_keys() != w[1].rotation_keys())
+        {
+            let (hoisted, chained): (Vec<_>, Vec<_>) =
+                (0..lts.len()).partition(|&t| lts[t].rotation_keys() == RotationKeys::PerBabyStep);
+            let pick = |ix: &[usize]| ix.iter().map(|&t| lts[t]).collect::<Vec<_>>();
+            let mut out: Vec<Option<Ciphertext>> = (0..lts.len()).map(|_| None).collect();
+            for ix in [hoisted, chained] {
+                for (t, c) in ix
+                    .iter()
+                    .zip(self.linear_transforms_of_one_mode(ct, &pick(&ix))?)
+                {
+                    out[*t] = Some(c);
+                }
+            }
+            return out
+                .into_iter()
+                .map(|c| {
+                    c.ok_or_else(|| Error::InvalidInput("linear_transforms: no result".into()))
+                })
+                .collect();
+        }
+        self.linear_transforms_of_one_mode(ct, lts)
+    }
+
+    /// [`Evaluator::linear_transforms`] for transforms of one [`RotationKeys`] mode.
+    fn linear_transforms_of_one_mode(
+        &self,
+        ct: &Ciphertext,
+        lts: &[&LinearTransform],
+    ) -> Result<Vec<Ciphertext>> {
         const OP: &str = "linear_transform";
         self.check(OP, ct)?;
         check_two_components(OP, ct.parts.len())?;
@@ -76,6 +109,7 @@ impl Evaluator {
             return Ok(Vec::new());
         }
         // Every key and every encoding first: nothing runs unless everything can.
+        let chained = lts[0].rotation_keys() == RotationKeys::Fewest;
         let mut babies: BTreeMap<usize, Rot<'_>> = BTreeMap::new();
         let mut ready = Vec::with_capacity(lts.len());
         for &lt in lts {
@@ -87,14 +121,22 @@ impl Evaluator {
             }
             let plan = lt.plan();
             for &i in &plan.babies {
-                if let std::collections::btree_map::Entry::Vacant(e) = babies.entry(i) {
-                    e.insert(self.rotation_for(i, lt.slots())?);
-                }
+                babies.entry(i).or_insert(None);
             }
-            let giants = plan
-                .giants
+            // Chained baby steps: the keys of this transform's gaps (checked here; the shared
+            // chain's own gaps are looked up below).
+            for (_, step) in plan.baby_rotations(lt.slots()) {
+                self.rotation_for(step, lt.slots())?;
+            }
+            let chains = plan
+                .chains
                 .iter()
-                .map(|g| Ok((g, self.rotation_for(g.j * plan.n1, lt.slots())?)))
+                .map(|chain| {
+                    chain
+                        .iter()
+                        .map(|l| Ok((l.giant, self.rotation_for(l.step, lt.slots())?)))
+                        .collect::<Result<Vec<_>>>()
+                })
                 .collect::<Result<Vec<_>>>()?;
             if let Some((stride, count)) = lt.post_sum() {
                 for s in Self::rotate_and_sum_rotations(lt.slots(), stride as i64, count) {
@@ -103,9 +145,20 @@ impl Evaluator {
             }
             ready.push(Ready {
                 lt,
-                giants,
+                chains,
                 pts: Arc::new(Vec::new()),
             });
+        }
+        // The rotation reaching each baby step: from the input (hoisted) or from the previous
+        // baby step of the union (chained).
+        let slots = ct.slots;
+        let mut prev = 0;
+        for (&i, rot) in babies.iter_mut() {
+            if i != 0 {
+                let step = if chained { i - prev } else { i };
+                *rot = self.rotation_for(step % slots, slots)?;
+                prev = i;
+            }
         }
         let key = CacheKey {
             params_id: ct.params_id,
@@ -124,10 +177,14 @@ impl Evaluator {
         }
         let babies: Vec<(usize, Rot<'_>)> = babies.into_iter().collect();
         let parts = self.on_pool(|| -> Result<Vec<Vec<Poly>>> {
-            let baby = self.baby_steps(ct, &babies)?;
+            let baby = if chained {
+                self.chained_baby_steps(ct, &babies)?
+            } else {
+                self.baby_steps(ct, &babies)?
+            };
             ready
                 .iter()
-                .map(|r| self.giant_steps(&baby, &r.giants, &r.pts))
+                .map(|r| self.giant_steps(&baby, r.lt.plan(), &r.chains, &r.pts))
                 .collect()
         })?;
         parts
@@ -218,48 +275,92 @@ impl Evaluator {
         Ok(baby)
     }
 
+    /// The baby steps as [`Evaluator::baby_steps`] gives them, each rotated from the previous
+    /// one (`babies` ascending, each with the rotation by its gap): one full key switching per
+    /// non-zero baby step, with the keys of [`RotationKeys::Fewest`].
+    fn chained_baby_steps(
+        &self,
+        ct: &Ciphertext,
+        babies: &[(usize, Rot<'_>)],
+    ) -> Result<Vec<Option<[Poly; 2]>>> {
+        let ring = self.context().ring();
+        let len = babies.iter().map(|&(i, _)| i + 1).max().unwrap_or(0);
+        let mut baby: Vec<Option<[Poly; 2]>> = (0..len).map(|_| None).collect();
+        let mut cur = [
+            ring.lift_times_p(&ct.parts[0])?,
+            ring.lift_times_p(&ct.parts[1])?,
+        ];
+        for &(i, rot) in babies {
+            if let Some(rot) = rot {
+                cur = self.rotate_extended(&cur, rot)?;
+            }
+            baby[i] = Some([cur[0].try_clone()?, cur[1].try_clone()?]);
+        }
+        Ok(baby)
+    }
+
+    /// `rot_g` of a pair over `Q_ℓ ∪ P` that stands for `(a_0/P, a_1/P)`: `a_1` down to `Q_ℓ`
+    /// (ModDown), decomposed and key-switched; the result stays over `Q_ℓ ∪ P` (`a_0` is
+    /// already `P` times a `c_0`).
+    fn rotate_extended(&self, a: &[Poly; 2], (g, key): (u64, &KeySwitchKey)) -> Result<[Poly; 2]> {
+        let rlwe = self.context().rlwe();
+        let a1 = self.context().ring().mod_down(&a[1])?;
+        let d = rlwe.decompose(&a1)?;
+        rlwe.automorphism_hoisted_extended(&a[0], &d, g, key)
+    }
+
     /// The giant steps of one transform from the baby steps; returns the rescaled parts. Each
-    /// giant step's plaintext products are summed over `Q_ℓ ∪ P`; for `j ≠ 0` the sum's `c_1`
-    /// goes down to `Q_ℓ` (ModDown) and is key-switched, its `c_0` stays over `Q_ℓ ∪ P` (it is
-    /// already `P` times a `c_0`), and so does the rotated result; every giant result is summed
-    /// there, then one ModDown of each part and the rescaling.
+    /// giant step's plaintext products are summed over `Q_ℓ ∪ P` (one pass, each operand read
+    /// once on the GPU); the giant steps are chained by Horner's rule ([`Plan::chains`]), each
+    /// link a key switching of the running sum's `c_1` brought down to `Q_ℓ`, its `c_0` kept
+    /// over `Q_ℓ ∪ P`; every chain and the step `j = 0` are summed there, then one ModDown of
+    /// each part and the rescaling.
     fn giant_steps(
         &self,
         baby: &[Option<[Poly; 2]>],
-        giants: &[(&Giant, Rot<'_>)],
+        plan: &Plan,
+        chains: &[Vec<(usize, Rot<'_>)>],
         pts: &[Vec<Poly>],
     ) -> Result<Vec<Poly>> {
-        let rlwe = self.context().rlwe();
         let ring = self.context().ring();
-        let mut total: Option<[Poly; 2]> = None;
-        for ((giant, rot), pts) in giants.iter().zip(pts) {
-            // One pass over the giant step's products (each operand read once on the GPU).
-            let mut xs: Vec<&Poly> = Vec::with_capacity(giant.terms.len());
-            let mut ys: Vec<[&Poly; 2]> = Vec::with_capacity(giant.terms.len());
-            for (&(i, _), pt) in giant.terms.iter().zip(pts) {
+        let products = |giant: usize| -> Result<[Poly; 2]> {
+            let g = plan.giants.get(giant).ok_or_else(|| {
+                Error::InvalidInput(format!("linear_transform: giant step {giant} missing"))
+            })?;
+            let pts = pts.get(giant).ok_or_else(|| {
+                Error::InvalidInput(format!("linear_transform: diagonals of {giant} missing"))
+            })?;
+            let mut xs: Vec<&Poly> = Vec::with_capacity(g.terms.len());
+            let mut ys: Vec<[&Poly; 2]> = Vec::with_capacity(g.terms.len());
+            for (&(i, _), pt) in g.terms.iter().zip(pts) {
                 let b = baby.get(i).and_then(Option::as_ref).ok_or_else(|| {
                     Error::InvalidInput(format!("linear_transform: baby step {i} missing"))
                 })?;
                 xs.push(pt);
                 ys.push([&b[0], &b[1]]);
             }
-            if xs.is_empty() {
-                continue;
-            }
-            let [a0, a1] = ring.sum_of_products(&xs, &ys)?;
-            let r = match rot {
-                None => [a0, a1],
-                Some((g, key)) => {
-                    let a1 = ring.mod_down(&a1)?;
-                    let d = rlwe.decompose(&a1)?;
-                    rlwe.automorphism_hoisted_extended(&a0, &d, *g, key)?
+            ring.sum_of_products(&xs, &ys)
+        };
+        let mut total: Option<[Poly; 2]> = plan.giant_zero.map(products).transpose()?;
+        for chain in chains {
+            let mut acc: Option<[Poly; 2]> = None;
+            for &(giant, rot) in chain.iter().rev() {
+                let mut sum = products(giant)?;
+                if let Some([a0, a1]) = &acc {
+                    ring.add_assign(&mut sum[0], a0)?;
+                    ring.add_assign(&mut sum[1], a1)?;
                 }
-            };
-            match &mut total {
-                None => total = Some(r),
-                Some([t0, t1]) => {
-                    ring.add_assign(t0, &r[0])?;
-                    ring.add_assign(t1, &r[1])?;
+                acc = Some(match rot {
+                    Some(rot) => self.rotate_extended(&sum, rot)?,
+                    None => sum,
+                });
+            }
+            match (&mut total, acc) {
+                (_, None) => {}
+                (None, acc) => total = acc,
+                (Some([t0, t1]), Some([a0, a1])) => {
+                    ring.add_assign(t0, &a0)?;
+                    ring.add_assign(t1, &a1)?;
                 }
             }
         }

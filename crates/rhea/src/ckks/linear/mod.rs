@@ -31,10 +31,18 @@
 //!   extended basis `Q_ℓ ∪ P` (no ModDown), the identity as `(P·c_0, P·c_1)`;
 //! - the diagonals are encoded over `Q_ℓ ∪ P` and each giant step's inner sum is a plain
 //!   multiply-accumulate there (`2·D` plaintext products in all);
-//! - a non-zero giant step brings only its `c_1` down (**one ModDown**), key-switches it
-//!   (**one ModUp** and one inner product) and keeps the rotated result in `Q_ℓ ∪ P`, where
-//!   every giant result is summed;
+//! - the giant steps are chained by Horner's rule, forward and backward from `j = 0`:
+//!   `Σ_j rot_{s_j}(A_j) = rot_{s_1}(A_1 + rot_{s_2−s_1}(A_2 + …))`; each link brings only the
+//!   running sum's `c_1` down (**one ModDown**), key-switches it (**one ModUp** and one inner
+//!   product) and keeps the rotated result in `Q_ℓ ∪ P`. As many key switchings as non-zero
+//!   giant steps, but one rotation key per distinct gap (`+n1` and `−n1` for a band) instead
+//!   of one per giant step;
 //! - **two ModDowns** of the total and one rescaling end it.
+//!
+//! [`RotationKeys::Fewest`] ([`LinearTransform::with_rotation_keys`]) chains the baby steps
+//! too (each from the previous one, a full key switching each): a band then needs three
+//! rotation keys, for cards without room for one per baby step (bootstrapping at N = 2^16
+//! holds 9 rotation keys instead of 43).
 //!
 //! In all, for `b` non-zero baby steps and `g` non-zero giant steps: `b + g` key switchings
 //! (counted by [`CkksContext::keyswitches`](crate::ckks::CkksContext::keyswitches)),
@@ -117,4 +125,4 @@ mod bsgs;
 mod slots;
 mod transform;
 
-pub use transform::LinearTransform;
+pub use transform::{LinearTransform, RotationKeys};

@@ -18,6 +18,24 @@ pub(super) struct CacheKey {
     pub(super) device: Device,
 }
 
+/// How a [`LinearTransform`] reaches its baby-step rotations: the trade between the rotation
+/// keys it needs (memory: about 180 MB each at N = 2^16 with 30 + 6 limbs) and its time.
+/// The giant steps are the same in both: a chain by Horner's rule, one key per distinct gap
+/// between consecutive giant steps (one for each direction of a band).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum RotationKeys {
+    /// Every baby rotation from one shared ModUp of the input (hoisted): one key per non-zero
+    /// baby step. The fastest.
+    #[default]
+    PerBabyStep,
+    /// Each baby rotation from the previous one: one key per distinct gap between baby steps
+    /// (one for a band, or for a level of the bootstrapping DFT), each baby step a full key
+    /// switching (a ModDown and a ModUp more than hoisted); the plan re-balances baby and
+    /// giant steps for that cost. The fewest keys: a transform whose diagonals are a band
+    /// needs three.
+    Fewest,
+}
+
 /// The diagonals of one giant step `j`: the baby steps `i` they multiply and the diagonal
 /// indices `k = j·n1 + i`.
 #[derive(Clone, Debug)]
@@ -26,6 +44,15 @@ pub(super) struct Giant {
     pub(super) j: usize,
     /// `(i, k)` for each diagonal of this giant step, `i` ascending.
     pub(super) terms: Vec<(usize, usize)>,
+}
+
+/// One link of a chain of giant steps evaluated by Horner's rule: the giant step (its index
+/// in [`Plan::giants`]) whose products are added to the running sum, then the rotation step
+/// (in `[1, slots)`) applied to the sum: the gap to the previous (nearer) link of the chain.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Link {
+    pub(super) giant: usize,
+    pub(super) step: usize,
 }
 
 /// The baby-step/giant-step decomposition `k = j·n1 + i` of a set of diagonal indices.
@@ -37,13 +64,23 @@ pub(super) struct Plan {
     pub(super) babies: Vec<usize>,
     /// The giant steps used (ascending `j`).
     pub(super) giants: Vec<Giant>,
+    /// The giant step `j = 0`, if used (its products are not rotated).
+    pub(super) giant_zero: Option<usize>,
+    /// The other giant steps as chains (the forward rotations and the backward ones, each
+    /// nearest first): `Σ_j rot_{s_j}(A_j)` for a chain of offsets `s_1, …, s_m` is
+    /// `rot_{s_1}(A_1 + rot_{s_2 − s_1}(A_2 + … rot_{s_m − s_{m−1}}(A_m)))`: as many key
+    /// switchings as giant steps, one key per distinct gap.
+    pub(super) chains: Vec<Vec<Link>>,
+    /// How the baby steps are reached.
+    pub(super) keys: RotationKeys,
 }
 
 /// The cost of a giant step in hoisted baby steps, for choosing `n1`: measured on an H200 at
 /// N = 2^16 with 25 + 9 limbs, a 64-diagonal transform took 5.97 / 3.85 / 3.21 / 3.90 ms at
 /// `n1` = 4 / 8 / 16 / 32, which fits a baby step at ~0.07 ms and a giant step at ~0.30 ms
 /// (the plaintext products, the same for every `n1`, aside); on the CPU `n1 = 16` is also
-/// faster than the key-switch-minimal `n1 = 8` (~20 %).
+/// faster than the key-switch-minimal `n1 = 8` (~20 %). A chained baby step
+/// ([`RotationKeys::Fewest`]) costs about what a giant step does.
 const GIANT_COST: usize = 4;
 
 impl Plan {
@@ -53,7 +90,34 @@ impl Plan {
             + self.giants.iter().filter(|g| g.j != 0).count()
     }
 
-    fn with_n1(n1: usize, indices: &[usize]) -> Self {
+    /// The baby steps in evaluation order with the rotation that reaches each: from the
+    /// input (step 0) for [`RotationKeys::PerBabyStep`], from the previous baby step for
+    /// [`RotationKeys::Fewest`]. `(i, step)` for each non-zero baby step `i`, ascending.
+    pub(super) fn baby_rotations(&self, slots: usize) -> Vec<(usize, usize)> {
+        let mut prev = 0;
+        self.babies
+            .iter()
+            .filter(|&&i| i != 0)
+            .map(|&i| {
+                let step = match self.keys {
+                    RotationKeys::PerBabyStep => i,
+                    RotationKeys::Fewest => i - prev,
+                };
+                prev = i;
+                (i, step % slots)
+            })
+            .collect()
+    }
+
+    /// The rotation steps an evaluation uses (non-zero, in `[1, slots)`), unsorted.
+    pub(super) fn steps(&self, slots: usize) -> impl Iterator<Item = usize> + '_ {
+        self.baby_rotations(slots)
+            .into_iter()
+            .map(|(_, s)| s)
+            .chain(self.chains.iter().flatten().map(|l| l.step))
+    }
+
+    fn with_n1(n1: usize, indices: &[usize], slots: usize, keys: RotationKeys) -> Self {
         let mut giants: BTreeMap<usize, Vec<(usize, usize)>> = BTreeMap::new();
         let mut babies = std::collections::BTreeSet::new();
         for &k in indices {
@@ -61,25 +125,66 @@ impl Plan {
             babies.insert(i);
             giants.entry(j).or_default().push((i, k));
         }
+        let giants: Vec<Giant> = giants
+            .into_iter()
+            .map(|(j, mut terms)| {
+                terms.sort_unstable();
+                Giant { j, terms }
+            })
+            .collect();
+        // Signed offsets: a rotation past the middle goes the other way (a band's negative
+        // diagonals); each direction is one chain, nearest first.
+        let mut forward: Vec<(usize, i64)> = Vec::new();
+        let mut backward: Vec<(usize, i64)> = Vec::new();
+        let mut giant_zero = None;
+        for (idx, g) in giants.iter().enumerate() {
+            let r = (g.j * n1) % slots;
+            if r == 0 {
+                giant_zero = Some(idx);
+            } else if 2 * r <= slots {
+                forward.push((idx, r as i64));
+            } else {
+                backward.push((idx, r as i64 - slots as i64));
+            }
+        }
+        forward.sort_by_key(|&(_, s)| s);
+        backward.sort_by_key(|&(_, s)| -s);
+        let chain = |offsets: Vec<(usize, i64)>| -> Vec<Link> {
+            let mut prev = 0i64;
+            offsets
+                .into_iter()
+                .map(|(giant, s)| {
+                    let step = (s - prev).rem_euclid(slots as i64) as usize;
+                    prev = s;
+                    Link { giant, step }
+                })
+                .collect()
+        };
+        let chains: Vec<Vec<Link>> = [chain(forward), chain(backward)]
+            .into_iter()
+            .filter(|c| !c.is_empty())
+            .collect();
         Plan {
             n1,
             babies: babies.into_iter().collect(),
-            giants: giants
-                .into_iter()
-                .map(|(j, mut terms)| {
-                    terms.sort_unstable();
-                    Giant { j, terms }
-                })
-                .collect(),
+            giants,
+            giant_zero,
+            chains,
+            keys,
         }
     }
 
-    /// The `n1` of least cost `b + GIANT_COST·g` for `b` non-zero baby and `g` non-zero giant
-    /// steps (each a key switching: `b + g = #babies + #giants − 2` when both include 0), ties
+    /// The `n1` of least cost `b + w·g` for `b` non-zero baby and `g` non-zero giant steps
+    /// (each a key switching: `b + g = #babies + #giants − 2` when both include 0), ties
     /// broken towards fewer key switchings. A hoisted baby step is an inner product and two
-    /// automorphisms; a giant step adds a ModDown and a ModUp to those (see [`GIANT_COST`]).
+    /// automorphisms; a giant step (and a chained baby step) adds a ModDown and a ModUp to
+    /// those: `w` is [`GIANT_COST`] for hoisted baby steps, 1 for chained ones.
     /// Tried: every `n1` up to `2⌈√slots⌉ + 2` and every power of two up to `slots`.
-    fn choose(indices: &[usize], slots: usize) -> Self {
+    fn choose(indices: &[usize], slots: usize, keys: RotationKeys) -> Self {
+        let weight = match keys {
+            RotationKeys::PerBabyStep => GIANT_COST,
+            RotationKeys::Fewest => 1,
+        };
         let cost = |n1: usize| -> (usize, usize) {
             let mut baby = vec![false; n1];
             let mut giant = vec![false; slots / n1 + 1];
@@ -89,7 +194,7 @@ impl Plan {
             }
             let b = baby.iter().skip(1).filter(|&&x| x).count();
             let g = giant.iter().skip(1).filter(|&&x| x).count();
-            (b + GIANT_COST * g, b + g)
+            (b + weight * g, b + g)
         };
         let root = (slots as f64).sqrt().ceil() as usize;
         let mut candidates: Vec<usize> = (1..=(2 * root + 2).min(slots)).collect();
@@ -100,7 +205,7 @@ impl Plan {
             .into_iter()
             .min_by_key(|&n1| cost(n1))
             .unwrap_or(1);
-        Self::with_n1(best, indices)
+        Self::with_n1(best, indices, slots, keys)
     }
 }
 
@@ -373,7 +478,7 @@ impl LinearTransform {
             ));
         }
         let indices: Vec<usize> = diagonals.keys().copied().collect();
-        let plan = Plan::choose(&indices, slots);
+        let plan = Plan::choose(&indices, slots, RotationKeys::default());
         Ok(Self {
             slots,
             diagonals,
@@ -397,9 +502,40 @@ impl LinearTransform {
             )));
         }
         let indices: Vec<usize> = self.diagonals.keys().copied().collect();
-        self.plan = Plan::with_n1(n1, &indices);
+        self.plan = Plan::with_n1(n1, &indices, self.slots, self.plan.keys);
         self.clear_cache();
         Ok(self)
+    }
+
+    /// The same transform reaching its baby steps as `keys` says ([`RotationKeys::Fewest`]:
+    /// fewer rotation keys, more time), with the `n1` of least cost for that mode re-chosen
+    /// (a later [`LinearTransform::with_baby_steps`] keeps the mode). The key switchings stay
+    /// one per non-zero baby and giant step. Drops the cache.
+    ///
+    /// ```
+    /// use rhea::ckks::{LinearTransform, RotationKeys};
+    /// // A band of 63 diagonals (−31..=31) on 4096 slots.
+    /// let band = (-31i64..=31).map(|k| (k, vec![1.0 + k as f64 / 64.0; 4096]));
+    /// let lt = LinearTransform::from_diagonals(4096, band)?;
+    /// let fewest = LinearTransform::from_diagonals(
+    ///     4096,
+    ///     (-31i64..=31).map(|k| (k, vec![1.0 + k as f64 / 64.0; 4096])),
+    /// )?
+    /// .with_rotation_keys(RotationKeys::Fewest);
+    /// assert!(lt.rotations().len() > 10);
+    /// assert_eq!(fewest.rotations().len(), 3); // +1, +8 and −8
+    /// # Ok::<(), rhea::Error>(())
+    /// ```
+    pub fn with_rotation_keys(mut self, keys: RotationKeys) -> Self {
+        let indices: Vec<usize> = self.diagonals.keys().copied().collect();
+        self.plan = Plan::choose(&indices, self.slots, keys);
+        self.clear_cache();
+        self
+    }
+
+    /// How the baby steps are reached ([`LinearTransform::with_rotation_keys`]).
+    pub fn rotation_keys(&self) -> RotationKeys {
+        self.plan.keys
     }
 
     /// The slot count of the ciphertexts this transform applies to.
@@ -439,18 +575,13 @@ impl LinearTransform {
             })
     }
 
-    /// The rotation steps (in `[1, slots)`) whose Galois keys an evaluation needs: the baby
-    /// steps `i` and the giant steps `j·n1` used, ascending. Generate exactly these:
+    /// The rotation steps (in `[1, slots)`) whose Galois keys an evaluation needs, ascending:
+    /// the baby steps `i` used (or, with [`RotationKeys::Fewest`], the gaps between them) and
+    /// the gaps between consecutive giant steps `j·n1` in each direction (the giant steps are
+    /// chained by Horner's rule: a band needs two, `+n1` and `−n1`). Generate exactly these:
     /// `keygen.galois_keys(&sk, &lt.rotations(), false)`.
     pub fn rotations(&self) -> Vec<i64> {
-        let mut steps: Vec<i64> = self
-            .plan
-            .babies
-            .iter()
-            .map(|&i| i as i64)
-            .chain(self.plan.giants.iter().map(|g| (g.j * self.plan.n1) as i64))
-            .filter(|&s| s != 0)
-            .collect();
+        let mut steps: Vec<i64> = self.plan.steps(self.slots).map(|s| s as i64).collect();
         if let Some((stride, count)) = self.post_sum {
             steps.extend(crate::ckks::Evaluator::rotate_and_sum_rotations(
                 self.slots,
