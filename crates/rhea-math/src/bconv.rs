@@ -674,6 +674,31 @@ impl ModUp {
         Ok(&self.converters[digit][r.len() - 1])
     }
 
+    /// Where the conversion of `digit` at `level` writes: `(column, limb)` for every limb of
+    /// `Q_level ∪ P` (Q limbs `0..level`, then P limbs) but the digit's own, ascending by limb,
+    /// `column` the target of [`ModUp::converter`] that feeds it (Q limb `i < start`: `i`;
+    /// Q limb `i ≥ start + c`: `i − c`; P limb `m`: `L − c + m`). The one layout every ModUp
+    /// consumer uses: [`ModUp::apply`], the CPU backend and the GPU kernels' plans.
+    ///
+    /// Errors: as [`ModUp::digit_limbs`].
+    pub fn output_columns(&self, digit: usize, level: usize) -> Result<Vec<(usize, usize)>> {
+        let r = self.digit_limbs(digit, level)?;
+        let (c, l) = (r.len(), self.q.len());
+        Ok((0..level + self.p.len())
+            .filter(|limb| !r.contains(limb))
+            .map(|limb| {
+                let column = if limb < r.start {
+                    limb
+                } else if limb < level {
+                    limb - c
+                } else {
+                    l - c + (limb - level)
+                };
+                (column, limb)
+            })
+            .collect())
+    }
+
     /// Extends the active limbs of `digit` of a level-`level` polynomial (`input`, `[c][n]`) to
     /// all `level + |P|` limbs (`output`, `[level + |P|][n]`; Q limbs then P limbs).
     ///
@@ -729,20 +754,17 @@ impl ModUp {
             n,
         )?;
         let conv = &self.converters[digit][c - 1];
-        let l = self.q.len();
+        let mut columns = self.output_columns(digit, level)?.into_iter().peekable();
         let mut targets = Vec::with_capacity(level + self.p.len() - c);
         for (limb, row) in output.chunks_mut(n).enumerate() {
-            if limb < r.start {
-                targets.push((limb, row));
-            } else if limb < r.end {
-                let k = limb - r.start;
-                row.iter_mut()
-                    .zip(&input[k * n..(k + 1) * n])
-                    .for_each(|(o, &x)| *o = self.q.modulus(limb).reduce(x));
-            } else if limb < level {
-                targets.push((limb - c, row));
-            } else {
-                targets.push((l - c + (limb - level), row));
+            match columns.next_if(|&(_, l)| l == limb) {
+                Some((column, _)) => targets.push((column, row)),
+                None => {
+                    let k = limb - r.start;
+                    row.iter_mut()
+                        .zip(&input[k * n..(k + 1) * n])
+                        .for_each(|(o, &x)| *o = self.q.modulus(limb).reduce(x));
+                }
             }
         }
         if centered {
@@ -1058,6 +1080,32 @@ mod tests {
 
     /// `convert_centered_rows` writes exactly the rows of `convert_centered`, for any subset
     /// of targets in any order, at sizes that do and do not fill whole blocks (and odd `n`).
+    /// The ModUp layout: every limb but the digit's own, the converter's column for each.
+    #[test]
+    fn modup_output_columns_skip_the_digits_own_limbs() {
+        let primes = generate_ntt_primes(40, 1 << 4, 8, &[]).unwrap();
+        let (q, p) = (
+            Basis::new(&primes[..6]).unwrap(),
+            Basis::new(&primes[6..]).unwrap(),
+        );
+        let up = ModUp::new(&q, &p, 3).unwrap(); // digits 0..2, 2..4, 4..6
+                                                 // The digit of limbs 2..4 at level 5: Q limbs 0, 1, 4, then P limbs 5, 6.
+        assert_eq!(
+            up.output_columns(1, 5).unwrap(),
+            vec![(0, 0), (1, 1), (2, 4), (4, 5), (5, 6)]
+        );
+        // First digit at the top; last digit clipped to one limb at level 5.
+        assert_eq!(
+            up.output_columns(0, 6).unwrap(),
+            vec![(0, 2), (1, 3), (2, 4), (3, 5), (4, 6), (5, 7)]
+        );
+        assert_eq!(
+            up.output_columns(2, 5).unwrap(),
+            vec![(0, 0), (1, 1), (2, 2), (3, 3), (5, 5), (6, 6)]
+        );
+        assert!(up.output_columns(2, 4).is_err(), "an inactive digit");
+    }
+
     #[test]
     fn centered_rows_match_the_full_conversion() {
         let primes = generate_ntt_primes(50, 1 << 10, 9, &[]).unwrap();

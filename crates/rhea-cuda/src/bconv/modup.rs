@@ -2,31 +2,6 @@
 
 use super::*;
 
-/// The conversion plan of a ModUp digit of `c` limbs from `start` at `level` (`|Q| = l`,
-/// `|P| = pl`): every limb of `Q_level ∪ P` but the digit's own, as `(table column, output
-/// limb)` pairs (the digit's table lists the other `Q` primes in order, then the `P` primes).
-pub(super) fn modup_plan(
-    l: usize,
-    pl: usize,
-    start: usize,
-    c: usize,
-    level: usize,
-) -> Vec<(u32, u32)> {
-    (0..level + pl)
-        .filter(|o| *o < start || *o >= start + c)
-        .map(|o| {
-            let col = if o < start {
-                o
-            } else if o < level {
-                o - c
-            } else {
-                l - c + (o - level)
-            };
-            (col as u32, o as u32)
-        })
-        .collect()
-}
-
 impl DeviceModUp {
     /// Wraps `modup` for `device` (tables are uploaded lazily).
     pub fn new(device: &Arc<GpuDevice>, modup: &ModUp) -> Result<Self> {
@@ -47,9 +22,15 @@ impl DeviceModUp {
         &self.modup
     }
 
-    /// [`modup_plan`] for this ModUp's `|Q|` and `|P|`.
-    pub(super) fn plan(&self, start: usize, c: usize, level: usize) -> Vec<(u32, u32)> {
-        modup_plan(self.modup.q().len(), self.modup.p().len(), start, c, level)
+    /// The `(table column, output limb)` pairs of `digit` at `level`: the host plan's
+    /// [`ModUp::output_columns`], in the kernels' word size.
+    pub(super) fn plan(&self, digit: usize, level: usize) -> Result<Vec<(u32, u32)>> {
+        Ok(self
+            .modup
+            .output_columns(digit, level)?
+            .into_iter()
+            .map(|(column, limb)| (column as u32, limb as u32))
+            .collect())
     }
 
     pub(super) fn converter(&self, digit: usize, level: usize) -> Result<Arc<DeviceBaseConverter>> {
@@ -158,9 +139,9 @@ impl DeviceModUp {
             check_device(&self.device, &[output, input])?;
             check_len("ModUp output", output.len(), (level + pl) * n)?;
             let r = self.modup.digit_limbs(*digit, level)?;
-            let (start, c) = (r.start, r.len());
+            let start = r.start;
             let conv = self.converter(*digit, level)?;
-            let plan = self.plan(start, c, level);
+            let plan = self.plan(*digit, level)?;
             let io = Io {
                 n,
                 polys: 1,
@@ -310,7 +291,7 @@ impl DeviceModUp {
         check_degree(n)?;
         check_device(&self.device, &[output, input])?;
         let r = self.modup.digit_limbs(digit, level)?;
-        let (start, c) = (r.start, r.len());
+        let start = r.start;
         let pl = self.modup.p().len();
         let polys = polys_of("ModUp input", input.len(), level, n)?;
         let out_words = polys * (level + pl) * n;
@@ -323,7 +304,7 @@ impl DeviceModUp {
             )));
         }
         let conv = self.converter(digit, level)?;
-        let plan = self.plan(start, c, level);
+        let plan = self.plan(digit, level)?;
         let io = Io {
             n,
             polys,

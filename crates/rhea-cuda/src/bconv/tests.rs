@@ -1,6 +1,5 @@
 //! Unit tests of the base-conversion module.
 
-use super::modup::modup_plan;
 use super::*;
 
 #[test]
@@ -31,21 +30,6 @@ fn the_two_part_bound_is_the_kernels() {
         crate::fp64::TWO_PART_MAX_LOG2
     );
     assert!(BCONV.source.contains(&define), "bconv.cu lacks `{define}`");
-}
-
-#[test]
-fn modup_plans_skip_the_digits_own_limbs() {
-    // |Q| = 6, |P| = 2, digit of limbs 2..4 at level 5: outputs 0, 1, 4 (Q) and 5, 6 (P).
-    assert_eq!(
-        modup_plan(6, 2, 2, 2, 5),
-        vec![(0, 0), (1, 1), (2, 4), (4, 5), (5, 6)]
-    );
-    // First and last digits.
-    assert_eq!(modup_plan(4, 1, 0, 2, 4), vec![(0, 2), (1, 3), (2, 4)]);
-    assert_eq!(
-        modup_plan(4, 1, 3, 1, 4),
-        vec![(0, 0), (1, 1), (2, 2), (3, 4)]
-    );
 }
 
 #[test]

@@ -433,24 +433,22 @@ pub(crate) fn mod_up_digits(ring: &RnsRing, ell: usize, input: &[u64]) -> Result
     let shape_qp = ring.shape_qp(ell);
     let mut coeff = copy(input);
     ntt_inverse(ring, &shape_q, &mut coeff, 0..ell)?;
-    let plan = ring.mod_up_plan();
+    let plan = ring.keyswitch_plan().mod_up();
     // Digits in parallel (each digit's conversion and NTTs split further when a core is
     // idle): one parallel region for all digits instead of two per digit.
     let digits = (0..ring.active_digits(ell))
         .into_par_iter()
         .map(|d| {
             let r = plan.digit_limbs(d, ell)?;
-            let c = r.len();
-            let conv = ring.mod_up_converter(d, ell);
-            // Convert straight into the other limbs of the output (converter row `i` for
-            // `i < start`, `i - c` past the digit), then NTT them; the own limbs are copied.
-            // Every word is written.
+            let conv = plan.converter(d, ell)?;
+            // Convert straight into the other limbs of the output (the plan's columns), then
+            // NTT them; the own limbs are copied. Every word is written.
             let mut out = buffer(shape_qp.words());
+            let mut columns = plan.output_columns(d, ell)?.into_iter().peekable();
             let targets = out
                 .chunks_mut(n)
                 .enumerate()
-                .filter(|(i, _)| !r.contains(i))
-                .map(|(i, limb)| (if i < r.start { i } else { i - c }, limb))
+                .filter_map(|(i, limb)| columns.next_if(|&(_, l)| l == i).map(|(c, _)| (c, limb)))
                 .collect();
             conv.convert_centered_rows(&coeff[r.start * n..r.end * n], n, targets)?;
             out.par_chunks_mut(n).enumerate().try_for_each(
@@ -485,10 +483,11 @@ pub(crate) fn mod_down(ring: &RnsRing, ell: usize, input: &[u64]) -> Result<Vec<
         .try_for_each(|(k, x)| ring.ntt_table(&shape_qp, ell + k).inverse(x))?;
     // Every word is written by the conversion.
     let mut out = buffer(ell * n);
-    ring.mod_down_converter(ell)
+    ring.keyswitch_plan()
+        .mod_down_converter(ell)
         .convert_centered(&xp, &mut out, n)?;
     recycle(xp);
-    let plan = ring.mod_down_plan();
+    let plan = ring.keyswitch_plan().mod_down();
     let (pinv, pinv_s) = (plan.p_inv_mod_q(), plan.p_inv_mod_q_shoup());
     out.par_chunks_mut(n)
         .zip(input.par_chunks(n))

@@ -5,11 +5,12 @@ use std::ops::Range;
 use std::sync::{Arc, Mutex};
 
 use rhea_math::basis::Basis;
-use rhea_math::bconv::{BaseConverter, ModDown, ModUp, Rescaler};
+use rhea_math::bconv::Rescaler;
 use rhea_math::ntt::NttTable;
 use rhea_math::Modulus;
 
 use super::cuda::GpuRing;
+use super::keyswitch_plan::KeySwitchPlan;
 use super::{Device, PolyShape};
 use crate::error::{Error, Result};
 
@@ -28,16 +29,9 @@ pub struct RnsRing {
     p: Basis,
     /// NTT tables, `Q` primes then `P` primes.
     ntt: Vec<NttTable>,
-    mod_up: ModUp,
-    /// `mod_up_conv[d][ℓ - start_d - 1]`: the conversion from the active limbs of digit `d` at
-    /// `ℓ` active Q limbs to the other active Q limbs then `P` (in that order).
-    mod_up_conv: Vec<Vec<BaseConverter>>,
-    mod_down: ModDown,
-    /// `mod_down_conv[ℓ - 1]`: the fast conversion `P → {q_0..q_{ℓ-1}}`.
-    mod_down_conv: Vec<BaseConverter>,
+    /// Digits, ModUp and ModDown tables, `[P]_{q_i}`.
+    keyswitch: KeySwitchPlan,
     rescaler: Rescaler,
-    /// `[P]_{q_i}` for every Q prime (the gadget factor of key-switching keys).
-    p_mod_q: Vec<u64>,
     /// The device tables, one entry per GPU the ring has been used on.
     gpu: Mutex<Vec<Arc<GpuRing>>>,
 }
@@ -64,51 +58,16 @@ impl RnsRing {
             .iter()
             .map(|&v| NttTable::new(Modulus::new(v)?, n))
             .collect::<rhea_math::Result<Vec<_>>>()?;
-        let mod_up = ModUp::new(&qb, &pb, dnum)?;
-        let mod_up_conv = mod_up
-            .digits()
-            .iter()
-            .map(|r| {
-                (r.start + 1..=q.len())
-                    .map(|ell| {
-                        let active = r.start..r.end.min(ell);
-                        let to: Vec<u64> = q[..active.start]
-                            .iter()
-                            .chain(&q[active.end..ell])
-                            .chain(p)
-                            .copied()
-                            .collect();
-                        BaseConverter::new(&qb.slice(active)?, &Basis::new(&to)?)
-                    })
-                    .collect::<rhea_math::Result<Vec<_>>>()
-            })
-            .collect::<rhea_math::Result<Vec<_>>>()?;
-        let mod_down = ModDown::new(&qb, &pb)?;
-        let mod_down_conv = (1..=q.len())
-            .map(|l| BaseConverter::new(&pb, &qb.prefix(l)?))
-            .collect::<rhea_math::Result<Vec<_>>>()?;
+        let keyswitch = KeySwitchPlan::new(&qb, &pb, dnum)?;
         let rescaler = Rescaler::new(&qb)?;
-        let p_mod_q = qb
-            .moduli()
-            .iter()
-            .map(|m| {
-                pb.values()
-                    .iter()
-                    .fold(1u64, |acc, &pi| m.mul(acc, m.reduce(pi)))
-            })
-            .collect();
         Ok(Self {
             n,
             log_n: n.trailing_zeros(),
             q: qb,
             p: pb,
             ntt,
-            mod_up,
-            mod_up_conv,
-            mod_down,
-            mod_down_conv,
+            keyswitch,
             rescaler,
-            p_mod_q,
             gpu: Mutex::new(Vec::new()),
         })
     }
@@ -173,46 +132,29 @@ impl RnsRing {
         self.p.len()
     }
 
+    /// The key-switching plan: digits, ModUp and ModDown tables of every level.
+    pub fn keyswitch_plan(&self) -> &KeySwitchPlan {
+        &self.keyswitch
+    }
+
     /// The number of key-switching digits.
     pub fn dnum(&self) -> usize {
-        self.mod_up.dnum()
+        self.keyswitch.dnum()
     }
 
     /// The `Q` limb ranges of the key-switching digits.
     pub fn digits(&self) -> &[Range<usize>] {
-        self.mod_up.digits()
+        self.keyswitch.digits()
     }
 
     /// The number of digits with an active limb when `q_limbs` Q limbs are active.
     pub fn active_digits(&self, q_limbs: usize) -> usize {
-        self.mod_up.active_digits(q_limbs)
+        self.keyswitch.active_digits(q_limbs)
     }
 
     /// `[P]_{q_i}` for every Q prime.
     pub fn p_mod_q(&self) -> &[u64] {
-        &self.p_mod_q
-    }
-
-    /// The ModUp plan.
-    pub fn mod_up_plan(&self) -> &ModUp {
-        &self.mod_up
-    }
-
-    /// The conversion used by ModUp for `digit` at `q_limbs = ℓ` active Q limbs: from the
-    /// digit's active limbs to the other active Q limbs, then `P`.
-    pub(crate) fn mod_up_converter(&self, digit: usize, q_limbs: usize) -> &BaseConverter {
-        let start = self.mod_up.digits()[digit].start;
-        &self.mod_up_conv[digit][q_limbs - start - 1]
-    }
-
-    /// The ModDown plan (`P^{-1} mod q_i` tables).
-    pub fn mod_down_plan(&self) -> &ModDown {
-        &self.mod_down
-    }
-
-    /// The fast conversion `P → Q_ℓ` used by ModDown at `q_limbs = ℓ`.
-    pub(crate) fn mod_down_converter(&self, q_limbs: usize) -> &BaseConverter {
-        &self.mod_down_conv[q_limbs - 1]
+        self.keyswitch.p_mod_q()
     }
 
     /// The rescaling tables.

@@ -179,7 +179,7 @@ fn mod_up_in_ntt_form_is_the_centred_digit() {
             assert_eq!(digits.len(), r.active_digits(ell));
             let shape = r.shape_qp(ell);
             for (d, got) in digits.into_iter().enumerate() {
-                let lim = r.mod_up_plan().digit_limbs(d, ell).unwrap();
+                let lim = r.keyswitch_plan().mod_up().digit_limbs(d, ell).unwrap();
                 let mut got = got;
                 r.ntt_inverse(&mut got).unwrap();
                 let got = words(&r, &got);

@@ -161,7 +161,7 @@ impl NoiseModel {
             })
             .collect();
         let ring = params.ring();
-        let plan = ring.mod_up_plan();
+        let plan = ring.keyswitch_plan().mod_up();
         let log_ks = (1..=log_q.len())
             .map(|limbs| {
                 let mut acc = f64::NEG_INFINITY;

@@ -399,7 +399,7 @@ impl GpuRing {
             conv.convert_centered_strided(&mut y, &acc, ell * n, width * n, 2, n)?;
         }
         let q_last = self.ntt.moduli()[last];
-        let p_inv = ring.mod_down_plan().p_inv_mod_q()[last];
+        let p_inv = ring.keyswitch_plan().mod_down().p_inv_mod_q()[last];
         let rows = [0, 1].map(|c| {
             (
                 fused::Limb {

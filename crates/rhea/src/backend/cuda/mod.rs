@@ -109,7 +109,7 @@ pub(crate) struct GpuRing {
     qp: Vec<Arc<DeviceModuli>>,
     /// ModUp of every digit, its converters uploaded (and its kernels compiled) at creation.
     mod_up: DeviceModUp,
-    /// `mod_down[ℓ - 1]`: the twin of `RnsRing::mod_down_converter(ℓ)`.
+    /// `mod_down[ℓ - 1]`: the twin of `KeySwitchPlan::mod_down_converter(ℓ)`.
     mod_down: Vec<DeviceBaseConverter>,
     rescaler: DeviceRescaler,
     /// `(P^{-1} mod q_i, shoup)` pairs for every Q prime (the ModDown tail).

@@ -15,7 +15,7 @@ impl GpuRing {
         let qp = (1..=l)
             .map(|ell| dev.moduli(&ring.moduli(&ring.shape_qp(ell))))
             .collect::<rhea_cuda::Result<Vec<_>>>()?;
-        let mod_up = DeviceModUp::new(&dev, ring.mod_up_plan())?;
+        let mod_up = DeviceModUp::new(&dev, ring.keyswitch_plan().mod_up())?;
         // `DeviceModUp` uploads the converter of a (digit, active length) on first use: use each
         // once now, on scratch buffers, so that evaluation never uploads.
         let (n, pl) = (ring.n(), ring.p_len());
@@ -27,10 +27,12 @@ impl GpuRing {
             }
         }
         let mod_down = (1..=l)
-            .map(|ell| DeviceBaseConverter::new(&dev, ring.mod_down_converter(ell)))
+            .map(|ell| {
+                DeviceBaseConverter::new(&dev, ring.keyswitch_plan().mod_down_converter(ell))
+            })
             .collect::<rhea_cuda::Result<Vec<_>>>()?;
         let rescaler = DeviceRescaler::new(&dev, ring.rescaler())?;
-        let md = ring.mod_down_plan();
+        let md = ring.keyswitch_plan().mod_down();
         let mod_down_w = dev.upload(&shoup_pairs(md.p_inv_mod_q(), md.p_inv_mod_q_shoup()))?;
         let rs = ring.rescaler();
         let rescale_w = (2..=l)
@@ -40,7 +42,7 @@ impl GpuRing {
             })
             .collect::<Result<Vec<_>>>()?;
         let q_values = ring.q().values().to_vec();
-        let p_mod_q = ring.mod_down_converter(l).q_mod_p();
+        let p_mod_q = ring.keyswitch_plan().mod_down_converter(l).q_mod_p();
         let p_mod_q_shoup: Vec<u64> = ring
             .q()
             .moduli()
@@ -68,7 +70,11 @@ impl GpuRing {
         };
         let mod_down_inverse = if ntt.has_fast_kernels() {
             let mut f = vec![1u64; full_shape.limbs()];
-            f[l..].copy_from_slice(ring.mod_down_converter(l).q_hat_inv_mod_q());
+            f[l..].copy_from_slice(
+                ring.keyswitch_plan()
+                    .mod_down_converter(l)
+                    .q_hat_inv_mod_q(),
+            );
             Some(dev.upload(&ntt.scaled_inverse_words(&f)?)?)
         } else {
             None
