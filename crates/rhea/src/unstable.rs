@@ -7,6 +7,8 @@
 //! - [`RnsRing`]: the precomputed tables of one `Q ∪ P` ring and the backend primitives (NTTs,
 //!   element-wise arithmetic, ModUp/ModDown, rescaling, the fused key-switching paths, sampling,
 //!   upload and download of a [`Poly`](crate::backend::Poly)'s words).
+//! - [`KeySwitchPlan`]: a ring's hybrid key-switching tables (digits, ModUp, ModDown), read by
+//!   the CPU backend and uploaded to a GPU.
 //! - [`HasRing`]: the ring of a context, of parameters or of a codec.
 //! - [`math`] and [`cuda`]: the lower crates, `rhea-math` (exact host arithmetic, the test
 //!   oracle) and `rhea-cuda` (the CUDA runtime and kernels).
@@ -24,6 +26,7 @@
 //! # Ok::<(), rhea::Error>(())
 //! ```
 
+pub use crate::backend::keyswitch_plan::KeySwitchPlan;
 pub use crate::backend::ring::RnsRing;
 pub use rhea_cuda as cuda;
 pub use rhea_math as math;

@@ -13,7 +13,7 @@ use crate::error::Result;
 /// converter with its output layout ([`ModUp::output_columns`]); per level the ModDown
 /// conversion `P → Q_ℓ`; `P^{-1} mod q_i` and `[P]_{q_i}` (the keys' gadget factor).
 ///
-/// Built once with its [`RnsRing`](super::RnsRing). The CPU backend reads these tables
+/// Built once with its [`RnsRing`](crate::unstable::RnsRing). The CPU backend reads these tables
 /// directly; a GPU uploads the same objects when the ring is first used there
 /// (`rhea_cuda::bconv::DeviceModUp` wraps the [`ModUp`], the ModDown converters are copied per
 /// level), so both run one plan, word for word.

@@ -31,14 +31,13 @@ mod cpu;
 mod cuda;
 mod device;
 mod fused_ops;
-mod keyswitch_plan;
+pub(crate) mod keyswitch_plan;
 mod ops;
 mod poly;
 pub(crate) mod ring;
 
 pub use awake::{cpu_spin, set_cpu_spin};
 pub use device::Device;
-pub use keyswitch_plan::KeySwitchPlan;
 pub(crate) use poly::Storage;
 pub use poly::{Form, Poly, PolyShape};
 pub(crate) use ring::RnsRing;
