@@ -18,6 +18,7 @@ use std::time::Instant;
 
 mod bench_boot;
 mod bench_machinery;
+mod bench_multi;
 mod bench_ops;
 mod bench_suites;
 mod files;
@@ -45,8 +46,9 @@ enum Command {
         /// The suite: `ntt` (GPU NTT), `ntt-cpu`, `ckks`
         /// (also named `ops`: the CKKS operations at a preset and levels), `bgv`,
         /// `seal-routines`, `he-booster`, `matmul`, `linalg` (linear transforms and slot
-        /// utilities), `poly` (polynomial evaluation and standard functions) or `boot` (CKKS
-        /// bootstrapping at a bootstrappable preset: `--preset list` names them).
+        /// utilities), `poly` (polynomial evaluation and standard functions), `boot` (CKKS
+        /// bootstrapping at a bootstrappable preset: `--preset list` names them) or `multi`
+        /// (bootstrapping and mul+relin throughput over `--gpus` GPUs).
         suite: String,
         /// GPU ordinal for GPU suites.
         #[arg(long, default_value_t = 0)]
@@ -88,6 +90,10 @@ enum Command {
         /// `fewest` (a few keys per DFT level: about a quarter of the key memory, slower).
         #[arg(long, default_value = "per-baby-step")]
         keys: String,
+        /// GPUs for the `multi` suite (throughput of bootstrapping and mul+relin spread over
+        /// that many GPUs, one GPU as the baseline in the same run).
+        #[arg(long, default_value_t = 2)]
+        gpus: usize,
         /// Shapes `MxKxN` for the `matmul` suite (comma-separated).
         #[arg(long, value_delimiter = ',', default_value = "100x100x1,10x9x8")]
         shape: Vec<String>,
@@ -111,10 +117,15 @@ fn main() -> ExitCode {
             reps,
             slots,
             keys,
+            gpus,
             shape,
         } => {
             let reps = reps.unwrap_or(if suite == "boot" { 5 } else { 10 });
             match suite.as_str() {
+                "multi" => {
+                    let preset = preset.unwrap_or_else(|| "boot_n16_levels13".to_string());
+                    bench_multi(json.as_deref(), &preset, gpus, reps)
+                }
                 "boot" => {
                     let preset = preset.unwrap_or_else(|| "boot_n16_levels13".to_string());
                     bench_boot(json.as_deref(), &device, &preset, reps, slots, &keys)
@@ -262,6 +273,20 @@ fn bench_machinery(
 
 /// Runs `boot` (CKKS bootstrapping at a bootstrappable preset), or lists the presets for
 /// `--preset list`.
+fn bench_multi(
+    json: Option<&std::path::Path>,
+    preset: &str,
+    gpus: usize,
+    reps: usize,
+) -> CliResult {
+    let report = bench_multi::run_multi(preset, gpus, reps)?;
+    print!("{}", report.table());
+    if let Some(path) = json {
+        std::fs::write(path, serde_json::to_string_pretty(&report)?)?;
+    }
+    Ok(())
+}
+
 fn bench_boot(
     json: Option<&std::path::Path>,
     device: &str,

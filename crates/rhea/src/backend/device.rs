@@ -38,6 +38,16 @@ impl Device {
         }
     }
 
+    /// Every GPU of this machine Rhea can run on (`Cuda(0)`, `Cuda(1)`, …; empty without a
+    /// driver or a usable GPU): the devices a throughput run spreads independent work over,
+    /// each with its own context, keys and stream.
+    pub fn all_gpus() -> Vec<Device> {
+        (0..GpuDevice::count())
+            .map(Device::Cuda)
+            .filter(|d| d.check_supported().is_ok())
+            .collect()
+    }
+
     /// Whether this device can run primitives on this machine; a typed error says why not
     /// ([`Error::DeviceNotSupported`]: no driver, no such GPU;
     /// [`Error::UnsupportedComputeCapability`]: a GPU below compute capability 7.5).
