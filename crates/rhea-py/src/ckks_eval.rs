@@ -495,6 +495,45 @@ impl Evaluator {
         self.assign(py, a, |ev, a| ev.conjugate_assign(a))
     }
 
+    /// For `bench/python-overhead.py`: seconds per call of ``op`` (``"add"``, ``"sub"``,
+    /// ``"mul_relin"``, ``"mul"``, ``"rotate"``: by 1) run ``reps`` times in a Rust loop, without
+    /// the GIL, with one device synchronisation at the end; the same calls as the Python
+    /// methods, minus Python.
+    fn _rust_loop(
+        &self,
+        py: Python<'_>,
+        op: &str,
+        a: Ct<'_>,
+        b: Ct<'_>,
+        reps: usize,
+    ) -> PyResult<f64> {
+        type F = fn(&REvaluator, &RCiphertext, &RCiphertext) -> rhea::Result<RCiphertext>;
+        let f: F = match op {
+            "add" => |ev, a, b| ev.add(a, b),
+            "sub" => |ev, a, b| ev.sub(a, b),
+            "mul_relin" => |ev, a, b| ev.mul_relin(a, b),
+            "mul" => |ev, a, b| ev.mul(a, b),
+            "rotate" => |ev, a, _| ev.rotate(a, 1),
+            _ => {
+                return Err(crate::errors::invalid(
+                    py,
+                    format!("_rust_loop: unknown op {op:?}"),
+                ))
+            }
+        };
+        let (ev, a, b) = (self.ev(), &a.inner, &b.inner);
+        let device = a.device();
+        run(py, move || {
+            device.synchronize()?;
+            let start = std::time::Instant::now();
+            for _ in 0..reps {
+                std::hint::black_box(f(ev, a, b)?);
+            }
+            device.synchronize()?;
+            Ok(start.elapsed().as_secs_f64() / reps.max(1) as f64)
+        })
+    }
+
     fn __repr__(&self) -> String {
         format!(
             "Evaluator(relinearization_key={}, galois_keys={}, auto_rescale={}, bootstrapper={})",
