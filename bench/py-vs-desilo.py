@@ -10,9 +10,12 @@ decryption of the last result that forces completion, divided by N.
 - add; mul_relin: multiply + relinearise, no rescale (Rhea: ev.mul_relin; DESILO:
   engine.multiply(a, b, rlk)); rotate by 1 (DESILO: a fixed rotation key);
 - bootstrap: full slots, input at level 0 (Rhea: boot_n16_levels13 on the GPU, 128-bit;
-  DESILO: Engine(use_bootstrap=True), its default bootstrappable parameters).
-Parameters: Rhea's n16_logqp1520_levels26 ("DESILO-comparable deep set": N = 2^16, 2^15 slots)
-against DESILO's default Engine (N = 2^16); both sides print their slots and levels.
+  DESILO: Engine(bootstrap=True) (1.x: use_bootstrap=True), its default bootstrappable parameters).
+Two parameter sets, each side printing its slots and levels so that the match can be checked:
+- "small": DESILO's default Engine (desilofhe 2.0: N = 2^14, 8192 slots, 7 levels) against Rhea's
+  n14_logqp400_levels7 (the DESILO-comparable small set);
+- "deep": DESILO's bootstrappable Engine (desilofhe 2.0: 2^15 slots, 17 levels) against Rhea's n16_logqp1520_levels26 (the
+  DESILO-comparable deep set, N = 2^16) for the operations, and boot_n16_levels13 for bootstrap.
 Without desilofhe installed, prints Rhea's side and says so.
 """
 
@@ -42,18 +45,27 @@ boot = not args.no_boot
 device = rhea.Device.cuda(0) if args.mode == "gpu" else rhea.Device.cpu()
 boot_preset = args.rhea_boot_preset or (
     "boot_n16_levels13" if args.mode == "gpu" else "boot_test_n12_insecure")
-print(f"== Rhea from Python on {device.name}", flush=True)
-r = py_rhea_ops.run(device, "n16_logqp1520_levels26", reps,
-                    boot_preset if boot else "none", "amortised")
-print(json.dumps(r), flush=True)
+sets = {"small": ("n14_logqp400_levels7", False), "deep": ("n16_logqp1520_levels26", boot)}
+rhea_res = {}
+for name, (preset, with_boot) in sets.items():
+    print(f"== Rhea from Python on {device.name}: {name} ({preset})", flush=True)
+    rhea_res[name] = py_rhea_ops.run(device, preset, reps,
+                                     boot_preset if with_boot else "none", "amortised")
+    print(json.dumps(rhea_res[name]), flush=True)
 
 
-def desilo(mode):
+def desilo(mode, use_bootstrap, time_bootstrap):
     from desilofhe import Engine
 
-    res = {"peer": "desilofhe", "mode": mode}
+    res = {"peer": "desilofhe", "mode": mode, "use_bootstrap": use_bootstrap}
     t = time.perf_counter()
-    eng = Engine(mode=mode, use_bootstrap=True) if boot else Engine(mode=mode)
+    if use_bootstrap:
+        try:
+            eng = Engine(mode=mode, bootstrap=True)  # desilofhe >= 2
+        except TypeError:
+            eng = Engine(mode=mode, use_bootstrap=True)  # desilofhe 1.x
+    else:
+        eng = Engine(mode=mode)
     res["engine_s"] = round(time.perf_counter() - t, 3)
     res["slots"], res["max_level"] = eng.slot_count, eng.max_level
     sk = eng.create_secret_key()
@@ -79,7 +91,7 @@ def desilo(mode):
     res["rotate1_ms"] = bench(lambda: eng.rotate(cx, rk1), reps)
     m = eng.rescale(eng.multiply(cx, cy, rlk))
     res["mul_precision_bits"] = round(float(-np.log2(np.max(np.abs(eng.decrypt(m, sk) - x * y)))), 1)
-    if boot:
+    if use_bootstrap and time_bootstrap:
         conj = eng.create_conjugation_key(sk)
         t = time.perf_counter()
         bk = eng.create_bootstrap_key(sk)
@@ -93,26 +105,29 @@ def desilo(mode):
     return res
 
 
+desilo_res = {}
 try:
-    print(f"== DESILO ({args.mode})", flush=True)
-    d = desilo(args.mode)
-    print(json.dumps(d), flush=True)
+    for name, (_, with_boot) in sets.items():
+        print(f"== DESILO ({args.mode}): {name}", flush=True)
+        desilo_res[name] = desilo(args.mode, name == "deep", with_boot)
+        print(json.dumps(desilo_res[name]), flush=True)
 except ImportError as e:
-    d = None
     print(f"desilofhe is not installed here ({e}); Rhea's side only")
 
-print()
-print(f"{'op (ms, from Python)':<22} {'Rhea':>10} {'DESILO':>10} {'DESILO/Rhea':>12}")
-for op in ["encrypt", "add", "mul_relin", "rotate1", "bootstrap"]:
-    k = op + "_ms"
-    rv = r.get(k)
-    dv = d.get(k) if d else None
-    if rv is None and dv is None:
-        continue
-    ratio = f"{dv / rv:.1f}x" if (rv and dv) else "-"
-    print(f"{op:<22} {rv if rv is not None else '-':>10} {dv if dv is not None else '-':>10} {ratio:>12}")
-for k in ["slots", "max_level", "mul_precision_bits", "boot_level_after", "boot_precision_bits"]:
-    print(f"{k:<22} {r.get(k, '-')!s:>10} {(d or {}).get(k, '-')!s:>10}")
+for name in sets:
+    r, d = rhea_res[name], desilo_res.get(name)
+    print()
+    print(f"{name + ': ms from Python':<24} {'Rhea':>10} {'DESILO':>10} {'DESILO/Rhea':>12}")
+    for op in ["encrypt", "add", "mul_relin", "rotate1", "bootstrap"]:
+        k = op + "_ms"
+        rv, dv = r.get(k), (d or {}).get(k)
+        if rv is None and dv is None:
+            continue
+        ratio = f"{dv / rv:.1f}x" if (rv and dv) else "-"
+        print(f"{op:<24} {rv if rv is not None else '-':>10} {dv if dv is not None else '-':>10} {ratio:>12}")
+    for k in ["slots", "max_level", "mul_precision_bits", "boot_level_after", "boot_precision_bits"]:
+        if k in r or (d and k in d):
+            print(f"{k:<24} {r.get(k, '-')!s:>10} {(d or {}).get(k, '-')!s:>10}")
 if args.json:
     with open(args.json, "w") as f:
-        json.dump({"rhea": r, "desilo": d}, f, indent=1)
+        json.dump({"rhea": rhea_res, "desilo": desilo_res}, f, indent=1)
