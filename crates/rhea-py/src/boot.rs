@@ -1,0 +1,156 @@
+//! Bootstrapping: `rhea.ckks.BootstrapPreset` and `rhea.ckks.Bootstrapper`.
+
+use std::sync::Arc;
+
+use pyo3::prelude::*;
+use rhea::ckks::bootstrap::{
+    BootstrapConfig, BootstrapPreset as RPreset, Bootstrapper as RBootstrapper,
+};
+
+use crate::ckks::{lock, CkksContext, CkksKeyGenerator};
+use crate::ckks_eval::Ciphertext;
+use crate::errors::{invalid, run};
+use crate::keys::SecretKey;
+use crate::params::CkksParameters;
+
+/// A named bootstrappable parameter set with its pipeline: ``BootstrapPreset.by_name(name)``
+/// (names from ``BootstrapPreset.names()``); ``params`` builds the parameters.
+#[pyclass(module = "rhea.ckks", frozen)]
+pub struct BootstrapPreset {
+    inner: RPreset,
+}
+
+#[pymethods]
+impl BootstrapPreset {
+    /// The presets as ``(name, purpose)`` pairs (the 128-bit ones first).
+    #[staticmethod]
+    fn presets() -> Vec<(&'static str, &'static str)> {
+        RPreset::all()
+            .into_iter()
+            .map(|p| (p.name, p.purpose))
+            .collect()
+    }
+    /// The preset ``name``.
+    #[staticmethod]
+    fn by_name(py: Python<'_>, name: &str) -> PyResult<Self> {
+        RPreset::by_name(name)
+            .map(|inner| Self { inner })
+            .ok_or_else(|| {
+                let names: Vec<_> = RPreset::all().iter().map(|p| p.name).collect();
+                invalid(
+                    py,
+                    format!(
+                        "no bootstrapping preset named {name:?}; the presets are {}",
+                        names.join(", ")
+                    ),
+                )
+            })
+    }
+    /// The name.
+    #[getter]
+    fn name(&self) -> &'static str {
+        self.inner.name
+    }
+    /// What it is for.
+    #[getter]
+    fn purpose(&self) -> &'static str {
+        self.inner.purpose
+    }
+    /// The levels the pipeline consumes.
+    #[getter]
+    fn depth(&self) -> usize {
+        self.inner.config.depth()
+    }
+    /// The parameters, validated.
+    #[getter]
+    fn params(&self, py: Python<'_>) -> PyResult<CkksParameters> {
+        let lit = &self.inner.params;
+        Ok(CkksParameters {
+            inner: run(py, || lit.build())?,
+        })
+    }
+    fn __repr__(&self) -> String {
+        format!(
+            "BootstrapPreset({:?}: {})",
+            self.inner.name, self.inner.purpose
+        )
+    }
+}
+
+/// Refreshes ciphertexts at level 0 to ``output_level``. Built from a context, its key
+/// generator and secret key (it generates every key it needs: relinearisation, rotations,
+/// conjugation, encapsulation), and the pipeline of ``preset`` (default: full slots).
+/// Give it to an ``Evaluator(..., bootstrapper=boot)`` for automatic bootstrapping.
+#[pyclass(module = "rhea.ckks", frozen)]
+pub struct Bootstrapper {
+    pub(crate) inner: Arc<RBootstrapper>,
+}
+
+#[pymethods]
+impl Bootstrapper {
+    #[new]
+    #[pyo3(signature = (ctx, keygen, sk, preset = None))]
+    fn new(
+        py: Python<'_>,
+        ctx: &CkksContext,
+        keygen: &CkksKeyGenerator,
+        sk: &SecretKey,
+        preset: Option<&BootstrapPreset>,
+    ) -> PyResult<Self> {
+        let c = &ctx.inner;
+        let config = match preset {
+            Some(p) => p.inner.config.clone(),
+            None => BootstrapConfig::full_slots(c),
+        };
+        let (kg, sk) = (&keygen.inner, &*sk.inner);
+        let b = run(py, move || RBootstrapper::new(c, &mut lock(kg), sk, config))?;
+        Ok(Self { inner: Arc::new(b) })
+    }
+    /// A fresh ciphertext at ``output_level`` with the message of ``ct`` (complex slots).
+    fn bootstrap(&self, py: Python<'_>, ct: PyRef<'_, Ciphertext>) -> PyResult<Ciphertext> {
+        let (b, c) = (&*self.inner, &ct.inner);
+        let out = run(py, || b.bootstrap(c))?;
+        Ok(Ciphertext::new(out, ct.eval.clone()))
+    }
+    /// ``bootstrap`` for a message known to be real (cheaper).
+    fn bootstrap_real(&self, py: Python<'_>, ct: PyRef<'_, Ciphertext>) -> PyResult<Ciphertext> {
+        let (b, c) = (&*self.inner, &ct.inner);
+        let out = run(py, || b.bootstrap_real(c))?;
+        Ok(Ciphertext::new(out, ct.eval.clone()))
+    }
+    /// The levels a bootstrap consumes.
+    #[getter]
+    fn depth(&self) -> usize {
+        self.inner.depth()
+    }
+    /// The level of a refreshed ciphertext.
+    #[getter]
+    fn output_level(&self) -> usize {
+        self.inner.output_level()
+    }
+    /// The scale of a refreshed ciphertext.
+    #[getter]
+    fn output_scale(&self) -> f64 {
+        self.inner.output_scale()
+    }
+    /// The bytes of its evaluation keys.
+    #[getter]
+    fn key_bytes(&self) -> u64 {
+        self.inner.key_bytes()
+    }
+    fn __repr__(&self) -> String {
+        format!(
+            "Bootstrapper(depth={}, output_level={}, key_bytes={})",
+            self.inner.depth(),
+            self.inner.output_level(),
+            self.inner.key_bytes()
+        )
+    }
+}
+
+/// Registers the classes of this module.
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<BootstrapPreset>()?;
+    m.add_class::<Bootstrapper>()?;
+    Ok(())
+}

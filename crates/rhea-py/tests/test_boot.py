@@ -1,0 +1,52 @@
+"""Bootstrapping at the INSECURE test preset (N = 2^12: about a second a bootstrap here)."""
+
+import numpy as np
+import pytest
+
+import rhea
+from rhea import ckks
+from conftest import precision_bits
+
+
+@pytest.fixture(scope="module")
+def boot_setup():
+    preset = ckks.BootstrapPreset.by_name("boot_test_n12_insecure")
+    ctx = ckks.CkksContext(preset.params, rhea.Device.cpu())
+    kg = ckks.KeyGenerator(ctx)
+    sk = kg.secret_key()
+    boot = ckks.Bootstrapper(ctx, kg, sk, preset)
+    ev = ckks.Evaluator(ctx, kg.relinearization_key(sk), bootstrapper=boot)
+    encoder = ckks.Encoder(ctx)
+    encryptor = ckks.Encryptor(ctx, sk, evaluator=ev)
+    return dict(ctx=ctx, boot=boot, ev=ev, encoder=encoder, encryptor=encryptor,
+                decryptor=ckks.Decryptor(ctx, sk))
+
+
+def test_presets_listed():
+    names = [n for n, _ in ckks.BootstrapPreset.presets()]
+    assert "boot_n16_levels13" in names and "boot_test_n12_insecure" in names
+
+
+def test_bootstrap(boot_setup, rng):
+    s = boot_setup
+    x = rng.uniform(-1, 1, s["encoder"].slots)
+    ct = s["encryptor"].encrypt(s["encoder"].encode(x))
+    low = s["ev"].drop_to_level(ct, 0)
+    fresh = s["boot"].bootstrap(low)
+    assert fresh.level == s["boot"].output_level > 0
+    out = s["encoder"].decode(s["decryptor"].decrypt(fresh))
+    assert precision_bits(out, x) > 12
+
+
+def test_auto_bootstrap(boot_setup):
+    s = boot_setup
+    x = s["encryptor"].encrypt(s["encoder"].encode([0.5, -0.25]))
+    before = s["ev"].bootstraps
+    for _ in range(4):
+        x = x * x * 0.5 + 0.25
+    assert s["ev"].bootstraps > before
+    want = np.array([0.5, -0.25])
+    for _ in range(4):
+        want = want * want * 0.5 + 0.25
+    out = s["encoder"].decode(s["decryptor"].decrypt(x))
+    assert precision_bits(out[:2], want) > 10
