@@ -1,0 +1,385 @@
+//! The training on ciphertexts: keys, packing, one iteration, bootstrapping in the loop.
+//!
+//! **Packing** (feature-major, `S` samples and `F` = 256 features a ciphertext, `S·F` slots):
+//! slot `f·S + s` holds feature `f` of sample `s`. Two real ciphertexts of a batch travel as
+//! one complex one, `Z = z_a + i·z_b`, so a batch of 8 real ciphertexts is 4 complex ones. The
+//! weights `v` and `w` are real, each weight `f` replicated over its block of `S` slots, and
+//! stored divided by the weight scale `κ` (what bootstrapping refreshes must stay below 1).
+//!
+//! **One iteration** (`v`, `w` at level `ℓ`):
+//! 1. `Z ⊙ v`, then the sum over the features by `rotate_and_sum(stride S, count F)` — cyclic,
+//!    since `S·F` is the slot count: every slot of sample `s` gets `T = t_a + i·t_b` (the inner
+//!    products of the two samples the slot's complex pair holds, divided by `κ`). 1 level.
+//! 2. `X_a = T + T̄ = 2 t_a/κ`, `X_b = T − T̄ = 2i t_b/κ` (one conjugation), and the sigmoid
+//!    polynomial on each: `P_a = c·p(t_a)` and `Q_b = c·i·p(t_b)` with real coefficients (the
+//!    polynomial is `1/2` plus odd powers, so `i·p(t_b)` is a real polynomial of `X_b` plus the
+//!    constant `i·c/2`). `c = (1 + β_t)·γ/(n·κ)/2` is folded into the coefficients. 2 levels at
+//!    degree 3 (3 at degree 5).
+//! 3. `(P_a − Q_b)·Z`: its real part is `c·(p(t_a) z_a + p(t_b) z_b)`. 1 level.
+//! 4. The sum over the pairs, the sum over the `S` samples of a block by
+//!    `rotate_and_sum(stride 1, count S)` (the block's total lands in its first slot), the real
+//!    part doubled (`Y + Ȳ`), a 0/1 mask on the first slot of each real feature's block, and the
+//!    replication over the block by `rotate_and_sum(stride −1, count S)`: the step `G'`
+//!    (`(1 + β_t)·γ/(nκ)·Σ_i p(z_iᵀv) z_i`). 1 level.
+//! 5. `v' = (1 + β_t)·v − β_t·w + G'` and `w' = v + G'/(1 + β_t)` (the latter one level below
+//!    the former, off the critical path).
+//!
+//! Five levels an iteration at degree 3 (`v'` is 5 levels below `v`, `w'` 6): with the 13 levels
+//! a bootstrap leaves, two iterations between bootstraps, and `v` and `w` are refreshed together
+//! by one bootstrapping (two real vectors, [`Bootstrapper::bootstrap_two_real`]).
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use rhea::ckks::bootstrap::{BootstrapConfig, Bootstrapper};
+use rhea::ckks::{
+    Ciphertext, CkksContext, Complex64, Decryptor, Encoder, Encryptor, Evaluator, KeyGenerator,
+    Plaintext, Polynomial,
+};
+use rhea::params::CkksParameters;
+use rhea::unstable::HasRing;
+use rhea::{Device, Error, Result};
+
+use super::plain::{momentum, reflect};
+use super::Layout;
+
+/// What the encrypted training gives back.
+pub(super) struct Outcome {
+    /// The decrypted weights `w` (times `κ`), every slot: weight `f` at slots `f·S .. f·S + S`.
+    pub slots: Vec<f64>,
+    /// FNV-1a of the final `w` ciphertext's words.
+    pub digest: u64,
+    pub keygen_s: f64,
+    pub encrypt_s: f64,
+    /// Each iteration's time, its bootstrapping (if it began with one) included.
+    pub iteration_ms: Vec<f64>,
+    /// Each bootstrapping's time.
+    pub bootstrap_ms: Vec<f64>,
+    /// Key switchings of the iterations (bootstrappings apart).
+    pub keyswitches: u64,
+    /// Levels an iteration consumes on `v`.
+    pub levels_per_iteration: usize,
+    /// Galois keys of the evaluator (bootstrapper's apart) and the bytes of all keys.
+    pub galois_keys: usize,
+    pub bootstrap_key_bytes: u64,
+}
+
+/// The inputs of [`train`].
+pub(super) struct Job<'a> {
+    pub device: Device,
+    pub params: &'a CkksParameters,
+    pub boot_config: BootstrapConfig,
+    pub layout: Layout,
+    /// The training batches, rows `z_i = y_i·(1, x_i)`.
+    pub batches: &'a [Vec<Vec<f64>>],
+    /// The sigmoid polynomial (monomial coefficients, constant first; `1/2` + odd powers).
+    pub sigmoid: &'a [f64],
+    pub learning_rate: f64,
+    pub weight_scale: f64,
+    pub key_seed: Option<[u8; 32]>,
+}
+
+/// FNV-1a, 64 bits.
+fn fnv1a(words: impl Iterator<Item = u64>, mut h: u64) -> u64 {
+    for w in words {
+        for b in w.to_le_bytes() {
+            h ^= b as u64;
+            h = h.wrapping_mul(0x100_0000_01b3);
+        }
+    }
+    h
+}
+
+/// The rotation steps an iteration needs at `slots` slots (conjugation apart).
+pub(super) fn rotation_steps(layout: &Layout) -> Vec<i64> {
+    let (slots, s) = (layout.slots, layout.samples_per_ciphertext);
+    let mut steps = Evaluator::rotate_and_sum_rotations(
+        slots,
+        s as i64,
+        layout.padded_features,
+    );
+    steps.extend(Evaluator::rotate_and_sum_rotations(slots, 1, s));
+    steps.extend(Evaluator::rotate_and_sum_rotations(slots, -1, s));
+    steps.sort_unstable();
+    steps.dedup();
+    steps
+}
+
+struct Trainer<'a> {
+    ctx: CkksContext,
+    eval: Evaluator,
+    boot: Bootstrapper,
+    layout: Layout,
+    /// The 0/1 mask on the first slot of each real feature's block, by level.
+    masks: Vec<Option<Plaintext>>,
+    /// `p(t) = σ̃(−t)`, constant first.
+    p: Vec<f64>,
+    job: &'a Job<'a>,
+}
+
+impl Trainer<'_> {
+    /// `P_a`'s and `Q_b`'s polynomials for the factor `c`: `c·p(κX/2)` and `c·i·p(κX/(2i))`
+    /// without its constant `i·c·p_0` (returned apart).
+    fn polynomials(&self, c: f64) -> Result<(Polynomial, Polynomial, f64)> {
+        let half_kappa = self.job.weight_scale / 2.0;
+        let mut a = Vec::with_capacity(self.p.len());
+        let mut b = Vec::with_capacity(self.p.len());
+        for (k, &pk) in self.p.iter().enumerate() {
+            let scaled = c * pk * half_kappa.powi(k as i32);
+            a.push(scaled);
+            b.push(match k {
+                0 => 0.0,
+                k if k % 2 == 1 => {
+                    if (k / 2) % 2 == 0 {
+                        scaled
+                    } else {
+                        -scaled
+                    }
+                }
+                _ if pk == 0.0 => 0.0,
+                _ => {
+                    return Err(Error::InvalidInput(format!(
+                        "helr: the sigmoid polynomial has an even coefficient x^{k} (it must be \
+                         1/2 plus odd powers)"
+                    )))
+                }
+            });
+        }
+        Ok((
+            Polynomial::monomial(a)?,
+            Polynomial::monomial(b)?,
+            c * self.p[0],
+        ))
+    }
+
+    /// One iteration from `(v, w)`: `(v', w')`.
+    fn iteration(
+        &self,
+        t: usize,
+        v: &Ciphertext,
+        w: &Ciphertext,
+        batch: &[Ciphertext],
+    ) -> Result<(Ciphertext, Ciphertext)> {
+        let eval = &self.eval;
+        let params = self.ctx.params();
+        let (s, f) = (
+            self.layout.samples_per_ciphertext,
+            self.layout.padded_features,
+        );
+        let beta = momentum(t);
+        let n = self.layout.batch as f64;
+        let c = (1.0 + beta) * self.job.learning_rate / (n * self.job.weight_scale) / 2.0;
+        let (poly_a, poly_b, i_const) = self.polynomials(c)?;
+        let depth = poly_a.depth().max(poly_b.depth());
+        let level_of = |ct: &Ciphertext, drop: usize| {
+            let level = ct.level().checked_sub(drop).ok_or(Error::LevelUnderflow {
+                op: "helr iteration",
+                level: ct.level(),
+                needed: drop,
+            })?;
+            let scale = params.scale_at_level(level).ok_or_else(|| {
+                Error::InvalidInput(format!("helr: no scale at level {level}"))
+            })?;
+            Ok::<_, Error>(scale)
+        };
+        let mut sum: Option<Ciphertext> = None;
+        for z in batch {
+            let prod = eval.mul(z, v)?;
+            let tt = eval.rotate_and_sum(&prod, s as i64, f)?;
+            let conj = eval.conjugate(&tt)?;
+            let xa = eval.add(&tt, &conj)?;
+            let xb = eval.sub(&tt, &conj)?;
+            let target = level_of(&xa, depth)?;
+            let pa = eval.evaluate_polynomial(&xa, &poly_a, target)?;
+            let qb = eval.evaluate_polynomial(&xb, &poly_b, target)?;
+            let qb = eval.add_const_complex(&qb, Complex64::new(0.0, i_const))?;
+            let factor = eval.sub(&pa, &qb)?;
+            let g = eval.mul(&factor, z)?;
+            sum = Some(match sum {
+                None => g,
+                Some(acc) => eval.add(&acc, &g)?,
+            });
+        }
+        let sum = sum.ok_or_else(|| Error::InvalidInput("helr: an empty batch".into()))?;
+        let y = eval.rotate_and_sum(&sum, 1, s)?;
+        let y = eval.add(&y, &eval.conjugate(&y)?)?;
+        let mask = self
+            .masks
+            .get(y.level())
+            .and_then(|m| m.as_ref())
+            .ok_or(Error::LevelUnderflow {
+                op: "helr mask",
+                level: y.level(),
+                needed: 1,
+            })?;
+        let masked = eval.mul_plain(&y, mask)?;
+        let step = eval.rotate_and_sum(&masked, -1, s)?;
+        let v_part = eval.mul_const(v, 1.0 + beta)?;
+        let w_part = eval.mul_const(w, -beta)?;
+        let v_new = eval.add(&eval.add(&v_part, &w_part)?, &step)?;
+        let w_new = eval.add(v, &eval.mul_const(&step, 1.0 / (1.0 + beta))?)?;
+        Ok((v_new, w_new))
+    }
+}
+
+/// Trains on ciphertexts (see the module docs).
+pub(super) fn train(job: &Job<'_>) -> Result<Outcome> {
+    let layout = job.layout.clone();
+    let params = job.params;
+    let device = job.device;
+    let ctx = CkksContext::new(params, device)?;
+    let start = Instant::now();
+    let mut keygen = match job.key_seed {
+        Some(seed) => KeyGenerator::from_seed(&ctx, seed),
+        None => KeyGenerator::new(&ctx)?,
+    };
+    let sk = Arc::new(keygen.secret_key()?);
+    let rlk = keygen.relinearization_key(&sk)?;
+    let steps = rotation_steps(&layout);
+    let gk = keygen.galois_keys(&sk, &steps, true)?;
+    let boot = Bootstrapper::new(&ctx, &mut keygen, &sk, job.boot_config.clone())?;
+    let eval = Evaluator::new(&ctx)
+        .with_relinearization_key(rlk)?
+        .with_galois_keys(gk)?;
+    device.synchronize()?;
+    let keygen_s = start.elapsed().as_secs_f64();
+
+    let encoder = Encoder::new(&ctx)?;
+    if encoder.slots() != layout.slots {
+        return Err(Error::InvalidInput(format!(
+            "helr: the parameters have {} slots, the layout {}",
+            encoder.slots(),
+            layout.slots
+        )));
+    }
+    let mut encryptor = Encryptor::with_secret_key(&ctx, sk.clone())?;
+    if let Some(mut seed) = job.key_seed {
+        seed[31] ^= 0x5a;
+        encryptor = encryptor.with_seed(seed);
+    }
+    let decryptor = Decryptor::new(&ctx, sk)?;
+    let (s, features) = (layout.samples_per_ciphertext, layout.features);
+
+    // The masks, at every level an iteration may apply one.
+    let mut mask_values = vec![0.0; layout.slots];
+    for f in 0..features {
+        mask_values[f * s] = 1.0;
+    }
+    let masks = (0..=params.default_level())
+        .map(|level| match (level, params.scale_at_level(level)) {
+            (0, _) | (_, None) => Ok(None),
+            (_, Some(scale)) => encoder.encode_at(&mask_values, level, scale).map(Some),
+        })
+        .collect::<Result<Vec<_>>>()?;
+
+    // The data, encrypted once (the client's work), two real ciphertexts a complex one.
+    let start = Instant::now();
+    let cts_per_batch = layout.ciphertexts_per_batch;
+    let mut encrypted = Vec::with_capacity(job.batches.len());
+    for batch in job.batches {
+        if batch.len() != layout.batch {
+            return Err(Error::InvalidInput(format!(
+                "helr: a batch of {} samples, the layout has {}",
+                batch.len(),
+                layout.batch
+            )));
+        }
+        let mut cts = Vec::with_capacity(cts_per_batch.div_ceil(2));
+        for pair in 0..cts_per_batch.div_ceil(2) {
+            let mut values = vec![Complex64::new(0.0, 0.0); layout.slots];
+            for (part, k) in [2 * pair, 2 * pair + 1].into_iter().enumerate() {
+                if k >= cts_per_batch {
+                    continue;
+                }
+                for sample in 0..s {
+                    let z = &batch[k * s + sample];
+                    for (feature, &value) in z.iter().enumerate().take(features) {
+                        let slot = &mut values[feature * s + sample];
+                        if part == 0 {
+                            slot.re = value;
+                        } else {
+                            slot.im = value;
+                        }
+                    }
+                }
+            }
+            cts.push(encryptor.encrypt(&encoder.encode_complex(&values)?)?);
+        }
+        encrypted.push(cts);
+    }
+    let zeros = encoder.encode(&vec![0.0; layout.slots])?;
+    let mut v = encryptor.encrypt(&zeros)?;
+    let mut w = encryptor.encrypt(&zeros)?;
+    device.synchronize()?;
+    let encrypt_s = start.elapsed().as_secs_f64();
+
+    let trainer = Trainer {
+        ctx: ctx.clone(),
+        eval,
+        boot,
+        layout: layout.clone(),
+        masks,
+        p: reflect(job.sigmoid),
+        job,
+    };
+    // Levels an iteration takes from v (w' lands one lower), and what it needs on entry.
+    let depth = Polynomial::monomial(job.sigmoid.to_vec())?.depth();
+    let levels_per_iteration = depth + 3;
+    let needed = levels_per_iteration + 1;
+    if trainer.boot.output_level() < needed {
+        return Err(Error::InvalidInput(format!(
+            "helr: an iteration needs {needed} levels, a bootstrap leaves {}",
+            trainer.boot.output_level()
+        )));
+    }
+    let mut iteration_ms = Vec::with_capacity(encrypted.len());
+    let mut bootstrap_ms = Vec::new();
+    let mut keyswitches = 0;
+    for (t, batch) in encrypted.iter().enumerate() {
+        let start = Instant::now();
+        if v.level() < needed || w.level() + 1 < needed {
+            let boot_start = Instant::now();
+            // One bootstrapping for both: the same level and scale first.
+            let (hi, lo) = if v.level() >= w.level() {
+                (&v, &w)
+            } else {
+                (&w, &v)
+            };
+            let hi = if hi.level() > lo.level() {
+                trainer
+                    .eval
+                    .drop_to_level_and_scale(hi, lo.level(), lo.scale())?
+            } else {
+                hi.try_clone()?
+            };
+            let (a, b) = trainer.boot.bootstrap_two_real(&hi, lo)?;
+            (v, w) = if v.level() >= w.level() { (a, b) } else { (b, a) };
+            device.synchronize()?;
+            bootstrap_ms.push(boot_start.elapsed().as_secs_f64() * 1e3);
+        }
+        let before = ctx.keyswitches();
+        let (v_new, w_new) = trainer.iteration(t, &v, &w, batch)?;
+        device.synchronize()?;
+        keyswitches += ctx.keyswitches() - before;
+        (v, w) = (v_new, w_new);
+        iteration_ms.push(start.elapsed().as_secs_f64() * 1e3);
+    }
+
+    let digest = w.parts().iter().try_fold(0xcbf2_9ce4_8422_2325u64, |h, p| {
+        Ok::<_, Error>(fnv1a(ctx.ring().download(p)?.into_iter(), h))
+    })?;
+    let decoded = encoder.decode(&decryptor.decrypt(&w)?)?;
+    let slots = decoded.iter().map(|x| x * job.weight_scale).collect();
+    Ok(Outcome {
+        slots,
+        digest,
+        keygen_s,
+        encrypt_s,
+        iteration_ms,
+        bootstrap_ms,
+        keyswitches,
+        levels_per_iteration,
+        galois_keys: steps.len() + 1,
+        bootstrap_key_bytes: trainer.boot.key_bytes(),
+    })
+}
