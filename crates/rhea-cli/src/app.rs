@@ -61,7 +61,10 @@ mod tests {
             json: None,
         };
         let err = run(&options("resnet99", "small")).unwrap_err().to_string();
-        assert!(err.contains("unknown application") && err.contains("helr"), "{err}");
+        assert!(
+            err.contains("unknown application") && err.contains("helr"),
+            "{err}"
+        );
         let err = run(&options("helr", "huge")).unwrap_err().to_string();
         assert!(err.contains("unknown size"), "{err}");
     }

@@ -129,16 +129,18 @@ fn main() -> ExitCode {
             iterations,
             seed,
             json,
-        } => parse_device(&device).map_err(Into::into).and_then(|device| {
-            app::run(&app::AppOptions {
-                name: &name,
-                device,
-                size: &size,
-                iterations,
-                seed,
-                json: json.as_deref(),
-            })
-        }),
+        } => parse_device(&device)
+            .map_err(Into::into)
+            .and_then(|device| {
+                app::run(&app::AppOptions {
+                    name: &name,
+                    device,
+                    size: &size,
+                    iterations,
+                    seed,
+                    json: json.as_deref(),
+                })
+            }),
         Command::Bench {
             suite,
             gpu,

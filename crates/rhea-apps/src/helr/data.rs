@@ -132,12 +132,12 @@ impl Generator {
             let image = (0..PIXELS)
                 .map(|p| {
                     let (px, py) = ((p % SIDE) as isize - dx, (p / SIDE) as isize - dy);
-                    let base = if (0..SIDE as isize).contains(&px) && (0..SIDE as isize).contains(&py)
-                    {
-                        t[py as usize * SIDE + px as usize]
-                    } else {
-                        0.0
-                    };
+                    let base =
+                        if (0..SIDE as isize).contains(&px) && (0..SIDE as isize).contains(&py) {
+                            t[py as usize * SIDE + px as usize]
+                        } else {
+                            0.0
+                        };
                     (intensity * base + PIXEL_NOISE * normal(&mut self.rng)).clamp(0.0, 1.0)
                 })
                 .collect();

@@ -51,10 +51,13 @@ pub(super) struct Outcome {
     pub digest: u64,
     pub keygen_s: f64,
     pub encrypt_s: f64,
+    pub warm_up_s: f64,
     /// Each iteration's time, its bootstrapping (if it began with one) included.
     pub iteration_ms: Vec<f64>,
     /// Each bootstrapping's time.
     pub bootstrap_ms: Vec<f64>,
+    /// The iterations' stages.
+    pub stages: Stages,
     /// Key switchings of the iterations (bootstrappings apart).
     pub keyswitches: u64,
     /// Levels an iteration consumes on `v`.
@@ -93,11 +96,7 @@ fn fnv1a(words: impl Iterator<Item = u64>, mut h: u64) -> u64 {
 /// The rotation steps an iteration needs at `slots` slots (conjugation apart).
 pub(super) fn rotation_steps(layout: &Layout) -> Vec<i64> {
     let (slots, s) = (layout.slots, layout.samples_per_ciphertext);
-    let mut steps = Evaluator::rotate_and_sum_rotations(
-        slots,
-        s as i64,
-        layout.padded_features,
-    );
+    let mut steps = Evaluator::rotate_and_sum_rotations(slots, s as i64, layout.padded_features);
     steps.extend(Evaluator::rotate_and_sum_rotations(slots, 1, s));
     steps.extend(Evaluator::rotate_and_sum_rotations(slots, -1, s));
     steps.sort_unstable();
@@ -152,16 +151,19 @@ impl Trainer<'_> {
         ))
     }
 
-    /// One iteration from `(v, w)`: `(v', w')`.
+    /// One iteration from `(v, w)`: `(v', w')`, each stage's time added to `stages` (the device
+    /// synchronised at the end of each).
     fn iteration(
         &self,
         t: usize,
         v: &Ciphertext,
         w: &Ciphertext,
         batch: &[Ciphertext],
+        stages: &mut Stages,
     ) -> Result<(Ciphertext, Ciphertext)> {
         let eval = &self.eval;
         let params = self.ctx.params();
+        let device = self.ctx.device();
         let (s, f) = (
             self.layout.samples_per_ciphertext,
             self.layout.padded_features,
@@ -171,30 +173,49 @@ impl Trainer<'_> {
         let c = (1.0 + beta) * self.job.learning_rate / (n * self.job.weight_scale) / 2.0;
         let (poly_a, poly_b, i_const) = self.polynomials(c)?;
         let depth = poly_a.depth().max(poly_b.depth());
-        let level_of = |ct: &Ciphertext, drop: usize| {
-            let level = ct.level().checked_sub(drop).ok_or(Error::LevelUnderflow {
-                op: "helr iteration",
-                level: ct.level(),
-                needed: drop,
-            })?;
-            let scale = params.scale_at_level(level).ok_or_else(|| {
-                Error::InvalidInput(format!("helr: no scale at level {level}"))
-            })?;
-            Ok::<_, Error>(scale)
+        let timed = |acc: &mut f64, start: Instant| -> Result<()> {
+            device.synchronize()?;
+            *acc += start.elapsed().as_secs_f64() * 1e3;
+            Ok(())
         };
+
+        // Inner products: T = t_a + i·t_b in every slot of each sample's pair.
+        let start = Instant::now();
+        let inner = batch
+            .iter()
+            .map(|z| eval.rotate_and_sum(&eval.mul(z, v)?, s as i64, f))
+            .collect::<Result<Vec<_>>>()?;
+        timed(&mut stages.inner_products, start)?;
+
+        // The sigmoid of both halves: c·(p(t_a) − i·p(t_b)).
+        let start = Instant::now();
+        let factors = inner
+            .iter()
+            .map(|tt| {
+                let conj = eval.conjugate(tt)?;
+                let xa = eval.add(tt, &conj)?;
+                let xb = eval.sub(tt, &conj)?;
+                let level = xa.level().checked_sub(depth).ok_or(Error::LevelUnderflow {
+                    op: "helr sigmoid",
+                    level: xa.level(),
+                    needed: depth,
+                })?;
+                let target = params.scale_at_level(level).ok_or_else(|| {
+                    Error::InvalidInput(format!("helr: no scale at level {level}"))
+                })?;
+                let pa = eval.evaluate_polynomial(&xa, &poly_a, target)?;
+                let qb = eval.evaluate_polynomial(&xb, &poly_b, target)?;
+                let qb = eval.add_const_complex(&qb, Complex64::new(0.0, i_const))?;
+                eval.sub(&pa, &qb)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        timed(&mut stages.sigmoid, start)?;
+
+        // The gradient step G', replicated over each feature's block.
+        let start = Instant::now();
         let mut sum: Option<Ciphertext> = None;
-        for z in batch {
-            let prod = eval.mul(z, v)?;
-            let tt = eval.rotate_and_sum(&prod, s as i64, f)?;
-            let conj = eval.conjugate(&tt)?;
-            let xa = eval.add(&tt, &conj)?;
-            let xb = eval.sub(&tt, &conj)?;
-            let target = level_of(&xa, depth)?;
-            let pa = eval.evaluate_polynomial(&xa, &poly_a, target)?;
-            let qb = eval.evaluate_polynomial(&xb, &poly_b, target)?;
-            let qb = eval.add_const_complex(&qb, Complex64::new(0.0, i_const))?;
-            let factor = eval.sub(&pa, &qb)?;
-            let g = eval.mul(&factor, z)?;
+        for (factor, z) in factors.iter().zip(batch) {
+            let g = eval.mul(factor, z)?;
             sum = Some(match sum {
                 None => g,
                 Some(acc) => eval.add(&acc, &g)?,
@@ -203,23 +224,40 @@ impl Trainer<'_> {
         let sum = sum.ok_or_else(|| Error::InvalidInput("helr: an empty batch".into()))?;
         let y = eval.rotate_and_sum(&sum, 1, s)?;
         let y = eval.add(&y, &eval.conjugate(&y)?)?;
-        let mask = self
-            .masks
-            .get(y.level())
-            .and_then(|m| m.as_ref())
-            .ok_or(Error::LevelUnderflow {
-                op: "helr mask",
-                level: y.level(),
-                needed: 1,
-            })?;
-        let masked = eval.mul_plain(&y, mask)?;
-        let step = eval.rotate_and_sum(&masked, -1, s)?;
+        let mask =
+            self.masks
+                .get(y.level())
+                .and_then(|m| m.as_ref())
+                .ok_or(Error::LevelUnderflow {
+                    op: "helr mask",
+                    level: y.level(),
+                    needed: 1,
+                })?;
+        let step = eval.rotate_and_sum(&eval.mul_plain(&y, mask)?, -1, s)?;
+        timed(&mut stages.gradient, start)?;
+
+        // Nesterov's update.
+        let start = Instant::now();
         let v_part = eval.mul_const(v, 1.0 + beta)?;
         let w_part = eval.mul_const(w, -beta)?;
         let v_new = eval.add(&eval.add(&v_part, &w_part)?, &step)?;
         let w_new = eval.add(v, &eval.mul_const(&step, 1.0 / (1.0 + beta))?)?;
+        timed(&mut stages.update, start)?;
         Ok((v_new, w_new))
     }
+}
+
+/// Milliseconds spent in each stage of the iterations (bootstrapping apart).
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Stages {
+    /// `Z ⊙ v` and the sums over the features.
+    pub inner_products: f64,
+    /// The conjugations and the two polynomials of each pair.
+    pub sigmoid: f64,
+    /// The products by `Z`, the sums over the pairs and samples, the mask, the replication.
+    pub gradient: f64,
+    /// Nesterov's update of `v` and `w`.
+    pub update: f64,
 }
 
 /// Trains on ciphertexts (see the module docs).
@@ -332,9 +370,22 @@ pub(super) fn train(job: &Job<'_>) -> Result<Outcome> {
             trainer.boot.output_level()
         )));
     }
+    // Warm-up, untimed and dropped: one bootstrapping and one iteration (a GPU compiles its
+    // kernels and fills its memory pool on first use). Deterministic: a seeded run's words do
+    // not change.
+    let start = Instant::now();
+    {
+        let (a, b) = trainer.boot.bootstrap_two_real(&v, &w)?;
+        if let Some(batch) = encrypted.first() {
+            trainer.iteration(0, &a, &b, batch, &mut Stages::default())?;
+        }
+        device.synchronize()?;
+    }
+    let warm_up_s = start.elapsed().as_secs_f64();
     let mut iteration_ms = Vec::with_capacity(encrypted.len());
     let mut bootstrap_ms = Vec::new();
     let mut keyswitches = 0;
+    let mut stages = Stages::default();
     for (t, batch) in encrypted.iter().enumerate() {
         let start = Instant::now();
         if v.level() < needed || w.level() + 1 < needed {
@@ -353,21 +404,28 @@ pub(super) fn train(job: &Job<'_>) -> Result<Outcome> {
                 hi.try_clone()?
             };
             let (a, b) = trainer.boot.bootstrap_two_real(&hi, lo)?;
-            (v, w) = if v.level() >= w.level() { (a, b) } else { (b, a) };
+            (v, w) = if v.level() >= w.level() {
+                (a, b)
+            } else {
+                (b, a)
+            };
             device.synchronize()?;
             bootstrap_ms.push(boot_start.elapsed().as_secs_f64() * 1e3);
         }
         let before = ctx.keyswitches();
-        let (v_new, w_new) = trainer.iteration(t, &v, &w, batch)?;
+        let (v_new, w_new) = trainer.iteration(t, &v, &w, batch, &mut stages)?;
         device.synchronize()?;
         keyswitches += ctx.keyswitches() - before;
         (v, w) = (v_new, w_new);
         iteration_ms.push(start.elapsed().as_secs_f64() * 1e3);
     }
 
-    let digest = w.parts().iter().try_fold(0xcbf2_9ce4_8422_2325u64, |h, p| {
-        Ok::<_, Error>(fnv1a(ctx.ring().download(p)?.into_iter(), h))
-    })?;
+    let digest = w
+        .parts()
+        .iter()
+        .try_fold(0xcbf2_9ce4_8422_2325u64, |h, p| {
+            Ok::<_, Error>(fnv1a(ctx.ring().download(p)?.into_iter(), h))
+        })?;
     let decoded = encoder.decode(&decryptor.decrypt(&w)?)?;
     let slots = decoded.iter().map(|x| x * job.weight_scale).collect();
     Ok(Outcome {
@@ -375,8 +433,10 @@ pub(super) fn train(job: &Job<'_>) -> Result<Outcome> {
         digest,
         keygen_s,
         encrypt_s,
+        warm_up_s,
         iteration_ms,
         bootstrap_ms,
+        stages,
         keyswitches,
         levels_per_iteration,
         galois_keys: steps.len() + 1,

@@ -179,7 +179,12 @@ fn small_literal() -> Result<(CkksParametersLiteral, BootstrapConfig)> {
     let preset = BootstrapPreset::by_name("boot_test_n12_insecure")
         .ok_or_else(|| Error::InvalidInput("no preset boot_test_n12_insecure".into()))?;
     let mut literal = preset.params;
-    let user = literal.log_q.iter().skip(1).take_while(|&&b| b == 40).count();
+    let user = literal
+        .log_q
+        .iter()
+        .skip(1)
+        .take_while(|&&b| b == 40)
+        .count();
     let extra = 13usize.saturating_sub(user);
     literal
         .log_q
@@ -279,6 +284,8 @@ pub struct TimingReport {
     pub keygen_s: f64,
     /// Encoding and encrypting every batch (the client's work), seconds.
     pub encrypt_s: f64,
+    /// The untimed warm-up (one bootstrapping and one iteration, dropped), seconds.
+    pub warm_up_s: f64,
     /// The whole training, bootstrappings included, ms per iteration.
     pub ms_per_iteration: f64,
     /// Each iteration, its bootstrapping (if it began with one) included, ms.
@@ -291,6 +298,14 @@ pub struct TimingReport {
     pub bootstrap_ms_total: f64,
     /// Everything else of the training, ms.
     pub rest_ms_total: f64,
+    /// The rest by stage, ms in all: `Z ⊙ v` and the sums over the features.
+    pub inner_products_ms_total: f64,
+    /// The sigmoid (conjugations, the polynomials), ms in all.
+    pub sigmoid_ms_total: f64,
+    /// The gradient (products by `Z`, sums over pairs and samples, mask, replication), ms.
+    pub gradient_ms_total: f64,
+    /// Nesterov's update, ms in all.
+    pub update_ms_total: f64,
     /// Key switchings an iteration (bootstrappings apart).
     pub keyswitches_per_iteration: f64,
     /// Galois keys of the training (the bootstrapper's apart, conjugation included).
@@ -361,13 +376,15 @@ impl HelrReport {
             p.user_levels
         );
         s += &format!(
-            "  keys {:.1} s, encryption {:.1} s\n",
-            t.keygen_s, t.encrypt_s
+            "  keys {:.1} s, encryption {:.1} s, warm-up {:.1} s (one bootstrap and one \
+             iteration, untimed)\n",
+            t.keygen_s, t.encrypt_s, t.warm_up_s
         );
         let bootstraps = match t.bootstraps {
             0 => "no bootstrap".to_string(),
             b => format!(
-                "{b} bootstraps of {:.1} ms",
+                "{b} bootstrap{} of {:.1} ms",
+                if b == 1 { "" } else { "s" },
                 t.bootstrap_ms_total / b as f64
             ),
         };
@@ -377,6 +394,18 @@ impl HelrReport {
             t.ms_per_iteration,
             t.rest_ms_total / self.training.iterations as f64,
             t.keyswitches_per_iteration
+        );
+        let per = |x: f64| x / self.training.iterations as f64;
+        s += &format!(
+            "  an iteration's stages: bootstrapping {:.1} ms (amortised), inner products {:.1}, \
+             sigmoid {:.1}, gradient {:.1}, update {:.1} ms; bootstrapping is {:.0} % of the \
+             time\n",
+            per(t.bootstrap_ms_total),
+            per(t.inner_products_ms_total),
+            per(t.sigmoid_ms_total),
+            per(t.gradient_ms_total),
+            per(t.update_ms_total),
+            100.0 * t.bootstrap_ms_total / (t.bootstrap_ms_total + t.rest_ms_total).max(1e-9)
         );
         if self.size == Size::Paper {
             s += &format!(
@@ -490,12 +519,17 @@ pub fn run(device: Device, config: &HelrConfig) -> Result<HelrReport> {
         timing: TimingReport {
             keygen_s: out.keygen_s,
             encrypt_s: out.encrypt_s,
+            warm_up_s: out.warm_up_s,
             ms_per_iteration: train_ms / config.iterations as f64,
             iteration_ms: out.iteration_ms.clone(),
             bootstraps: out.bootstrap_ms.len(),
             bootstrap_ms: out.bootstrap_ms.clone(),
             bootstrap_ms_total,
             rest_ms_total: train_ms - bootstrap_ms_total,
+            inner_products_ms_total: out.stages.inner_products,
+            sigmoid_ms_total: out.stages.sigmoid,
+            gradient_ms_total: out.stages.gradient,
+            update_ms_total: out.stages.update,
             keyswitches_per_iteration: out.keyswitches as f64 / config.iterations as f64,
             galois_keys: out.galois_keys,
             bootstrap_key_bytes: out.bootstrap_key_bytes,
@@ -518,7 +552,11 @@ mod tests {
     fn layouts_have_the_papers_shape() {
         let paper = HelrConfig::new(Size::Paper).layout();
         assert_eq!(
-            (paper.samples_per_ciphertext, paper.padded_features, paper.batch),
+            (
+                paper.samples_per_ciphertext,
+                paper.padded_features,
+                paper.batch
+            ),
             (128, 256, 1024)
         );
         let small = HelrConfig::new(Size::Small).layout();

@@ -107,7 +107,10 @@ pub struct PlainTraining {
 /// log-likelihood with Nesterov's momentum ([`momentum`]).
 pub fn train(batches: &[Vec<Vec<f64>>], sigmoid: &[f64], learning_rate: f64) -> PlainTraining {
     let p = reflect(sigmoid);
-    let features = batches.first().and_then(|b| b.first()).map_or(0, |z| z.len());
+    let features = batches
+        .first()
+        .and_then(|b| b.first())
+        .map_or(0, |z| z.len());
     let mut w = vec![0.0; features];
     let mut v = vec![0.0; features];
     let (mut max_weight, mut max_input) = (0.0f64, 0.0f64);
