@@ -8,9 +8,8 @@ use rhea_apps::helr::{self, HelrConfig, HelrReport, Size};
 const ITERATIONS: usize = 16;
 
 fn config() -> HelrConfig {
-    let mut config = HelrConfig::new(Size::Small);
+    let mut config = HelrConfig::new(Size::Small).with_seed(36); // `rhea app helr --seed 36`
     config.iterations = ITERATIONS;
-    config.key_seed = Some([36; 32]);
     config
 }
 

@@ -31,9 +31,7 @@ pub fn run(options: &AppOptions<'_>) -> Result<(), Box<dyn std::error::Error>> {
                 config.iterations = iterations;
             }
             if let Some(seed) = options.seed {
-                let mut key = [0u8; 32];
-                key[..8].copy_from_slice(&seed.to_le_bytes());
-                config.key_seed = Some(key);
+                config = config.with_seed(seed);
             }
             let report = helr::run(options.device, &config)?;
             print!("{}", report.table());

@@ -116,6 +116,18 @@ impl HelrConfig {
         }
     }
 
+    /// This configuration with the keys and encryptions drawn from `seed` (its 8 little-endian
+    /// bytes, four times): a reproducible run, the same words on every device
+    /// (`rhea app helr --seed S`).
+    pub fn with_seed(mut self, seed: u64) -> Self {
+        let mut key = [0u8; 32];
+        for chunk in key.chunks_mut(8) {
+            chunk.copy_from_slice(&seed.to_le_bytes());
+        }
+        self.key_seed = Some(key);
+        self
+    }
+
     /// The packing at this size.
     pub fn layout(&self) -> Layout {
         let log_n = match self.size {
