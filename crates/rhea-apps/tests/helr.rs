@@ -33,10 +33,10 @@ fn check(report: &HelrReport) {
         "{}",
         report.prediction_agreement
     );
-    // Measured: 19.7 bits after 16 iterations (7 bootstraps of w and v, each about 2^-20 on
-    // weights below 1), 17.8 after 32.
+    // Measured (seed 36): 20.7 bits after 16 iterations (7 bootstraps of w and v, each about
+    // 2^-20 on weights below 1), 19.3 after 32.
     assert!(
-        report.weight_error_bits >= 18.0,
+        report.weight_error_bits >= 19.5,
         "{}",
         report.weight_error_bits
     );
