@@ -113,6 +113,8 @@ struct Trainer<'a> {
     layout: Layout,
     /// The mask (`γ/κ` on the first slot of each real feature's block), by level.
     masks: Vec<Option<Plaintext>>,
+    /// `i·c_t·p_0` in every slot for iteration `t`, at the level and scale it is added at.
+    constants: Vec<Plaintext>,
     /// `p(t) = σ̃(−t)`, constant first.
     p: Vec<f64>,
     job: &'a Job<'a>,
@@ -120,8 +122,8 @@ struct Trainer<'a> {
 
 impl Trainer<'_> {
     /// `P_a`'s and `Q_b`'s polynomials for the factor `c`: `c·p(κX/2)` and `c·i·p(κX/(2i))`
-    /// without its constant `i·c·p_0` (returned apart).
-    fn polynomials(&self, c: f64) -> Result<(Polynomial, Polynomial, f64)> {
+    /// without its constant `i·c·p_0` (added from [`Trainer::constants`]).
+    fn polynomials(&self, c: f64) -> Result<(Polynomial, Polynomial)> {
         let half_kappa = self.job.weight_scale / 2.0;
         let mut a = Vec::with_capacity(self.p.len());
         let mut b = Vec::with_capacity(self.p.len());
@@ -146,11 +148,7 @@ impl Trainer<'_> {
                 }
             });
         }
-        Ok((
-            Polynomial::monomial(a)?,
-            Polynomial::monomial(b)?,
-            c * self.p[0],
-        ))
+        Ok((Polynomial::monomial(a)?, Polynomial::monomial(b)?))
     }
 
     /// One iteration from `(v, w)`: `(v', w')`, each stage's time added to `stages` (the device
@@ -177,7 +175,13 @@ impl Trainer<'_> {
         // its outputs near 2^-16 against a noise near 2^-26 a slot, gave 17.6 bits instead of
         // 19.5 after one iteration at N = 2^16).
         let c = (1.0 + beta) / (2.0 * n);
-        let (poly_a, poly_b, i_const) = self.polynomials(c)?;
+        let (poly_a, poly_b) = self.polynomials(c)?;
+        // `i·c·p_0`, encoded beforehand at the level this iteration adds it at (an
+        // `add_const_complex` would build and upload a polynomial every time).
+        let i_const = self
+            .constants
+            .get(t)
+            .ok_or_else(|| Error::InvalidInput(format!("helr: no constant for iteration {t}")))?;
         let depth = poly_a.depth().max(poly_b.depth());
         let timed = |acc: &mut f64, start: Instant| -> Result<()> {
             device.synchronize()?;
@@ -211,7 +215,7 @@ impl Trainer<'_> {
                 })?;
                 let pa = eval.evaluate_polynomial(&xa, &poly_a, target)?;
                 let qb = eval.evaluate_polynomial(&xb, &poly_b, target)?;
-                let qb = eval.add_const_complex(&qb, Complex64::new(0.0, i_const))?;
+                let qb = eval.add_plain(&qb, i_const)?;
                 eval.sub(&pa, &qb)
             })
             .collect::<Result<Vec<_>>>()?;
@@ -357,25 +361,46 @@ pub(super) fn train(job: &Job<'_>) -> Result<Outcome> {
     device.synchronize()?;
     let encrypt_s = start.elapsed().as_secs_f64();
 
-    let trainer = Trainer {
+    // Levels an iteration takes from v (w' lands one lower), and what it needs on entry.
+    let depth = Polynomial::monomial(job.sigmoid.to_vec())?.depth();
+    let levels_per_iteration = depth + 3;
+    let needed = levels_per_iteration + 1;
+    let mut trainer = Trainer {
         ctx: ctx.clone(),
         eval,
         boot,
         layout: layout.clone(),
         masks,
+        constants: Vec::new(),
         p: reflect(job.sigmoid),
         job,
     };
-    // Levels an iteration takes from v (w' lands one lower), and what it needs on entry.
-    let depth = Polynomial::monomial(job.sigmoid.to_vec())?.depth();
-    let levels_per_iteration = depth + 3;
-    let needed = levels_per_iteration + 1;
-    if trainer.boot.output_level() < needed {
+    let top = trainer.boot.output_level();
+    if top < needed || v.level() != top {
         return Err(Error::InvalidInput(format!(
-            "helr: an iteration needs {needed} levels, a bootstrap leaves {}",
-            trainer.boot.output_level()
+            "helr: an iteration needs {needed} levels, a bootstrap leaves {top} (fresh \
+             ciphertexts at level {})",
+            v.level()
         )));
     }
+    // Each iteration's imaginary constant, at the level the schedule below reaches it.
+    let mut level = top;
+    for t in 0..encrypted.len() {
+        if level < needed {
+            level = top;
+        }
+        let at = level - 1 - depth;
+        let scale = params
+            .scale_at_level(at)
+            .ok_or_else(|| Error::InvalidInput(format!("helr: no scale at level {at}")))?;
+        let value = (1.0 + momentum(t)) / (2.0 * layout.batch as f64) * trainer.p[0];
+        let values = vec![Complex64::new(0.0, value); layout.slots];
+        trainer
+            .constants
+            .push(encoder.encode_complex_at(&values, at, scale)?);
+        level -= levels_per_iteration;
+    }
+    let trainer = trainer;
     // Warm-up, untimed and dropped: one bootstrapping and one iteration (a GPU compiles its
     // kernels and fills its memory pool on first use). Deterministic: a seeded run's words do
     // not change.
