@@ -4,7 +4,7 @@
 use rhea::Device;
 use rhea_apps::helr::{self, HelrConfig, HelrReport, Size};
 
-/// Iterations of the CPU test: eight bootstraps (about 40 s in release on a 2-core CPU).
+/// Iterations of the CPU test: seven bootstraps (15–40 s in release on a shared 2-core CPU).
 const ITERATIONS: usize = 16;
 
 fn config() -> HelrConfig {
