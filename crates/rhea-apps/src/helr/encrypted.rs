@@ -13,8 +13,9 @@
 //! 2. `X_a = T + T̄ = 2 t_a/κ`, `X_b = T − T̄ = 2i t_b/κ` (one conjugation), and the sigmoid
 //!    polynomial on each: `P_a = c·p(t_a)` and `Q_b = c·i·p(t_b)` with real coefficients (the
 //!    polynomial is `1/2` plus odd powers, so `i·p(t_b)` is a real polynomial of `X_b` plus the
-//!    constant `i·c/2`). `c = (1 + β_t)/(2n)` is folded into the coefficients. 2 levels at
-//!    degree 3 (3 at degree 5).
+//!    constant `i·c/2`, a plaintext encoded for each iteration before the timed loop, so that
+//!    nothing is uploaded in it). `c = (1 + β_t)/(2n)` is folded into the coefficients. 2 levels
+//!    at degree 3 (3 at degree 5).
 //! 3. `(P_a − Q_b)·Z`: its real part is `c·(p(t_a) z_a + p(t_b) z_b)`. 1 level.
 //! 4. The sum over the pairs, the sum over the `S` samples of a block by
 //!    `rotate_and_sum(stride 1, count S)` (the block's total lands in its first slot), the real
