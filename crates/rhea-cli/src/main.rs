@@ -11,11 +11,13 @@
 //! rhea bench matmul --shape 10x9x8        # seed 000: encrypted matrix product, end to end
 //! rhea bench boot --device cpu --preset boot_test_n12_insecure   # CKKS bootstrapping
 //! rhea bench boot --preset list           # the bootstrappable presets
+//! rhea app helr --device cpu --size small  # logistic-regression training on encrypted data
 //! ```
 
 use std::process::ExitCode;
 use std::time::Instant;
 
+mod app;
 mod bench_boot;
 mod bench_machinery;
 mod bench_multi;
@@ -98,6 +100,27 @@ enum Command {
         #[arg(long, value_delimiter = ',', default_value = "100x100x1,10x9x8")]
         shape: Vec<String>,
     },
+    /// Runs an application on encrypted data and checks it against the same computation in
+    /// f64: `helr` (logistic-regression training, Han et al.; seed 004).
+    App {
+        /// The application: `helr`.
+        name: String,
+        /// Device: `cpu`, `cuda:N` or `best`.
+        #[arg(long, default_value = "best")]
+        device: String,
+        /// `small` (N = 2^12, INSECURE, for CPUs) or `paper` (the paper's size, for the GPU).
+        #[arg(long, default_value = "small")]
+        size: String,
+        /// Iterations (default: the application's, 32 for helr).
+        #[arg(long)]
+        iterations: Option<usize>,
+        /// Seed of the keys and encryptions (a reproducible run; default: OS randomness).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Write the report as JSON to this file.
+        #[arg(long)]
+        json: Option<std::path::PathBuf>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -105,6 +128,25 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Info => info(),
         Command::Files(cmd) => files::run(cmd),
+        Command::App {
+            name,
+            device,
+            size,
+            iterations,
+            seed,
+            json,
+        } => parse_device(&device)
+            .map_err(Into::into)
+            .and_then(|device| {
+                app::run(&app::AppOptions {
+                    name: &name,
+                    device,
+                    size: &size,
+                    iterations,
+                    seed,
+                    json: json.as_deref(),
+                })
+            }),
         Command::Bench {
             suite,
             gpu,

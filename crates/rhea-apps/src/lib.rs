@@ -1,0 +1,11 @@
+//! Whole applications on encrypted data with Rhea — the seeds' workloads, each run end to end on
+//! ciphertexts and checked against the same computation in plain `f64`.
+//!
+//! - [`helr`]: logistic-regression training (Han et al., AAAI 2019; seed 004's HELR), with
+//!   bootstrapping in the loop.
+//!
+//! Each application has a small size that runs on a CPU in CI (insecure parameters, the same
+//! code) and the paper's size for the GPU; `rhea app NAME --device D --size small|paper` runs
+//! them from the command line and prints (or writes as JSON) the same report.
+
+pub mod helr;
