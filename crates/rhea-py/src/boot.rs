@@ -7,6 +7,8 @@ use rhea::ckks::bootstrap::{
     BootstrapConfig, BootstrapPreset as RPreset, Bootstrapper as RBootstrapper,
 };
 
+use rhea::ckks::RotationKeys;
+
 use crate::ckks::{lock, CkksContext, CkksKeyGenerator};
 use crate::ckks_eval::Ciphertext;
 use crate::errors::{invalid, run};
@@ -89,19 +91,23 @@ pub struct Bootstrapper {
 #[pymethods]
 impl Bootstrapper {
     #[new]
-    #[pyo3(signature = (ctx, keygen, sk, preset = None))]
+    #[pyo3(signature = (ctx, keygen, sk, preset = None, *, fewest_keys = false))]
     fn new(
         py: Python<'_>,
         ctx: &CkksContext,
         keygen: &CkksKeyGenerator,
         sk: &SecretKey,
         preset: Option<&BootstrapPreset>,
+        fewest_keys: bool,
     ) -> PyResult<Self> {
         let c = &ctx.inner;
-        let config = match preset {
+        let mut config = match preset {
             Some(p) => p.inner.config.clone(),
             None => BootstrapConfig::full_slots(c),
         };
+        if fewest_keys {
+            config.rotation_keys = RotationKeys::Fewest;
+        }
         let (kg, sk) = (&keygen.inner, &*sk.inner);
         let b = run(py, move || RBootstrapper::new(c, &mut lock(kg), sk, config))?;
         Ok(Self { inner: Arc::new(b) })
@@ -117,6 +123,50 @@ impl Bootstrapper {
         let (b, c) = (&*self.inner, &ct.inner);
         let out = run(py, || b.bootstrap_real(c))?;
         Ok(Ciphertext::new(out, ct.eval.clone()))
+    }
+    /// Two ciphertexts of real slots refreshed by one bootstrapping (same scale needed).
+    fn bootstrap_two_real(
+        &self,
+        py: Python<'_>,
+        a: PyRef<'_, Ciphertext>,
+        b: PyRef<'_, Ciphertext>,
+    ) -> PyResult<(Ciphertext, Ciphertext)> {
+        let (boot, x, y) = (&*self.inner, &a.inner, &b.inner);
+        let (ra, rb) = run(py, || boot.bootstrap_two_real(x, y))?;
+        Ok((
+            Ciphertext::new(ra, a.eval.clone()),
+            Ciphertext::new(rb, b.eval.clone()),
+        ))
+    }
+    /// Every ciphertext of ``cts`` bootstrapped (all checked before any work).
+    fn bootstrap_many(
+        &self,
+        py: Python<'_>,
+        cts: Vec<PyRef<'_, Ciphertext>>,
+    ) -> PyResult<Vec<Ciphertext>> {
+        let inputs: Vec<_> = cts.iter().map(|c| c.inner.clone()).collect();
+        let boot = &*self.inner;
+        let outs = run(py, || boot.bootstrap_many(&inputs))?;
+        Ok(outs
+            .into_iter()
+            .zip(&cts)
+            .map(|(o, c)| Ciphertext::new(o, c.eval.clone()))
+            .collect())
+    }
+    /// Ciphertexts of real slots, two per bootstrapping (pairs of equal scales).
+    fn bootstrap_many_real(
+        &self,
+        py: Python<'_>,
+        cts: Vec<PyRef<'_, Ciphertext>>,
+    ) -> PyResult<Vec<Ciphertext>> {
+        let inputs: Vec<_> = cts.iter().map(|c| c.inner.clone()).collect();
+        let boot = &*self.inner;
+        let outs = run(py, || boot.bootstrap_many_real(&inputs))?;
+        Ok(outs
+            .into_iter()
+            .zip(&cts)
+            .map(|(o, c)| Ciphertext::new(o, c.eval.clone()))
+            .collect())
     }
     /// The levels a bootstrap consumes.
     #[getter]

@@ -50,3 +50,33 @@ def test_auto_bootstrap(boot_setup):
         want = want * want * 0.5 + 0.25
     out = s["encoder"].decode(s["decryptor"].decrypt(x))
     assert precision_bits(out[:2], want) > 10
+
+
+def test_many_real_two_per_bootstrapping(boot_setup, rng):
+    s = boot_setup
+    xs = [rng.uniform(-1, 1, s["encoder"].slots) for _ in range(3)]
+    cts = [s["ev"].drop_to_level(s["encryptor"].encrypt(s["encoder"].encode(x)), 0) for x in xs]
+    fresh = s["boot"].bootstrap_many_real(cts)
+    assert len(fresh) == 3
+    for ct, x in zip(fresh, xs):
+        assert ct.level == s["boot"].output_level
+        out = s["encoder"].decode(s["decryptor"].decrypt(ct))
+        assert precision_bits(out, x) > 12
+    a, b = s["boot"].bootstrap_two_real(cts[0], cts[1])
+    assert precision_bits(s["encoder"].decode(s["decryptor"].decrypt(b)), xs[1]) > 12
+    many = s["boot"].bootstrap_many(cts[:2])
+    assert precision_bits(s["encoder"].decode(s["decryptor"].decrypt(many[1])), xs[1]) > 12
+
+
+def test_fewest_keys_is_smaller_and_as_precise(boot_setup, rng):
+    s = boot_setup
+    preset = ckks.BootstrapPreset.by_name("boot_test_n12_insecure")
+    kg = ckks.KeyGenerator(s["ctx"])
+    sk = kg.secret_key()
+    small = ckks.Bootstrapper(s["ctx"], kg, sk, preset, fewest_keys=True)
+    assert small.key_bytes * 2 < s["boot"].key_bytes
+    x = rng.uniform(-1, 1, s["encoder"].slots)
+    enc = ckks.Encryptor(s["ctx"], sk)
+    low = s["ev"].drop_to_level(enc.encrypt(s["encoder"].encode(x)), 0)
+    out = s["encoder"].decode(ckks.Decryptor(s["ctx"], sk).decrypt(small.bootstrap(low)))
+    assert precision_bits(out, x) > 12
