@@ -475,18 +475,51 @@ pub(crate) fn mod_up_digits(ring: &RnsRing, ell: usize, input: &[u64]) -> Result
 /// coefficient, whose embedding (that of `1 + X + … + X^{N-1}` times `s`) costs about 4 bits of
 /// precision in the slots near `ζ = 1`.
 pub(crate) fn mod_down(ring: &RnsRing, ell: usize, input: &[u64]) -> Result<Vec<u64>> {
+    mod_down_adding(ring, ell, input, None)
+}
+
+/// [`mod_down`] of `input + NTT(e)` for a coefficient-form `e` over `Q_ℓ ∪ P` (`[ℓ + |P|][N]`,
+/// canonical words), without transforming `e`: its `P` limbs join `INTT(x_P)` and its `Q` limbs
+/// the converted limbs before their forward NTT (`NTT(y) − NTT(e) = NTT(y − e)`), so the words
+/// are those of `mod_down(input + NTT(e))` for `2·(ℓ + |P|)` fewer NTTs (the public-key
+/// encryption's two errors).
+pub(crate) fn mod_down_adding(
+    ring: &RnsRing,
+    ell: usize,
+    input: &[u64],
+    e: Option<&[u64]>,
+) -> Result<Vec<u64>> {
     let n = ring.n();
     let shape_qp = ring.shape_qp(ell);
     let mut xp = copy(&input[ell * n..]);
     xp.par_chunks_mut(n)
         .enumerate()
-        .try_for_each(|(k, x)| ring.ntt_table(&shape_qp, ell + k).inverse(x))?;
+        .try_for_each(|(k, x)| -> rhea_math::Result<()> {
+            let table = ring.ntt_table(&shape_qp, ell + k);
+            table.inverse(x)?;
+            if let Some(e) = e {
+                let pv = table.modulus().value();
+                x.iter_mut()
+                    .zip(&e[(ell + k) * n..(ell + k + 1) * n])
+                    .for_each(|(x, &e)| *x = reduce_once(*x + e, pv));
+            }
+            Ok(())
+        })?;
     // Every word is written by the conversion.
     let mut out = buffer(ell * n);
     ring.keyswitch_plan()
         .mod_down_converter(ell)
         .convert_centered(&xp, &mut out, n)?;
     recycle(xp);
+    if let Some(e) = e {
+        // y − e as the representative y + q − e in [1, 2q): the forward NTT below takes [0, 4q).
+        out.par_chunks_mut(n).enumerate().for_each(|(i, y)| {
+            let qv = ring.ntt_table(&shape_qp, i).modulus().value();
+            y.iter_mut()
+                .zip(&e[i * n..(i + 1) * n])
+                .for_each(|(y, &e)| *y = *y + qv - e);
+        });
+    }
     let plan = ring.keyswitch_plan().mod_down();
     let (pinv, pinv_s) = (plan.p_inv_mod_q(), plan.p_inv_mod_q_shoup());
     out.par_chunks_mut(n)

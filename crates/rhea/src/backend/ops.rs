@@ -814,6 +814,49 @@ impl RnsRing {
         }
     }
 
+    /// [`RnsRing::mod_down`] of `a + NTT(e)` for `e` in coefficient form over `a`'s shape, the
+    /// same words without transforming `e` (on the CPU; elsewhere the composition).
+    ///
+    /// Errors: as [`RnsRing::mod_down`]; [`Error::ShapeMismatch`] for an `e` of another shape,
+    /// the form error of [`Poly::expect_form`] for `e` in NTT form.
+    pub(crate) fn mod_down_adding(&self, a: &Poly, e: &Poly) -> Result<Poly> {
+        e.expect_form("mod_down_adding", Form::Coefficient)?;
+        if e.shape != a.shape {
+            return Err(Error::ShapeMismatch {
+                op: "mod_down_adding",
+                lhs: a.shape,
+                rhs: e.shape,
+            });
+        }
+        match (&a.storage, &e.storage) {
+            (Storage::Cpu(x), Storage::Cpu(ev)) => {
+                self.check_shape("mod_down", &a.shape)?;
+                a.expect_form("mod_down", Form::Ntt)?;
+                if a.shape.p_limbs != self.p_len() {
+                    return Err(Error::ShapeMismatch {
+                        op: "mod_down",
+                        lhs: a.shape,
+                        rhs: self.shape_qp(a.shape.q_limbs),
+                    });
+                }
+                let ell = a.shape.q_limbs;
+                Ok(Poly {
+                    storage: Storage::Cpu(cpu::mod_down_adding(self, ell, x, Some(ev))?),
+                    shape: self.shape_q(ell),
+                    form: Form::Ntt,
+                })
+            }
+            _ => {
+                let mut en = e.try_clone()?;
+                self.ntt_forward(&mut en)?;
+                let mut sum = a.try_clone()?;
+                self.add_assign(&mut sum, &en)?;
+                en.zeroize();
+                self.mod_down(&sum)
+            }
+        }
+    }
+
     /// `P · a` over `Q_ℓ ∪ P` for `a` over `Q_ℓ` (no `P` limbs), in either form: limb `q_i` is
     /// `a_i · [P]_{q_i}`, the `P` limbs are zero (`P · a ≡ 0 mod p_j`). The extended-basis form
     /// of a ciphertext component that was not key-switched: `ModDown(P·a + u) = a + ModDown(u)`

@@ -121,6 +121,28 @@ fn rescale_in_ntt_form_matches_coefficient_form() {
     }
 }
 
+/// ModDown of `x + NTT(e)` with `e` left in coefficient form: the words of the composition, at
+/// every level (random `x` in NTT form, random `e` of every residue, not small).
+#[test]
+fn mod_down_adding_a_coefficient_addend_is_the_composition() {
+    for (n, lq, lp, dnum) in SIZES {
+        let r = ring(n, lq, lp, dnum);
+        for ell in 1..=lq {
+            let x = random(&r, r.shape_qp(ell), Form::Ntt, 40 + ell as u64);
+            let e = random(&r, r.shape_qp(ell), Form::Coefficient, 60 + ell as u64);
+            assert!(words(&r, &e).iter().any(|&w| w != 0));
+            let got = r.mod_down_adding(&x, &e).unwrap();
+            let mut en = e.try_clone().unwrap();
+            r.ntt_forward(&mut en).unwrap();
+            let mut sum = x.try_clone().unwrap();
+            r.add_assign(&mut sum, &en).unwrap();
+            let want = r.mod_down(&sum).unwrap();
+            assert_eq!(words(&r, &got), words(&r, &want), "n = {n}, level {ell}");
+            assert_ne!(words(&r, &got), words(&r, &r.mod_down(&x).unwrap()));
+        }
+    }
+}
+
 #[test]
 fn mod_down_in_ntt_form_is_exact_rounding() {
     use num_bigint::BigInt;
