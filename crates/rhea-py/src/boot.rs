@@ -144,14 +144,7 @@ impl Bootstrapper {
         py: Python<'_>,
         cts: Vec<PyRef<'_, Ciphertext>>,
     ) -> PyResult<Vec<Ciphertext>> {
-        let inputs: Vec<_> = cts.iter().map(|c| c.inner.clone()).collect();
-        let boot = &*self.inner;
-        let outs = run(py, || boot.bootstrap_many(&inputs))?;
-        Ok(outs
-            .into_iter()
-            .zip(&cts)
-            .map(|(o, c)| Ciphertext::new(o, c.eval.clone()))
-            .collect())
+        self.many(py, &cts, RBootstrapper::bootstrap_many)
     }
     /// Ciphertexts of real slots, two per bootstrapping (pairs of equal scales).
     fn bootstrap_many_real(
@@ -159,14 +152,7 @@ impl Bootstrapper {
         py: Python<'_>,
         cts: Vec<PyRef<'_, Ciphertext>>,
     ) -> PyResult<Vec<Ciphertext>> {
-        let inputs: Vec<_> = cts.iter().map(|c| c.inner.clone()).collect();
-        let boot = &*self.inner;
-        let outs = run(py, || boot.bootstrap_many_real(&inputs))?;
-        Ok(outs
-            .into_iter()
-            .zip(&cts)
-            .map(|(o, c)| Ciphertext::new(o, c.eval.clone()))
-            .collect())
+        self.many(py, &cts, RBootstrapper::bootstrap_many_real)
     }
     /// The levels a bootstrap consumes.
     #[getter]
@@ -195,6 +181,29 @@ impl Bootstrapper {
             self.inner.output_level(),
             self.inner.key_bytes()
         )
+    }
+}
+
+impl Bootstrapper {
+    /// `f` (one of the batch bootstraps) on `cts`, the GIL released; each result keeps its
+    /// input's evaluator.
+    fn many(
+        &self,
+        py: Python<'_>,
+        cts: &[PyRef<'_, Ciphertext>],
+        f: fn(
+            &RBootstrapper,
+            &[rhea::ckks::Ciphertext],
+        ) -> rhea::Result<Vec<rhea::ckks::Ciphertext>>,
+    ) -> PyResult<Vec<Ciphertext>> {
+        let inputs: Vec<_> = cts.iter().map(|c| c.inner.clone()).collect();
+        let boot = &*self.inner;
+        let outs = run(py, || f(boot, &inputs))?;
+        Ok(outs
+            .into_iter()
+            .zip(cts)
+            .map(|(o, c)| Ciphertext::new(o, c.eval.clone()))
+            .collect())
     }
 }
 

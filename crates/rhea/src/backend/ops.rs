@@ -790,16 +790,7 @@ impl RnsRing {
     /// representative of `a` (the `P → Q_ℓ` conversion is `rhea_math`'s exact centred one, so
     /// the rounding error is zero-mean; `rhea_math::bconv::ModDown` is the floor-like variant).
     pub fn mod_down(&self, a: &Poly) -> Result<Poly> {
-        self.check_shape("mod_down", &a.shape)?;
-        a.expect_form("mod_down", Form::Ntt)?;
-        if a.shape.p_limbs != self.p_len() {
-            return Err(Error::ShapeMismatch {
-                op: "mod_down",
-                lhs: a.shape,
-                rhs: self.shape_qp(a.shape.q_limbs),
-            });
-        }
-        let ell = a.shape.q_limbs;
+        let ell = self.check_mod_down_input(a)?;
         match &a.storage {
             Storage::Cpu(x) => Ok(Poly {
                 storage: Storage::Cpu(cpu::mod_down(self, ell, x)?),
@@ -812,6 +803,20 @@ impl RnsRing {
                 Form::Ntt,
             )),
         }
+    }
+
+    /// ModDown's input checks (a polynomial of this ring over `Q_ℓ ∪ P` in NTT form); returns `ℓ`.
+    fn check_mod_down_input(&self, a: &Poly) -> Result<usize> {
+        self.check_shape("mod_down", &a.shape)?;
+        a.expect_form("mod_down", Form::Ntt)?;
+        if a.shape.p_limbs != self.p_len() {
+            return Err(Error::ShapeMismatch {
+                op: "mod_down",
+                lhs: a.shape,
+                rhs: self.shape_qp(a.shape.q_limbs),
+            });
+        }
+        Ok(a.shape.q_limbs)
     }
 
     /// [`RnsRing::mod_down`] of `a + NTT(e)` for `e` in coefficient form over `a`'s shape, the
@@ -830,16 +835,7 @@ impl RnsRing {
         }
         match (&a.storage, &e.storage) {
             (Storage::Cpu(x), Storage::Cpu(ev)) => {
-                self.check_shape("mod_down", &a.shape)?;
-                a.expect_form("mod_down", Form::Ntt)?;
-                if a.shape.p_limbs != self.p_len() {
-                    return Err(Error::ShapeMismatch {
-                        op: "mod_down",
-                        lhs: a.shape,
-                        rhs: self.shape_qp(a.shape.q_limbs),
-                    });
-                }
-                let ell = a.shape.q_limbs;
+                let ell = self.check_mod_down_input(a)?;
                 Ok(Poly {
                     storage: Storage::Cpu(cpu::mod_down_adding(self, ell, x, Some(ev))?),
                     shape: self.shape_q(ell),
