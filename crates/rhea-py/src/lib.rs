@@ -1,6 +1,6 @@
 //! The Python extension module `rhea._rhea`, wrapped by the Python package `rhea`
 //! (`crates/rhea-py/python/rhea`). Every call that computes releases the GIL and catches
-//! panics ([`errors::run`]); every class can be used from several threads.
+//! panics (`errors::run`); every class can be used from several threads.
 //!
 //! Layout: `params` (devices, parameter sets), `keys`, `ckks` (context, keys, encoder,
 //! encryptor, decryptor), `ckks_ct` (ciphertext and its operators), `ckks_eval` (evaluator),
