@@ -74,92 +74,69 @@ impl Inverse {
     }
 }
 
-/// ``1/√x`` on ``[lo, hi]``: a polynomial first guess of ``guess_degree`` refined by
-/// ``iterations`` Newton steps.
-#[pyclass(module = "rhea.ckks.functions", frozen)]
-pub struct InvSqrt {
-    inner: RInvSqrt,
+/// A Python class for a Newton-refined root function of `rhea::ckks::functions` (`InvSqrt`,
+/// `Sqrt`: the same constructor and methods).
+macro_rules! newton_root_class {
+    ($name:ident, $rust:ty, $doc:literal, $eval_doc:literal) => {
+        #[doc = $doc]
+        #[pyclass(module = "rhea.ckks.functions", frozen)]
+        pub struct $name {
+            inner: $rust,
+        }
+
+        #[pymethods]
+        impl $name {
+            #[new]
+            fn new(
+                py: Python<'_>,
+                lo: f64,
+                hi: f64,
+                guess_degree: usize,
+                iterations: usize,
+            ) -> PyResult<Self> {
+                Ok(Self {
+                    inner: <$rust>::new(lo, hi, guess_degree, iterations)
+                        .map_err(|e| to_py(py, e))?,
+                })
+            }
+            /// The levels an evaluation consumes.
+            #[getter]
+            fn depth(&self) -> usize {
+                self.inner.depth()
+            }
+            /// The floating-point reference.
+            fn evaluate_plain(&self, x: f64) -> f64 {
+                self.inner.evaluate_plain(x)
+            }
+            #[doc = $eval_doc]
+            #[pyo3(signature = (ev, ct, target_scale = None))]
+            fn evaluate(
+                &self,
+                py: Python<'_>,
+                ev: &Evaluator,
+                ct: PyRef<'_, Ciphertext>,
+                target_scale: Option<f64>,
+            ) -> PyResult<Ciphertext> {
+                let f = &self.inner;
+                apply(py, ev, &ct, target_scale, |e, c, s| f.evaluate(e, c, s))
+            }
+        }
+    };
 }
 
-#[pymethods]
-impl InvSqrt {
-    #[new]
-    fn new(
-        py: Python<'_>,
-        lo: f64,
-        hi: f64,
-        guess_degree: usize,
-        iterations: usize,
-    ) -> PyResult<Self> {
-        Ok(Self {
-            inner: RInvSqrt::new(lo, hi, guess_degree, iterations).map_err(|e| to_py(py, e))?,
-        })
-    }
-    /// The levels an evaluation consumes.
-    #[getter]
-    fn depth(&self) -> usize {
-        self.inner.depth()
-    }
-    /// The floating-point reference.
-    fn evaluate_plain(&self, x: f64) -> f64 {
-        self.inner.evaluate_plain(x)
-    }
-    /// ``1/√ct`` homomorphically.
-    #[pyo3(signature = (ev, ct, target_scale = None))]
-    fn evaluate(
-        &self,
-        py: Python<'_>,
-        ev: &Evaluator,
-        ct: PyRef<'_, Ciphertext>,
-        target_scale: Option<f64>,
-    ) -> PyResult<Ciphertext> {
-        let f = &self.inner;
-        apply(py, ev, &ct, target_scale, |e, c, s| f.evaluate(e, c, s))
-    }
-}
-
-/// ``√x`` on ``[lo, hi]`` (as ``x · InvSqrt(x)``).
-#[pyclass(module = "rhea.ckks.functions", frozen)]
-pub struct Sqrt {
-    inner: RSqrt,
-}
-
-#[pymethods]
-impl Sqrt {
-    #[new]
-    fn new(
-        py: Python<'_>,
-        lo: f64,
-        hi: f64,
-        guess_degree: usize,
-        iterations: usize,
-    ) -> PyResult<Self> {
-        Ok(Self {
-            inner: RSqrt::new(lo, hi, guess_degree, iterations).map_err(|e| to_py(py, e))?,
-        })
-    }
-    /// The levels an evaluation consumes.
-    #[getter]
-    fn depth(&self) -> usize {
-        self.inner.depth()
-    }
-    /// The floating-point reference.
-    fn evaluate_plain(&self, x: f64) -> f64 {
-        self.inner.evaluate_plain(x)
-    }
-    /// ``√ct`` homomorphically.
-    #[pyo3(signature = (ev, ct, target_scale = None))]
-    fn evaluate(
-        &self,
-        py: Python<'_>,
-        ev: &Evaluator,
-        ct: PyRef<'_, Ciphertext>,
-        target_scale: Option<f64>,
-    ) -> PyResult<Ciphertext> {
-        let f = &self.inner;
-        apply(py, ev, &ct, target_scale, |e, c, s| f.evaluate(e, c, s))
-    }
-}
+newton_root_class!(
+    InvSqrt,
+    RInvSqrt,
+    "``1/√x`` on ``[lo, hi]``: a polynomial first guess of ``guess_degree`` refined by\n\
+     ``iterations`` Newton steps.",
+    "``1/√ct`` homomorphically."
+);
+newton_root_class!(
+    Sqrt,
+    RSqrt,
+    "``√x`` on ``[lo, hi]`` (as ``x · InvSqrt(x)``).",
+    "``√ct`` homomorphically."
+);
 
 /// ``sign(x)`` within ``2^-precision_bits`` for ``gap ≤ |x| ≤ 1`` (a composite polynomial of
 /// least depth), and ``relu`` and ``max`` built on it.

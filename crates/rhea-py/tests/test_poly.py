@@ -42,6 +42,13 @@ def test_functions(deep, rng):
     want = np.array([inv.evaluate_plain(v) for v in y])
     assert precision_bits(out, want) > 12
     assert precision_bits(want, 1 / y) > 3
+    for f, exact in [(functions.InvSqrt(1.0, 4.0, 7, 2), 1 / np.sqrt(y)),
+                     (functions.Sqrt(1.0, 4.0, 7, 2), np.sqrt(y))]:
+        assert f.depth > 0
+        out = deep.decrypt(f.evaluate(deep.ev, deep.encrypt(y)))
+        want = np.array([f.evaluate_plain(v) for v in y])
+        assert precision_bits(out, want) > 12
+        assert precision_bits(want, exact) > 8
 
 
 def test_linear_transform(small, rng):
