@@ -255,6 +255,24 @@ fn fewest_rotation_keys() {
         .unwrap();
     assert_eq!(fx.words(&both[0]), fx.words(&yf));
     assert_eq!(fx.words(&both[1]), fx.words(&yh));
+
+    // Two chained transforms with other baby steps ({0, 3} and {0, 1}): each runs its own
+    // chain, so the keys each lists suffice (a shared chain {0, 1, 3} would need a gap of 2).
+    let chained = |ks: [i64; 2]| {
+        LinearTransform::from_diagonals(slots, ks.map(|k| (k, vec![0.5; slots])))
+            .unwrap()
+            .with_rotation_keys(RotationKeys::Fewest)
+            .with_baby_steps(4)
+            .unwrap()
+    };
+    let (a, b) = (chained([0, 3]), chained([0, 1]));
+    assert_eq!((a.rotations(), b.rotations()), (vec![3], vec![1]));
+    let fx = fixture(Device::Cpu, &[1, 3]);
+    let ct = fx.encrypt_real(slots, &v);
+    let (ya, yb) = (fx.transform(&ct, &a), fx.transform(&ct, &b));
+    let both = fx.eval.linear_transforms(&ct, &[&a, &b]).unwrap();
+    assert_eq!(fx.words(&both[0]), fx.words(&ya));
+    assert_eq!(fx.words(&both[1]), fx.words(&yb));
 }
 
 /// 64 diagonals at random positions: still correct; a random set has little structure for the

@@ -820,10 +820,11 @@ impl RnsRing {
     }
 
     /// [`RnsRing::mod_down`] of `a + NTT(e)` for `e` in coefficient form over `a`'s shape, the
-    /// same words without transforming `e` (on the CPU; elsewhere the composition).
+    /// same words without transforming `e` (the CPU's public-key encryption).
     ///
     /// Errors: as [`RnsRing::mod_down`]; [`Error::ShapeMismatch`] for an `e` of another shape,
-    /// the form error of [`Poly::expect_form`] for `e` in NTT form.
+    /// the form error of [`Poly::expect_form`] for `e` in NTT form, [`Error::InvalidInput`]
+    /// for polynomials not on the CPU.
     pub(crate) fn mod_down_adding(&self, a: &Poly, e: &Poly) -> Result<Poly> {
         e.expect_form("mod_down_adding", Form::Coefficient)?;
         if e.shape != a.shape {
@@ -842,14 +843,9 @@ impl RnsRing {
                     form: Form::Ntt,
                 })
             }
-            _ => {
-                let mut en = e.try_clone()?;
-                self.ntt_forward(&mut en)?;
-                let mut sum = a.try_clone()?;
-                self.add_assign(&mut sum, &en)?;
-                en.zeroize();
-                self.mod_down(&sum)
-            }
+            _ => Err(Error::InvalidInput(
+                "mod_down_adding: CPU polynomials only (the GPU encrypts by its fused path)".into(),
+            )),
         }
     }
 

@@ -58,35 +58,50 @@ impl Evaluator {
         ct: &Ciphertext,
         lts: &[&LinearTransform],
     ) -> Result<Vec<Ciphertext>> {
-        // Transforms of both baby-step modes: each mode's group shares its baby steps.
-        if lts
-            .windows(2)
-            .any(|w| w[0].rotation_keys() != w[1].rotation_keys())
-        {
-            let (hoisted, chained): (Vec<_>, Vec<_>) =
-                (0..lts.len()).partition(|&t| lts[t].rotation_keys() == RotationKeys::PerBabyStep);
-            let pick = |ix: &[usize]| ix.iter().map(|&t| lts[t]).collect::<Vec<_>>();
-            let mut out: Vec<Option<Ciphertext>> = (0..lts.len()).map(|_| None).collect();
-            for ix in [hoisted, chained] {
-                for (t, c) in ix
-                    .iter()
-                    .zip(self.linear_transforms_of_one_mode(ct, &pick(&ix))?)
-                {
-                    out[*t] = Some(c);
-                }
+        // The groups that share their baby steps: every hoisted transform, and chained
+        // transforms with the same baby steps (a chain's gaps are its own transform's keys).
+        let mut groups: Vec<(Option<&[usize]>, Vec<usize>)> = Vec::new();
+        for (t, lt) in lts.iter().enumerate() {
+            let key =
+                (lt.rotation_keys() == RotationKeys::Fewest).then(|| lt.plan().babies.as_slice());
+            match groups.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, ix)) => ix.push(t),
+                None => groups.push((key, vec![t])),
             }
-            return out
-                .into_iter()
-                .map(|c| {
-                    c.ok_or_else(|| Error::InvalidInput("linear_transforms: no result".into()))
-                })
-                .collect();
         }
-        self.linear_transforms_of_one_mode(ct, lts)
+        if groups.len() <= 1 {
+            return self.linear_transforms_sharing_babies(ct, lts);
+        }
+        // Several groups: every transform's slots and keys checked before any group runs.
+        for lt in lts {
+            if ct.slots != lt.slots() {
+                return Err(Error::SlotMismatch {
+                    expected: lt.slots(),
+                    found: ct.slots,
+                });
+            }
+            for s in lt.rotations() {
+                self.rotation_for(s as usize, lt.slots())?;
+            }
+        }
+        let mut out: Vec<Option<Ciphertext>> = (0..lts.len()).map(|_| None).collect();
+        for (_, ix) in &groups {
+            let group: Vec<&LinearTransform> = ix.iter().map(|&t| lts[t]).collect();
+            for (&t, c) in ix
+                .iter()
+                .zip(self.linear_transforms_sharing_babies(ct, &group)?)
+            {
+                out[t] = Some(c);
+            }
+        }
+        out.into_iter()
+            .map(|c| c.ok_or_else(|| Error::InvalidInput("linear_transforms: no result".into())))
+            .collect()
     }
 
-    /// [`Evaluator::linear_transforms`] for transforms of one [`RotationKeys`] mode.
-    fn linear_transforms_of_one_mode(
+    /// [`Evaluator::linear_transforms`] for transforms that share their baby steps: all hoisted,
+    /// or all chained over the same baby steps.
+    fn linear_transforms_sharing_babies(
         &self,
         ct: &Ciphertext,
         lts: &[&LinearTransform],
@@ -123,11 +138,6 @@ impl Evaluator {
             for &i in &plan.babies {
                 babies.entry(i).or_insert(None);
             }
-            // Chained baby steps: the keys of this transform's gaps (checked here; the shared
-            // chain's own gaps are looked up below).
-            for (_, step) in plan.baby_rotations(lt.slots()) {
-                self.rotation_for(step, lt.slots())?;
-            }
             let chains = plan
                 .chains
                 .iter()
@@ -150,14 +160,14 @@ impl Evaluator {
             });
         }
         // The rotation reaching each baby step: from the input (hoisted) or from the previous
-        // baby step of the union (chained).
-        let slots = ct.slots;
-        let mut prev = 0;
-        for (&i, rot) in babies.iter_mut() {
-            if i != 0 {
-                let step = if chained { i - prev } else { i };
-                *rot = self.rotation_for(step % slots, slots)?;
-                prev = i;
+        // baby step (chained: the group's transforms have the same baby steps).
+        if chained {
+            for (i, step) in lts[0].plan().baby_rotations(ct.slots) {
+                babies.insert(i, self.rotation_for(step, ct.slots)?);
+            }
+        } else {
+            for (&i, rot) in babies.iter_mut().filter(|(&i, _)| i != 0) {
+                *rot = self.rotation_for(i, ct.slots)?;
             }
         }
         let key = CacheKey {
