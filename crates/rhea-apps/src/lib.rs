@@ -9,3 +9,6 @@
 //! them from the command line and prints (or writes as JSON) the same report.
 
 pub mod helr;
+mod size;
+
+pub use size::Size;

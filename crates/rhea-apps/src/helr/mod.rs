@@ -35,43 +35,13 @@ pub mod data;
 pub mod encrypted;
 pub mod plain;
 
+pub use crate::Size;
 use rhea::ckks::bootstrap::{BootstrapConfig, BootstrapPreset};
 use rhea::params::{CkksParameters, CkksParametersLiteral};
 use rhea::{Device, Error, Result};
 
 /// The Cheddar figure seed 004's README gives for HELR on an H100 (PCIe), ms per iteration.
 pub const CHEDDAR_H100_MS_PER_ITERATION: f64 = 40.7;
-
-/// Which size to run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Size {
-    /// N = 2^12, INSECURE, batches of 64: a CPU run of a few minutes, the same code path.
-    Small,
-    /// The paper's: N = 2^16 (128-bit), batches of 1024: for the GPU.
-    Paper,
-}
-
-impl Size {
-    /// `small` or `paper`.
-    pub fn parse(name: &str) -> Result<Self> {
-        match name {
-            "small" => Ok(Size::Small),
-            "paper" => Ok(Size::Paper),
-            other => Err(Error::InvalidInput(format!(
-                "unknown size `{other}` (use small or paper)"
-            ))),
-        }
-    }
-
-    /// The name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Size::Small => "small",
-            Size::Paper => "paper",
-        }
-    }
-}
 
 /// What to run.
 #[derive(Clone, Debug)]
