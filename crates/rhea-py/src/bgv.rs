@@ -139,6 +139,13 @@ impl Plaintext {
     fn level(&self) -> usize {
         self.inner.level()
     }
+    /// A copy on the device of ``ctx`` (same parameters).
+    fn to_device(&self, py: Python<'_>, ctx: &BgvContext) -> PyResult<Self> {
+        let (pt, c) = (&self.inner, &ctx.inner);
+        Ok(Self {
+            inner: run(py, || pt.to_device(c))?,
+        })
+    }
     fn __repr__(&self) -> String {
         format!("bgv.Plaintext(level={})", self.inner.level())
     }
@@ -468,6 +475,15 @@ impl Ciphertext {
             eval: Some(s.clone()),
         })
     }
+    /// A copy on the device of ``ctx`` (same parameters, words unchanged); the evaluator is
+    /// dropped (set one of that context).
+    fn to_device(&self, py: Python<'_>, ctx: &BgvContext) -> PyResult<Self> {
+        let (ct, c) = (&self.inner, &ctx.inner);
+        Ok(Self {
+            inner: run(py, || ct.to_device(c))?,
+            eval: None,
+        })
+    }
     /// ``ct << k``: rows rotated left by ``k``.
     fn __lshift__(&self, py: Python<'_>, step: i64) -> PyResult<Ciphertext> {
         self.rot(py, step)
@@ -513,6 +529,44 @@ impl Evaluator {
     ) -> PyResult<Ciphertext> {
         let (ev, a, b) = (&self.shared.ev, &a.inner, &b.inner);
         Ok(self.wrap(run(py, || f(ev, a, b))?))
+    }
+    /// An in-place operation on `a` with `b` (which may be `a` itself: then on a copy of it).
+    fn assign_ct(
+        &self,
+        py: Python<'_>,
+        a: &Bound<'_, Ciphertext>,
+        b: &Bound<'_, Ciphertext>,
+        f: impl FnOnce(&REvaluator, &mut RCiphertext, &RCiphertext) -> rhea::Result<()> + Send,
+    ) -> PyResult<()> {
+        let ev = &self.shared.ev;
+        if a.is(b) {
+            let mut a = a.borrow_mut();
+            let inner = &mut a.inner;
+            run(py, || {
+                let copy = inner.try_clone()?;
+                f(ev, inner, &copy)
+            })?;
+            a.eval = Some(self.shared.clone());
+            return Ok(());
+        }
+        let (mut a, b) = (a.borrow_mut(), b.borrow());
+        let (inner, b_inner) = (&mut a.inner, &b.inner);
+        run(py, || f(ev, inner, b_inner))?;
+        a.eval = Some(self.shared.clone());
+        Ok(())
+    }
+    /// An in-place operation on `a` alone.
+    fn assign(
+        &self,
+        py: Python<'_>,
+        mut a: PyRefMut<'_, Ciphertext>,
+        f: impl FnOnce(&REvaluator, &mut RCiphertext) -> rhea::Result<()> + Send,
+    ) -> PyResult<()> {
+        let ev = &self.shared.ev;
+        let inner = &mut a.inner;
+        run(py, || f(ev, inner))?;
+        a.eval = Some(self.shared.clone());
+        Ok(())
     }
 }
 
@@ -627,6 +681,106 @@ impl Evaluator {
     /// The sum of all slots, in every slot (keys: ``KeyGenerator.inner_sum_keys``).
     fn inner_sum(&self, py: Python<'_>, a: Ct<'_>) -> PyResult<Ciphertext> {
         self.un(py, a, |ev, a| ev.inner_sum(a))
+    }
+    // ------------------------------------------------------------------ in place
+
+    /// ``a += b``.
+    fn add_assign(
+        &self,
+        py: Python<'_>,
+        a: &Bound<'_, Ciphertext>,
+        b: &Bound<'_, Ciphertext>,
+    ) -> PyResult<()> {
+        self.assign_ct(py, a, b, |ev, a, b| ev.add_assign(a, b))
+    }
+    /// ``a -= b``.
+    fn sub_assign(
+        &self,
+        py: Python<'_>,
+        a: &Bound<'_, Ciphertext>,
+        b: &Bound<'_, Ciphertext>,
+    ) -> PyResult<()> {
+        self.assign_ct(py, a, b, |ev, a, b| ev.sub_assign(a, b))
+    }
+    /// ``a *= b`` (as ``mul``: relinearised, modulus switched in auto mode).
+    fn mul_assign(
+        &self,
+        py: Python<'_>,
+        a: &Bound<'_, Ciphertext>,
+        b: &Bound<'_, Ciphertext>,
+    ) -> PyResult<()> {
+        self.assign_ct(py, a, b, |ev, a, b| ev.mul_assign(a, b))
+    }
+    /// ``a = a²`` (as ``square``).
+    fn square_assign(&self, py: Python<'_>, a: PyRefMut<'_, Ciphertext>) -> PyResult<()> {
+        self.assign(py, a, |ev, a| ev.square_assign(a))
+    }
+    /// ``a = -a``.
+    fn neg_assign(&self, py: Python<'_>, a: PyRefMut<'_, Ciphertext>) -> PyResult<()> {
+        self.assign(py, a, |ev, a| ev.neg_assign(a))
+    }
+    /// A 3-component ciphertext back to 2, in place.
+    fn relinearize_assign(&self, py: Python<'_>, a: PyRefMut<'_, Ciphertext>) -> PyResult<()> {
+        self.assign(py, a, |ev, a| ev.relinearize_assign(a))
+    }
+    /// ``ct += pt``.
+    fn add_plain_assign(
+        &self,
+        py: Python<'_>,
+        ct: PyRefMut<'_, Ciphertext>,
+        pt: &Plaintext,
+    ) -> PyResult<()> {
+        let p = &pt.inner;
+        self.assign(py, ct, |ev, a| ev.add_plain_assign(a, p))
+    }
+    /// ``ct -= pt``.
+    fn sub_plain_assign(
+        &self,
+        py: Python<'_>,
+        ct: PyRefMut<'_, Ciphertext>,
+        pt: &Plaintext,
+    ) -> PyResult<()> {
+        let p = &pt.inner;
+        self.assign(py, ct, |ev, a| ev.sub_plain_assign(a, p))
+    }
+    /// ``ct *= pt``.
+    fn mul_plain_assign(
+        &self,
+        py: Python<'_>,
+        ct: PyRefMut<'_, Ciphertext>,
+        pt: &Plaintext,
+    ) -> PyResult<()> {
+        let p = &pt.inner;
+        self.assign(py, ct, |ev, a| ev.mul_plain_assign(a, p))
+    }
+    /// ``ct += c``.
+    fn add_const_assign(&self, py: Python<'_>, ct: PyRefMut<'_, Ciphertext>, c: i64) -> PyResult<()> {
+        self.assign(py, ct, move |ev, a| ev.add_const_assign(a, c))
+    }
+    /// ``ct -= c``.
+    fn sub_const_assign(&self, py: Python<'_>, ct: PyRefMut<'_, Ciphertext>, c: i64) -> PyResult<()> {
+        self.assign(py, ct, move |ev, a| ev.sub_const_assign(a, c))
+    }
+    /// ``ct *= c``.
+    fn mul_const_assign(&self, py: Python<'_>, ct: PyRefMut<'_, Ciphertext>, c: i64) -> PyResult<()> {
+        self.assign(py, ct, move |ev, a| ev.mul_const_assign(a, c))
+    }
+    /// One modulus switch (one level down), in place.
+    fn mod_switch_assign(&self, py: Python<'_>, a: PyRefMut<'_, Ciphertext>) -> PyResult<()> {
+        self.assign(py, a, |ev, a| ev.mod_switch_assign(a))
+    }
+    /// Both rows rotated left by ``step``, in place.
+    fn rotate_rows_assign(
+        &self,
+        py: Python<'_>,
+        a: PyRefMut<'_, Ciphertext>,
+        step: i64,
+    ) -> PyResult<()> {
+        self.assign(py, a, move |ev, a| ev.rotate_rows_assign(a, step))
+    }
+    /// The two rows swapped, in place.
+    fn rotate_columns_assign(&self, py: Python<'_>, a: PyRefMut<'_, Ciphertext>) -> PyResult<()> {
+        self.assign(py, a, |ev, a| ev.rotate_columns_assign(a))
     }
     /// The estimated noise budget of ``ct`` in bits (from the tracked bound).
     fn estimated_budget(&self, ct: Ct<'_>) -> i64 {

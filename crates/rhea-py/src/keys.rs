@@ -7,10 +7,31 @@ use std::sync::Arc;
 use pyo3::prelude::*;
 use rhea::rlwe::{
     GaloisKeys as RGaloisKeys, PublicKey as RPublicKey, RelinearizationKey as RRelinKey,
-    SecretKey as RSecretKey,
+    RlweContext, SecretKey as RSecretKey,
 };
 
+use crate::errors::run;
 use crate::params::Device;
+
+/// Runs `f` (GIL released) on the RLWE context of `ctx`, a `ckks.CkksContext` or a
+/// `bgv.BgvContext`; a `TypeError` for anything else.
+fn on_context<T: Send>(
+    py: Python<'_>,
+    ctx: &Bound<'_, PyAny>,
+    f: impl FnOnce(&RlweContext) -> rhea::Result<T> + Send,
+) -> PyResult<T> {
+    if let Ok(c) = ctx.extract::<PyRef<'_, crate::ckks::CkksContext>>() {
+        let r: &RlweContext = c.inner.as_ref();
+        return run(py, || f(r));
+    }
+    if let Ok(c) = ctx.extract::<PyRef<'_, crate::bgv::BgvContext>>() {
+        let r: &RlweContext = c.inner.as_ref();
+        return run(py, || f(r));
+    }
+    Err(pyo3::exceptions::PyTypeError::new_err(
+        "to_device: expected a ckks.CkksContext or a bgv.BgvContext",
+    ))
+}
 
 /// A secret key. Keep it private: it decrypts everything encrypted under its public key.
 #[pyclass(module = "rhea", frozen)]
@@ -20,6 +41,14 @@ pub struct SecretKey {
 
 #[pymethods]
 impl SecretKey {
+    /// A copy on the device of ``ctx`` (a ``ckks.CkksContext`` or ``bgv.BgvContext`` of the
+    /// same parameters; words unchanged).
+    fn to_device(&self, py: Python<'_>, ctx: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let key = &self.inner;
+        Ok(Self {
+            inner: Arc::new(on_context(py, ctx, |c| key.to_device(c))?),
+        })
+    }
     /// The device the key lives on.
     #[getter]
     fn device(&self) -> Device {
@@ -40,6 +69,14 @@ pub struct PublicKey {
 
 #[pymethods]
 impl PublicKey {
+    /// A copy on the device of ``ctx`` (a ``ckks.CkksContext`` or ``bgv.BgvContext`` of the
+    /// same parameters; words unchanged).
+    fn to_device(&self, py: Python<'_>, ctx: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let key = &self.inner;
+        Ok(Self {
+            inner: Arc::new(on_context(py, ctx, |c| key.to_device(c))?),
+        })
+    }
     /// The device the key lives on.
     #[getter]
     fn device(&self) -> Device {
@@ -60,6 +97,14 @@ pub struct RelinearizationKey {
 
 #[pymethods]
 impl RelinearizationKey {
+    /// A copy on the device of ``ctx`` (a ``ckks.CkksContext`` or ``bgv.BgvContext`` of the
+    /// same parameters; words unchanged).
+    fn to_device(&self, py: Python<'_>, ctx: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let key = &self.inner;
+        Ok(Self {
+            inner: Arc::new(on_context(py, ctx, |c| key.to_device(c))?),
+        })
+    }
     /// Its size in bytes.
     #[getter]
     fn size_bytes(&self) -> u64 {
@@ -89,6 +134,14 @@ pub struct GaloisKeys {
 
 #[pymethods]
 impl GaloisKeys {
+    /// A copy on the device of ``ctx`` (a ``ckks.CkksContext`` or ``bgv.BgvContext`` of the
+    /// same parameters; words unchanged).
+    fn to_device(&self, py: Python<'_>, ctx: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let key = &self.inner;
+        Ok(Self {
+            inner: Arc::new(on_context(py, ctx, |c| key.to_device(c))?),
+        })
+    }
     /// The Galois elements of the keys in the set, sorted.
     #[getter]
     fn elements(&self) -> Vec<u64> {

@@ -67,3 +67,53 @@ def test_gpu_bgv(gpu, rng):
     x = rng.integers(0, 100, e.slots)
     c = bgv.Encryptor(ctx, kg.public_key(sk), evaluator=ev).encrypt(e.encode(x))
     np.testing.assert_array_equal(e.decode(bgv.Decryptor(ctx, sk).decrypt(c * c)), x * x % ctx.t)
+
+
+def test_gpu_keys_and_bgv_move_between_devices(gpu, rng):
+    # keys made on the CPU, moved to a GPU context of the same parameters, used there
+    params = rhea.CkksParameters.preset("n13_logqp200_levels2")
+    c = make_ckks(params, rhea.Device.cpu())
+    gctx = ckks.CkksContext(params, gpu)
+    sk, pk = c.sk.to_device(gctx), c.pk.to_device(gctx)
+    rlk = c.keygen.relinearization_key(c.sk).to_device(gctx)
+    gk = c.keygen.galois_keys(c.sk, [1]).to_device(gctx)
+    assert sk.device.is_gpu and pk.device.is_gpu and rlk.device.is_gpu and len(gk) == 1
+    ev = ckks.Evaluator(gctx, rlk, gk)
+    enc = ckks.Encoder(gctx)
+    x = rng.uniform(-1, 1, enc.slots)
+    ct = ckks.Encryptor(gctx, pk, evaluator=ev).encrypt(enc.encode(x))
+    out = enc.decode(ckks.Decryptor(gctx, sk).decrypt(ct * ct + (ct << 1)))
+    assert precision_bits(out, x * x + np.roll(x, -1)) > 18
+    # BGV ciphertexts and plaintexts: CPU -> GPU -> CPU, words unchanged
+    bparams = rhea.BgvParameters.preset("test_n12_levels5_insecure")
+    bc, bg = bgv.BgvContext(bparams, rhea.Device.cpu()), bgv.BgvContext(bparams, gpu)
+    kg = bgv.KeyGenerator(bc)
+    bsk = kg.secret_key()
+    be = bgv.Encoder(bc)
+    y = rng.integers(0, 1000, be.slots)
+    bct = bgv.Encryptor(bc, bsk).encrypt(be.encode(y))
+    there = bct.to_device(bg)
+    assert there.device.is_gpu
+    codec = rhea.Codec(bc)
+    assert codec.to_bytes(there.to_device(bc)) == codec.to_bytes(bct)
+    ev_g = bgv.Evaluator(bg)
+    ev_g.add_plain_assign(there, be.encode(y).to_device(bg))
+    got = bgv.Encoder(bg).decode(bgv.Decryptor(bg, bsk.to_device(bg)).decrypt(there))
+    np.testing.assert_array_equal(got, (2 * y) % bc.t)
+
+
+def test_gpu_out_of_memory_is_a_typed_error(gpu, rng):
+    # fill the card with ciphertext copies until the allocator refuses: a DeviceOutOfMemoryError
+    # (also a MemoryError), and the card is usable again once they are dropped
+    g = make_ckks(rhea.CkksParameters.preset("n16_logqp1560_levels24"), gpu, steps=(),
+                  conjugation=False)
+    x = rng.uniform(-1, 1, g.encoder.slots)
+    ct = g.encrypt(x)
+    held = []
+    with pytest.raises(rhea.DeviceOutOfMemoryError) as info:
+        for _ in range(100_000):  # 25 MB each: far beyond any card's memory
+            held.append(ct.copy())
+    assert isinstance(info.value, MemoryError) and info.value.variant == "DeviceOutOfMemory"
+    assert len(held) > 100
+    del held
+    assert precision_bits(g.decrypt(ct.copy()), x) > 20
