@@ -8,6 +8,7 @@
 //! code) and the paper's size for the GPU; `rhea app NAME --device D --size small|paper` runs
 //! them from the command line and prints (or writes as JSON) the same report.
 
+pub mod chart;
 pub mod helr;
 mod size;
 

@@ -1,6 +1,7 @@
 //! `rhea app NAME`: whole applications on encrypted data (the `rhea-apps` crate), each checked
 //! against the same computation in f64.
 
+use rhea_apps::chart::ChartEntry;
 use rhea_apps::helr::{self, HelrConfig, Size};
 
 /// The applications `rhea app` knows.
@@ -44,6 +45,39 @@ pub fn run(options: &AppOptions<'_>) -> Result<(), Box<dyn std::error::Error>> {
     }
 }
 
+/// `rhea app-chart`: reads the `chart` entry of each report and writes the SVG.
+pub fn chart(
+    reports: &[std::path::PathBuf],
+    svg: &std::path::Path,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let mut entries = Vec::with_capacity(reports.len());
+    for path in reports {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("app-chart: cannot read {}: {e}", path.display()))?;
+        let report: serde_json::Value = serde_json::from_str(&text)
+            .map_err(|e| format!("app-chart: {} is not JSON: {e}", path.display()))?;
+        let entry = report.get("chart").cloned().ok_or_else(|| {
+            format!(
+                "app-chart: {} has no `chart` entry (write it with `rhea app NAME --json FILE`)",
+                path.display()
+            )
+        })?;
+        entries.push(serde_json::from_value::<ChartEntry>(entry).map_err(|e| {
+            format!(
+                "app-chart: the `chart` entry of {} is malformed: {e}",
+                path.display()
+            )
+        })?);
+    }
+    std::fs::write(svg, rhea_apps::chart::svg(&entries))?;
+    println!(
+        "app-chart: {} applications -> {}",
+        entries.len(),
+        svg.display()
+    );
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -65,5 +99,30 @@ mod tests {
         );
         let err = run(&options("helr", "huge")).unwrap_err().to_string();
         assert!(err.contains("unknown size"), "{err}");
+    }
+
+    #[test]
+    fn the_chart_reads_each_reports_entry_and_refuses_a_report_without_one() {
+        let dir = std::env::temp_dir().join(format!("rhea-app-chart-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let good = dir.join("helr.json");
+        let entry = ChartEntry {
+            app: "helr".into(),
+            what: "paper size, ms per iteration".into(),
+            rhea_ms: 29.2,
+            device: "cuda:0".into(),
+            peers: vec![("Cheddar".into(), 40.7)],
+        };
+        let report = serde_json::json!({ "app": "helr", "chart": entry });
+        std::fs::write(&good, report.to_string()).unwrap();
+        let svg = dir.join("apps.svg");
+        chart(std::slice::from_ref(&good), &svg).unwrap();
+        let doc = std::fs::read_to_string(&svg).unwrap();
+        assert!(doc.contains("29.2 ms") && doc.contains("40.7 ms"), "{doc}");
+        let bad = dir.join("bad.json");
+        std::fs::write(&bad, r#"{"app": "helr"}"#).unwrap();
+        let err = chart(&[good, bad], &svg).unwrap_err().to_string();
+        assert!(err.contains("no `chart` entry"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

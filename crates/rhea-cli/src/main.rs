@@ -121,6 +121,16 @@ enum Command {
         #[arg(long)]
         json: Option<std::path::PathBuf>,
     },
+    /// Draws the applications' results chart (SVG): Rhea's times from `rhea app --json`
+    /// reports beside the seeds' figures, on a logarithmic time axis.
+    AppChart {
+        /// The JSON reports written by `rhea app NAME --json FILE`, in the chart's order.
+        #[arg(required = true)]
+        reports: Vec<std::path::PathBuf>,
+        /// Where to write the SVG.
+        #[arg(long)]
+        svg: std::path::PathBuf,
+    },
 }
 
 fn main() -> ExitCode {
@@ -147,6 +157,7 @@ fn main() -> ExitCode {
                     json: json.as_deref(),
                 })
             }),
+        Command::AppChart { reports, svg } => app::chart(&reports, &svg),
         Command::Bench {
             suite,
             gpu,

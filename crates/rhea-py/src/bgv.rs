@@ -754,15 +754,30 @@ impl Evaluator {
         self.assign(py, ct, |ev, a| ev.mul_plain_assign(a, p))
     }
     /// ``ct += c``.
-    fn add_const_assign(&self, py: Python<'_>, ct: PyRefMut<'_, Ciphertext>, c: i64) -> PyResult<()> {
+    fn add_const_assign(
+        &self,
+        py: Python<'_>,
+        ct: PyRefMut<'_, Ciphertext>,
+        c: i64,
+    ) -> PyResult<()> {
         self.assign(py, ct, move |ev, a| ev.add_const_assign(a, c))
     }
     /// ``ct -= c``.
-    fn sub_const_assign(&self, py: Python<'_>, ct: PyRefMut<'_, Ciphertext>, c: i64) -> PyResult<()> {
+    fn sub_const_assign(
+        &self,
+        py: Python<'_>,
+        ct: PyRefMut<'_, Ciphertext>,
+        c: i64,
+    ) -> PyResult<()> {
         self.assign(py, ct, move |ev, a| ev.sub_const_assign(a, c))
     }
     /// ``ct *= c``.
-    fn mul_const_assign(&self, py: Python<'_>, ct: PyRefMut<'_, Ciphertext>, c: i64) -> PyResult<()> {
+    fn mul_const_assign(
+        &self,
+        py: Python<'_>,
+        ct: PyRefMut<'_, Ciphertext>,
+        c: i64,
+    ) -> PyResult<()> {
         self.assign(py, ct, move |ev, a| ev.mul_const_assign(a, c))
     }
     /// One modulus switch (one level down), in place.
