@@ -13,6 +13,10 @@
 //   q (the last limb of a ModDown in coefficient form, for the merged ModDown-rescale).
 // fused_tensor: (d0, d1, d2) = (a0 b0, a0 b1 + a1 b0, a1 b1) mod q_i, the ciphertext product
 //   before relinearisation, one pass over the four inputs (twin: mul, mul, mul_add, mul).
+// fused_sums_of_products: out_{s,c}[i] = [out_{s,c}[i] +] sum_t left_{s,t}[i] * right_{t,c}[i]
+//   mod q_i for several sums s sharing the right operands (the giant steps of a linear
+//   transform over its baby steps): each right operand is read once for all the sums. Exact
+//   128-bit sums, one Barrett reduction (twin: rhea's CPU sum_of_products per sum).
 //
 // Every kernel here is launched with programmatic dependent launch (rhea_cuda::launch):
 // pdl_trigger() first, then at most the moduli (a host-uploaded table) before pdl_wait(), and
@@ -94,6 +98,81 @@ extern "C" __global__ void __launch_bounds__(256) fused_ks_inner_product(const K
     }
     store2(A.out0 + xo, make_ulonglong2(barrett_reduce(acc0[0], m), barrett_reduce(acc0[1], m)));
     store2(A.out1 + xo, make_ulonglong2(barrett_reduce(acc1[0], m), barrett_reduce(acc1[1], m)));
+}
+
+#define MSOP_MAX_TERMS 16
+#define MSOP_MAX_SUMS 8
+
+// Must match rhea_cuda::fused::SumsArgs (#[repr(C)]).
+struct SumsArgs {
+    u64 n;
+    const RheaModulus* moduli;  // [rows], row i's modulus
+    u32 terms;                  // right operands (1..=16)
+    u32 sums;                   // sums (1..=8)
+    u32 accumulate;             // 1: the sums start from the outputs' words (canonical)
+    u32 pad;
+    const u64* right0[MSOP_MAX_TERMS];
+    const u64* right1[MSOP_MAX_TERMS];
+    const u64* left[MSOP_MAX_SUMS][MSOP_MAX_TERMS];  // null: the term is not in that sum
+    u64* out0[MSOP_MAX_SUMS];
+    u64* out1[MSOP_MAX_SUMS];
+};
+static_assert(sizeof(SumsArgs) == 1440, "SumsArgs: not the Rust size");
+static_assert(alignof(SumsArgs) == 8, "SumsArgs: not the Rust alignment");
+static_assert(RHEA_OFFSETOF(SumsArgs, terms) == 16, "SumsArgs::terms: not the Rust offset");
+static_assert(RHEA_OFFSETOF(SumsArgs, right0) == 32, "SumsArgs::right0: not the Rust offset");
+static_assert(RHEA_OFFSETOF(SumsArgs, right1) == 160, "SumsArgs::right1: not the Rust offset");
+static_assert(RHEA_OFFSETOF(SumsArgs, left) == 288, "SumsArgs::left: not the Rust offset");
+static_assert(RHEA_OFFSETOF(SumsArgs, out0) == 1312, "SumsArgs::out0: not the Rust offset");
+static_assert(RHEA_OFFSETOF(SumsArgs, out1) == 1376, "SumsArgs::out1: not the Rust offset");
+
+// One coefficient a thread (the accumulators of 8 sums of two parts fill 64 registers); the
+// right operands are loaded once, each left operand once (streamed: ld_once).
+extern "C" __global__ void __launch_bounds__(256) fused_sums_of_products(const SumsArgs A) { RHEA_TL
+    pdl_trigger();
+    const u64 k = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= A.n) return;
+    const u32 i = blockIdx.y;
+    const RheaModulus m = load_modulus(A.moduli, i);
+    const u64 o = (u64)i * A.n + k;
+    pdl_wait();
+    U128 acc0[MSOP_MAX_SUMS];
+    U128 acc1[MSOP_MAX_SUMS];
+#pragma unroll
+    for (u32 s = 0; s < MSOP_MAX_SUMS; ++s) {
+        acc0[s] = {0ull, 0ull};
+        acc1[s] = {0ull, 0ull};
+        // The outputs' words (< 2^61) as starting values: 16 products < 2^122 on top fit.
+        if (A.accumulate != 0 && s < A.sums) {
+            acc0[s].lo = ld_dep(A.out0[s] + o);
+            acc1[s].lo = ld_dep(A.out1[s] + o);
+        }
+    }
+    // Both loops unrolled: every index into the parameter struct is a constant (a run-time
+    // index would copy the struct to local memory).
+#pragma unroll
+    for (u32 t = 0; t < MSOP_MAX_TERMS; ++t) {
+        if (t < A.terms) {
+            const u64 r0 = ld_dep(A.right0[t] + o);
+            const u64 r1 = ld_dep(A.right1[t] + o);
+#pragma unroll
+            for (u32 s = 0; s < MSOP_MAX_SUMS; ++s) {
+                const u64* l = A.left[s][t];
+                if (s < A.sums && l != nullptr) {
+                    const u64 x = ld_once(l + o);
+                    acc0[s] = add_wide(acc0[s], mul_wide(x, r0));
+                    acc1[s] = add_wide(acc1[s], mul_wide(x, r1));
+                }
+            }
+        }
+    }
+#pragma unroll
+    for (u32 s = 0; s < MSOP_MAX_SUMS; ++s) {
+        if (s < A.sums) {
+            A.out0[s][o] = barrett_reduce(acc0[s], m);
+            A.out1[s][o] = barrett_reduce(acc1[s], m);
+        }
+    }
 }
 
 // Must match rhea_cuda::fused::SubMulArgs (#[repr(C)]).

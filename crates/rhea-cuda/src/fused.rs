@@ -145,7 +145,7 @@ const _: () = {
     assert!(offset_of!(LiftArgs, pad) == 44);
 };
 
-fn check_n(n: usize) -> Result<()> {
+pub(crate) fn check_n(n: usize) -> Result<()> {
     if n == 0 || n % 2 != 0 {
         return Err(CudaError::InvalidArgument(format!(
             "the ring degree must be even and positive, got {n}"
@@ -154,14 +154,14 @@ fn check_n(n: usize) -> Result<()> {
     Ok(())
 }
 
-fn check_dev(dev: &Arc<GpuDevice>, b: &DeviceBuffer) -> Result<()> {
+pub(crate) fn check_dev(dev: &Arc<GpuDevice>, b: &DeviceBuffer) -> Result<()> {
     if b.device().index() != dev.index() {
         return Err(CudaError::DeviceMismatch(dev.index(), b.device().index()));
     }
     Ok(())
 }
 
-fn check_len(what: &str, b: &DeviceBuffer, min: usize) -> Result<()> {
+pub(crate) fn check_len(what: &str, b: &DeviceBuffer, min: usize) -> Result<()> {
     if b.len() < min {
         return Err(CudaError::Shape(format!(
             "{what} has {} words, needs at least {min}",

@@ -38,6 +38,7 @@ pub mod ntt_keyswitch;
 pub mod pool;
 pub mod registry;
 pub mod sample;
+pub mod sums_of_products;
 #[cfg(feature = "dev-kernel-defines")]
 pub mod timeline;
 pub mod tuning;

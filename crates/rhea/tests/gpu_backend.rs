@@ -201,6 +201,56 @@ fn check_ring(test: &str, ring: &RnsRing) {
                 same(ring, &what, &want[c], &got[c]);
             }
         }
+        // All giant steps of a transform at once (each baby step read once): 3 sums of 5
+        // terms, and 11 sums (two launches of at most 8) of 19 terms (two launches of at most
+        // 16), some terms absent, in Q_ℓ ∪ P and in Q_ℓ.
+        for (shape, sums, terms) in [
+            (ring.shape_qp(ell), 3, 5),
+            (ring.shape_qp(ell), 11, 19),
+            (ring.shape_q(ell), 3, 5),
+        ] {
+            let rights: Vec<[(Poly, Poly); 2]> = (0..terms)
+                .map(|_| [pair(ring, shape, next()), pair(ring, shape, next())])
+                .collect();
+            let lefts: Vec<Vec<Option<(Poly, Poly)>>> = (0..sums)
+                .map(|s| {
+                    (0..terms)
+                        .map(|t| ((s + 2 * t) % 5 != 3).then(|| pair(ring, shape, next())))
+                        .collect()
+                })
+                .collect();
+            fn choose(p: &(Poly, Poly), gpu: bool) -> &Poly {
+                if gpu {
+                    &p.1
+                } else {
+                    &p.0
+                }
+            }
+            let run = |gpu: bool| {
+                let right: Vec<[&Poly; 2]> = rights
+                    .iter()
+                    .map(|[a, b]| [choose(a, gpu), choose(b, gpu)])
+                    .collect();
+                let left: Vec<Vec<Option<&Poly>>> = lefts
+                    .iter()
+                    .map(|row| {
+                        row.iter()
+                            .map(|x| x.as_ref().map(|p| choose(p, gpu)))
+                            .collect()
+                    })
+                    .collect();
+                ring.sums_of_products(&right, &left).unwrap()
+            };
+            let (want, got) = (run(false), run(true));
+            assert_eq!(want.len(), sums);
+            for (s, (w, g)) in want.iter().zip(&got).enumerate() {
+                for c in 0..2 {
+                    let what =
+                        format!("{test}: sums_of_products sum {s}/{sums} part {c} ({terms} terms, {shape:?})");
+                    same(ring, &what, &w[c], &g[c]);
+                }
+            }
+        }
         let (xc, xg) = pair(ring, ring.shape_q(ell), next());
         if ell == 1 {
             // ModRaise of a one-limb polynomial (NTT form) to every level.

@@ -1088,6 +1088,83 @@ impl RnsRing {
         Ok([wrap(Storage::Cpu(o0)), wrap(Storage::Cpu(o1))])
     }
 
+    /// Several sums of products over the same right operands:
+    /// `out_s = (Σ_t left[s][t] ⊙ right[t][0], Σ_t left[s][t] ⊙ right[t][1])`, a term absent
+    /// where `left[s][t]` is `None`. The words of [`RnsRing::sum_of_products`] of each sum; on a
+    /// GPU one pass reads each right operand once for all the sums (the giant steps of a linear
+    /// transform over its baby steps).
+    ///
+    /// Errors: [`Error::InvalidInput`] for no right operands, no sums, a row of `left` not
+    /// `right.len()` long or a sum without terms; the binary operations' errors for operands
+    /// of different shapes, forms or devices.
+    pub fn sums_of_products(
+        &self,
+        right: &[[&Poly; 2]],
+        left: &[Vec<Option<&Poly>>],
+    ) -> Result<Vec<[Poly; 2]>> {
+        const OP: &str = "sums_of_products";
+        let Some([first, _]) = right.first() else {
+            return Err(Error::InvalidInput(format!("`{OP}`: no right operands")));
+        };
+        if left.is_empty() {
+            return Err(Error::InvalidInput(format!("`{OP}`: no sums")));
+        }
+        for [y0, y1] in right {
+            self.check_binary(OP, first, y0)?;
+            self.check_binary(OP, first, y1)?;
+        }
+        for (s, row) in left.iter().enumerate() {
+            if row.len() != right.len() {
+                return Err(Error::InvalidInput(format!(
+                    "`{OP}`: sum {s} has {} terms for {} right operands",
+                    row.len(),
+                    right.len()
+                )));
+            }
+            if row.iter().all(Option::is_none) {
+                return Err(Error::InvalidInput(format!("`{OP}`: sum {s} has no terms")));
+            }
+            for x in row.iter().flatten() {
+                self.check_binary(OP, first, x)?;
+            }
+        }
+        let (shape, form) = (first.shape, first.form);
+        let wrap = |storage| Poly {
+            storage,
+            shape,
+            form,
+        };
+        if let Storage::Cuda(fb) = &first.storage {
+            let ys = right
+                .iter()
+                .map(|[y0, y1]| Ok((cuda_of(OP, y0)?, cuda_of(OP, y1)?)))
+                .collect::<Result<Vec<_>>>()?;
+            let xs = left
+                .iter()
+                .map(|row| {
+                    row.iter()
+                        .map(|x| x.map(|p| cuda_of(OP, p)).transpose())
+                        .collect::<Result<Vec<_>>>()
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let outs = self.cuda(fb)?.sums_of_products(&shape, &ys, &xs)?;
+            return Ok(outs
+                .into_iter()
+                .map(|(o0, o1)| [wrap(Storage::Cuda(o0)), wrap(Storage::Cuda(o1))])
+                .collect());
+        }
+        left.iter()
+            .map(|row| {
+                let (xs, ys): (Vec<&Poly>, Vec<[&Poly; 2]>) = row
+                    .iter()
+                    .zip(right)
+                    .filter_map(|(x, y)| x.map(|x| (x, *y)))
+                    .unzip();
+                self.sum_of_products(&xs, &ys)
+            })
+            .collect()
+    }
+
     // ---------------------------------------------------------------- sampling
 
     /// A uniform polynomial regenerated from `(seed, stream)`, read as NTT-form values (a

@@ -491,6 +491,49 @@ fn keyswitch_moddown_rescale_is_the_composition() {
 }
 
 #[test]
+fn sums_of_products_are_the_sums_over_their_present_terms() {
+    let (n, lq, lp, dnum) = SIZES[0];
+    let r = ring(n, lq, lp, dnum);
+    let shape = r.shape_qp(lq);
+    let right: Vec<[Poly; 2]> = (0..4)
+        .map(|i| {
+            [
+                random(&r, shape, Form::Ntt, 300 + 2 * i),
+                random(&r, shape, Form::Ntt, 301 + 2 * i),
+            ]
+        })
+        .collect();
+    let left: Vec<Poly> = (0..3)
+        .map(|i| random(&r, shape, Form::Ntt, 400 + i))
+        .collect();
+    let rr: Vec<[&Poly; 2]> = right.iter().map(|[a, b]| [a, b]).collect();
+    // sum 0: terms 0 and 2; sum 1: term 3 only
+    let rows = vec![
+        vec![Some(&left[0]), None, Some(&left[1]), None],
+        vec![None, None, None, Some(&left[2])],
+    ];
+    let got = r.sums_of_products(&rr, &rows).unwrap();
+    for c in 0..2 {
+        let mut want0 = r.mul(&left[0], &right[0][c]).unwrap();
+        r.mul_add_assign(&mut want0, &left[1], &right[2][c])
+            .unwrap();
+        assert_eq!(words(&r, &got[0][c]), words(&r, &want0));
+        let want1 = r.mul(&left[2], &right[3][c]).unwrap();
+        assert_eq!(words(&r, &got[1][c]), words(&r, &want1));
+        assert_ne!(words(&r, &got[0][c]), words(&r, &got[1][c]));
+    }
+    // Bad input: no right operands, no sums, a short row, a sum without terms, mixed shapes.
+    let other = random(&r, r.shape_qp(lq - 1), Form::Ntt, 9);
+    assert!(r.sums_of_products(&[], &rows).is_err());
+    assert!(r.sums_of_products(&rr, &[]).is_err());
+    assert!(r.sums_of_products(&rr, &[vec![Some(&left[0])]]).is_err());
+    assert!(r.sums_of_products(&rr, &[vec![None; 4]]).is_err());
+    assert!(r
+        .sums_of_products(&rr, &[vec![Some(&other), None, None, None]])
+        .is_err());
+}
+
+#[test]
 fn sum_of_products_is_the_sum_of_the_products() {
     for (n, lq, lp, dnum) in SIZES {
         let r = ring(n, lq, lp, dnum);

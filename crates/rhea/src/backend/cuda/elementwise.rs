@@ -220,6 +220,33 @@ impl GpuRing {
         Ok([d0, d1, d2])
     }
 
+    /// Several sums of products over the same right operands (`RnsRing::sums_of_products`):
+    /// `out_s = (Σ_t left[s][t] ⊙ right[t].0, Σ_t left[s][t] ⊙ right[t].1)`, each right operand
+    /// read once for all the sums (`rhea_cuda::sums_of_products`).
+    pub(crate) fn sums_of_products(
+        &self,
+        shape: &PolyShape,
+        right: &[(&DeviceBuffer, &DeviceBuffer)],
+        left: &[Vec<Option<&DeviceBuffer>>],
+    ) -> Result<Vec<(DeviceBuffer, DeviceBuffer)>> {
+        let words = shape.words();
+        let mut outs = Vec::with_capacity(left.len());
+        for _ in left {
+            outs.push((self.alloc(words)?, self.alloc(words)?));
+        }
+        let mut refs: Vec<(&mut DeviceBuffer, &mut DeviceBuffer)> =
+            outs.iter_mut().map(|(a, b)| (a, b)).collect();
+        rhea_cuda::sums_of_products::sums_of_products(
+            self.moduli(shape),
+            shape.limbs(),
+            shape.n,
+            right,
+            left,
+            &mut refs,
+        )?;
+        Ok(outs)
+    }
+
     /// `(Σ_i a_i ⊙ b_{i,0}, Σ_i a_i ⊙ b_{i,1})` over `shape` (`RnsRing::sum_of_products`): with
     /// `P` limbs, the key-switching inner-product kernel with the operands' own layout as the
     /// "full" one (`q_full = ℓ`), 16 terms per launch, later launches adding the earlier sums;

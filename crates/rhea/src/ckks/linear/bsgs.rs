@@ -319,9 +319,10 @@ impl Evaluator {
         rlwe.automorphism_hoisted_extended(&a[0], &d, g, key)
     }
 
-    /// The giant steps of one transform from the baby steps; returns the rescaled parts. Each
-    /// giant step's plaintext products are summed over `Q_ℓ ∪ P` (one pass, each operand read
-    /// once on the GPU); the giant steps are chained by Horner's rule ([`Plan::chains`]), each
+    /// The giant steps of one transform from the baby steps; returns the rescaled parts. The
+    /// giant steps' plaintext products are summed over `Q_ℓ ∪ P`, all of them in one pass
+    /// ([`crate::backend::RnsRing::sums_of_products`]: on the GPU each baby step and diagonal read once); the
+    /// giant steps are chained by Horner's rule ([`Plan::chains`]), each
     /// link a key switching of the running sum's `c_1` brought down to `Q_ℓ`, its `c_0` kept
     /// over `Q_ℓ ∪ P`; every chain and the step `j = 0` are summed there, then one ModDown of
     /// each part and the rescaling.
@@ -333,25 +334,49 @@ impl Evaluator {
         pts: &[Vec<Poly>],
     ) -> Result<Vec<Poly>> {
         let ring = self.context().ring();
-        let products = |giant: usize| -> Result<[Poly; 2]> {
+        // Every giant step's products in one pass over the baby steps (each read once).
+        let giants: Vec<usize> = plan
+            .giant_zero
+            .into_iter()
+            .chain(chains.iter().flatten().map(|&(giant, _)| giant))
+            .collect();
+        let present: Vec<usize> = (0..baby.len()).filter(|&i| baby[i].is_some()).collect();
+        let right: Vec<[&Poly; 2]> = present
+            .iter()
+            .filter_map(|&i| baby[i].as_ref().map(|b| [&b[0], &b[1]]))
+            .collect();
+        let mut left: Vec<Vec<Option<&Poly>>> = Vec::with_capacity(giants.len());
+        for &giant in &giants {
             let g = plan.giants.get(giant).ok_or_else(|| {
                 Error::InvalidInput(format!("linear_transform: giant step {giant} missing"))
             })?;
             let pts = pts.get(giant).ok_or_else(|| {
                 Error::InvalidInput(format!("linear_transform: diagonals of {giant} missing"))
             })?;
-            let mut xs: Vec<&Poly> = Vec::with_capacity(g.terms.len());
-            let mut ys: Vec<[&Poly; 2]> = Vec::with_capacity(g.terms.len());
+            let mut row = vec![None; right.len()];
             for (&(i, _), pt) in g.terms.iter().zip(pts) {
-                let b = baby.get(i).and_then(Option::as_ref).ok_or_else(|| {
+                let t = present.binary_search(&i).map_err(|_| {
                     Error::InvalidInput(format!("linear_transform: baby step {i} missing"))
                 })?;
-                xs.push(pt);
-                ys.push([&b[0], &b[1]]);
+                row[t] = Some(pt);
             }
-            ring.sum_of_products(&xs, &ys)
+            left.push(row);
+        }
+        let mut sums: Vec<Option<[Poly; 2]>> = ring
+            .sums_of_products(&right, &left)?
+            .into_iter()
+            .map(Some)
+            .collect();
+        let mut products = |giant: usize| -> Result<[Poly; 2]> {
+            giants
+                .iter()
+                .position(|&g| g == giant)
+                .and_then(|k| sums[k].take())
+                .ok_or_else(|| {
+                    Error::InvalidInput(format!("linear_transform: giant step {giant} reused"))
+                })
         };
-        let mut total: Option<[Poly; 2]> = plan.giant_zero.map(products).transpose()?;
+        let mut total: Option<[Poly; 2]> = plan.giant_zero.map(&mut products).transpose()?;
         for chain in chains {
             let mut acc: Option<[Poly; 2]> = None;
             for &(giant, rot) in chain.iter().rev() {
