@@ -101,14 +101,14 @@ extern "C" __global__ void __launch_bounds__(256) fused_ks_inner_product(const K
 }
 
 #define MSOP_MAX_TERMS 16
-#define MSOP_MAX_SUMS 8
+#define MSOP_MAX_SUMS 4
 
-// Must match rhea_cuda::fused::SumsArgs (#[repr(C)]).
+// Must match rhea_cuda::sums_of_products::SumsArgs (#[repr(C)]).
 struct SumsArgs {
     u64 n;
     const RheaModulus* moduli;  // [rows], row i's modulus
     u32 terms;                  // right operands (1..=16)
-    u32 sums;                   // sums (1..=8)
+    u32 sums;                   // sums (1..=4)
     u32 accumulate;             // 1: the sums start from the outputs' words (canonical)
     u32 pad;
     const u64* right0[MSOP_MAX_TERMS];
@@ -117,60 +117,70 @@ struct SumsArgs {
     u64* out0[MSOP_MAX_SUMS];
     u64* out1[MSOP_MAX_SUMS];
 };
-static_assert(sizeof(SumsArgs) == 1440, "SumsArgs: not the Rust size");
+static_assert(sizeof(SumsArgs) == 864, "SumsArgs: not the Rust size");
 static_assert(alignof(SumsArgs) == 8, "SumsArgs: not the Rust alignment");
 static_assert(RHEA_OFFSETOF(SumsArgs, terms) == 16, "SumsArgs::terms: not the Rust offset");
 static_assert(RHEA_OFFSETOF(SumsArgs, right0) == 32, "SumsArgs::right0: not the Rust offset");
 static_assert(RHEA_OFFSETOF(SumsArgs, right1) == 160, "SumsArgs::right1: not the Rust offset");
 static_assert(RHEA_OFFSETOF(SumsArgs, left) == 288, "SumsArgs::left: not the Rust offset");
-static_assert(RHEA_OFFSETOF(SumsArgs, out0) == 1312, "SumsArgs::out0: not the Rust offset");
-static_assert(RHEA_OFFSETOF(SumsArgs, out1) == 1376, "SumsArgs::out1: not the Rust offset");
+static_assert(RHEA_OFFSETOF(SumsArgs, out0) == 800, "SumsArgs::out0: not the Rust offset");
+static_assert(RHEA_OFFSETOF(SumsArgs, out1) == 832, "SumsArgs::out1: not the Rust offset");
 
-// One coefficient a thread (the accumulators of 8 sums of two parts fill 64 registers); the
-// right operands are loaded once, each left operand once (streamed: ld_once).
+// Two coefficients a thread, as fused_ks_inner_product. A term's loads (its right operand and
+// every sum's left operand, predicated) are issued back to back before any product, so that
+// each thread keeps several loads in flight; the right operand is read once for all the sums,
+// each left operand once (streamed: ld_once).
 extern "C" __global__ void __launch_bounds__(256) fused_sums_of_products(const SumsArgs A) { RHEA_TL
     pdl_trigger();
-    const u64 k = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    const u64 k = ((u64)blockIdx.x * blockDim.x + threadIdx.x) * 2;
     if (k >= A.n) return;
     const u32 i = blockIdx.y;
     const RheaModulus m = load_modulus(A.moduli, i);
     const u64 o = (u64)i * A.n + k;
     pdl_wait();
-    U128 acc0[MSOP_MAX_SUMS];
-    U128 acc1[MSOP_MAX_SUMS];
+    U128 acc0[MSOP_MAX_SUMS][2];
+    U128 acc1[MSOP_MAX_SUMS][2];
 #pragma unroll
     for (u32 s = 0; s < MSOP_MAX_SUMS; ++s) {
-        acc0[s] = {0ull, 0ull};
-        acc1[s] = {0ull, 0ull};
+        const bool on = A.accumulate != 0 && s < A.sums;
         // The outputs' words (< 2^61) as starting values: 16 products < 2^122 on top fit.
-        if (A.accumulate != 0 && s < A.sums) {
-            acc0[s].lo = ld_dep(A.out0[s] + o);
-            acc1[s].lo = ld_dep(A.out1[s] + o);
-        }
+        const ulonglong2 a0 = ld_dep2_if(A.out0[s] + o, on);
+        const ulonglong2 a1 = ld_dep2_if(A.out1[s] + o, on);
+        acc0[s][0] = {a0.x, 0ull};
+        acc0[s][1] = {a0.y, 0ull};
+        acc1[s][0] = {a1.x, 0ull};
+        acc1[s][1] = {a1.y, 0ull};
     }
     // Both loops unrolled: every index into the parameter struct is a constant (a run-time
     // index would copy the struct to local memory).
 #pragma unroll
     for (u32 t = 0; t < MSOP_MAX_TERMS; ++t) {
         if (t < A.terms) {
-            const u64 r0 = ld_dep(A.right0[t] + o);
-            const u64 r1 = ld_dep(A.right1[t] + o);
+            const ulonglong2 r0 = ld_dep2(A.right0[t] + o);
+            const ulonglong2 r1 = ld_dep2(A.right1[t] + o);
+            ulonglong2 x[MSOP_MAX_SUMS];
 #pragma unroll
             for (u32 s = 0; s < MSOP_MAX_SUMS; ++s) {
                 const u64* l = A.left[s][t];
-                if (s < A.sums && l != nullptr) {
-                    const u64 x = ld_once(l + o);
-                    acc0[s] = add_wide(acc0[s], mul_wide(x, r0));
-                    acc1[s] = add_wide(acc1[s], mul_wide(x, r1));
-                }
+                x[s] = ld_once2_if(l + o, s < A.sums && l != nullptr);
+            }
+#pragma unroll
+            for (u32 s = 0; s < MSOP_MAX_SUMS; ++s) {
+                // An absent term loaded zeros: its products add nothing.
+                acc0[s][0] = add_wide(acc0[s][0], mul_wide(x[s].x, r0.x));
+                acc0[s][1] = add_wide(acc0[s][1], mul_wide(x[s].y, r0.y));
+                acc1[s][0] = add_wide(acc1[s][0], mul_wide(x[s].x, r1.x));
+                acc1[s][1] = add_wide(acc1[s][1], mul_wide(x[s].y, r1.y));
             }
         }
     }
 #pragma unroll
     for (u32 s = 0; s < MSOP_MAX_SUMS; ++s) {
         if (s < A.sums) {
-            A.out0[s][o] = barrett_reduce(acc0[s], m);
-            A.out1[s][o] = barrett_reduce(acc1[s], m);
+            store2(A.out0[s] + o, make_ulonglong2(barrett_reduce(acc0[s][0], m),
+                                                  barrett_reduce(acc0[s][1], m)));
+            store2(A.out1[s] + o, make_ulonglong2(barrett_reduce(acc1[s][0], m),
+                                                  barrett_reduce(acc1[s][1], m)));
         }
     }
 }

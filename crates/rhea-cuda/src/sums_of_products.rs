@@ -19,7 +19,7 @@ use crate::launch::{launch_dependent, param};
 /// The most right operands one launch reads (more are accumulated by further launches).
 pub const MAX_TERMS: usize = 16;
 /// The most sums one launch writes (more take further launches).
-pub const MAX_SUMS: usize = 8;
+pub const MAX_SUMS: usize = 4;
 
 const THREADS: u32 = 256;
 
@@ -46,14 +46,14 @@ unsafe impl DeviceRepr for SumsArgs {}
 // (`static_assert`): a field added, moved or resized on one side only fails the build.
 const _: () = {
     use std::mem::{align_of, offset_of, size_of};
-    assert!(size_of::<SumsArgs>() == 1440);
+    assert!(size_of::<SumsArgs>() == 864);
     assert!(align_of::<SumsArgs>() == 8);
     assert!(offset_of!(SumsArgs, terms) == 16);
     assert!(offset_of!(SumsArgs, right0) == 32);
     assert!(offset_of!(SumsArgs, right1) == 160);
     assert!(offset_of!(SumsArgs, left) == 288);
-    assert!(offset_of!(SumsArgs, out0) == 1312);
-    assert!(offset_of!(SumsArgs, out1) == 1376);
+    assert!(offset_of!(SumsArgs, out0) == 800);
+    assert!(offset_of!(SumsArgs, out1) == 832);
 };
 
 /// `outs[s] = (Σ_t left[s][t] ⊙ right[t].0, Σ_t left[s][t] ⊙ right[t].1)` modulo row `i`'s
@@ -115,7 +115,7 @@ pub fn sums_of_products(
         }
     }
     let cfg = LaunchConfig {
-        grid_dim: (n.div_ceil(THREADS as usize) as u32, rows as u32, 1),
+        grid_dim: ((n / 2).div_ceil(THREADS as usize) as u32, rows as u32, 1),
         block_dim: (THREADS, 1, 1),
         shared_mem_bytes: 0,
     };
