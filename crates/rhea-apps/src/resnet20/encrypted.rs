@@ -174,7 +174,9 @@ impl Runner<'_> {
         for (o, &b) in self.job.net.fc_bias.iter().enumerate() {
             bias[o] = b;
         }
-        let pt = self.encoder.encode_at(&bias, logits.level(), logits.scale())?;
+        let pt = self
+            .encoder
+            .encode_at(&bias, logits.level(), logits.scale())?;
         let out = self.eval.add_plain(&logits, &pt)?;
         st.linear += self.sync_ms(start)?;
         Ok(out)
@@ -196,7 +198,10 @@ pub(crate) fn infer(job: &Job<'_>) -> Result<Outcome> {
         .collect::<Result<Vec<_>>>()?;
     let build_s = start.elapsed().as_secs_f64();
     let mut steps: Vec<i64> = transforms.iter().flat_map(|lt| lt.rotations()).collect();
-    steps.extend(pool_rotations(*net.layouts.last().unwrap_or(&net.layouts[0]), slots));
+    steps.extend(pool_rotations(
+        *net.layouts.last().unwrap_or(&net.layouts[0]),
+        slots,
+    ));
     steps.sort_unstable();
     steps.dedup();
 

@@ -402,7 +402,12 @@ mod tests {
             channels: 8,
         };
         assert_eq!(
-            [m.slot(0, 0, 0), m.slot(1, 0, 0), m.slot(2, 0, 0), m.slot(3, 0, 0)],
+            [
+                m.slot(0, 0, 0),
+                m.slot(1, 0, 0),
+                m.slot(2, 0, 0),
+                m.slot(3, 0, 0)
+            ],
             [0, 1, 8, 9]
         );
         assert_eq!(m.slot(4, 0, 0), 64);
@@ -412,7 +417,14 @@ mod tests {
     #[test]
     fn multiplexed_convolutions_match_direct_convolution() {
         // (c_in, stride_in, c_out, conv stride): the network's kinds at width 8.
-        for (c_in, s_in, c_out, stride) in [(3, 1, 4, 1), (4, 1, 4, 1), (4, 1, 8, 2), (8, 2, 8, 1), (8, 2, 16, 2), (16, 4, 16, 1)] {
+        for (c_in, s_in, c_out, stride) in [
+            (3, 1, 4, 1),
+            (4, 1, 4, 1),
+            (4, 1, 8, 2),
+            (8, 2, 8, 1),
+            (8, 2, 16, 2),
+            (16, 4, 16, 1),
+        ] {
             let input = Mux {
                 width: 8,
                 stride: s_in,
@@ -476,7 +488,11 @@ mod tests {
         for (stride, count) in pool_sums(input) {
             // rotate_and_sum in f64: slot t gets Σ_i v[t + i·stride].
             v = (0..slots)
-                .map(|t| (0..count).map(|i| v[(t + i * stride as usize) % slots]).sum())
+                .map(|t| {
+                    (0..count)
+                        .map(|i| v[(t + i * stride as usize) % slots])
+                        .sum()
+                })
                 .collect();
         }
         let map = SlotMap::pool_dense(input, &fc, 10, 1.0).unwrap();

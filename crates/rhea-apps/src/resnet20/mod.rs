@@ -389,7 +389,7 @@ pub fn plan(config: &ResnetConfig) -> Result<Plan> {
         .max_level()
         .checked_sub(boot.depth())
         .ok_or_else(|| Error::InvalidInput("resnet20: bootstrapping takes every level".into()))?;
-    let max_relu = top.checked_sub(CONV_LEVEL).unwrap_or(0);
+    let max_relu = top.saturating_sub(CONV_LEVEL);
     let sign = choose_sign(config.relu_precision_bits, max_relu.saturating_sub(1))?;
     let relu_depth = sign.depth() + 1;
     let weights = Weights::generate(&arch, config.weight_seed);
@@ -404,14 +404,14 @@ pub fn plan(config: &ResnetConfig) -> Result<Plan> {
     let n = params.n() as u64;
     let p_limbs = params.p_primes().len() as u64;
     let diagonal_bytes = (CONV_LEVEL as u64 + 1 + p_limbs) * n * 8;
-    let key_bytes =
-        params.dnum() as u64 * 2 * (params.max_level() as u64 + 1 + p_limbs) * n * 8;
+    let key_bytes = params.dnum() as u64 * 2 * (params.max_level() as u64 + 1 + p_limbs) * n * 8;
     let budget = (config.cache_budget_gib * (1u64 << 30) as f64) as u64;
 
     let mut seen: HashMap<Vec<usize>, (usize, usize, usize, Vec<i64>)> = HashMap::new();
-    let mut steps: BTreeSet<i64> = pool_rotations(*net.layouts.last().unwrap_or(&net.layouts[0]), slots)
-        .into_iter()
-        .collect();
+    let mut steps: BTreeSet<i64> =
+        pool_rotations(*net.layouts.last().unwrap_or(&net.layouts[0]), slots)
+            .into_iter()
+            .collect();
     let mut maps = Vec::new();
     let (mut total, mut cached_bytes, mut largest) = (0usize, 0u64, 0u64);
     for (name, map) in &net.maps {
@@ -426,7 +426,12 @@ pub fn plan(config: &ResnetConfig) -> Result<Plan> {
                     )?,
                     config.baby_steps,
                 )?;
-                let e = (lt.keyswitches(), lt.baby_steps(), lt.giant_steps(), lt.rotations());
+                let e = (
+                    lt.keyswitches(),
+                    lt.baby_steps(),
+                    lt.giant_steps(),
+                    lt.rotations(),
+                );
                 seen.insert(idx.clone(), e.clone());
                 e
             }
@@ -488,9 +493,16 @@ pub(crate) fn shape(lt: LinearTransform, baby_steps: Option<usize>) -> Result<Li
 fn sign_name(sign: &Sign) -> String {
     match sign.construction() {
         SignConstruction::Minimax { degree, stages } => {
-            format!("minimax, {stages} stage(s) of degree {degree}, depth {}", sign.depth())
+            format!(
+                "minimax, {stages} stage(s) of degree {degree}, depth {}",
+                sign.depth()
+            )
         }
-        SignConstruction::CheonKimKimLee { n, g_count, f_count } => format!(
+        SignConstruction::CheonKimKimLee {
+            n,
+            g_count,
+            f_count,
+        } => format!(
             "Cheon-Kim-Kim-Lee n = {n}, {g_count} g + {f_count} f, depth {}",
             sign.depth()
         ),

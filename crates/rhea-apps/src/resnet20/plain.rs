@@ -303,7 +303,12 @@ pub fn forward(arch: &Arch, weights: &Weights, image: &[f64], relu: &Relu<'_>) -
     }
     let pixels = (side * side) as f64;
     let means: Vec<f64> = (0..c)
-        .map(|ch| a[ch * side * side..(ch + 1) * side * side].iter().sum::<f64>() / pixels)
+        .map(|ch| {
+            a[ch * side * side..(ch + 1) * side * side]
+                .iter()
+                .sum::<f64>()
+                / pixels
+        })
         .collect();
     let logits = (0..arch.classes)
         .map(|o| {
