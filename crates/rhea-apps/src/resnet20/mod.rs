@@ -92,7 +92,8 @@ pub struct ResnetConfig {
 }
 
 impl ResnetConfig {
-    /// The run at `size`: seeds 20 and 36, `α = 10`, margin 1.25, 24 GiB of cached diagonals.
+    /// The run at `size`: seeds 20 and 36, `α = 10`, margin 1.25, 16 GiB of cached diagonals,
+    /// `n1 = 64`.
     pub fn new(size: Size) -> Self {
         Self {
             size,
@@ -100,7 +101,7 @@ impl ResnetConfig {
             image_seed: 36,
             relu_precision_bits: 10,
             relu_margin: 1.25,
-            cache_budget_gib: 24.0,
+            cache_budget_gib: 16.0,
             baby_steps: Some(64),
             key_seed: None,
         }
@@ -251,20 +252,15 @@ pub struct Plan {
     pub largest_map_bytes: u64,
     /// Bytes of the maps' rotation keys (estimate: digits × 2 × (Q + P limbs) × N words).
     pub rotation_key_bytes: u64,
+    /// The device memory the maps need besides bootstrapping's keys and the working
+    /// ciphertexts: cached diagonals, the largest uncached map, rotation keys (bytes).
+    pub device_bytes_estimate: u64,
     /// The sign composite: construction.
     pub sign: String,
     /// Its gap `ε`.
     pub sign_gap: f64,
     /// Its precision (bits).
     pub sign_precision_bits: u32,
-}
-
-impl Plan {
-    /// The device memory the run needs besides bootstrapping's keys and working ciphertexts:
-    /// cached diagonals, the largest uncached map, rotation keys (bytes).
-    pub fn device_bytes_estimate(&self) -> u64 {
-        self.cached_diagonals_bytes + self.largest_map_bytes + self.rotation_key_bytes
-    }
 }
 
 /// The network's maps with their bounds folded in, and the layouts.
@@ -473,6 +469,7 @@ pub fn plan(config: &ResnetConfig) -> Result<Plan> {
         cached_diagonals_bytes: cached_bytes,
         largest_map_bytes: largest,
         rotation_key_bytes: rotation_keys as u64 * key_bytes,
+        device_bytes_estimate: cached_bytes + largest + rotation_keys as u64 * key_bytes,
         sign: sign_name(&sign),
         sign_gap: sign.gap(),
         sign_precision_bits: sign.precision_bits(),
@@ -627,6 +624,18 @@ impl ResnetReport {
             pl.conv_level,
             pl.levels_after_bootstrap
         );
+        let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+        s += &format!(
+            "  device memory of the maps: {:.1} GiB of cached diagonals ({} of {} maps), {:.1} \
+             GiB for the largest other, {:.1} GiB of rotation keys; bootstrapping's keys {:.1} \
+             GiB\n",
+            gib(pl.cached_diagonals_bytes),
+            pl.maps.iter().filter(|m| m.cached).count(),
+            pl.maps.len(),
+            gib(pl.largest_map_bytes),
+            gib(t.rotation_key_bytes),
+            gib(t.bootstrap_key_bytes)
+        );
         s += &format!(
             "  keys {:.1} s, maps built {:.1} s, encryption {:.1} ms, warm-up {:.1} s\n",
             t.keygen_s, t.build_s, t.encrypt_ms, t.warm_up_s
@@ -774,11 +783,14 @@ mod tests {
         // Everything the maps need (cached diagonals, the largest other map, rotation keys)
         // leaves room on an 80 GB card for bootstrapping's keys and the ciphertexts.
         assert!(
-            plan.device_bytes_estimate() < 50 << 30,
+            plan.device_bytes_estimate < 50 << 30,
             "{} GiB",
-            plan.device_bytes_estimate() >> 30
+            plan.device_bytes_estimate >> 30
         );
         assert!(plan.sign_gap <= 1.0 / 16.0, "{}", plan.sign_gap);
+        // One n1 (64) for every map: 79 rotation keys (184 with each map's own best n1).
+        assert!(plan.rotation_keys <= 100, "{}", plan.rotation_keys);
+        assert!(plan.maps.iter().any(|m| !m.cached));
     }
 
     #[test]
