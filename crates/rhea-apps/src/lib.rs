@@ -3,6 +3,8 @@
 //!
 //! - [`helr`]: logistic-regression training (Han et al., AAAI 2019; seed 004's HELR), with
 //!   bootstrapping in the loop.
+//! - [`resnet20`]: ResNet-20 inference of one CIFAR-10-shaped image (Lee et al., ICML 2022;
+//!   seed 004's ResNet) with multiplexed convolutions, a minimax ReLU and bootstrapping.
 //!
 //! Each application has a small size that runs on a CPU in CI (insecure parameters, the same
 //! code) and the paper's size for the GPU; `rhea app NAME --device D --size small|paper` runs
@@ -10,6 +12,7 @@
 
 pub mod chart;
 pub mod helr;
+pub mod resnet20;
 mod size;
 
 pub use size::Size;

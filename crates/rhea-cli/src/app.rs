@@ -3,9 +3,10 @@
 
 use rhea_apps::chart::ChartEntry;
 use rhea_apps::helr::{self, HelrConfig, Size};
+use rhea_apps::resnet20::{self, ResnetConfig};
 
 /// The applications `rhea app` knows.
-pub const APPS: &[&str] = &["helr"];
+pub const APPS: &[&str] = &["helr", "resnet20"];
 
 /// What `rhea app` was asked for.
 pub struct AppOptions<'a> {
@@ -35,6 +36,21 @@ pub fn run(options: &AppOptions<'_>) -> Result<(), Box<dyn std::error::Error>> {
                 config = config.with_seed(seed);
             }
             let report = helr::run(options.device, &config)?;
+            print!("{}", report.table());
+            if let Some(path) = options.json {
+                std::fs::write(path, serde_json::to_string_pretty(&report)?)?;
+            }
+            Ok(())
+        }
+        "resnet20" => {
+            if options.iterations.is_some() {
+                return Err("resnet20 has no iterations (one inference)".into());
+            }
+            let mut config = ResnetConfig::new(Size::parse(options.size)?);
+            if let Some(seed) = options.seed {
+                config = config.with_seed(seed);
+            }
+            let report = resnet20::run(options.device, &config)?;
             print!("{}", report.table());
             if let Some(path) = options.json {
                 std::fs::write(path, serde_json::to_string_pretty(&report)?)?;
@@ -99,6 +115,12 @@ mod tests {
         );
         let err = run(&options("helr", "huge")).unwrap_err().to_string();
         assert!(err.contains("unknown size"), "{err}");
+        let mut bad = options("resnet20", "huge");
+        bad.iterations = None;
+        let err = run(&bad).unwrap_err().to_string();
+        assert!(err.contains("unknown size"), "{err}");
+        let err = run(&options("resnet20", "small")).unwrap_err().to_string();
+        assert!(err.contains("no iterations"), "{err}");
     }
 
     #[test]

@@ -12,6 +12,7 @@
 //! rhea bench boot --device cpu --preset boot_test_n12_insecure   # CKKS bootstrapping
 //! rhea bench boot --preset list           # the bootstrappable presets
 //! rhea app helr --device cpu --size small  # logistic-regression training on encrypted data
+//! rhea app resnet20 --device cuda:0 --size paper  # ResNet-20 inference of an encrypted image
 //! ```
 
 use std::process::ExitCode;
@@ -101,9 +102,10 @@ enum Command {
         shape: Vec<String>,
     },
     /// Runs an application on encrypted data and checks it against the same computation in
-    /// f64: `helr` (logistic-regression training, Han et al.; seed 004).
+    /// f64: `helr` (logistic-regression training, Han et al.; seed 004), `resnet20`
+    /// (ResNet-20 inference, Lee et al.; seed 004).
     App {
-        /// The application: `helr`.
+        /// The application: `helr` or `resnet20`.
         name: String,
         /// Device: `cpu`, `cuda:N` or `best`.
         #[arg(long, default_value = "best")]

@@ -1,0 +1,852 @@
+//! **ResNet-20** inference of one encrypted 32 × 32 × 3 image (CIFAR-10's shape), as seed 004
+//! (Cheddar) runs it after Lee et al., "Low-Complexity Deep Convolutional Neural Networks on
+//! Fully Homomorphic Encryption Using Multiplexed Parallel Convolutions" (ICML 2022): three
+//! stages of three basic blocks (16, 32, 64 channels; stride 2 at the start of the 2nd and 3rd),
+//! option-A shortcuts (subsampling, channels zero-padded), batch normalisation folded into the
+//! convolutions, global average pooling and a dense layer 64 → 10; ReLU by a composite minimax
+//! polynomial; bootstrapping between layers. The 10 logits are compared with the same network
+//! in `f64`.
+//!
+//! ```no_run
+//! use rhea_apps::resnet20::{self, ResnetConfig, Size};
+//! use rhea::Device;
+//!
+//! let report = resnet20::run(Device::Cpu, &ResnetConfig::new(Size::Small))?;
+//! println!("{}", report.table());
+//! assert!(report.argmax_agrees);
+//! # Ok::<(), rhea::Error>(())
+//! ```
+//!
+//! **How** ([`layout`], [`plan`]): the multiplexed layout keeps the 32 × 32 grid in the slots
+//! (a stage of stride `s` keeps every `s`-th pixel and puts `s²` channels in each `s × s`
+//! cell), so every convolution, shortcut and the pooling + dense layer is one slot → slot
+//! [`rhea::ckks::LinearTransform`] (baby-step/giant-step, hoisted) built from the weights.
+//! Each activation is: bootstrapping (real slots, [`Bootstrapper::bootstrap_real`]) to the 13
+//! levels of `boot_n16_levels13`, the ReLU (`B·relu_p(z/B)` with [`Sign::relu`], the bound `B`
+//! folded into the weights), a drop to level 1, and the next convolution at level 1 (its
+//! diagonals encoded over 2 + |P| limbs: small and fast), which brings the ciphertext to
+//! level 0 for the next bootstrapping. 19 bootstraps at the paper's size, one per convolution.
+//!
+//! **Weights and data** ([`plain`]): fixed-seed He-initialised weights with random batch
+//! normalisations folded in, and a deterministic synthetic image — nothing trained or
+//! downloaded. The reference is the same network in `f64` with the same polynomial ReLU and
+//! bounds (what the ciphertexts compute); the exact-ReLU network's logits are reported too.
+//!
+//! **Sizes.** [`Size::Paper`]: ResNet-20 at `boot_n16_levels13` (N = 2^16, 2^15 slots, two
+//! copies of the 16 × 1024-slot period). [`Size::Small`]: 8 × 8 × 3, stages 4/8/16 of one block
+//! (7 convolutions, 7 bootstraps) at N = 2^12 (**INSECURE**), the same code.
+//!
+//! [`Bootstrapper::bootstrap_real`]: rhea::ckks::bootstrap::Bootstrapper::bootstrap_real
+//! [`Sign::relu`]: rhea::ckks::functions::Sign::relu
+
+use std::collections::{BTreeSet, HashMap};
+
+use serde::Serialize;
+
+pub mod encrypted;
+pub mod layout;
+pub mod plain;
+
+pub use crate::helr::ParametersReport;
+pub use crate::Size;
+use layout::{pool_sums, Mux, SlotMap};
+use plain::{Arch, Weights};
+use rhea::ckks::bootstrap::{BootstrapConfig, BootstrapPreset};
+use rhea::ckks::functions::{Sign, SignConstruction};
+use rhea::ckks::{Evaluator, LinearTransform};
+use rhea::params::{CkksParameters, CkksParametersLiteral};
+use rhea::{Device, Error, Result};
+
+/// Cheddar's ResNet-20 on an H100 (PCIe), seed 004's README, seconds.
+pub const CHEDDAR_H100_S: f64 = 1.05;
+/// Cheddar's ResNet-20 on an A100 80GB, seed 004's Table 4, seconds.
+pub const CHEDDAR_A100_S: f64 = 1.50;
+
+/// The level the linear maps run at (their output, level 0, goes to bootstrapping).
+pub const CONV_LEVEL: usize = 1;
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct ResnetConfig {
+    /// The size.
+    pub size: Size,
+    /// The weights' seed.
+    pub weight_seed: u64,
+    /// The image's seed.
+    pub image_seed: u64,
+    /// The sign composite's precision `α` on `[ε, 1]` (bits).
+    pub relu_precision_bits: u32,
+    /// `B` over the layer's largest `|z|` in the `f64` run (> 1: the ciphertext's errors must
+    /// not push `z/B` out of `[−1, 1]`).
+    pub relu_margin: f64,
+    /// Encoded diagonals kept on the device across the run (GiB): layers in order while they
+    /// fit; the others are encoded before each use and dropped after (their encoding timed
+    /// apart).
+    pub cache_budget_gib: f64,
+    /// The baby-step count `n1` of every map with more than 64 diagonals (`None`: each map's
+    /// fewest key switchings). One `n1` for all keeps the union of the maps' rotation keys
+    /// small (each key is 170 MB at N = 2^16).
+    pub baby_steps: Option<usize>,
+    /// The seed of the keys and the encryptions (`None`: the operating system's randomness).
+    pub key_seed: Option<[u8; 32]>,
+}
+
+impl ResnetConfig {
+    /// The run at `size`: seeds 20 and 36, `α = 10`, margin 1.25, 16 GiB of cached diagonals,
+    /// `n1 = 64`.
+    pub fn new(size: Size) -> Self {
+        Self {
+            size,
+            weight_seed: 20,
+            image_seed: 36,
+            relu_precision_bits: 10,
+            relu_margin: 1.25,
+            cache_budget_gib: 16.0,
+            baby_steps: Some(64),
+            key_seed: None,
+        }
+    }
+
+    /// This configuration with the keys and encryptions drawn from `seed`.
+    pub fn with_seed(mut self, seed: u64) -> Self {
+        let mut key = [0u8; 32];
+        for chunk in key.chunks_mut(8) {
+            chunk.copy_from_slice(&seed.to_le_bytes());
+        }
+        self.key_seed = Some(key);
+        self
+    }
+
+    /// The network at this size.
+    pub fn arch(&self) -> Arch {
+        match self.size {
+            Size::Paper => Arch::resnet20(),
+            Size::Small => Arch::small(),
+        }
+    }
+
+    /// The parameters, the bootstrapping configuration and the preset's name at this size.
+    pub fn parameters(&self) -> Result<(CkksParameters, BootstrapConfig, String)> {
+        match self.size {
+            Size::Paper => {
+                let name = "boot_n16_levels13";
+                let preset = BootstrapPreset::by_name(name)
+                    .ok_or_else(|| Error::InvalidInput(format!("no preset {name}")))?;
+                Ok((preset.params.build()?, preset.config, name.to_string()))
+            }
+            Size::Small => {
+                let (literal, config) = small_literal()?;
+                Ok((
+                    literal.build()?,
+                    config,
+                    "boot_test_n12_insecure with 13 user levels (INSECURE)".to_string(),
+                ))
+            }
+        }
+    }
+
+    fn check(&self) -> Result<()> {
+        let bad = |what: String| Err(Error::InvalidInput(format!("resnet20: {what}")));
+        if !(self.relu_margin.is_finite() && self.relu_margin > 1.0) {
+            return bad(format!("ReLU margin {} (above 1)", self.relu_margin));
+        }
+        if !(self.cache_budget_gib.is_finite() && self.cache_budget_gib >= 0.0) {
+            return bad(format!("cache budget {} GiB", self.cache_budget_gib));
+        }
+        if !(4..=30).contains(&self.relu_precision_bits) {
+            return bad(format!(
+                "ReLU precision {} bits (4 to 30)",
+                self.relu_precision_bits
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// `boot_test_n12_insecure`'s layout with 13 user levels of 40 bits (as HELR's small size).
+fn small_literal() -> Result<(CkksParametersLiteral, BootstrapConfig)> {
+    let preset = BootstrapPreset::by_name("boot_test_n12_insecure")
+        .ok_or_else(|| Error::InvalidInput("no preset boot_test_n12_insecure".into()))?;
+    let mut literal = preset.params;
+    let user = literal
+        .log_q
+        .iter()
+        .skip(1)
+        .take_while(|&&b| b == 40)
+        .count();
+    let extra = 13usize.saturating_sub(user);
+    literal
+        .log_q
+        .splice(1..1, std::iter::repeat(40).take(extra));
+    Ok((literal.with_dnum(7), preset.config))
+}
+
+/// The ReLU's sign composite: the smallest gap `ε = 2^-g` (`g` from 8 down to 2) whose
+/// least-depth composite at `α` bits fits `max_depth` levels.
+///
+/// Errors: [`Error::InvalidInput`] when none fits.
+pub fn choose_sign(precision_bits: u32, max_depth: usize) -> Result<Sign> {
+    for g in (2..=8).rev() {
+        if let Ok(sign) = Sign::new(precision_bits, 2f64.powi(-g)) {
+            if sign.depth() <= max_depth {
+                return Ok(sign);
+            }
+        }
+    }
+    Err(Error::InvalidInput(format!(
+        "resnet20: no sign composite of {precision_bits} bits fits {max_depth} levels"
+    )))
+}
+
+/// One linear map of the network.
+#[derive(Clone, Debug, Serialize)]
+pub struct MapPlan {
+    /// `conv0`, `s2b1 conv1`, `s2b1 shortcut`, `pool+dense`, …
+    pub name: String,
+    /// Non-zero diagonals.
+    pub diagonals: usize,
+    /// Key switchings of one evaluation.
+    pub keyswitches: usize,
+    /// The baby-step count `n1`.
+    pub baby_steps: usize,
+    /// Giant steps.
+    pub giant_steps: usize,
+    /// Whether its encoded diagonals stay on the device across the run.
+    pub cached: bool,
+}
+
+/// The level plan and the resources of a run, computed without encrypting anything.
+#[derive(Clone, Debug, Serialize)]
+pub struct Plan {
+    /// Slots.
+    pub slots: usize,
+    /// The period of the multiplexed layout (the largest span, a power of two).
+    pub period: usize,
+    /// Copies of it in the slots.
+    pub copies: usize,
+    /// The layout of each convolution's output (and the input's first).
+    pub layouts: Vec<Mux>,
+    /// The linear maps in order.
+    pub maps: Vec<MapPlan>,
+    /// Diagonals of all maps.
+    pub total_diagonals: usize,
+    /// Distinct rotation steps (the maps' and the pooling's; bootstrapping's apart).
+    pub rotation_keys: usize,
+    /// Levels a bootstrap leaves.
+    pub levels_after_bootstrap: usize,
+    /// Levels a ReLU takes (the sign's depth + 1).
+    pub relu_depth: usize,
+    /// The level the maps run at.
+    pub conv_level: usize,
+    /// Levels left unused between the ReLU and the map (dropped).
+    pub spare_levels: usize,
+    /// Bootstraps an inference (one a convolution).
+    pub bootstraps: usize,
+    /// Bytes of one encoded diagonal at the maps' level (over `Q_1 ∪ P`).
+    pub diagonal_bytes: u64,
+    /// Bytes of all encoded diagonals.
+    pub all_diagonals_bytes: u64,
+    /// Bytes of the cached ones.
+    pub cached_diagonals_bytes: u64,
+    /// The largest map's encoded diagonals (bytes).
+    pub largest_map_bytes: u64,
+    /// Bytes of the maps' rotation keys (estimate: digits × 2 × (Q + P limbs) × N words).
+    pub rotation_key_bytes: u64,
+    /// The device memory the maps need besides bootstrapping's keys and the working
+    /// ciphertexts: cached diagonals, the largest uncached map, rotation keys (bytes).
+    pub device_bytes_estimate: u64,
+    /// The sign composite: construction.
+    pub sign: String,
+    /// Its gap `ε`.
+    pub sign_gap: f64,
+    /// Its precision (bits).
+    pub sign_precision_bits: u32,
+}
+
+/// The network's maps with their bounds folded in, and the layouts.
+pub(crate) struct Network {
+    pub arch: Arch,
+    pub layouts: Vec<Mux>,
+    /// `(name, map)` in evaluation order: conv0, then per block conv1, conv2, shortcut, then
+    /// pool+dense.
+    pub maps: Vec<(String, SlotMap)>,
+    /// Each convolution's bias over its bound, as a slot vector of one period.
+    pub biases: Vec<Vec<f64>>,
+    /// The dense layer's bias (the logits are not scaled).
+    pub fc_bias: Vec<f64>,
+    pub period: usize,
+}
+
+/// The maps for `bounds` (each convolution's ReLU bound `B`; the image's is 1).
+pub(crate) fn network(arch: &Arch, weights: &Weights, bounds: &[f64]) -> Result<Network> {
+    let convs = arch.convs();
+    if bounds.len() != convs.len() || weights.convs.len() != convs.len() {
+        return Err(Error::InvalidInput(format!(
+            "resnet20: {} bounds and {} convolutions for {}",
+            bounds.len(),
+            weights.convs.len(),
+            convs.len()
+        )));
+    }
+    let input = Mux {
+        width: arch.width,
+        stride: 1,
+        channels: arch.in_channels,
+    };
+    let mut layouts = vec![input];
+    let mut stride = 1;
+    for &(_, c_out, s) in &convs {
+        stride *= s;
+        layouts.push(Mux {
+            width: arch.width,
+            stride,
+            channels: c_out,
+        });
+    }
+    let period = layouts
+        .iter()
+        .map(|m| m.span())
+        .max()
+        .unwrap_or(1)
+        .next_power_of_two();
+    let bias = |k: usize| -> Result<Vec<f64>> {
+        let m = layouts[k + 1];
+        let mut t = vec![0.0; m.len()];
+        for c in 0..m.channels {
+            for y in 0..m.side() {
+                for x in 0..m.side() {
+                    t[m.index(c, y, x)] = weights.convs[k].b[c] / bounds[k];
+                }
+            }
+        }
+        m.pack(&t, period, period)
+    };
+    let conv = |k: usize, b_in: f64| -> Result<SlotMap> {
+        let c = &weights.convs[k];
+        SlotMap::conv3x3(layouts[k], layouts[k + 1], c.stride, &c.w, b_in / bounds[k])
+    };
+    let mut maps = vec![("conv0".to_string(), conv(0, 1.0)?)];
+    let mut biases = vec![bias(0)?];
+    let mut k = 1;
+    for (s, _) in arch.stages.iter().enumerate() {
+        for b in 0..arch.blocks {
+            let name = format!("s{}b{}", s + 1, b + 1);
+            let b_a = bounds[k - 1];
+            maps.push((format!("{name} conv1"), conv(k, b_a)?));
+            maps.push((format!("{name} conv2"), conv(k + 1, bounds[k])?));
+            maps.push((
+                format!("{name} shortcut"),
+                SlotMap::shortcut(
+                    layouts[k],
+                    layouts[k + 2],
+                    weights.convs[k].stride,
+                    b_a / bounds[k + 1],
+                )?,
+            ));
+            biases.push(bias(k)?);
+            biases.push(bias(k + 1)?);
+            k += 2;
+        }
+    }
+    let last = layouts[convs.len()];
+    maps.push((
+        "pool+dense".to_string(),
+        SlotMap::pool_dense(last, &weights.fc, arch.classes, bounds[convs.len() - 1])?,
+    ));
+    Ok(Network {
+        arch: arch.clone(),
+        layouts,
+        maps,
+        biases,
+        fc_bias: weights.fc_bias.clone(),
+        period,
+    })
+}
+
+/// The rotation steps of the pooling sums.
+pub(crate) fn pool_rotations(last: Mux, slots: usize) -> Vec<i64> {
+    pool_sums(last)
+        .iter()
+        .flat_map(|&(stride, count)| Evaluator::rotate_and_sum_rotations(slots, stride, count))
+        .collect()
+}
+
+/// The level plan, the maps' diagonals and key switchings, the rotation keys and the memory of
+/// a run at `config`'s size, without encrypting anything (the transforms are built once per
+/// distinct diagonal set, with placeholder values).
+///
+/// Errors: a configuration the level budget does not allow (no ReLU composite fits between a
+/// bootstrap and the maps' level), the library's errors.
+pub fn plan(config: &ResnetConfig) -> Result<Plan> {
+    config.check()?;
+    let arch = config.arch();
+    let (params, boot, _) = config.parameters()?;
+    let top = params
+        .max_level()
+        .checked_sub(boot.depth())
+        .ok_or_else(|| Error::InvalidInput("resnet20: bootstrapping takes every level".into()))?;
+    let max_relu = top.saturating_sub(CONV_LEVEL);
+    let sign = choose_sign(config.relu_precision_bits, max_relu.saturating_sub(1))?;
+    let relu_depth = sign.depth() + 1;
+    let weights = Weights::generate(&arch, config.weight_seed);
+    let net = network(&arch, &weights, &vec![1.0; arch.convs().len()])?;
+    let slots = params.n() / 2;
+    if net.period > slots {
+        return Err(Error::InvalidInput(format!(
+            "resnet20: the layout's period {} exceeds the {slots} slots",
+            net.period
+        )));
+    }
+    let n = params.n() as u64;
+    let p_limbs = params.p_primes().len() as u64;
+    let diagonal_bytes = (CONV_LEVEL as u64 + 1 + p_limbs) * n * 8;
+    let key_bytes = params.dnum() as u64 * 2 * (params.max_level() as u64 + 1 + p_limbs) * n * 8;
+    let budget = (config.cache_budget_gib * (1u64 << 30) as f64) as u64;
+
+    let mut seen: HashMap<Vec<usize>, (usize, usize, usize, Vec<i64>)> = HashMap::new();
+    let mut steps: BTreeSet<i64> =
+        pool_rotations(*net.layouts.last().unwrap_or(&net.layouts[0]), slots)
+            .into_iter()
+            .collect();
+    let mut maps = Vec::new();
+    let (mut total, mut cached_bytes, mut largest) = (0usize, 0u64, 0u64);
+    for (name, map) in &net.maps {
+        let idx: Vec<usize> = map.diagonal_indices(slots).into_iter().collect();
+        let entry = match seen.get(&idx) {
+            Some(e) => e.clone(),
+            None => {
+                let lt = shape(
+                    LinearTransform::from_diagonals(
+                        slots,
+                        idx.iter().map(|&k| (k as i64, vec![1.0; slots])),
+                    )?,
+                    config.baby_steps,
+                )?;
+                let e = (
+                    lt.keyswitches(),
+                    lt.baby_steps(),
+                    lt.giant_steps(),
+                    lt.rotations(),
+                );
+                seen.insert(idx.clone(), e.clone());
+                e
+            }
+        };
+        steps.extend(entry.3.iter().copied());
+        let bytes = idx.len() as u64 * diagonal_bytes;
+        let cached = cached_bytes + bytes <= budget;
+        if cached {
+            cached_bytes += bytes;
+        } else {
+            largest = largest.max(bytes);
+        }
+        total += idx.len();
+        maps.push(MapPlan {
+            name: name.clone(),
+            diagonals: idx.len(),
+            keyswitches: entry.0,
+            baby_steps: entry.1,
+            giant_steps: entry.2,
+            cached,
+        });
+    }
+    let rotation_keys = steps.len();
+    Ok(Plan {
+        slots,
+        period: net.period,
+        copies: slots / net.period,
+        layouts: net.layouts.clone(),
+        maps,
+        total_diagonals: total,
+        rotation_keys,
+        levels_after_bootstrap: top,
+        relu_depth,
+        conv_level: CONV_LEVEL,
+        spare_levels: top - relu_depth - CONV_LEVEL,
+        bootstraps: arch.convs().len(),
+        diagonal_bytes,
+        all_diagonals_bytes: total as u64 * diagonal_bytes,
+        cached_diagonals_bytes: cached_bytes,
+        largest_map_bytes: largest,
+        rotation_key_bytes: rotation_keys as u64 * key_bytes,
+        device_bytes_estimate: cached_bytes + largest + rotation_keys as u64 * key_bytes,
+        sign: sign_name(&sign),
+        sign_gap: sign.gap(),
+        sign_precision_bits: sign.precision_bits(),
+    })
+}
+
+/// `lt` with `baby_steps` forced when it has more than 64 diagonals.
+pub(crate) fn shape(lt: LinearTransform, baby_steps: Option<usize>) -> Result<LinearTransform> {
+    match baby_steps {
+        Some(n1) if lt.diagonal_count() > 64 => {
+            let n1 = n1.min(lt.slots());
+            lt.with_baby_steps(n1)
+        }
+        _ => Ok(lt),
+    }
+}
+
+fn sign_name(sign: &Sign) -> String {
+    match sign.construction() {
+        SignConstruction::Minimax { degree, stages } => {
+            format!(
+                "minimax, {stages} stage(s) of degree {degree}, depth {}",
+                sign.depth()
+            )
+        }
+        SignConstruction::CheonKimKimLee {
+            n,
+            g_count,
+            f_count,
+        } => format!(
+            "Cheon-Kim-Kim-Lee n = {n}, {g_count} g + {f_count} f, depth {}",
+            sign.depth()
+        ),
+    }
+}
+
+/// Where the time went (ms unless named otherwise).
+#[derive(Clone, Debug, Serialize)]
+pub struct TimingReport {
+    /// Key generation (the maps' rotations, relinearisation, the bootstrapper's), seconds.
+    pub keygen_s: f64,
+    /// Building the maps' diagonals on the host, seconds.
+    pub build_s: f64,
+    /// Encoding and encrypting the image.
+    pub encrypt_ms: f64,
+    /// The untimed warm-up inference (it encodes the cached maps), seconds.
+    pub warm_up_s: f64,
+    /// The inference: bootstrapping, maps, ReLUs, the rest (the encodings of uncached maps
+    /// apart).
+    pub latency_ms: f64,
+    /// The same with the uncached maps' encodings.
+    pub latency_with_encoding_ms: f64,
+    /// Bootstraps.
+    pub bootstraps: usize,
+    /// All bootstrapping.
+    pub bootstrap_ms: f64,
+    /// The mean bootstrap.
+    pub bootstrap_mean_ms: f64,
+    /// The linear maps (convolutions, shortcuts, biases, pooling + dense).
+    pub linear_ms: f64,
+    /// The ReLUs (and the drops to the maps' level).
+    pub relu_ms: f64,
+    /// Everything else (decryption apart).
+    pub other_ms: f64,
+    /// Encoding the uncached maps' diagonals (measured as a first evaluation on a zero
+    /// ciphertext less the real evaluation's time).
+    pub encode_ms: f64,
+    /// Key switchings of the maps' evaluations (bootstrapping and the ReLUs apart).
+    pub keyswitches: u64,
+    /// Bytes of the bootstrapper's keys.
+    pub bootstrap_key_bytes: u64,
+    /// Bytes of the maps' rotation keys.
+    pub rotation_key_bytes: u64,
+}
+
+/// What `rhea app resnet20` reports (JSON with `--json`).
+#[derive(Clone, Debug, Serialize)]
+pub struct ResnetReport {
+    /// `resnet20`.
+    pub app: String,
+    /// The size.
+    pub size: Size,
+    /// The device.
+    pub device: String,
+    /// The parameters.
+    pub parameters: ParametersReport,
+    /// The network.
+    pub arch: Arch,
+    /// What the weights and the image are.
+    pub data: String,
+    /// The plan.
+    pub plan: Plan,
+    /// The ReLU bounds `B` of the convolutions.
+    pub relu_bounds: Vec<f64>,
+    /// The times.
+    pub timing: TimingReport,
+    /// The decrypted logits.
+    pub logits_encrypted: Vec<f64>,
+    /// The same network (polynomial ReLU, same bounds) in `f64`.
+    pub logits_f64: Vec<f64>,
+    /// The network with the exact ReLU in `f64`.
+    pub logits_exact_relu: Vec<f64>,
+    /// `−log2 max |encrypted − f64|` over the logits.
+    pub logit_error_bits: f64,
+    /// The largest `|logit|` of the f64 run.
+    pub logit_max_abs: f64,
+    /// The encrypted argmax equals the f64 one.
+    pub argmax_agrees: bool,
+    /// The encrypted argmax equals the exact-ReLU network's.
+    pub argmax_agrees_exact_relu: bool,
+    /// The class the encrypted inference gives.
+    pub argmax: usize,
+    /// `−log2 max |f64 polynomial − exact ReLU|` over the logits (the approximation's cost).
+    pub polynomial_vs_exact_bits: f64,
+}
+
+impl ResnetReport {
+    /// A human-readable summary.
+    pub fn table(&self) -> String {
+        let t = &self.timing;
+        let p = &self.parameters;
+        let pl = &self.plan;
+        let mut s = String::new();
+        s += &format!(
+            "ResNet-20 ({} size) on {}: N = 2^{}, {}{}\n",
+            self.size.name(),
+            self.device,
+            p.log_n,
+            p.preset,
+            if p.secure_128 { ", 128-bit" } else { "" }
+        );
+        s += &format!(
+            "  {}×{}×{} input, stages {:?} × {} blocks; multiplexed layout, period {} ({} \
+             copies); {} maps, {} diagonals, {} rotation keys\n",
+            self.arch.width,
+            self.arch.width,
+            self.arch.in_channels,
+            self.arch.stages,
+            self.arch.blocks,
+            pl.period,
+            pl.copies,
+            pl.maps.len(),
+            pl.total_diagonals,
+            pl.rotation_keys
+        );
+        s += &format!(
+            "  ReLU: {} (ε = 2^{:.0}, {} bits), {} levels; maps at level {}; {} after a bootstrap\n",
+            pl.sign,
+            pl.sign_gap.log2(),
+            pl.sign_precision_bits,
+            pl.relu_depth,
+            pl.conv_level,
+            pl.levels_after_bootstrap
+        );
+        let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+        s += &format!(
+            "  device memory of the maps: {:.1} GiB of cached diagonals ({} of {} maps), {:.1} \
+             GiB for the largest other, {:.1} GiB of rotation keys; bootstrapping's keys {:.1} \
+             GiB\n",
+            gib(pl.cached_diagonals_bytes),
+            pl.maps.iter().filter(|m| m.cached).count(),
+            pl.maps.len(),
+            gib(pl.largest_map_bytes),
+            gib(t.rotation_key_bytes),
+            gib(t.bootstrap_key_bytes)
+        );
+        s += &format!(
+            "  keys {:.1} s, maps built {:.1} s, encryption {:.1} ms, warm-up {:.1} s\n",
+            t.keygen_s, t.build_s, t.encrypt_ms, t.warm_up_s
+        );
+        s += &format!(
+            "  latency {:>9.1} ms  ({:.1} ms with the encoding of uncached maps)\n",
+            t.latency_ms, t.latency_with_encoding_ms
+        );
+        s += &format!(
+            "  stages: bootstrapping {:.1} ms ({} × {:.1} ms: the floor), linear {:.1} ms, \
+             ReLU {:.1} ms, other {:.1} ms; encoding {:.1} ms apart; {} key switchings\n",
+            t.bootstrap_ms,
+            t.bootstraps,
+            t.bootstrap_mean_ms,
+            t.linear_ms,
+            t.relu_ms,
+            t.other_ms,
+            t.encode_ms,
+            t.keyswitches
+        );
+        if self.size == Size::Paper {
+            s += &format!(
+                "  Cheddar: {CHEDDAR_H100_S} s on an H100 PCIe (about 0.8 s expected on an SXM \
+                 card), {CHEDDAR_A100_S} s on an A100 80GB\n"
+            );
+        }
+        s += &format!(
+            "  logits: {:.1} bits against f64 (largest |logit| {:.3}); argmax {} ({} f64, {} \
+             exact ReLU); polynomial vs exact ReLU {:.1} bits\n",
+            self.logit_error_bits,
+            self.logit_max_abs,
+            self.argmax,
+            if self.argmax_agrees {
+                "agrees with"
+            } else {
+                "DIFFERS from"
+            },
+            if self.argmax_agrees_exact_relu {
+                "agrees with"
+            } else {
+                "differs from"
+            },
+            self.polynomial_vs_exact_bits
+        );
+        s
+    }
+}
+
+/// Runs ResNet-20 on `device`: the f64 inferences, the encrypted one, the comparison.
+///
+/// Errors: [`Error::InvalidInput`] for a bad configuration or one the level budget does not
+/// allow; the library's errors (device, memory).
+pub fn run(device: Device, config: &ResnetConfig) -> Result<ResnetReport> {
+    let plan = plan(config)?;
+    let arch = config.arch();
+    let (params, boot_config, preset) = config.parameters()?;
+    let weights = Weights::generate(&arch, config.weight_seed);
+    let image = plain::image(&arch, config.image_seed);
+    let sign = choose_sign(config.relu_precision_bits, plan.relu_depth - 1)?;
+    let relu = |x: f64| sign.relu_plain(x);
+    let reference = plain::forward(
+        &arch,
+        &weights,
+        &image,
+        &plain::Relu::Polynomial {
+            relu: &relu,
+            margin: config.relu_margin,
+        },
+    );
+    let exact = plain::forward(&arch, &weights, &image, &plain::Relu::Exact);
+    let net = network(&arch, &weights, &reference.bounds)?;
+    let out = encrypted::infer(&encrypted::Job {
+        device,
+        params: &params,
+        boot_config: boot_config.clone(),
+        net: &net,
+        plan: &plan,
+        sign: &sign,
+        image: &image,
+        baby_steps: config.baby_steps,
+        key_seed: config.key_seed,
+    })?;
+    let err = |a: &[f64], b: &[f64]| {
+        a.iter()
+            .zip(b)
+            .map(|(x, y)| (x - y).abs())
+            .fold(0.0f64, f64::max)
+    };
+    let argmax = plain::argmax(&out.logits);
+    let t = &out.timing;
+    Ok(ResnetReport {
+        app: "resnet20".into(),
+        size: config.size,
+        device: device.to_string(),
+        parameters: ParametersReport {
+            preset,
+            log_n: params.log_n(),
+            log_qp: params.log_qp(),
+            secure_128: params.security().meets_128_bits,
+            user_levels: params.default_level(),
+            bootstrap_depth: boot_config.depth(),
+            dnum: params.dnum(),
+        },
+        arch: arch.clone(),
+        data: format!(
+            "fixed-seed weights (He-initialised, batch norm with random statistics folded in; \
+             seed {}), a synthetic {}×{}×{} image (seed {}); nothing trained or downloaded",
+            config.weight_seed, arch.width, arch.width, arch.in_channels, config.image_seed
+        ),
+        plan: plan.clone(),
+        relu_bounds: reference.bounds.clone(),
+        timing: t.clone(),
+        logit_error_bits: -err(&out.logits, &reference.logits).log2(),
+        logit_max_abs: reference.logits.iter().fold(0.0f64, |m, v| m.max(v.abs())),
+        argmax_agrees: argmax == plain::argmax(&reference.logits),
+        argmax_agrees_exact_relu: argmax == plain::argmax(&exact.logits),
+        argmax,
+        polynomial_vs_exact_bits: -err(&reference.logits, &exact.logits).log2(),
+        logits_encrypted: out.logits,
+        logits_f64: reference.logits,
+        logits_exact_relu: exact.logits,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_paper_plan_fits_the_level_budget_and_the_card() {
+        let plan = plan(&ResnetConfig::new(Size::Paper)).unwrap();
+        eprintln!("{}", serde_json_like(&plan));
+        assert_eq!(plan.slots, 1 << 15);
+        assert_eq!(plan.period, 1 << 14);
+        assert_eq!(plan.copies, 2);
+        assert_eq!(plan.levels_after_bootstrap, 13);
+        assert!(plan.relu_depth + CONV_LEVEL <= 13);
+        assert_eq!(plan.bootstraps, 19);
+        // conv0, 9 × (conv1, conv2, shortcut), pool+dense.
+        assert_eq!(plan.maps.len(), 1 + 27 + 1);
+        let stage3 = plan.maps.iter().find(|m| m.name == "s3b2 conv1").unwrap();
+        assert_eq!(stage3.diagonals, 7 * 15 * 15);
+        // One encoded diagonal over Q_1 ∪ P (2 + 6 limbs of 2^16 words): 4 MiB.
+        assert_eq!(plan.diagonal_bytes, 4 << 20);
+        // Everything the maps need (cached diagonals, the largest other map, rotation keys)
+        // leaves room on an 80 GB card for bootstrapping's keys and the ciphertexts.
+        assert!(
+            plan.device_bytes_estimate < 50 << 30,
+            "{} GiB",
+            plan.device_bytes_estimate >> 30
+        );
+        assert!(plan.sign_gap <= 1.0 / 16.0, "{}", plan.sign_gap);
+        // One n1 (64) for every map: 79 rotation keys (184 with each map's own best n1).
+        assert!(plan.rotation_keys <= 100, "{}", plan.rotation_keys);
+        assert!(plan.maps.iter().any(|m| !m.cached));
+    }
+
+    #[test]
+    #[ignore = "an experiment: rotation keys and key switchings by baby-step count"]
+    fn baby_step_choices_at_the_papers_size() {
+        for n1 in [None, Some(16), Some(32), Some(64), Some(128)] {
+            let mut c = ResnetConfig::new(Size::Paper);
+            c.baby_steps = n1;
+            let p = plan(&c).unwrap();
+            let ks: usize = p.maps.iter().map(|m| m.keyswitches).sum();
+            eprintln!("n1 {n1:?}: {} keys, {ks} key switchings", p.rotation_keys);
+        }
+    }
+
+    #[test]
+    fn the_small_plan_caches_everything() {
+        let plan = plan(&ResnetConfig::new(Size::Small)).unwrap();
+        assert_eq!(plan.slots, 2048);
+        assert_eq!(plan.bootstraps, 7);
+        assert!(plan.maps.iter().all(|m| m.cached));
+        assert_eq!(plan.levels_after_bootstrap, 13);
+    }
+
+    #[test]
+    fn bad_configurations_are_refused() {
+        let mut c = ResnetConfig::new(Size::Small);
+        c.relu_margin = 0.9;
+        assert!(plan(&c).is_err());
+        let mut c = ResnetConfig::new(Size::Small);
+        c.relu_precision_bits = 60;
+        assert!(run(Device::Cpu, &c).is_err());
+    }
+
+    fn serde_json_like(plan: &Plan) -> String {
+        plan.maps
+            .iter()
+            .map(|m| {
+                format!(
+                    "{}: {} diagonals, {} key switchings ({} baby, {} giant){}\n",
+                    m.name,
+                    m.diagonals,
+                    m.keyswitches,
+                    m.baby_steps,
+                    m.giant_steps,
+                    if m.cached { "" } else { ", encoded at use" }
+                )
+            })
+            .collect::<String>()
+            + &format!(
+                "total {} diagonals, {} rotation keys ({} GiB), cached {} GiB, all {} GiB, sign {}\n",
+                plan.total_diagonals,
+                plan.rotation_keys,
+                plan.rotation_key_bytes >> 30,
+                plan.cached_diagonals_bytes >> 30,
+                plan.all_diagonals_bytes >> 30,
+                plan.sign
+            )
+    }
+}
