@@ -3,12 +3,15 @@
 //!
 //! - [`helr`]: logistic-regression training (Han et al., AAAI 2019; seed 004's HELR), with
 //!   bootstrapping in the loop.
+//! - [`rnn`]: inference of a plain RNN (128 units, 200 steps) on encrypted word embeddings
+//!   (Podschwadt and Takabi, PrivateNLP 2020; seed 004's RNN), bootstrapping every 3 steps.
 //!
 //! Each application has a small size that runs on a CPU in CI (insecure parameters, the same
 //! code) and the paper's size for the GPU; `rhea app NAME --device D --size small|paper` runs
 //! them from the command line and prints (or writes as JSON) the same report.
 
 pub mod helr;
+pub mod rnn;
 mod size;
 
 pub use size::Size;
