@@ -2,9 +2,10 @@
 //! against the same computation in f64.
 
 use rhea_apps::helr::{self, HelrConfig, Size};
+use rhea_apps::rnn::{self, RnnConfig};
 
 /// The applications `rhea app` knows.
-pub const APPS: &[&str] = &["helr"];
+pub const APPS: &[&str] = &["helr", "rnn"];
 
 /// What `rhea app` was asked for.
 pub struct AppOptions<'a> {
@@ -40,6 +41,21 @@ pub fn run(options: &AppOptions<'_>) -> Result<(), Box<dyn std::error::Error>> {
             }
             Ok(())
         }
+        "rnn" => {
+            let mut config = RnnConfig::new(Size::parse(options.size)?);
+            if let Some(iterations) = options.iterations {
+                config.iterations = iterations;
+            }
+            if let Some(seed) = options.seed {
+                config = config.with_seed(seed);
+            }
+            let report = rnn::run(options.device, &config)?;
+            print!("{}", report.table());
+            if let Some(path) = options.json {
+                std::fs::write(path, serde_json::to_string_pretty(&report)?)?;
+            }
+            Ok(())
+        }
         other => Err(format!("unknown application `{other}` (known: {})", APPS.join(", ")).into()),
     }
 }
@@ -64,6 +80,8 @@ mod tests {
             "{err}"
         );
         let err = run(&options("helr", "huge")).unwrap_err().to_string();
+        assert!(err.contains("unknown size"), "{err}");
+        let err = run(&options("rnn", "huge")).unwrap_err().to_string();
         assert!(err.contains("unknown size"), "{err}");
     }
 }

@@ -12,6 +12,7 @@
 //! rhea bench boot --device cpu --preset boot_test_n12_insecure   # CKKS bootstrapping
 //! rhea bench boot --preset list           # the bootstrappable presets
 //! rhea app helr --device cpu --size small  # logistic-regression training on encrypted data
+//! rhea app rnn --device cpu --size small   # RNN inference on encrypted word embeddings
 //! ```
 
 use std::process::ExitCode;
@@ -101,9 +102,10 @@ enum Command {
         shape: Vec<String>,
     },
     /// Runs an application on encrypted data and checks it against the same computation in
-    /// f64: `helr` (logistic-regression training, Han et al.; seed 004).
+    /// f64: `helr` (logistic-regression training, Han et al.; seed 004), `rnn` (RNN inference,
+    /// Podschwadt and Takabi; seed 004).
     App {
-        /// The application: `helr`.
+        /// The application: `helr` or `rnn`.
         name: String,
         /// Device: `cpu`, `cuda:N` or `best`.
         #[arg(long, default_value = "best")]
@@ -111,7 +113,8 @@ enum Command {
         /// `small` (N = 2^12, INSECURE, for CPUs) or `paper` (the paper's size, for the GPU).
         #[arg(long, default_value = "small")]
         size: String,
-        /// Iterations (default: the application's, 32 for helr).
+        /// Iterations (default: the application's, 32 for helr, 200 time steps for rnn at paper
+        /// size).
         #[arg(long)]
         iterations: Option<usize>,
         /// Seed of the keys and encryptions (a reproducible run; default: OS randomness).
