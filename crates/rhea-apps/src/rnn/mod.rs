@@ -560,6 +560,8 @@ pub struct RnnReport {
     pub max_hidden: f64,
     /// FNV-1a of the logits ciphertext's words (hex): equal on every device for a seeded run.
     pub logits_digest: String,
+    /// The seed's figure for this workload: Cheddar's 4.33 s on an A100 80GB (Table 4).
+    pub cheddar_a100_80gb_s: f64,
 }
 
 impl RnnReport {
@@ -799,6 +801,7 @@ pub fn run(device: Device, config: &RnnConfig) -> Result<RnnReport> {
         max_preactivation: max_pre,
         max_hidden: reference.max_hidden.max(trained.max_hidden),
         logits_digest: format!("{:016x}", out.digest),
+        cheddar_a100_80gb_s: CHEDDAR_A100_80GB_S,
     })
 }
 
