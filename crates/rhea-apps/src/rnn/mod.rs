@@ -599,11 +599,12 @@ impl RnnReport {
             t.keygen_s, n.input_ciphertexts, t.encrypt_s, t.warm_up_s
         );
         s += &format!(
-            "  latency             {:>9.1} ms  ({:.2} ms a step; {} bootstraps of {:.1} ms = \
+            "  latency             {:>9.1} ms  ({:.2} ms a step; {} bootstrap{} of {:.1} ms = \
              floor {:.1} ms, {:.0} %)\n",
             t.total_ms,
             t.ms_per_iteration,
             t.bootstraps,
+            if t.bootstraps == 1 { "" } else { "s" },
             t.bootstrap_ms_mean,
             t.bootstrap_floor_ms,
             100.0 * t.bootstrap_ms_total / t.total_ms.max(1e-9)
