@@ -5,6 +5,8 @@
 //!   bootstrapping in the loop.
 //! - [`resnet20`]: ResNet-20 inference of one CIFAR-10-shaped image (Lee et al., ICML 2022;
 //!   seed 004's ResNet) with multiplexed convolutions, a minimax ReLU and bootstrapping.
+//! - [`rnn`]: inference of a plain RNN (128 units, 200 steps) on encrypted word embeddings
+//!   (Podschwadt and Takabi, PrivateNLP 2020; seed 004's RNN), bootstrapping every 3 steps.
 //!
 //! Each application has a small size that runs on a CPU in CI (insecure parameters, the same
 //! code) and the paper's size for the GPU; `rhea app NAME --device D --size small|paper` runs
@@ -13,6 +15,7 @@
 pub mod chart;
 pub mod helr;
 pub mod resnet20;
+pub mod rnn;
 mod size;
 
 pub use size::Size;

@@ -1,12 +1,15 @@
 //! `rhea app NAME`: whole applications on encrypted data (the `rhea-apps` crate), each checked
-//! against the same computation in f64.
+//! against the same computation in f64; `rhea app-chart`: their results chart.
+
+use serde::Serialize;
 
 use rhea_apps::chart::ChartEntry;
 use rhea_apps::helr::{self, HelrConfig, Size};
 use rhea_apps::resnet20::{self, ResnetConfig};
+use rhea_apps::rnn::{self, RnnConfig};
 
 /// The applications `rhea app` knows.
-pub const APPS: &[&str] = &["helr", "resnet20"];
+pub const APPS: &[&str] = &["helr", "resnet20", "rnn"];
 
 /// What `rhea app` was asked for.
 pub struct AppOptions<'a> {
@@ -24,11 +27,35 @@ pub struct AppOptions<'a> {
     pub json: Option<&'a std::path::Path>,
 }
 
+impl AppOptions<'_> {
+    /// An error unless the application takes `--iterations` or it was not given.
+    fn no_iterations(&self, why: &str) -> Result<(), Box<dyn std::error::Error>> {
+        match self.iterations {
+            Some(_) => Err(format!("{} has no iterations ({why})", self.name).into()),
+            None => Ok(()),
+        }
+    }
+
+    /// Prints the report's table and writes its JSON when asked.
+    fn report(
+        &self,
+        table: String,
+        report: &impl Serialize,
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        print!("{table}");
+        if let Some(path) = self.json {
+            std::fs::write(path, serde_json::to_string_pretty(report)?)?;
+        }
+        Ok(())
+    }
+}
+
 /// Runs the application, prints its report and writes it as JSON when asked.
 pub fn run(options: &AppOptions<'_>) -> Result<(), Box<dyn std::error::Error>> {
+    let size = || Size::parse(options.size);
     match options.name {
         "helr" => {
-            let mut config = HelrConfig::new(Size::parse(options.size)?);
+            let mut config = HelrConfig::new(size()?);
             if let Some(iterations) = options.iterations {
                 config.iterations = iterations;
             }
@@ -36,26 +63,27 @@ pub fn run(options: &AppOptions<'_>) -> Result<(), Box<dyn std::error::Error>> {
                 config = config.with_seed(seed);
             }
             let report = helr::run(options.device, &config)?;
-            print!("{}", report.table());
-            if let Some(path) = options.json {
-                std::fs::write(path, serde_json::to_string_pretty(&report)?)?;
-            }
-            Ok(())
+            options.report(report.table(), &report)
         }
         "resnet20" => {
-            if options.iterations.is_some() {
-                return Err("resnet20 has no iterations (one inference)".into());
-            }
-            let mut config = ResnetConfig::new(Size::parse(options.size)?);
+            let mut config = ResnetConfig::new(size()?);
+            options.no_iterations("one inference")?;
             if let Some(seed) = options.seed {
                 config = config.with_seed(seed);
             }
             let report = resnet20::run(options.device, &config)?;
-            print!("{}", report.table());
-            if let Some(path) = options.json {
-                std::fs::write(path, serde_json::to_string_pretty(&report)?)?;
+            options.report(report.table(), &report)
+        }
+        "rnn" => {
+            let mut config = RnnConfig::new(size()?);
+            if let Some(iterations) = options.iterations {
+                config.iterations = iterations;
             }
-            Ok(())
+            if let Some(seed) = options.seed {
+                config = config.with_seed(seed);
+            }
+            let report = rnn::run(options.device, &config)?;
+            options.report(report.table(), &report)
         }
         other => Err(format!("unknown application `{other}` (known: {})", APPS.join(", ")).into()),
     }
@@ -98,29 +126,37 @@ pub fn chart(
 mod tests {
     use super::*;
 
-    #[test]
-    fn an_unknown_application_or_size_is_refused() {
-        let options = |name, size| AppOptions {
+    fn options<'a>(name: &'a str, size: &'a str) -> AppOptions<'a> {
+        AppOptions {
             name,
             device: rhea::Device::Cpu,
             size,
-            iterations: Some(1),
+            iterations: None,
             seed: None,
             json: None,
-        };
+        }
+    }
+
+    fn refused(o: &AppOptions<'_>, what: &str) {
+        let err = run(o).unwrap_err().to_string();
+        assert!(err.contains(what), "{}: {err}", o.name);
+    }
+
+    #[test]
+    fn an_unknown_application_size_or_option_is_refused() {
         let err = run(&options("resnet99", "small")).unwrap_err().to_string();
         assert!(
-            err.contains("unknown application") && err.contains("helr"),
+            err.contains("unknown application") && err.contains("rnn"),
             "{err}"
         );
-        let err = run(&options("helr", "huge")).unwrap_err().to_string();
-        assert!(err.contains("unknown size"), "{err}");
-        let mut bad = options("resnet20", "huge");
-        bad.iterations = None;
-        let err = run(&bad).unwrap_err().to_string();
-        assert!(err.contains("unknown size"), "{err}");
-        let err = run(&options("resnet20", "small")).unwrap_err().to_string();
-        assert!(err.contains("no iterations"), "{err}");
+        for app in APPS {
+            refused(&options(app, "huge"), "unknown size");
+        }
+        for app in ["resnet20"] {
+            let mut o = options(app, "small");
+            o.iterations = Some(1);
+            refused(&o, "no iterations");
+        }
     }
 
     #[test]

@@ -13,6 +13,7 @@
 //! rhea bench boot --preset list           # the bootstrappable presets
 //! rhea app helr --device cpu --size small  # logistic-regression training on encrypted data
 //! rhea app resnet20 --device cuda:0 --size paper  # ResNet-20 inference of an encrypted image
+//! rhea app rnn --device cpu --size small   # RNN inference on encrypted word embeddings
 //! ```
 
 use std::process::ExitCode;
@@ -103,9 +104,10 @@ enum Command {
     },
     /// Runs an application on encrypted data and checks it against the same computation in
     /// f64: `helr` (logistic-regression training, Han et al.; seed 004), `resnet20`
-    /// (ResNet-20 inference, Lee et al.; seed 004).
+    /// (ResNet-20 inference, Lee et al.; seed 004), `rnn` (RNN inference, Podschwadt and
+    /// Takabi; seed 004).
     App {
-        /// The application: `helr` or `resnet20`.
+        /// The application: `helr`, `resnet20` or `rnn`.
         name: String,
         /// Device: `cpu`, `cuda:N` or `best`.
         #[arg(long, default_value = "best")]
@@ -113,7 +115,8 @@ enum Command {
         /// `small` (N = 2^12, INSECURE, for CPUs) or `paper` (the paper's size, for the GPU).
         #[arg(long, default_value = "small")]
         size: String,
-        /// Iterations (default: the application's, 32 for helr).
+        /// Iterations (default: the application's, 32 for helr, 200 time steps for rnn at paper
+        /// size).
         #[arg(long)]
         iterations: Option<usize>,
         /// Seed of the keys and encryptions (a reproducible run; default: OS randomness).
