@@ -3,11 +3,15 @@
 //!
 //! - [`helr`]: logistic-regression training (Han et al., AAAI 2019; seed 004's HELR), with
 //!   bootstrapping in the loop.
+//! - [`cnn_mnist`]: seed 003's CNN inference on 28 × 28 images (HE-Booster), in the seed's
+//!   layout (one pixel per BGV ciphertext, a batch of images across the slots) and a packed CKKS
+//!   layout.
 //!
 //! Each application has a small size that runs on a CPU in CI (insecure parameters, the same
 //! code) and the paper's size for the GPU; `rhea app NAME --device D --size small|paper` runs
 //! them from the command line and prints (or writes as JSON) the same report.
 
+pub mod cnn_mnist;
 pub mod helr;
 mod size;
 

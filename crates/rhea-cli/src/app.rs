@@ -1,10 +1,11 @@
 //! `rhea app NAME`: whole applications on encrypted data (the `rhea-apps` crate), each checked
 //! against the same computation in f64.
 
+use rhea_apps::cnn_mnist::{self, CnnConfig, Layout};
 use rhea_apps::helr::{self, HelrConfig, Size};
 
 /// The applications `rhea app` knows.
-pub const APPS: &[&str] = &["helr"];
+pub const APPS: &[&str] = &["helr", "cnn-mnist"];
 
 /// What `rhea app` was asked for.
 pub struct AppOptions<'a> {
@@ -18,6 +19,8 @@ pub struct AppOptions<'a> {
     pub iterations: Option<usize>,
     /// The seed of the keys and encryptions (reproducible runs).
     pub seed: Option<u64>,
+    /// The layout (`cnn-mnist`: `seed` or `packed`; `None`: `seed`).
+    pub layout: Option<&'a str>,
     /// Where to write the report as JSON.
     pub json: Option<&'a std::path::Path>,
 }
@@ -26,6 +29,9 @@ pub struct AppOptions<'a> {
 pub fn run(options: &AppOptions<'_>) -> Result<(), Box<dyn std::error::Error>> {
     match options.name {
         "helr" => {
+            if options.layout.is_some() {
+                return Err("--layout is for cnn-mnist".into());
+            }
             let mut config = HelrConfig::new(Size::parse(options.size)?);
             if let Some(iterations) = options.iterations {
                 config.iterations = iterations;
@@ -34,6 +40,19 @@ pub fn run(options: &AppOptions<'_>) -> Result<(), Box<dyn std::error::Error>> {
                 config = config.with_seed(seed);
             }
             let report = helr::run(options.device, &config)?;
+            print!("{}", report.table());
+            if let Some(path) = options.json {
+                std::fs::write(path, serde_json::to_string_pretty(&report)?)?;
+            }
+            Ok(())
+        }
+        "cnn-mnist" => {
+            let layout = Layout::parse(options.layout.unwrap_or("seed"))?;
+            let mut config = CnnConfig::new(Size::parse(options.size)?, layout);
+            if let Some(seed) = options.seed {
+                config = config.with_seed(seed);
+            }
+            let report = cnn_mnist::run(options.device, &config)?;
             print!("{}", report.table());
             if let Some(path) = options.json {
                 std::fs::write(path, serde_json::to_string_pretty(&report)?)?;
@@ -56,6 +75,7 @@ mod tests {
             size,
             iterations: Some(1),
             seed: None,
+            layout: None,
             json: None,
         };
         let err = run(&options("resnet99", "small")).unwrap_err().to_string();
@@ -65,5 +85,11 @@ mod tests {
         );
         let err = run(&options("helr", "huge")).unwrap_err().to_string();
         assert!(err.contains("unknown size"), "{err}");
+        let err = run(&options("cnn-mnist", "huge")).unwrap_err().to_string();
+        assert!(err.contains("unknown size"), "{err}");
+        let mut bad_layout = options("cnn-mnist", "small");
+        bad_layout.layout = Some("diagonal");
+        let err = run(&bad_layout).unwrap_err().to_string();
+        assert!(err.contains("unknown layout"), "{err}");
     }
 }

@@ -12,6 +12,7 @@
 //! rhea bench boot --device cpu --preset boot_test_n12_insecure   # CKKS bootstrapping
 //! rhea bench boot --preset list           # the bootstrappable presets
 //! rhea app helr --device cpu --size small  # logistic-regression training on encrypted data
+//! rhea app cnn-mnist --device cpu --size small --layout seed   # CNN inference, 784 BGV ciphertexts
 //! ```
 
 use std::process::ExitCode;
@@ -101,9 +102,10 @@ enum Command {
         shape: Vec<String>,
     },
     /// Runs an application on encrypted data and checks it against the same computation in
-    /// f64: `helr` (logistic-regression training, Han et al.; seed 004).
+    /// f64: `helr` (logistic-regression training, Han et al.; seed 004), `cnn-mnist` (CNN
+    /// inference on 28 × 28 images; seed 003).
     App {
-        /// The application: `helr`.
+        /// The application: `helr` or `cnn-mnist`.
         name: String,
         /// Device: `cpu`, `cuda:N` or `best`.
         #[arg(long, default_value = "best")]
@@ -117,6 +119,10 @@ enum Command {
         /// Seed of the keys and encryptions (a reproducible run; default: OS randomness).
         #[arg(long)]
         seed: Option<u64>,
+        /// The layout, for `cnn-mnist`: `seed` (one pixel per BGV ciphertext, the default) or
+        /// `packed` (images packed in CKKS slots, layers as linear transforms).
+        #[arg(long)]
+        layout: Option<String>,
         /// Write the report as JSON to this file.
         #[arg(long)]
         json: Option<std::path::PathBuf>,
@@ -134,6 +140,7 @@ fn main() -> ExitCode {
             size,
             iterations,
             seed,
+            layout,
             json,
         } => parse_device(&device)
             .map_err(Into::into)
@@ -144,6 +151,7 @@ fn main() -> ExitCode {
                     size: &size,
                     iterations,
                     seed,
+                    layout: layout.as_deref(),
                     json: json.as_deref(),
                 })
             }),
