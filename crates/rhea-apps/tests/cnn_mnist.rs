@@ -70,11 +70,11 @@ fn small_seed_layout_is_exact() {
 #[test]
 fn small_packed_layout_matches_f64() {
     let mut config = CnnConfig::new(Size::Small, Layout::Packed).with_seed(3);
-    config.images = Some(8); // 4 ciphertexts of 2 images
+    config.images = Some(8); // 4 groups of 2 images
     let r = cnn_mnist::run(Device::Cpu, &config).unwrap();
     check_common(&r);
     assert_eq!(r.images, 8);
-    assert_eq!(r.plan.input_ciphertexts, 4);
+    assert_eq!(r.plan.input_ciphertexts, 4 * 25); // 25 tap ciphertexts a group
     let bits = r.error_bits.unwrap();
     assert!(bits > 20.0, "{bits}");
     assert_eq!(r.exact_logits, None);

@@ -8,9 +8,11 @@
 //!   of `N` images. BGV computes the quantised integer network **exactly**: the decrypted logits
 //!   equal the integer plaintext inference's, digit for digit.
 //! - [`Layout::Packed`] (ours, [`packed`]): whole images in CKKS slots (1024 slots an image,
-//!   `N/2048` images a ciphertext), each layer one baby-step/giant-step [`LinearTransform`]
-//!   plus a bias: one ciphertext instead of 784, so far lower latency per batch; compared with
-//!   the `f64` network by argmax agreement and error in bits.
+//!   `N/2048` images a group), a convolution-ready input (25 ciphertexts, one per kernel tap:
+//!   the convolution is 25 slot-wise products, no rotation), the dense layers as
+//!   baby-step/giant-step [`rhea::ckks::LinearTransform`]s (the hidden one by the hybrid
+//!   diagonal method): 25 ciphertexts instead of 784, so far lower latency per batch; compared
+//!   with the `f64` network by argmax agreement and error in bits.
 //!
 //! ```no_run
 //! use rhea_apps::cnn_mnist::{self, CnnConfig, Layout, Size};
@@ -33,9 +35,9 @@
 //! **Sizes.** [`Size::Paper`]: seed layout at `N = 2^14` (16384 images a batch), a 43-bit
 //! batching `t` like the seed's, `Q = 60 + 5×50` bits, `P = 60`: log QP ≈ 370 ≤ 438, 128-bit
 //! (the seed's `N = 8192` with a 330-bit `Q` is not 128-bit secure); packed layout at
-//! `N = 2^14`, `Q = 60 + 5×40`, 8 images a ciphertext, 128-bit. [`Size::Small`]: the same code
+//! `N = 2^14`, `Q = 60 + 5×40`, 8 images a group of 25 ciphertexts, 128-bit. [`Size::Small`]: the same code
 //! and the full 28 × 28, 784-ciphertext structure at `N = 2^12` (**INSECURE**): 4096 images a
-//! seed batch, 2 a packed ciphertext.
+//! seed batch, 2 a packed group.
 
 use serde::Serialize;
 
@@ -447,24 +449,21 @@ fn plan_with(
             let p = params.p_primes().len() as u64;
             let key = params.dnum() as u64 * 2 * n * (limbs(top) + p) * 8;
             let steps = layers.rotations();
-            // Encoded diagonals: each transform's at its level (conv at the top, then 2 and 4
-            // levels down), one polynomial each (Q limbs and P limbs, for hoisting).
-            let diag_bytes: u64 = layers
-                .lts
-                .iter()
-                .enumerate()
-                .map(|(i, lt)| lt.diagonal_count() as u64 * n * (limbs(top - 2 * i) + p) * 8)
-                .sum();
+            // Encoded plaintexts: the 25 tap weights at the top level, the dense transforms'
+            // diagonals 2 and 4 levels down (Q and P limbs, for hoisting).
+            let diag_bytes: u64 = TAPS as u64 * n * limbs(top) * 8
+                + layers
+                    .lts
+                    .iter()
+                    .enumerate()
+                    .map(|(i, lt)| {
+                        lt.diagonal_count() as u64 * n * (limbs(top - 2 - 2 * i) + p) * 8
+                    })
+                    .sum::<u64>();
             let per_ct = params.slots() / packed::BLOCK;
             let batch = config.images.unwrap_or(per_ct);
-            let cts = batch.div_ceil(per_ct.max(1));
-            let diagonals: u64 = layers.lts.iter().map(|lt| lt.diagonal_count() as u64).sum();
-            let keyswitches: u64 = layers
-                .lts
-                .iter()
-                .map(|lt| lt.keyswitches() as u64)
-                .sum::<u64>()
-                + 2;
+            let groups = batch.div_ceil(per_ct.max(1)) as u64;
+            let products = layers.products();
             Ok(Plan {
                 layout: config.layout,
                 parameters: name,
@@ -474,20 +473,20 @@ fn plan_with(
                 levels: top,
                 levels_used: 5,
                 batch: per_ct,
-                input_ciphertexts: cts,
+                input_ciphertexts: (groups as usize) * TAPS,
                 ops: OpCounts {
-                    pt_ct_mults: cts as u64 * diagonals,
-                    pt_ct_adds: 3 * cts as u64,
-                    ct_ct_adds: cts as u64 * diagonals.saturating_sub(3),
-                    ct_ct_mults: 2 * cts as u64,
-                    keyswitches: cts as u64 * keyswitches,
+                    pt_ct_mults: groups * products,
+                    pt_ct_adds: 3 * groups,
+                    ct_ct_adds: groups * products.saturating_sub(3),
+                    ct_ct_mults: 2 * groups,
+                    keyswitches: groups * layers.keyswitches(),
                     mod_switches: 0,
                 },
                 rotation_keys: steps.len(),
                 bootstraps: 0,
                 memory_bytes: (steps.len() as u64 + 1) * key
                     + diag_bytes
-                    + 4 * cts as u64 * 2 * n * limbs(top) * 8,
+                    + (TAPS as u64 + 4) * groups * 2 * n * limbs(top) * 8,
                 t: None,
                 rehearsal_budget_bits: None,
             })
