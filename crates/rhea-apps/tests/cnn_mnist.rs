@@ -4,7 +4,9 @@
 //! noise rehearsal at N = 2^14) without running the paper size.
 
 use rhea::Device;
-use rhea_apps::cnn_mnist::{self, seed_op_counts, CnnConfig, CnnReport, Layout, Size, SEED_TABLE7};
+use rhea_apps::cnn_mnist::{
+    self, seed_op_counts, CnnConfig, CnnReport, Layout, OpCounts, Size, SEED_TABLE7,
+};
 
 fn check_common(r: &CnnReport) {
     eprint!("{}", r.table());
@@ -49,6 +51,16 @@ fn small_seed_layout_is_exact() {
     );
     assert_eq!(ops.pt_ct_mults + 645, SEED_TABLE7.pt_ct_mults);
     assert_eq!(ops.ct_ct_mults, SEED_TABLE7.ct_ct_mults);
+    assert_eq!(ops.keyswitches, 945); // one relinearisation a squaring, no rotation
+                                      // The plan predicted them (it counts no modulus switch).
+    assert_eq!(
+        OpCounts {
+            mod_switches: 0,
+            ..ops
+        },
+        r.plan.ops
+    );
+    assert!(ops.mod_switches > 0);
     // The quantisation fits t and loses little.
     let q = r.quantisation.as_ref().unwrap();
     assert!(

@@ -49,6 +49,9 @@ pub fn run(options: &AppOptions<'_>) -> Result<(), Box<dyn std::error::Error>> {
         "cnn-mnist" => {
             let layout = Layout::parse(options.layout.unwrap_or("seed"))?;
             let mut config = CnnConfig::new(Size::parse(options.size)?, layout);
+            if options.iterations.is_some() {
+                return Err("--iterations is for helr (cnn-mnist runs one inference)".into());
+            }
             if let Some(seed) = options.seed {
                 config = config.with_seed(seed);
             }
@@ -89,6 +92,7 @@ mod tests {
         assert!(err.contains("unknown size"), "{err}");
         let mut bad_layout = options("cnn-mnist", "small");
         bad_layout.layout = Some("diagonal");
+        bad_layout.iterations = None;
         let err = run(&bad_layout).unwrap_err().to_string();
         assert!(err.contains("unknown layout"), "{err}");
     }

@@ -102,7 +102,8 @@ pub struct OpCounts {
     pub ct_ct_adds: u64,
     /// Ciphertext-ciphertext multiplications (the squarings).
     pub ct_ct_mults: u64,
-    /// Key switchings (relinearisations and rotations; counted by the library, packed only).
+    /// Key switchings (relinearisations, and the packed layout's rotations as the library
+    /// counts them).
     pub keyswitches: u64,
     /// Modulus switches beyond the squarings' own (seed layout).
     pub mod_switches: u64,

@@ -151,6 +151,7 @@ impl Engine {
             .iter()
             .map(|c| {
                 ops.ct_ct_mults += 1;
+                ops.keyswitches += 1; // the relinearisation
                 self.eval.square(c)
             })
             .collect::<Result<Vec<_>>>()?;
