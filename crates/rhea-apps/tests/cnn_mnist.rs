@@ -77,6 +77,8 @@ fn small_seed_layout_is_exact() {
     let json = serde_json::to_value(&r).unwrap();
     assert_eq!(json["app"], "cnn-mnist");
     assert_eq!(json["layout"], "seed");
+    assert_eq!(json["training"]["images"], 2000);
+    assert_eq!(json["exact_logits"], true);
 }
 
 #[test]

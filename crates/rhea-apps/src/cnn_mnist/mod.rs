@@ -358,9 +358,11 @@ pub struct Plan {
     pub levels: usize,
     /// Levels the network consumes (the seed layout's after its switches).
     pub levels_used: usize,
-    /// Images a batch (one run of the network).
+    /// Images one run of the network infers (the seed layout's slot count; the packed
+    /// layout's images a group).
     pub batch: usize,
-    /// Ciphertexts encrypted for a batch.
+    /// Ciphertexts encrypted for the run's images (784 for the seed layout, 25 a group for
+    /// the packed).
     pub input_ciphertexts: usize,
     /// The op counts one batch will take (the seed layout's exactly; the packed layout's
     /// plaintext products are its diagonals).
@@ -585,6 +587,19 @@ pub fn plan(device: Device, config: &CnnConfig) -> Result<Plan> {
     plan_with(config, device, &p.model, p.quant.as_ref())
 }
 
+/// The f64 training (at run time, deterministic).
+#[derive(Clone, Debug, Serialize)]
+pub struct TrainingReport {
+    /// Training images (synthetic).
+    pub images: usize,
+    /// Epochs.
+    pub epochs: usize,
+    /// The initial learning rate.
+    pub learning_rate: f64,
+    /// Seconds.
+    pub seconds: f64,
+}
+
 /// The quantisation (seed layout).
 #[derive(Clone, Debug, Serialize)]
 pub struct QuantReport {
@@ -640,8 +655,8 @@ pub struct CnnReport {
     pub plan: Plan,
     /// What the data is.
     pub data: String,
-    /// Training images, epochs, seconds.
-    pub training: (usize, usize, f64),
+    /// The f64 training.
+    pub training: TrainingReport,
     /// Held-out accuracy of the f64 network (`held_out_images` images).
     pub accuracy_f64: f64,
     /// The quantisation (seed layout).
@@ -691,9 +706,9 @@ impl CnnReport {
             "  data: {}\n  f64 network trained on {} images, {} epochs in {:.1} s: held-out \
              accuracy {:.2} %\n",
             self.data,
-            self.training.0,
-            self.training.1,
-            self.training.2,
+            self.training.images,
+            self.training.epochs,
+            self.training.seconds,
             100.0 * self.accuracy_f64
         );
         if let Some(q) = &self.quantisation {
@@ -890,7 +905,12 @@ pub fn run(device: Device, config: &CnnConfig) -> Result<CnnReport> {
         device: device.to_string(),
         plan,
         data,
-        training: (config.train_images, config.epochs, prep.train_s),
+        training: TrainingReport {
+            images: config.train_images,
+            epochs: config.epochs,
+            learning_rate: config.learning_rate,
+            seconds: prep.train_s,
+        },
         accuracy_f64,
         quantisation,
         images: n,
