@@ -7,12 +7,16 @@
 //!   seed 004's ResNet) with multiplexed convolutions, a minimax ReLU and bootstrapping.
 //! - [`rnn`]: inference of a plain RNN (128 units, 200 steps) on encrypted word embeddings
 //!   (Podschwadt and Takabi, PrivateNLP 2020; seed 004's RNN), bootstrapping every 3 steps.
+//! - [`cnn_mnist`]: seed 003's CNN inference on 28 × 28 images (HE-Booster), in the seed's
+//!   layout (one pixel per BGV ciphertext, a batch of images across the slots) and a packed CKKS
+//!   layout.
 //!
 //! Each application has a small size that runs on a CPU in CI (insecure parameters, the same
 //! code) and the paper's size for the GPU; `rhea app NAME --device D --size small|paper` runs
 //! them from the command line and prints (or writes as JSON) the same report.
 
 pub mod chart;
+pub mod cnn_mnist;
 pub mod helr;
 pub mod resnet20;
 pub mod rnn;

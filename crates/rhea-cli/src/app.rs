@@ -4,12 +4,13 @@
 use serde::Serialize;
 
 use rhea_apps::chart::ChartEntry;
+use rhea_apps::cnn_mnist::{self, CnnConfig, Layout};
 use rhea_apps::helr::{self, HelrConfig, Size};
 use rhea_apps::resnet20::{self, ResnetConfig};
 use rhea_apps::rnn::{self, RnnConfig};
 
 /// The applications `rhea app` knows.
-pub const APPS: &[&str] = &["helr", "resnet20", "rnn"];
+pub const APPS: &[&str] = &["helr", "resnet20", "rnn", "cnn-mnist"];
 
 /// What `rhea app` was asked for.
 pub struct AppOptions<'a> {
@@ -23,6 +24,8 @@ pub struct AppOptions<'a> {
     pub iterations: Option<usize>,
     /// The seed of the keys and encryptions (reproducible runs).
     pub seed: Option<u64>,
+    /// The layout (`cnn-mnist`: `seed` or `packed`; `None`: `seed`).
+    pub layout: Option<&'a str>,
     /// Where to write the report as JSON.
     pub json: Option<&'a std::path::Path>,
 }
@@ -32,6 +35,14 @@ impl AppOptions<'_> {
     fn no_iterations(&self, why: &str) -> Result<(), Box<dyn std::error::Error>> {
         match self.iterations {
             Some(_) => Err(format!("{} has no iterations ({why})", self.name).into()),
+            None => Ok(()),
+        }
+    }
+
+    /// An error unless the application takes `--layout` or it was not given.
+    fn no_layout(&self) -> Result<(), Box<dyn std::error::Error>> {
+        match self.layout {
+            Some(_) => Err(format!("--layout is for cnn-mnist, not {}", self.name).into()),
             None => Ok(()),
         }
     }
@@ -55,6 +66,7 @@ pub fn run(options: &AppOptions<'_>) -> Result<(), Box<dyn std::error::Error>> {
     let size = || Size::parse(options.size);
     match options.name {
         "helr" => {
+            options.no_layout()?;
             let mut config = HelrConfig::new(size()?);
             if let Some(iterations) = options.iterations {
                 config.iterations = iterations;
@@ -66,6 +78,7 @@ pub fn run(options: &AppOptions<'_>) -> Result<(), Box<dyn std::error::Error>> {
             options.report(report.table(), &report)
         }
         "resnet20" => {
+            options.no_layout()?;
             let mut config = ResnetConfig::new(size()?);
             options.no_iterations("one inference")?;
             if let Some(seed) = options.seed {
@@ -75,6 +88,7 @@ pub fn run(options: &AppOptions<'_>) -> Result<(), Box<dyn std::error::Error>> {
             options.report(report.table(), &report)
         }
         "rnn" => {
+            options.no_layout()?;
             let mut config = RnnConfig::new(size()?);
             if let Some(iterations) = options.iterations {
                 config.iterations = iterations;
@@ -83,6 +97,16 @@ pub fn run(options: &AppOptions<'_>) -> Result<(), Box<dyn std::error::Error>> {
                 config = config.with_seed(seed);
             }
             let report = rnn::run(options.device, &config)?;
+            options.report(report.table(), &report)
+        }
+        "cnn-mnist" => {
+            let layout = Layout::parse(options.layout.unwrap_or("seed"))?;
+            let mut config = CnnConfig::new(size()?, layout);
+            options.no_iterations("one inference")?;
+            if let Some(seed) = options.seed {
+                config = config.with_seed(seed);
+            }
+            let report = cnn_mnist::run(options.device, &config)?;
             options.report(report.table(), &report)
         }
         other => Err(format!("unknown application `{other}` (known: {})", APPS.join(", ")).into()),
@@ -133,6 +157,7 @@ mod tests {
             size,
             iterations: None,
             seed: None,
+            layout: None,
             json: None,
         }
     }
@@ -146,17 +171,25 @@ mod tests {
     fn an_unknown_application_size_or_option_is_refused() {
         let err = run(&options("resnet99", "small")).unwrap_err().to_string();
         assert!(
-            err.contains("unknown application") && err.contains("rnn"),
+            err.contains("unknown application") && err.contains("cnn-mnist"),
             "{err}"
         );
         for app in APPS {
             refused(&options(app, "huge"), "unknown size");
         }
-        for app in ["resnet20"] {
+        for app in ["resnet20", "cnn-mnist"] {
             let mut o = options(app, "small");
             o.iterations = Some(1);
             refused(&o, "no iterations");
         }
+        for app in ["helr", "resnet20", "rnn"] {
+            let mut o = options(app, "small");
+            o.layout = Some("packed");
+            refused(&o, "--layout is for cnn-mnist");
+        }
+        let mut o = options("cnn-mnist", "small");
+        o.layout = Some("diagonal");
+        refused(&o, "unknown layout");
     }
 
     #[test]

@@ -14,6 +14,7 @@
 //! rhea app helr --device cpu --size small  # logistic-regression training on encrypted data
 //! rhea app resnet20 --device cuda:0 --size paper  # ResNet-20 inference of an encrypted image
 //! rhea app rnn --device cpu --size small   # RNN inference on encrypted word embeddings
+//! rhea app cnn-mnist --device cpu --size small --layout seed   # CNN inference, 784 BGV ciphertexts
 //! ```
 
 use std::process::ExitCode;
@@ -105,9 +106,9 @@ enum Command {
     /// Runs an application on encrypted data and checks it against the same computation in
     /// f64: `helr` (logistic-regression training, Han et al.; seed 004), `resnet20`
     /// (ResNet-20 inference, Lee et al.; seed 004), `rnn` (RNN inference, Podschwadt and
-    /// Takabi; seed 004).
+    /// Takabi; seed 004), `cnn-mnist` (CNN inference on 28 × 28 images; seed 003).
     App {
-        /// The application: `helr`, `resnet20` or `rnn`.
+        /// The application: `helr`, `resnet20`, `rnn` or `cnn-mnist`.
         name: String,
         /// Device: `cpu`, `cuda:N` or `best`.
         #[arg(long, default_value = "best")]
@@ -122,6 +123,10 @@ enum Command {
         /// Seed of the keys and encryptions (a reproducible run; default: OS randomness).
         #[arg(long)]
         seed: Option<u64>,
+        /// The layout, for `cnn-mnist`: `seed` (one pixel per BGV ciphertext, the default) or
+        /// `packed` (images packed in CKKS slots, layers as linear transforms).
+        #[arg(long)]
+        layout: Option<String>,
         /// Write the report as JSON to this file.
         #[arg(long)]
         json: Option<std::path::PathBuf>,
@@ -149,6 +154,7 @@ fn main() -> ExitCode {
             size,
             iterations,
             seed,
+            layout,
             json,
         } => parse_device(&device)
             .map_err(Into::into)
@@ -159,6 +165,7 @@ fn main() -> ExitCode {
                     size: &size,
                     iterations,
                     seed,
+                    layout: layout.as_deref(),
                     json: json.as_deref(),
                 })
             }),
