@@ -39,6 +39,7 @@
 //! and the full 28 × 28, 784-ciphertext structure at `N = 2^12` (**INSECURE**): 4096 images a
 //! seed batch, 2 a packed group.
 
+use crate::chart::ChartEntry;
 use serde::Serialize;
 
 pub mod data;
@@ -685,6 +686,8 @@ pub struct CnnReport {
     pub levels: Option<[usize; 4]>,
     /// HE-Booster's figure, s per image (seed layout, RTX 3070).
     pub he_booster_s_per_image: f64,
+    /// The latency of one inference against HE-Booster's, for the results chart (`rhea app-chart`).
+    pub chart: ChartEntry,
 }
 
 impl CnnReport {
@@ -898,7 +901,22 @@ pub fn run(device: Device, config: &CnnConfig) -> Result<CnnReport> {
             }
         };
     let frac = |f: &dyn Fn(usize) -> bool| (0..n).filter(|&i| f(i)).count() as f64 / n as f64;
+    let chart = ChartEntry {
+        app: format!("cnn-mnist ({} layout)", config.layout.name()),
+        what: format!(
+            "{} size, latency of one inference of {n} image{}",
+            config.size.name(),
+            if n == 1 { "" } else { "s" }
+        ),
+        rhea_ms: 1000.0 * timing.latency_s,
+        device: device.name(),
+        peers: vec![(
+            format!("HE-Booster, {HE_BOOSTER_GPU}, one image (seed 003)"),
+            1000.0 * HE_BOOSTER_S_PER_IMAGE,
+        )],
+    };
     Ok(CnnReport {
+        chart,
         app: "cnn-mnist".into(),
         size: config.size,
         layout: config.layout,

@@ -39,6 +39,7 @@
 //! [`Bootstrapper::bootstrap_real`]: rhea::ckks::bootstrap::Bootstrapper::bootstrap_real
 //! [`Sign::relu`]: rhea::ckks::functions::Sign::relu
 
+use crate::chart::ChartEntry;
 use std::collections::{BTreeSet, HashMap};
 
 use serde::Serialize;
@@ -584,6 +585,8 @@ pub struct ResnetReport {
     pub argmax: usize,
     /// `−log2 max |f64 polynomial − exact ReLU|` over the logits (the approximation's cost).
     pub polynomial_vs_exact_bits: f64,
+    /// The latency (encodings included) against Cheddar's, for the results chart (`rhea app-chart`).
+    pub chart: ChartEntry,
 }
 
 impl ResnetReport {
@@ -727,6 +730,22 @@ pub fn run(device: Device, config: &ResnetConfig) -> Result<ResnetReport> {
     let argmax = plain::argmax(&out.logits);
     let t = &out.timing;
     Ok(ResnetReport {
+        chart: ChartEntry {
+            app: "resnet20".into(),
+            what: format!("{} size, latency of one image", config.size.name()),
+            rhea_ms: t.latency_with_encoding_ms,
+            device: device.name(),
+            peers: vec![
+                (
+                    "Cheddar, H100 PCIe (seed 004)".into(),
+                    1000.0 * CHEDDAR_H100_S,
+                ),
+                (
+                    "Cheddar, A100 80GB (seed 004)".into(),
+                    1000.0 * CHEDDAR_A100_S,
+                ),
+            ],
+        },
         app: "resnet20".into(),
         size: config.size,
         device: device.to_string(),

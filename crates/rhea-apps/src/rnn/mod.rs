@@ -35,6 +35,7 @@
 //! states of 128 training sequences). Nothing is downloaded. How the ciphertexts carry it: the
 //! [`encrypted`] module's docs.
 
+use crate::chart::ChartEntry;
 use serde::Serialize;
 
 pub mod data;
@@ -562,6 +563,8 @@ pub struct RnnReport {
     pub logits_digest: String,
     /// The seed's figure for this workload: Cheddar's 4.33 s on an A100 80GB (Table 4).
     pub cheddar_a100_80gb_s: f64,
+    /// The latency against Cheddar's, for the results chart (`rhea app-chart`).
+    pub chart: ChartEntry,
 }
 
 impl RnnReport {
@@ -736,6 +739,20 @@ pub fn run(device: Device, config: &RnnConfig) -> Result<RnnReport> {
     let bootstrap_ms_mean = bootstrap_ms_total / bootstraps.max(1) as f64;
     let st = out.stages;
     Ok(RnnReport {
+        chart: ChartEntry {
+            app: "rnn".into(),
+            what: format!(
+                "{} size, {} steps, latency",
+                config.size.name(),
+                config.iterations
+            ),
+            rhea_ms: total_ms,
+            device: device.name(),
+            peers: vec![(
+                "Cheddar, A100 80GB (seed 004)".into(),
+                1000.0 * CHEDDAR_A100_80GB_S,
+            )],
+        },
         app: "rnn".into(),
         size: config.size,
         device: device.to_string(),
