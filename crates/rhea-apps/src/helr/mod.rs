@@ -35,6 +35,7 @@ pub mod data;
 pub mod encrypted;
 pub mod plain;
 
+use crate::chart::ChartEntry;
 pub use crate::Size;
 use rhea::ckks::bootstrap::{BootstrapConfig, BootstrapPreset};
 use rhea::params::{CkksParameters, CkksParametersLiteral};
@@ -329,6 +330,8 @@ pub struct HelrReport {
     /// FNV-1a of the final weight ciphertext's words (hex): equal on every device for a seeded
     /// run.
     pub weights_digest: String,
+    /// The time per iteration against Cheddar's, for the results chart (`rhea app-chart`).
+    pub chart: ChartEntry,
 }
 
 impl HelrReport {
@@ -468,7 +471,18 @@ pub fn run(device: Device, config: &HelrConfig) -> Result<HelrReport> {
     let weight_max_abs = reference.w.iter().fold(0.0f64, |m, w| m.max(w.abs()));
     let train_ms: f64 = out.iteration_ms.iter().sum();
     let bootstrap_ms_total: f64 = out.bootstrap_ms.iter().sum();
+    let ms_per_iteration = train_ms / config.iterations as f64;
     Ok(HelrReport {
+        chart: ChartEntry {
+            app: "helr".into(),
+            what: format!("{} size, ms per iteration", config.size.name()),
+            rhea_ms: ms_per_iteration,
+            device: device.name(),
+            peers: vec![(
+                "Cheddar, H100 PCIe (seed 004)".into(),
+                CHEDDAR_H100_MS_PER_ITERATION,
+            )],
+        },
         app: "helr".into(),
         size: config.size,
         device: device.to_string(),
@@ -502,7 +516,7 @@ pub fn run(device: Device, config: &HelrConfig) -> Result<HelrReport> {
             keygen_s: out.keygen_s,
             encrypt_s: out.encrypt_s,
             warm_up_s: out.warm_up_s,
-            ms_per_iteration: train_ms / config.iterations as f64,
+            ms_per_iteration,
             iteration_ms: out.iteration_ms.clone(),
             bootstraps: out.bootstrap_ms.len(),
             bootstrap_ms: out.bootstrap_ms.clone(),
