@@ -53,7 +53,7 @@ pub fn svg(entries: &[ChartEntry]) -> String {
         .max(1e-3);
     let hi = values.iter().cloned().fold(0.0, f64::max).max(lo * 10.0);
     let (d0, d1) = (lo.log10().floor(), hi.log10().ceil());
-    let x = |v: f64| LEFT + (v.max(lo).log10() - d0) / (d1 - d0) * (WIDTH - LEFT - RIGHT);
+    let x = |v: f64| LEFT + (v.max(1e-3).log10() - d0) / (d1 - d0) * (WIDTH - LEFT - RIGHT);
     let rows: usize = entries.iter().map(|e| 1 + e.peers.len()).sum();
     let height = TOP + rows as f64 * (BAR + 6.0) + entries.len() as f64 * 18.0 + 40.0;
     let mut s = format!(
@@ -163,6 +163,9 @@ mod tests {
         assert!(widths[0] < widths[1] && widths[1] < widths[2] && widths[2] < widths[3]);
         // one decade apart (29.2 -> 292) would be the same distance as 100 -> 1000
         assert!(doc.contains("1.05 s") && doc.contains("H100 &lt;SXM&gt;"));
+        // the axis starts at the decade below the smallest value: 10 ms at the bars' origin
+        assert!(doc.contains(&format!("<line x1=\"{LEFT:.1}\"")), "{doc}");
+        assert!(doc.contains(&format!("<text x=\"{LEFT:.1}\" y=")) && doc.contains(">10.0 ms<"));
         assert!(!doc.contains("<SXM>"));
     }
 }
