@@ -17,6 +17,7 @@
 
 pub mod chart;
 pub mod cnn_mnist;
+pub mod fit;
 pub mod helr;
 pub mod resnet20;
 pub mod rnn;

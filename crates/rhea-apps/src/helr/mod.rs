@@ -37,8 +37,8 @@ pub mod plain;
 
 use crate::chart::ChartEntry;
 pub use crate::Size;
-use rhea::ckks::bootstrap::{BootstrapConfig, BootstrapPreset};
-use rhea::params::{CkksParameters, CkksParametersLiteral};
+use rhea::ckks::bootstrap::BootstrapConfig;
+use rhea::params::CkksParameters;
 use rhea::{Device, Error, Result};
 
 /// The Cheddar figure seed 004's README gives for HELR on an H100 (PCIe), ms per iteration.
@@ -110,22 +110,7 @@ impl HelrConfig {
 
     /// The parameters, the bootstrapping configuration and the preset's name at this size.
     pub fn parameters(&self) -> Result<(CkksParameters, BootstrapConfig, String)> {
-        match self.size {
-            Size::Paper => {
-                let name = "boot_n16_levels13";
-                let preset = BootstrapPreset::by_name(name)
-                    .ok_or_else(|| Error::InvalidInput(format!("no preset {name}")))?;
-                Ok((preset.params.build()?, preset.config, name.to_string()))
-            }
-            Size::Small => {
-                let (literal, config) = small_literal()?;
-                Ok((
-                    literal.build()?,
-                    config,
-                    "boot_test_n12_insecure with 13 user levels (INSECURE)".to_string(),
-                ))
-            }
-        }
+        self.size.bootstrappable_parameters()
     }
 
     fn check(&self) -> Result<()> {
@@ -153,26 +138,6 @@ impl HelrConfig {
         }
         Ok(())
     }
-}
-
-/// The small size's chain: `boot_test_n12_insecure`'s layout (N = 2^12, the same bootstrapping
-/// primes and pipeline) with 13 user levels of 40 bits, as `boot_n16_levels13` has; 7
-/// key-switching digits (`P` resized to cover the largest).
-fn small_literal() -> Result<(CkksParametersLiteral, BootstrapConfig)> {
-    let preset = BootstrapPreset::by_name("boot_test_n12_insecure")
-        .ok_or_else(|| Error::InvalidInput("no preset boot_test_n12_insecure".into()))?;
-    let mut literal = preset.params;
-    let user = literal
-        .log_q
-        .iter()
-        .skip(1)
-        .take_while(|&&b| b == 40)
-        .count();
-    let extra = 13usize.saturating_sub(user);
-    literal
-        .log_q
-        .splice(1..1, std::iter::repeat(40).take(extra));
-    Ok((literal.with_dnum(7), preset.config))
 }
 
 /// The packing (feature-major; see [`encrypted`]).

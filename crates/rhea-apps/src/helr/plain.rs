@@ -2,6 +2,8 @@
 //! the encrypted training is compared with (the same polynomial, learning rate and momentum).
 
 use super::data::Samples;
+pub use crate::fit::eval_poly;
+use crate::fit::odd_least_squares;
 
 /// The least-squares polynomial of the sigmoid `1/(1 + e^{−t})` on `[−bound, bound]`, of odd
 /// degree `degree` (3 or 5): `1/2 + Σ_{odd k} a_k t^k` (`σ − 1/2` is odd, so the even
@@ -11,61 +13,9 @@ use super::data::Samples;
 ///
 /// Returns the monomial coefficients, constant first (`degree + 1` of them).
 pub fn sigmoid_least_squares(degree: usize, bound: f64) -> Vec<f64> {
-    let odd: Vec<usize> = (1..=degree).step_by(2).collect();
-    let m = odd.len();
-    // Normal equations in u = t/bound ∈ [−1, 1] (better conditioned), then b_k / bound^k.
-    let grid = 4001;
-    let mut gram = vec![vec![0.0; m]; m];
-    let mut rhs = vec![0.0; m];
-    for i in 0..grid {
-        let u = -1.0 + 2.0 * i as f64 / (grid - 1) as f64;
-        let target = 1.0 / (1.0 + (-u * bound).exp()) - 0.5;
-        for (r, &kr) in odd.iter().enumerate() {
-            let ur = u.powi(kr as i32);
-            rhs[r] += ur * target;
-            for (c, &kc) in odd.iter().enumerate() {
-                gram[r][c] += ur * u.powi(kc as i32);
-            }
-        }
-    }
-    let b = solve(gram, rhs);
-    let mut coeffs = vec![0.0; degree + 1];
+    let mut coeffs = odd_least_squares(|t| 1.0 / (1.0 + (-t).exp()) - 0.5, degree, bound);
     coeffs[0] = 0.5;
-    for (j, &k) in odd.iter().enumerate() {
-        coeffs[k] = b[j] / bound.powi(k as i32);
-    }
     coeffs
-}
-
-/// Gaussian elimination with partial pivoting (a small, well-conditioned system).
-fn solve(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Vec<f64> {
-    let n = b.len();
-    for col in 0..n {
-        let pivot = (col..n)
-            .max_by(|&i, &j| a[i][col].abs().total_cmp(&a[j][col].abs()))
-            .unwrap_or(col);
-        a.swap(col, pivot);
-        b.swap(col, pivot);
-        let pivot_row = a[col].clone();
-        for row in col + 1..n {
-            let f = a[row][col] / pivot_row[col];
-            for (x, p) in a[row].iter_mut().zip(&pivot_row).skip(col) {
-                *x -= f * p;
-            }
-            b[row] -= f * b[col];
-        }
-    }
-    let mut x = vec![0.0; n];
-    for row in (0..n).rev() {
-        let s: f64 = (row + 1..n).map(|k| a[row][k] * x[k]).sum();
-        x[row] = (b[row] - s) / a[row][row];
-    }
-    x
-}
-
-/// `Σ c_k t^k`.
-pub fn eval_poly(coeffs: &[f64], t: f64) -> f64 {
-    coeffs.iter().rev().fold(0.0, |acc, &c| acc * t + c)
 }
 
 /// The coefficients of `p(−t)` for `p` = `coeffs`.

@@ -52,10 +52,10 @@ pub use crate::helr::ParametersReport;
 pub use crate::Size;
 use layout::{pool_sums, Mux, SlotMap};
 use plain::{Arch, Weights};
-use rhea::ckks::bootstrap::{BootstrapConfig, BootstrapPreset};
+use rhea::ckks::bootstrap::BootstrapConfig;
 use rhea::ckks::functions::{Sign, SignConstruction};
 use rhea::ckks::{Evaluator, LinearTransform};
-use rhea::params::{CkksParameters, CkksParametersLiteral};
+use rhea::params::CkksParameters;
 use rhea::{Device, Error, Result};
 
 /// Cheddar's ResNet-20 on an H100 (PCIe), seed 004's README, seconds.
@@ -128,22 +128,7 @@ impl ResnetConfig {
 
     /// The parameters, the bootstrapping configuration and the preset's name at this size.
     pub fn parameters(&self) -> Result<(CkksParameters, BootstrapConfig, String)> {
-        match self.size {
-            Size::Paper => {
-                let name = "boot_n16_levels13";
-                let preset = BootstrapPreset::by_name(name)
-                    .ok_or_else(|| Error::InvalidInput(format!("no preset {name}")))?;
-                Ok((preset.params.build()?, preset.config, name.to_string()))
-            }
-            Size::Small => {
-                let (literal, config) = small_literal()?;
-                Ok((
-                    literal.build()?,
-                    config,
-                    "boot_test_n12_insecure with 13 user levels (INSECURE)".to_string(),
-                ))
-            }
-        }
+        self.size.bootstrappable_parameters()
     }
 
     fn check(&self) -> Result<()> {
@@ -162,24 +147,6 @@ impl ResnetConfig {
         }
         Ok(())
     }
-}
-
-/// `boot_test_n12_insecure`'s layout with 13 user levels of 40 bits (as HELR's small size).
-fn small_literal() -> Result<(CkksParametersLiteral, BootstrapConfig)> {
-    let preset = BootstrapPreset::by_name("boot_test_n12_insecure")
-        .ok_or_else(|| Error::InvalidInput("no preset boot_test_n12_insecure".into()))?;
-    let mut literal = preset.params;
-    let user = literal
-        .log_q
-        .iter()
-        .skip(1)
-        .take_while(|&&b| b == 40)
-        .count();
-    let extra = 13usize.saturating_sub(user);
-    literal
-        .log_q
-        .splice(1..1, std::iter::repeat(40).take(extra));
-    Ok((literal.with_dnum(7), preset.config))
 }
 
 /// The ReLU's sign composite: the smallest gap `ε = 2^-g` (`g` from 8 down to 2) whose

@@ -43,9 +43,9 @@ pub mod encrypted;
 pub mod plain;
 
 pub use crate::Size;
-use rhea::ckks::bootstrap::{BootstrapConfig, BootstrapPreset, HomomorphicDft};
+use rhea::ckks::bootstrap::{BootstrapConfig, HomomorphicDft};
 use rhea::ckks::{LinearTransform, Polynomial};
-use rhea::params::{CkksParameters, CkksParametersLiteral};
+use rhea::params::CkksParameters;
 use rhea::{Device, Error, Result};
 
 /// Seed 004's RNN figure (Cheddar, Table 4): 4.33 s on an A100 80GB.
@@ -137,22 +137,7 @@ impl RnnConfig {
     /// The parameters, the bootstrapping configuration (at the layout's slot count) and the
     /// preset's name at this size.
     pub fn parameters(&self) -> Result<(CkksParameters, BootstrapConfig, String)> {
-        let (params, mut config, name) = match self.size {
-            Size::Paper => {
-                let name = "boot_n16_levels13";
-                let preset = BootstrapPreset::by_name(name)
-                    .ok_or_else(|| Error::InvalidInput(format!("no preset {name}")))?;
-                (preset.params.build()?, preset.config, name.to_string())
-            }
-            Size::Small => {
-                let (literal, config) = small_literal()?;
-                (
-                    literal.build()?,
-                    config,
-                    "boot_test_n12_insecure with 13 user levels (INSECURE)".to_string(),
-                )
-            }
-        };
+        let (params, mut config, name) = self.size.bootstrappable_parameters()?;
         config.slots = self.layout().slots;
         Ok((params, config, name))
     }
@@ -214,26 +199,6 @@ impl RnnConfig {
         }
         Ok(())
     }
-}
-
-/// The small size's chain: `boot_test_n12_insecure`'s layout (N = 2^12, the same bootstrapping
-/// primes and pipeline) with 13 user levels of 40 bits, as `boot_n16_levels13` has; 7
-/// key-switching digits (as HELR's small size).
-fn small_literal() -> Result<(CkksParametersLiteral, BootstrapConfig)> {
-    let preset = BootstrapPreset::by_name("boot_test_n12_insecure")
-        .ok_or_else(|| Error::InvalidInput("no preset boot_test_n12_insecure".into()))?;
-    let mut literal = preset.params;
-    let user = literal
-        .log_q
-        .iter()
-        .skip(1)
-        .take_while(|&&b| b == 40)
-        .count();
-    let extra = 13usize.saturating_sub(user);
-    literal
-        .log_q
-        .splice(1..1, std::iter::repeat(40).take(extra));
-    Ok((literal.with_dnum(7), preset.config))
 }
 
 /// The packing: slot `u·batch + b` holds unit `u` (or embedding entry `u`) of sequence `b`.

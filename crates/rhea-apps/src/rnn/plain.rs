@@ -3,6 +3,8 @@
 //! training.
 
 use super::data::{dot, RnnWeights, Sequences};
+pub use crate::fit::eval_poly;
+use crate::fit::odd_least_squares;
 
 /// The least-squares odd polynomial of `tanh` on `[−bound, bound]`, of odd degree `degree`
 /// (`tanh` is odd, so the even coefficients of the fit vanish and are left out), fitted on a
@@ -12,59 +14,7 @@ use super::data::{dot, RnnWeights, Sequences};
 ///
 /// Returns the monomial coefficients, constant first (`degree + 1` of them).
 pub fn tanh_least_squares(degree: usize, bound: f64) -> Vec<f64> {
-    let odd: Vec<usize> = (1..=degree).step_by(2).collect();
-    let m = odd.len();
-    let grid = 4001;
-    let mut gram = vec![vec![0.0; m]; m];
-    let mut rhs = vec![0.0; m];
-    for i in 0..grid {
-        let u = -1.0 + 2.0 * i as f64 / (grid - 1) as f64;
-        let target = (u * bound).tanh();
-        for (r, &kr) in odd.iter().enumerate() {
-            let ur = u.powi(kr as i32);
-            rhs[r] += ur * target;
-            for (c, &kc) in odd.iter().enumerate() {
-                gram[r][c] += ur * u.powi(kc as i32);
-            }
-        }
-    }
-    let b = solve(gram, rhs);
-    let mut coeffs = vec![0.0; degree + 1];
-    for (j, &k) in odd.iter().enumerate() {
-        coeffs[k] = b[j] / bound.powi(k as i32);
-    }
-    coeffs
-}
-
-/// Gaussian elimination with partial pivoting (a small, well-conditioned system).
-fn solve(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Vec<f64> {
-    let n = b.len();
-    for col in 0..n {
-        let pivot = (col..n)
-            .max_by(|&i, &j| a[i][col].abs().total_cmp(&a[j][col].abs()))
-            .unwrap_or(col);
-        a.swap(col, pivot);
-        b.swap(col, pivot);
-        let pivot_row = a[col].clone();
-        for row in col + 1..n {
-            let f = a[row][col] / pivot_row[col];
-            for (x, p) in a[row].iter_mut().zip(&pivot_row).skip(col) {
-                *x -= f * p;
-            }
-            b[row] -= f * b[col];
-        }
-    }
-    let mut x = vec![0.0; n];
-    for row in (0..n).rev() {
-        let s: f64 = (row + 1..n).map(|k| a[row][k] * x[k]).sum();
-        x[row] = (b[row] - s) / a[row][row];
-    }
-    x
-}
-
-/// `Σ c_k t^k`.
-pub fn eval_poly(coeffs: &[f64], t: f64) -> f64 {
-    coeffs.iter().rev().fold(0.0, |acc, &c| acc * t + c)
+    odd_least_squares(f64::tanh, degree, bound)
 }
 
 /// `max |p(x)|` over `[−bound, bound]` (a grid of 4001 points).
