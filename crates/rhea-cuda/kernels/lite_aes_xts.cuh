@@ -44,9 +44,10 @@
 // whole block and decrypts it (SIMT: the same issue slots as one lane decrypting, no second
 // shuffle to redistribute). A word whose lane is not in `mask` is loaded from memory by the
 // lanes that need it. lite_encrypt stores the whole block: a block whose group is only partly in
-// `mask` is read, decrypted, merged and re-encrypted (the absent lanes' words keep their value),
-// which is safe only if no other thread writes that block meanwhile ("encryption block false
-// sharing": pad written data that several threads write, lite_write_padded).
+// `mask` is read, decrypted, merged and re-encrypted (the absent lanes' words keep their value)
+// by the group's first calling lane, which is safe only if no other thread writes that block
+// meanwhile ("encryption block false sharing": pad data that several threads write,
+// lite_write_padded).
 //
 // Tables and keys. AES is OpenSSL's T-table AES (aes_core.c, as the seed ported it): Te0..Te3,
 // Td0..Td3 and Td4 (the inverse S-box), 8.25 KB, copied once per block into shared memory by
@@ -416,7 +417,9 @@ RHEA_INLINE W lite_decrypt(const LiteTables& T, const LiteKeys& K, const W* p, u
 }
 
 // lite_encrypt: the group's block receives each calling lane's word `v` (at p), encrypted; the
-// words of lanes absent from `mask` keep their plaintext (read-modify-write of the block).
+// words of lanes absent from `mask` keep their plaintext (read-modify-write of the block, done
+// and stored whole by the group's first calling lane alone: a lane that stored its word while
+// another still read the old block would corrupt it).
 template <typename W, bool MASKED>
 RHEA_INLINE void lite_encrypt(const LiteTables& T, const LiteKeys& K, W* p, W v, u32 mask) {
     constexpr u32 G = 16 / sizeof(W);
@@ -429,20 +432,16 @@ RHEA_INLINE void lite_encrypt(const LiteTables& T, const LiteKeys& K, W* p, W v,
 #pragma unroll
     for (u32 j = 0; j < G; ++j) w[j] = __shfl_sync(m, v, base + j);
     if (MASKED && present != (1u << G) - 1) {
+        if ((lane & (G - 1)) != (u32)(__ffs(present) - 1)) return;
         const uint4 old = lite_decrypt_block_at(T, K, addr, lite_ld4((const void*)addr));
 #pragma unroll
         for (u32 j = 0; j < G; ++j) {
             if (!((present >> j) & 1u)) w[j] = lite_word<W>(old, j);
         }
+        lite_st4((void*)addr, lite_encrypt_block_at(T, K, addr, lite_pack(w)));
+        return;
     }
-    const uint4 c = lite_encrypt_block_at(T, K, addr, lite_pack(w));
-    *p = lite_word<W>(c, lane & (G - 1));
-    if (MASKED && present != (1u << G) - 1 && (lane & (G - 1)) == (u32)(__ffs(present) - 1)) {
-#pragma unroll
-        for (u32 j = 0; j < G; ++j) {
-            if (!((present >> j) & 1u)) reinterpret_cast<W*>(addr)[j] = lite_word<W>(c, j);
-        }
-    }
+    *p = lite_word<W>(lite_encrypt_block_at(T, K, addr, lite_pack(w)), lane & (G - 1));
 }
 
 // ---- the v4 entry points (one 16-byte block per thread) ----------------------------------------
