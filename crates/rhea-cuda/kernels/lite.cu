@@ -540,9 +540,9 @@ __device__ void spmv(const LiteKeys& K, const LiteSpmvArgs& A) {
                 c = lite_in_any<I, PI>(T, K, A.col, k);
                 v = lite_in_any<I, PI>(T, K, lite_after(A.val, c), k);
             } else {
-                // Word-granular reads; a lane without a block of its own reads its pair's block
-                // start (a valid address in the same block as its partner's) and discards it.
-                const u64 kk = part ? k : k0 + (g & 1);
+                // Word-granular reads; a pair of lanes without a block in the row (full mask
+                // only) reads block 0, which every encrypted array has, and discards it.
+                const u64 kk = part ? k : (g & 1);
                 if (D) {
                     const u64 rc = lite_ld(col + kk), rv = lite_ld(val + kk);
                     c = lite_decrypt_loaded<u64, M>(T, K, col + kk, rc, mask);
