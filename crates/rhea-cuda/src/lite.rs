@@ -258,7 +258,9 @@ pub fn expand_decrypt_key(enc: &[u32; 44]) -> [u32; 44] {
 }
 
 fn block_words(b: &[u8; 16]) -> [u32; 4] {
-    std::array::from_fn(|i| u32::from_be_bytes([b[4 * i], b[4 * i + 1], b[4 * i + 2], b[4 * i + 3]]))
+    std::array::from_fn(|i| {
+        u32::from_be_bytes([b[4 * i], b[4 * i + 1], b[4 * i + 2], b[4 * i + 3]])
+    })
 }
 
 fn words_block(w: [u32; 4]) -> [u8; 16] {
@@ -678,9 +680,10 @@ impl LiteBuffer {
 // ---- launches ----------------------------------------------------------------------------------
 
 fn grid_stride(dev: &GpuDevice, items: usize) -> LaunchConfig {
-    let blocks = items
-        .div_ceil(THREADS as usize)
-        .clamp(1, (dev.multiprocessor_count().max(1) as usize) * BLOCKS_PER_SM);
+    let blocks = items.div_ceil(THREADS as usize).clamp(
+        1,
+        (dev.multiprocessor_count().max(1) as usize) * BLOCKS_PER_SM,
+    );
     LaunchConfig {
         grid_dim: (blocks as u32, 1, 1),
         block_dim: (THREADS, 1, 1),
@@ -808,7 +811,13 @@ pub fn xts_on_device(
         unit_blocks: (unit_bytes / 16) as u32,
         decrypt: u32::from(dir == Direction::Decrypt),
     };
-    launch_keyed(&dev, session, "lite_test_xts", grid_stride(&dev, blocks), &args)?;
+    launch_keyed(
+        &dev,
+        session,
+        "lite_test_xts",
+        grid_stride(&dev, blocks),
+        &args,
+    )?;
     dev.synchronize()
 }
 
@@ -835,7 +844,13 @@ pub fn ecb_on_device(session: &LiteSession, data: &mut DeviceBuffer, dir: Direct
         unit_blocks: 1,
         decrypt: u32::from(dir == Direction::Decrypt),
     };
-    launch_keyed(&dev, session, "lite_test_ecb", grid_stride(&dev, blocks), &args)
+    launch_keyed(
+        &dev,
+        session,
+        "lite_test_ecb",
+        grid_stride(&dev, blocks),
+        &args,
+    )
 }
 
 /// An entry point of the device library, for [`transcode`].
@@ -1080,7 +1095,12 @@ pub fn mul_add_kernel(
             bit(o)
         ),
         (true, EwAccess::V4) => {
-            format!("lite_ew_v4_d{}_i{}_o{}", bit(shuffle.delayed), bit(i), bit(o))
+            format!(
+                "lite_ew_v4_d{}_i{}_o{}",
+                bit(shuffle.delayed),
+                bit(i),
+                bit(o)
+            )
         }
     };
     checked_name(name)
@@ -1482,7 +1502,10 @@ mod tests {
         assert_eq!(aes_decrypt_block(&expand_decrypt_key(&enc), &ct), pt);
         // FIPS-197 Appendix A.1: the last round key of 2b7e1516...
         let enc = expand_encrypt_key(&hex16("2b7e151628aed2a6abf7158809cf4f3c"));
-        assert_eq!(enc[40..44], [0xd014f9a8, 0xc9ee2589, 0xe13f0cc8, 0xb6630ca6]);
+        assert_eq!(
+            enc[40..44],
+            [0xd014f9a8, 0xc9ee2589, 0xe13f0cc8, 0xb6630ca6]
+        );
     }
 
     #[test]
@@ -1508,7 +1531,10 @@ mod tests {
             body.split(',')
                 .map(str::trim)
                 .filter(|t| !t.is_empty())
-                .map(|t| u64::from_str_radix(t.trim_start_matches("0x").trim_end_matches('u'), 16).unwrap())
+                .map(|t| {
+                    u64::from_str_radix(t.trim_start_matches("0x").trim_end_matches('u'), 16)
+                        .unwrap()
+                })
                 .collect()
         };
         let te: Vec<u64> = TE0.iter().map(|&x| x as u64).collect();
@@ -1525,7 +1551,9 @@ mod tests {
         let b = LiteSession::new().unwrap();
         assert_ne!(a.schedules().k1_enc, b.schedules().k1_enc);
         assert_ne!(a.schedules().k1_enc[..4], a.schedules().k2_enc[..4]);
-        let plain: Vec<u64> = (0..64).map(|i| 0x0123_4567_89ab_cdefu64.wrapping_mul(i + 1)).collect();
+        let plain: Vec<u64> = (0..64)
+            .map(|i| 0x0123_4567_89ab_cdefu64.wrapping_mul(i + 1))
+            .collect();
         let mut w = plain.clone();
         a.encrypt_words(&mut w, 0x7000_0000_0000).unwrap();
         assert!(w.iter().zip(&plain).all(|(x, y)| x != y));
@@ -1545,7 +1573,11 @@ mod tests {
         assert_ne!(w[..2], w[2..], "blocks at different addresses must differ");
         let mut moved = w[2..].to_vec();
         s.decrypt_words(&mut moved, 0x1000).unwrap();
-        assert_ne!(moved, [5, 6], "ciphertext moved to another address must not decrypt");
+        assert_ne!(
+            moved,
+            [5, 6],
+            "ciphertext moved to another address must not decrypt"
+        );
     }
 
     #[test]
@@ -1567,7 +1599,8 @@ mod tests {
         // The same blocks one chunk at a time (below the threading threshold).
         for (k, chunk) in plain.chunks(1024).enumerate() {
             let mut c = chunk.to_vec();
-            s.encrypt_words(&mut c, 0x2000_0000 + 8 * 1024 * k as u64).unwrap();
+            s.encrypt_words(&mut c, 0x2000_0000 + 8 * 1024 * k as u64)
+                .unwrap();
             assert_eq!(c, big[1024 * k..1024 * k + chunk.len()]);
         }
     }
@@ -1611,6 +1644,9 @@ mod tests {
         assert!(CsrMatrix::new(vec![0, 2], vec![0, 1], vec![3], 2).is_err());
         let q = rhea_math::Modulus::new(97).unwrap();
         let m = CsrMatrix::new(vec![0, 2, 2, 3], vec![0, 1, 1], vec![3, 4, 5], 2).unwrap();
-        assert_eq!(m.mul_vec(&[10, 20], &q).unwrap(), vec![(30 + 80) % 97, 0, 100 % 97]);
+        assert_eq!(
+            m.mul_vec(&[10, 20], &q).unwrap(),
+            vec![(30 + 80) % 97, 0, 100 % 97]
+        );
     }
 }

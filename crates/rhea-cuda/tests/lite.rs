@@ -17,8 +17,8 @@ use aes::Aes128;
 use common::{assert_words, cubin_has, primes, require_gpu, require_nvrtc, rng};
 use rand::Rng;
 use rhea_cuda::lite::{
-    self, CsrMatrix, DeviceCsr, Direction, EntryPoint, EwAccess, LiteBuffer, LiteForm,
-    LiteSession, MulAdd, Shuffle, LITE, LITE_KERNEL_NAMES,
+    self, CsrMatrix, DeviceCsr, Direction, EntryPoint, EwAccess, LiteBuffer, LiteForm, LiteSession,
+    MulAdd, Shuffle, LITE, LITE_KERNEL_NAMES,
 };
 use rhea_cuda::{registry, DeviceBuffer, DeviceModuli};
 use xts_mode::{get_tweak_default, Xts128};
@@ -54,8 +54,12 @@ fn oracle(k1: &[u8; 16], k2: &[u8; 16], words: &[u64], addr: u64, dir: Direction
     let mut bytes = words_to_bytes(words);
     let x = xts(k1, k2);
     match dir {
-        Direction::Encrypt => x.encrypt_area(&mut bytes, 16, (addr / 16) as u128, get_tweak_default),
-        Direction::Decrypt => x.decrypt_area(&mut bytes, 16, (addr / 16) as u128, get_tweak_default),
+        Direction::Encrypt => {
+            x.encrypt_area(&mut bytes, 16, (addr / 16) as u128, get_tweak_default)
+        }
+        Direction::Decrypt => {
+            x.decrypt_area(&mut bytes, 16, (addr / 16) as u128, get_tweak_default)
+        }
     }
     bytes_to_words(&bytes)
 }
@@ -118,14 +122,21 @@ fn memory_form_is_xts_with_16_byte_sectors() {
         let data: Vec<u64> = (0..words).map(|_| r.random()).collect();
         let mut w = data.clone();
         s.encrypt_words(&mut w, addr).unwrap();
-        assert_words(&w, &oracle(&k1, &k2, &data, addr, Direction::Encrypt), "encrypt");
+        assert_words(
+            &w,
+            &oracle(&k1, &k2, &data, addr, Direction::Encrypt),
+            "encrypt",
+        );
         assert!(w.iter().zip(&data).all(|(c, p)| c != p));
         s.decrypt_words(&mut w, addr).unwrap();
         assert_words(&w, &data, "decrypt");
         // The same data one block further on encrypts differently (the address is the tweak).
         let mut moved = data.clone();
         s.encrypt_words(&mut moved, addr + 16).unwrap();
-        assert_ne!(moved[..2], oracle(&k1, &k2, &data, addr, Direction::Encrypt)[..2]);
+        assert_ne!(
+            moved[..2],
+            oracle(&k1, &k2, &data, addr, Direction::Encrypt)[..2]
+        );
     }
 }
 
@@ -159,15 +170,31 @@ fn lite_ieee_vectors_and_fips197_on_the_device() {
         let mut two = ptx.clone();
         two.extend(&ptx);
         let mut buf = dev.upload(&two).unwrap();
-        lite::xts_on_device(&s, &mut buf, unit, &[v.dusn, v.dusn + 1], Direction::Encrypt)
-            .unwrap();
+        lite::xts_on_device(
+            &s,
+            &mut buf,
+            unit,
+            &[v.dusn, v.dusn + 1],
+            Direction::Encrypt,
+        )
+        .unwrap();
         let got = buf.to_host().unwrap();
-        assert_words(&got[..ctx.len()], &ctx, &format!("IEEE vector {}", v.number));
+        assert_words(
+            &got[..ctx.len()],
+            &ctx,
+            &format!("IEEE vector {}", v.number),
+        );
         let mut second = words_to_bytes(&ptx);
         s.encrypt_unit(&mut second, v.dusn + 1).unwrap();
         assert_words(&got[ctx.len()..], &bytes_to_words(&second), "second unit");
-        lite::xts_on_device(&s, &mut buf, unit, &[v.dusn, v.dusn + 1], Direction::Decrypt)
-            .unwrap();
+        lite::xts_on_device(
+            &s,
+            &mut buf,
+            unit,
+            &[v.dusn, v.dusn + 1],
+            Direction::Decrypt,
+        )
+        .unwrap();
         assert_words(&buf.to_host().unwrap(), &two, "decrypted");
     }
     // FIPS-197 Appendix C.1, ECB with key 1.
@@ -186,7 +213,12 @@ fn lite_ieee_vectors_and_fips197_on_the_device() {
 
 /// The plaintext words of a buffer whose items of `bytes` bytes are replaced by `new`'s where
 /// `written(i)`.
-fn merge_items(old: &[u64], new: &[u64], bytes: usize, written: impl Fn(usize) -> bool) -> Vec<u64> {
+fn merge_items(
+    old: &[u64],
+    new: &[u64],
+    bytes: usize,
+    written: impl Fn(usize) -> bool,
+) -> Vec<u64> {
     let (mut o, n) = (words_to_bytes(old), words_to_bytes(new));
     for i in 0..o.len() / bytes {
         if written(i) {
@@ -226,7 +258,11 @@ fn lite_entry_points_are_bit_exact_with_the_oracle() {
             // Decrypt it back.
             let mut back = DeviceBuffer::alloc(&dev, words).unwrap();
             lite::transcode(&s, entry, Direction::Decrypt, &out, &mut back, items, 0).unwrap();
-            assert_words(&back.to_host().unwrap(), &data, &format!("{what}: decryption"));
+            assert_words(
+                &back.to_host().unwrap(),
+                &data,
+                &format!("{what}: decryption"),
+            );
         }
     }
 }
@@ -243,7 +279,14 @@ fn lite_masked_entry_points_handle_partial_groups() {
         EntryPoint::Word64 { masked: true },
     ] {
         let size = entry.item_bytes();
-        for (items, skip) in [(1usize, 0u32), (3, 0), (61, 3), (1000, 7), (4099, 5), (4096, 2)] {
+        for (items, skip) in [
+            (1usize, 0u32),
+            (3, 0),
+            (61, 3),
+            (1000, 7),
+            (4099, 5),
+            (4096, 2),
+        ] {
             let words = entry.buffer_words(items);
             let what = format!("{entry:?}, {items} items, skip {skip}");
             let left_out = |i: usize| i >= items || (skip > 0 && i as u32 % skip == skip - 1);
@@ -252,11 +295,23 @@ fn lite_masked_entry_points_handle_partial_groups() {
             // Encrypt into a buffer holding the ciphertext of `old`: left-out items keep it.
             let input = dev.upload(&new).unwrap();
             let mut out = DeviceBuffer::alloc(&dev, words).unwrap();
-            out.copy_from_host(&oracle(&k1, &k2, &old, out.device_ptr(), Direction::Encrypt))
-                .unwrap();
+            out.copy_from_host(&oracle(
+                &k1,
+                &k2,
+                &old,
+                out.device_ptr(),
+                Direction::Encrypt,
+            ))
+            .unwrap();
             lite::transcode(&s, entry, Direction::Encrypt, &input, &mut out, items, skip).unwrap();
             let want = merge_items(&old, &new, size, |i| !left_out(i));
-            let got = oracle(&k1, &k2, &out.to_host().unwrap(), out.device_ptr(), Direction::Decrypt);
+            let got = oracle(
+                &k1,
+                &k2,
+                &out.to_host().unwrap(),
+                out.device_ptr(),
+                Direction::Decrypt,
+            );
             assert_words(&got, &want, &format!("{what}: encryption"));
             // Decrypt into a buffer of `old`: left-out items are not written.
             let ct = dev
@@ -268,15 +323,30 @@ fn lite_masked_entry_points_handle_partial_groups() {
                 .unwrap();
             let mut plain = dev.upload(&old).unwrap();
             lite::transcode(&s, entry, Direction::Decrypt, &ct, &mut plain, items, skip).unwrap();
-            assert_words(&plain.to_host().unwrap(), &want, &format!("{what}: decryption"));
+            assert_words(
+                &plain.to_host().unwrap(),
+                &want,
+                &format!("{what}: decryption"),
+            );
         }
     }
     // Leaving items out needs a masked word entry point.
     let b = dev.upload(&[1, 2]).unwrap();
     let mut o = dev.upload(&[1, 2]).unwrap();
     assert!(lite::transcode(&s, EntryPoint::V4, Direction::Encrypt, &b, &mut o, 1, 2).is_err());
-    assert!(lite::transcode(&s, EntryPoint::Word64 { masked: false }, Direction::Encrypt, &b, &mut o, 2, 0).is_err(),
-        "a full-mask launch needs whole warps of words");
+    assert!(
+        lite::transcode(
+            &s,
+            EntryPoint::Word64 { masked: false },
+            Direction::Encrypt,
+            &b,
+            &mut o,
+            2,
+            0
+        )
+        .is_err(),
+        "a full-mask launch needs whole warps of words"
+    );
 }
 
 #[test]
@@ -309,8 +379,16 @@ fn lite_buffers_move_ciphertext() {
                 LiteForm::Plain => plain,
                 _ => oracle(&k1, &k2, &plain, b.raw().device_ptr(), Direction::Encrypt),
             };
-            assert_words(&raw, &want, &format!("{form:?}, {len} words: what crossed the bus"));
-            assert_words(&s.download(&b).unwrap(), &data, &format!("{form:?}: download"));
+            assert_words(
+                &raw,
+                &want,
+                &format!("{form:?}, {len} words: what crossed the bus"),
+            );
+            assert_words(
+                &s.download(&b).unwrap(),
+                &data,
+                &format!("{form:?}: download"),
+            );
         }
     }
     // A session from the CSPRNG round-trips too, and another session cannot read its buffers.
@@ -358,9 +436,7 @@ fn lite_elementwise_matches_plain() {
         let want: Vec<u64> = (0..n * limbs)
             .map(|i| moduli[i / n].mul_add(a[i], b[i], c[i]))
             .collect();
-        let up = |f: LiteForm| {
-            [&a, &b, &c].map(|v| s.upload(&dev, v, f).unwrap())
-        };
+        let up = |f: LiteForm| [&a, &b, &c].map(|v| s.upload(&dev, v, f).unwrap());
         let plain_in = up(LiteForm::Plain);
         let enc_in = up(LiteForm::Encrypted);
         for access in [EwAccess::Word, EwAccess::V4] {
@@ -374,10 +450,18 @@ fn lite_elementwise_matches_plain() {
                 limbs,
             };
             lite::mul_add(&s, &mut out, &op, access, Shuffle::NAIVE).unwrap();
-            assert_words(&s.download(&out).unwrap(), &want, &format!("plain {access:?}"));
+            assert_words(
+                &s.download(&out).unwrap(),
+                &want,
+                &format!("plain {access:?}"),
+            );
         }
         for (access, shuffle, fin, fout) in ew_variants() {
-            let ins = if fin == LiteForm::Plain { &plain_in } else { &enc_in };
+            let ins = if fin == LiteForm::Plain {
+                &plain_in
+            } else {
+                &enc_in
+            };
             let op = MulAdd {
                 a: &ins[0],
                 b: &ins[1],
@@ -392,7 +476,10 @@ fn lite_elementwise_matches_plain() {
             assert_words(&s.download(&out).unwrap(), &want, &what);
             if fout == LiteForm::Encrypted {
                 let raw = out.raw().to_host().unwrap();
-                assert!(raw.iter().zip(&want).all(|(x, y)| x != y), "{what}: stored plaintext");
+                assert!(
+                    raw.iter().zip(&want).all(|(x, y)| x != y),
+                    "{what}: stored plaintext"
+                );
             }
         }
     }
@@ -440,7 +527,11 @@ fn random_csr(r: &mut impl Rng, rows: usize, cols: usize, avg: usize, q: u64) ->
     let mut row_ptr = vec![0u64];
     let (mut col, mut val) = (Vec::new(), Vec::new());
     for i in 0..rows {
-        let len = if i % 17 == 5 { 0 } else { r.random_range(0..2 * avg + 1) };
+        let len = if i % 17 == 5 {
+            0
+        } else {
+            r.random_range(0..2 * avg + 1)
+        };
         for _ in 0..len {
             col.push(r.random_range(0..cols as u64));
             val.push(r.random_range(0..q));
@@ -460,7 +551,12 @@ fn lite_spmv_matches_plain_and_the_host() {
     let table = DeviceModuli::new(&dev, &[q]).unwrap();
     use LiteForm::{Encrypted as E, Padded as D, Plain as P};
     let sh = |masked, delayed| Shuffle { masked, delayed };
-    for (rows, cols, avg) in [(1usize, 5usize, 3usize), (37, 53, 6), (1000, 700, 20), (20_001, 30_000, 9)] {
+    for (rows, cols, avg) in [
+        (1usize, 5usize, 3usize),
+        (37, 53, 6),
+        (1000, 700, 20),
+        (20_001, 30_000, 9),
+    ] {
         let m = random_csr(&mut r, rows, cols, avg, q.value());
         let x: Vec<u64> = (0..cols).map(|_| r.random_range(0..q.value())).collect();
         let want = m.mul_vec(&x, &q).unwrap();
