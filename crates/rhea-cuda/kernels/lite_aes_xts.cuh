@@ -339,6 +339,12 @@ RHEA_INLINE uint4 lite_decrypt_block_at(const LiteTables& T, const LiteKeys& K, 
 // ---- loads and stores --------------------------------------------------------------------------
 // Plain ld.global in volatile asm (as ld_dep in common.cuh): never moved above pdl_wait(), and
 // issued in program order, so that a kernel controls when its loads leave (delayed shuffle).
+// The helpers written in PTX are replaced by host versions in the CPU emulation
+// (scripts/lite-emu.sh, LITE_HOST_EMULATION).
+
+RHEA_INLINE void lite_st4(void* p, uint4 v) { *reinterpret_cast<uint4*>(p) = v; }
+
+#ifndef LITE_HOST_EMULATION
 
 RHEA_INLINE u32 lite_ld(const u32* p) {
     u32 r;
@@ -357,8 +363,6 @@ RHEA_INLINE uint4 lite_ld4(const void* p) {
                  : "l"(p));
     return r;
 }
-RHEA_INLINE void lite_st4(void* p, uint4 v) { *reinterpret_cast<uint4*>(p) = v; }
-
 // A compiler barrier that makes `p` depend on `v`: a load through the result is issued only once
 // `v` is computed (kernels that decrypt each operand before loading the next: no delayed shuffle).
 template <typename P, typename V>
@@ -373,6 +377,7 @@ RHEA_INLINE u32 lite_laneid() {
     asm("mov.u32 %0, %%laneid;" : "=r"(l));
     return l;
 }
+#endif  // LITE_HOST_EMULATION
 
 // Words <-> blocks: word j of a block (u32: component j; u64: components 2j, 2j+1).
 RHEA_INLINE uint4 lite_pack(const u32 (&w)[4]) { return make_uint4(w[0], w[1], w[2], w[3]); }

@@ -580,3 +580,18 @@ fn lite_spmv_matches_plain_and_the_host() {
         }
     }
 }
+
+/// A known answer of the memory form, shared with the CPU emulation of the device library
+/// (`scripts/lite-emu/emu.cpp` checks `lite_encrypt_block_at` against the same words).
+#[test]
+fn memory_form_known_answer() {
+    let k1: [u8; 16] = std::array::from_fn(|i| 7 * i as u8 + 1);
+    let k2: [u8; 16] = std::array::from_fn(|i| 200 - i as u8);
+    let data = [0x0123_4567_89ab_cdef, 0xfedc_ba98_7654_3210];
+    let want = [0x67c1_cc5c_6eb6_885f, 0xb862_41e1_44cc_9551];
+    let addr = 0x7f12_3456_0010;
+    assert_eq!(oracle(&k1, &k2, &data, addr, Direction::Encrypt), want);
+    let mut w = data;
+    LiteSession::from_keys(&k1, &k2).encrypt_words(&mut w, addr).unwrap();
+    assert_eq!(w, want);
+}
