@@ -78,6 +78,7 @@ inline void pdl_wait() {}
 struct RheaModulus { u64 value, ratio_hi, ratio_lo, mont_inv; };
 inline RheaModulus load_modulus(const RheaModulus* m, u32 i) { return m[i]; }
 inline u64 mod_add(u64 a, u64 b, u64 q) { u64 s = a + b; return s >= q ? s - q : s; }
+inline u64 mod_sub(u64 a, u64 b, u64 q) { return a >= b ? a - b : a + q - b; }
 inline u64 mod_mul(u64 a, u64 b, const RheaModulus& m) { return (u64)((unsigned __int128)a * b % m.value); }
 inline u64 mod_mul_add(u64 a, u64 b, u64 c, const RheaModulus& m) { return (u64)(((unsigned __int128)a * b + c) % m.value); }
 inline ulonglong2 ld_dep2(const u64* p) { return {p[0], p[1]}; }

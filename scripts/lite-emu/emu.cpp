@@ -171,6 +171,34 @@ int main() {
           CHECK(memcmp(o, ref, words * 8) == 0, "ew masked tail"); }
     }
     printf("elementwise done\n");
+    // 3b. NTT stage
+    for (u32 log_h : {1u, 3u, 5u}) {
+        const u32 log_n = 6; const u64 n = 1 << log_n, limbs = 2, words = n * limbs, h = 1ull << log_h, groups = n / (2 * h);
+        RheaModulus mods[2] = {{(1ull << 61) - 1, 0, 0, 0}, {998244353ull, 0, 0, 0}};
+        u64 *x = alloc16<u64>(words), *tw = alloc16<u64>(limbs * groups), *ref = alloc16<u64>(words);
+        for (size_t i = 0; i < words; ++i) x[i] = rng() % mods[i / n].value;
+        for (size_t i = 0; i < limbs * groups; ++i) tw[i] = rng() % mods[i / groups].value;
+        std::vector<u64> want(words);
+        for (u64 l = 0; l < limbs; ++l) for (u64 k = 0; k < n / 2; ++k) {
+            u64 g = k / h, j = k % h, i0 = l * n + g * 2 * h + j; const RheaModulus& m = mods[l];
+            u64 wy = mod_mul(x[i0 + h], tw[l * groups + g], m);
+            want[i0] = mod_add(x[i0], wy, m.value); want[i0 + h] = x[i0] >= wy ? x[i0] - wy : x[i0] + m.value - wy; }
+        LiteNttStageArgs P{(u64)ref, (u64)x, (u64)tw, (u64)mods, words, log_n, log_h};
+        launch(2, [&] { lite_ntt_stage_plain(P); });
+        CHECK(memcmp(ref, want.data(), words * 8) == 0, "ntt stage plain h %llu", h);
+        u64* ex = alloc16<u64>(words); memcpy(ex, x, words * 8); oracle(K, ex, words, true);
+        struct V { const char* name; void (*k)(const LiteKeys, const LiteNttStageArgs); bool i, o; };
+        V vs[] = {{"d0", lite_ntt_stage_v4_d0_i1_o1, 1, 1}, {"d1", lite_ntt_stage_v4_d1_i1_o1, 1, 1},
+                  {"in", lite_ntt_stage_v4_d1_i1_o0, 1, 0}, {"out", lite_ntt_stage_v4_d1_i0_o1, 0, 1}};
+        for (auto& v : vs) {
+            u64* o = alloc16<u64>(words); memset(o, 0, words * 8);
+            LiteNttStageArgs L{(u64)o, (u64)(v.i ? ex : x), (u64)tw, (u64)mods, words, log_n, log_h};
+            launch(3, [&] { v.k(K, L); });
+            if (v.o) oracle(K, o, words, false);
+            CHECK(memcmp(o, want.data(), words * 8) == 0, "ntt stage %s h %llu", v.name, h);
+        }
+    }
+    printf("ntt stage done\n");
     // 4. gather
     {
         const u32 log_n = 7; const u64 n = 1 << log_n, rows = 3, words = n * rows; const u64 g = 5 * 5 * 5 % (2 * n);

@@ -10,7 +10,8 @@
 //! ```
 //!
 //! Kernels (see `kernels/lite.cu` and `docs/lite.md`): regular = element-wise `a·b + c mod q`
-//! over `L` limbs of `N` words (60-bit primes); irregular = the NTT-domain automorphism gather
+//! over `L` limbs of `N` words (60-bit primes) and one radix-2 NTT stage (distance N/4) over the
+//! same shape; irregular = the NTT-domain automorphism gather
 //! over `L` rows of `N` words, and a CSR SpMV mod a 61-bit prime with `R` rows and columns and
 //! 0..2K entries per row (K on average).
 
@@ -253,6 +254,67 @@ fn elementwise(dev: &Arc<GpuDevice>, s: &LiteSession, cfg: &Config) -> Result<Ou
             variant: name.into(),
             masked: (access == EwAccess::Word).then_some(shuffle.masked),
             delayed: Some(shuffle.delayed),
+            padding: "none",
+            inputs_encrypted: fin == E,
+            outputs_encrypted: fout == E,
+            median_us: med,
+            min_us: min,
+            plain_us,
+        });
+    }
+    Ok(Ok(rows))
+}
+
+fn ntt_stage(dev: &Arc<GpuDevice>, s: &LiteSession, cfg: &Config) -> Result<Outcome> {
+    let (n, limbs) = (cfg.degree, cfg.limbs);
+    let h = n / 4;
+    let groups = n / (2 * h);
+    let moduli = rhea_cuda::ntt::bench_primes(60, n, limbs)?;
+    let table = DeviceModuli::new(dev, &moduli)?;
+    let mut x = Vec::with_capacity(n * limbs);
+    let mut tw = Vec::with_capacity(groups * limbs);
+    for (l, q) in moduli.iter().enumerate() {
+        x.extend(fill(q.value(), n, 20 + l as u64));
+        tw.extend(fill(q.value(), groups, 90 + l as u64));
+    }
+    let twb = dev.upload(&tw)?;
+    use LiteForm::{Encrypted as E, Plain as P};
+    let variants = [
+        (P, P, true, "plain, 2 butterflies/thread"),
+        (E, E, false, "LITE v4"),
+        (E, E, true, "LITE v4, delayed"),
+        (E, P, true, "LITE v4, inputs only"),
+        (P, E, true, "LITE v4, outputs only"),
+    ];
+    let (mut rows, mut want, mut plain_us) = (Vec::new(), Vec::new(), f64::NAN);
+    for (fin, fout, delayed, name) in variants {
+        let input = s.upload(dev, &x, fin)?;
+        let op = lite::NttStage {
+            input: &input,
+            twiddles: &twb,
+            moduli: &table,
+            degree: n,
+            limbs,
+            half: h,
+        };
+        let mut out = LiteBuffer::alloc(dev, n * limbs, fout)?;
+        lite::ntt_stage(s, &mut out, &op, delayed)?;
+        let got = s.download(&out)?;
+        if want.is_empty() {
+            want = got;
+        } else if let Err(e) = check(name, &got, &want) {
+            return Ok(Err(e));
+        }
+        let (med, min) = time(dev, cfg, || lite::ntt_stage(s, &mut out, &op, delayed))?;
+        let lite = fin != P || fout != P;
+        if !lite {
+            plain_us = med;
+        }
+        rows.push(Row {
+            kernel: "ntt_stage",
+            variant: name.into(),
+            masked: None,
+            delayed: lite.then_some(delayed),
             padding: "none",
             inputs_encrypted: fin == E,
             outputs_encrypted: fout == E,
@@ -522,7 +584,7 @@ fn main() -> ExitCode {
         cfg.nnz_per_row
     );
     let mut rows = Vec::new();
-    for suite in [elementwise, gather, spmv] {
+    for suite in [elementwise, ntt_stage, gather, spmv] {
         match suite(&dev, &session, &cfg) {
             Ok(Ok(r)) => rows.extend(r),
             Ok(Err(mismatch)) => {

@@ -18,7 +18,7 @@
 //   I/O  partial encryption: I = 1 inputs encrypted, O = 1 outputs encrypted.
 // Regular: the element-wise modular multiply-add out = a·b + c mod q over [limbs][N] u64 words
 // (word-granular: one word per thread, two lanes per block; v4: one block = two words per
-// thread). Irregular: the NTT-domain automorphism gather (rhea_cuda::automorphism's index map)
+// thread), and one radix-2 NTT stage (v4: two butterflies, two blocks per thread). Irregular: the NTT-domain automorphism gather (rhea_cuda::automorphism's index map)
 // and a CSR sparse matrix-vector product mod q (LITE_SPMV_G lanes per row).
 //
 // Every kernel copies the T-tables into shared memory (read-only module data, before
@@ -350,6 +350,90 @@ LITE_EW_V4(0, 1, 1)
 LITE_EW_V4(1, 1, 1)
 LITE_EW_V4(1, 1, 0)
 LITE_EW_V4(1, 0, 1)
+
+// ---- regular: one radix-2 NTT stage -------------------------------------------------------------
+
+// Must match rhea_cuda::lite::NttStageArgs (#[repr(C)]).
+struct LiteNttStageArgs {
+    u64 out;
+    u64 in;
+    u64 tw;      // plain twiddles, limb l's at tw + l · N / (2h), one per butterfly group
+    u64 moduli;  // const RheaModulus*, limb l uses moduli[l]
+    u64 words;   // limbs · N
+    u32 log_n;   // N = 2^log_n
+    u32 log_h;   // butterfly distance h = 2^log_h, 1 ≤ log_h < log_n
+};
+static_assert(sizeof(LiteNttStageArgs) == 48, "LiteNttStageArgs: not the Rust size");
+static_assert(RHEA_OFFSETOF(LiteNttStageArgs, words) == 32, "LiteNttStageArgs::words: not the Rust offset");
+static_assert(RHEA_OFFSETOF(LiteNttStageArgs, log_h) == 44, "LiteNttStageArgs::log_h: not the Rust offset");
+
+// Butterflies (i0, i0 + h) of a Cooley-Tukey stage, out-of-place: x' = x + w·y, y' = x − w·y
+// mod q, w = tw[group]; each thread does two neighbouring butterflies (j, j + 1; h ≥ 2), i.e.
+// one 16-byte block at i0 and one at i0 + h (v4 access). I / O: inputs / outputs encrypted;
+// D: both blocks loaded before either is decrypted.
+template <bool LITE, bool D, bool I, bool O>
+__device__ void ntt_stage(const LiteKeys* K, const LiteNttStageArgs& A, LiteTables* Tp) {
+    pdl_trigger();
+    if (LITE) lite_load_tables(*Tp);
+    pdl_wait();
+    const RheaModulus* mods = reinterpret_cast<const RheaModulus*>(A.moduli);
+    const u64* in = reinterpret_cast<const u64*>(A.in);
+    u64* out = reinterpret_cast<u64*>(A.out);
+    const u64* tw = reinterpret_cast<const u64*>(A.tw);
+    const u64 h = 1ull << A.log_h;
+    const u64 half_n = 1ull << (A.log_n - 1);
+    for (u64 t = blockIdx.x * (u64)blockDim.x + threadIdx.x; 4 * t < A.words;
+         t += (u64)gridDim.x * blockDim.x) {
+        const u64 b = 2 * t;                       // first butterfly of the pair
+        const u64 limb = b >> (A.log_n - 1);
+        const u64 k = b & (half_n - 1);
+        const u64 group = k >> A.log_h;
+        const u64 i0 = (limb << A.log_n) + (group << (A.log_h + 1)) + (k & (h - 1));
+        const RheaModulus m = load_modulus(mods, (u32)limb);
+        const u64 w = lite_ld(tw + (limb << (A.log_n - 1 - A.log_h)) + group);
+        uint4 x = lite_ld4(in + i0), y;
+        if (LITE && I && !D) {
+            x = lite_decrypt_v4_loaded(*Tp, *K, in + i0, x);
+            y = lite_ld4(lite_after(in + i0 + h, x.x));
+        } else {
+            y = lite_ld4(in + i0 + h);
+            if (LITE && I) x = lite_decrypt_v4_loaded(*Tp, *K, in + i0, x);
+        }
+        if (LITE && I) y = lite_decrypt_v4_loaded(*Tp, *K, in + i0 + h, y);
+        u64 r0[2], r1[2];
+#pragma unroll
+        for (u32 e = 0; e < 2; ++e) {
+            const u64 wy = mod_mul(lite_word<u64>(y, e), w, m);
+            const u64 xv = lite_word<u64>(x, e);
+            r0[e] = mod_add(xv, wy, m.value);
+            r1[e] = mod_sub(xv, wy, m.value);
+        }
+        const uint4 o0 = lite_pack(r0), o1 = lite_pack(r1);
+        if (LITE && O) {
+            lite_encrypt_v4(*Tp, *K, out + i0, o0);
+            lite_encrypt_v4(*Tp, *K, out + i0 + h, o1);
+        } else {
+            lite_st4(out + i0, o0);
+            lite_st4(out + i0 + h, o1);
+        }
+    }
+}
+
+extern "C" __global__ void lite_ntt_stage_plain(const LiteNttStageArgs A) {
+    ntt_stage<false, false, false, false>(nullptr, A, nullptr);
+}
+
+#define LITE_NTT_STAGE(D, I, O)                                                                \
+    extern "C" __global__ void lite_ntt_stage_v4_d##D##_i##I##_o##O(const LiteKeys K,          \
+                                                                     const LiteNttStageArgs A) { \
+        __shared__ LiteTables T;                                                               \
+        ntt_stage<true, D, I, O>(&K, A, &T);                                                   \
+    }
+// Keep in step with rhea_cuda::lite::LITE_KERNEL_NAMES.
+LITE_NTT_STAGE(0, 1, 1)
+LITE_NTT_STAGE(1, 1, 1)
+LITE_NTT_STAGE(1, 1, 0)
+LITE_NTT_STAGE(1, 0, 1)
 
 // ---- irregular: the NTT-domain automorphism gather --------------------------------------------
 

@@ -26,7 +26,7 @@
 //! - Test kernels: [`xts_on_device`], [`ecb_on_device`], [`transcode`] (the memory form through
 //!   each entry point: [`EntryPoint`]).
 //! - Benchmark kernels, plain and LITE: [`mul_add`] (regular: element-wise `a·b + c mod q`),
-//!   [`gather`] (irregular: the NTT-domain automorphism permutation) and [`spmv`] (irregular:
+//!   [`ntt_stage`] (regular: one radix-2 NTT stage), [`gather`] (irregular: the NTT-domain automorphism permutation) and [`spmv`] (irregular:
 //!   CSR sparse matrix–vector product mod q). The seed's optimisations are compile-time
 //!   parameters of their kernels, chosen by [`Shuffle`] and by the operands' forms (padding,
 //!   partial encryption); every instantiated variant is in [`LITE_KERNEL_NAMES`].
@@ -86,6 +86,11 @@ pub const LITE_KERNEL_NAMES: &[&str] = &[
     "lite_ew_v4_d1_i1_o1",
     "lite_ew_v4_d1_i1_o0",
     "lite_ew_v4_d1_i0_o1",
+    "lite_ntt_stage_plain",
+    "lite_ntt_stage_v4_d0_i1_o1",
+    "lite_ntt_stage_v4_d1_i1_o1",
+    "lite_ntt_stage_v4_d1_i1_o0",
+    "lite_ntt_stage_v4_d1_i0_o1",
     "lite_gather_plain",
     "lite_gather_m0_pi1_po1_i1_o1",
     "lite_gather_m1_pi1_po1_i1_o1",
@@ -1183,6 +1188,130 @@ pub fn mul_add(
     };
     let cfg = grid_stride(&dev, items);
     if lite {
+        launch_keyed(&dev, session, kernel, cfg, &args)
+    } else {
+        launch_plain(&dev, kernel, cfg, &args)
+    }
+}
+
+/// Launch arguments of the NTT-stage kernels (`struct LiteNttStageArgs`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+struct NttStageArgs {
+    out: u64,
+    input: u64,
+    tw: u64,
+    moduli: u64,
+    words: u64,
+    log_n: u32,
+    log_h: u32,
+}
+
+// SAFETY: plain `#[repr(C)]` integers, the layout of the CUDA struct.
+unsafe impl DeviceRepr for NttStageArgs {}
+
+const _: () = {
+    use std::mem::{offset_of, size_of};
+    assert!(size_of::<NttStageArgs>() == 48);
+    assert!(offset_of!(NttStageArgs, words) == 32);
+    assert!(offset_of!(NttStageArgs, log_h) == 44);
+};
+
+/// The operands of [`ntt_stage`]: one radix-2 Cooley–Tukey stage over `limbs` limbs of `degree`
+/// words, out of place. In limb `l`, butterfly `(i, i + h)` of group `g = ⌊(i mod N) / 2h⌋`
+/// gives `x + w·y` and `x − w·y` mod `q_l` with `w = twiddles[l · N / 2h + g]`; inputs and
+/// twiddles below `q_l`. The twiddles are public and plain.
+#[derive(Clone, Copy, Debug)]
+pub struct NttStage<'a> {
+    /// The input words.
+    pub input: &'a LiteBuffer,
+    /// `limbs · N / (2h)` plain twiddles.
+    pub twiddles: &'a DeviceBuffer,
+    /// The limbs' moduli (at least `limbs`).
+    pub moduli: &'a DeviceModuli,
+    /// Words per limb, a power of two.
+    pub degree: usize,
+    /// Limbs.
+    pub limbs: usize,
+    /// The butterfly distance `h`: a power of two, `2 ≤ h < N`.
+    pub half: usize,
+}
+
+/// The kernel [`ntt_stage`] launches for these forms and delayed-shuffle option.
+///
+/// Errors: [`CudaError::InvalidArgument`] for a padded operand or a variant that is not
+/// instantiated.
+pub fn ntt_stage_kernel(input: LiteForm, output: LiteForm, delayed: bool) -> Result<&'static str> {
+    if input == LiteForm::Padded || output == LiteForm::Padded {
+        return Err(CudaError::InvalidArgument(
+            "the NTT stage reads and writes dense operands (no padding)".into(),
+        ));
+    }
+    let (i, o) = (input.encrypted(), output.encrypted());
+    if !i && !o {
+        return checked_name("lite_ntt_stage_plain".into());
+    }
+    checked_name(format!(
+        "lite_ntt_stage_v4_d{}_i{}_o{}",
+        bit(delayed),
+        bit(i),
+        bit(o)
+    ))
+}
+
+/// One radix-2 NTT stage (the second regular benchmark; see [`NttStage`]): two butterflies,
+/// i.e. a 16-byte block at `i` and one at `i + h`, per thread. Plain when both buffers are,
+/// else through LITE's v4 entry points.
+///
+/// Errors: [`CudaError::Shape`] for operands of the wrong length, a degree or `h` out of range,
+/// or too few moduli; [`CudaError::InvalidArgument`] as [`ntt_stage_kernel`].
+pub fn ntt_stage(
+    session: &LiteSession,
+    out: &mut LiteBuffer,
+    op: &NttStage<'_>,
+    delayed: bool,
+) -> Result<()> {
+    let kernel = ntt_stage_kernel(op.input.form, out.form, delayed)?;
+    let (n, h) = (op.degree, op.half);
+    if !n.is_power_of_two() || !h.is_power_of_two() || h < 2 || h >= n || op.limbs == 0 {
+        return Err(CudaError::Shape(format!(
+            "an NTT stage of distance {h} over {} limbs of degree {n} (powers of two, 2 ≤ h < N)",
+            op.limbs
+        )));
+    }
+    if op.moduli.len() < op.limbs {
+        return Err(CudaError::Shape(format!(
+            "{} limbs, {} moduli",
+            op.limbs,
+            op.moduli.len()
+        )));
+    }
+    let words = n * op.limbs;
+    check_len("input", op.input, words)?;
+    check_len("out", out, words)?;
+    if op.twiddles.len() != op.limbs * n / (2 * h) {
+        return Err(CudaError::Shape(format!(
+            "{} twiddles; {} limbs of {} groups need {}",
+            op.twiddles.len(),
+            op.limbs,
+            n / (2 * h),
+            op.limbs * n / (2 * h)
+        )));
+    }
+    op.input.raw.check_same_device(&out.raw)?;
+    op.twiddles.check_same_device(&out.raw)?;
+    let dev = out.raw.device().clone();
+    let args = NttStageArgs {
+        out: out.ptr(),
+        input: op.input.ptr(),
+        tw: op.twiddles.device_ptr(),
+        moduli: op.moduli.device_ptr(),
+        words: words as u64,
+        log_n: n.trailing_zeros(),
+        log_h: h.trailing_zeros(),
+    };
+    let cfg = grid_stride(&dev, words / 4);
+    if op.input.form.encrypted() || out.form.encrypted() {
         launch_keyed(&dev, session, kernel, cfg, &args)
     } else {
         launch_plain(&dev, kernel, cfg, &args)

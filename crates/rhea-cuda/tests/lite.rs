@@ -21,6 +21,7 @@ use rhea_cuda::lite::{
     MulAdd, Shuffle, LITE, LITE_KERNEL_NAMES,
 };
 use rhea_cuda::{registry, DeviceBuffer, DeviceModuli};
+use rhea_math::Modulus;
 use xts_mode::{get_tweak_default, Xts128};
 use xts_vectors::IEEE1619_XTS_AES128;
 
@@ -485,6 +486,66 @@ fn lite_elementwise_matches_plain() {
     }
 }
 
+/// One radix-2 stage on the host (the oracle of `lite::ntt_stage`).
+fn host_ntt_stage(x: &[u64], tw: &[u64], moduli: &[Modulus], n: usize, h: usize) -> Vec<u64> {
+    let mut out = vec![0u64; x.len()];
+    let groups = n / (2 * h);
+    for (l, q) in moduli.iter().enumerate() {
+        for k in 0..n / 2 {
+            let (g, j) = (k / h, k % h);
+            let i0 = l * n + g * 2 * h + j;
+            let wy = q.mul(x[i0 + h], tw[l * groups + g]);
+            out[i0] = q.add(x[i0], wy);
+            out[i0 + h] = q.sub(x[i0], wy);
+        }
+    }
+    out
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
+fn lite_ntt_stage_matches_plain_and_the_host() {
+    let dev = require_gpu("lite_ntt_stage_matches_plain_and_the_host");
+    let mut r = rng("lite_ntt_stage_matches_plain_and_the_host");
+    let s = LiteSession::new().unwrap();
+    let (n, limbs) = (1usize << 12, 3usize);
+    let moduli = primes(60, limbs, n);
+    let table = DeviceModuli::new(&dev, &moduli).unwrap();
+    let x: Vec<u64> = (0..n * limbs)
+        .map(|i| r.random_range(1..moduli[i / n].value()))
+        .collect();
+    use LiteForm::{Encrypted as E, Plain as P};
+    for h in [2usize, 64, n / 2] {
+        let groups = n / (2 * h);
+        let tw: Vec<u64> = (0..limbs * groups)
+            .map(|i| r.random_range(1..moduli[i / groups].value()))
+            .collect();
+        let want = host_ntt_stage(&x, &tw, &moduli, n, h);
+        let twb = dev.upload(&tw).unwrap();
+        for (fin, fout, delayed) in [
+            (P, P, true),
+            (E, E, false),
+            (E, E, true),
+            (E, P, true),
+            (P, E, true),
+        ] {
+            let input = s.upload(&dev, &x, fin).unwrap();
+            let op = lite::NttStage {
+                input: &input,
+                twiddles: &twb,
+                moduli: &table,
+                degree: n,
+                limbs,
+                half: h,
+            };
+            let mut out = LiteBuffer::alloc(&dev, n * limbs, fout).unwrap();
+            lite::ntt_stage(&s, &mut out, &op, delayed).unwrap();
+            let what = format!("NTT stage h {h}, {fin:?} -> {fout:?}, delayed {delayed}");
+            assert_words(&s.download(&out).unwrap(), &want, &what);
+        }
+    }
+}
+
 #[test]
 #[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn lite_gather_matches_plain_and_the_automorphism() {
@@ -592,6 +653,8 @@ fn memory_form_known_answer() {
     let addr = 0x7f12_3456_0010;
     assert_eq!(oracle(&k1, &k2, &data, addr, Direction::Encrypt), want);
     let mut w = data;
-    LiteSession::from_keys(&k1, &k2).encrypt_words(&mut w, addr).unwrap();
+    LiteSession::from_keys(&k1, &k2)
+        .encrypt_words(&mut w, addr)
+        .unwrap();
     assert_eq!(w, want);
 }
