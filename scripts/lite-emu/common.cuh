@@ -42,15 +42,24 @@ struct Warp {
     std::mutex mu; std::condition_variable cv;
     struct Slot { u64 gen = 0; u32 arrived = 0; u32 left = 0; bool draining = false; u64 vals[32]; };
     std::map<u32, Slot> slots;
+    u32 exited = 0;  // lanes whose thread has returned from the kernel
+    // A warp intrinsic whose mask names a lane that has exited is undefined on Volta and later
+    // (a full-mask shuffle after some lanes returned): reported at once, not as a deadlock.
+    void check_exited(u32 mask, u32 pending, u32 lane) {
+        if (pending & exited) { fprintf(stderr, "lane %u: warp intrinsic with mask %08x names exited lanes %08x\n", lane, mask, pending & exited); abort(); }
+    }
+    void exit_lane(u32 lane) { std::lock_guard<std::mutex> lk(mu); exited |= 1u << lane; cv.notify_all(); }
     std::array<u64, 32> exchange(u32 mask, u32 lane, u64 v) {
         if (!(mask >> lane & 1)) { fprintf(stderr, "lane %u calls with mask %08x without itself\n", lane, mask); abort(); }
         std::unique_lock<std::mutex> lk(mu);
+        check_exited(mask, mask, lane);
         Slot& s = slots[mask];
         while (s.draining) cv.wait(lk);
         const u64 my = s.gen;
         s.vals[lane] = v; s.arrived |= 1u << lane;
         if (s.arrived == mask) { s.draining = true; s.left = mask; cv.notify_all(); }
         else while (!(s.draining && s.gen == my)) {
+            check_exited(mask, mask & ~s.arrived, lane);
             if (cv.wait_for(lk, std::chrono::seconds(10)) == std::cv_status::timeout && !(s.draining && s.gen == my)) {
                 fprintf(stderr, "deadlock: mask %08x arrived %08x lane %u\n", mask, s.arrived, lane); abort(); }
         }
@@ -61,6 +70,19 @@ struct Warp {
     }
 };
 extern thread_local Warp* cur_warp;
+// The threads of one block (__syncthreads over all of them).
+struct Block {
+    std::mutex mu; std::condition_variable cv; u32 threads = 0, arrived = 0; u64 gen = 0;
+    void sync() {
+        std::unique_lock<std::mutex> lk(mu); const u64 my = gen;
+        if (++arrived == threads) { arrived = 0; gen++; cv.notify_all(); }
+        else while (gen == my) {
+            if (cv.wait_for(lk, std::chrono::seconds(10)) == std::cv_status::timeout && gen == my) {
+                fprintf(stderr, "deadlock in __syncthreads: %u of %u arrived\n", arrived, threads); abort(); }
+        }
+    }
+};
+extern thread_local Block* cur_block;
 inline u32 emu_lane() { return threadIdx.x & 31; }
 template <typename T> inline T __shfl_sync(u32 mask, T v, u32 src) {
     auto a = cur_warp->exchange(mask, emu_lane(), (u64)v); return (T)a[src & 31]; }
@@ -72,7 +94,7 @@ inline u32 __ballot_sync(u32 mask, bool p) {
     auto a = cur_warp->exchange(mask, emu_lane(), p); u32 r = 0; for (int i = 0; i < 32; ++i) if ((mask >> i & 1) && a[i]) r |= 1u << i; return r; }
 inline u32 __reduce_max_sync(u32 mask, u32 v) {
     auto a = cur_warp->exchange(mask, emu_lane(), v); u32 r = 0; for (int i = 0; i < 32; ++i) if (mask >> i & 1) r = a[i] > r ? a[i] : r; return r; }
-inline void __syncthreads() { cur_warp->exchange(0xffffffffu, emu_lane(), 0); }
+inline void __syncthreads() { cur_block->sync(); }
 inline void pdl_trigger() {}
 inline void pdl_wait() {}
 struct RheaModulus { u64 value, ratio_hi, ratio_lo, mont_inv; };

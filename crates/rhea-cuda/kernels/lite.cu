@@ -116,9 +116,14 @@ extern "C" __global__ void lite_test_v4_decrypt(const LiteKeys K, const MemTestA
     }
 }
 
-// Word-granular: one word per thread, no grid stride (the grid covers n rounded up to a warp;
-// with the full mask the buffers hold that many words and every lane calls). Masked: item i
-// takes part when i < n and it is not skipped; the other lanes of its group are absent.
+// Word-granular: one word per thread, no grid stride. The grid is whole blocks of threads, so it
+// covers more than n rounded up to a warp: threads past that are never in range. Masked: item i
+// takes part when i < n and it is not skipped; the other lanes of its group are absent. Full
+// mask: the items are whole warps (n rounded up to 32, what the buffers hold), every lane of a
+// warp with an item calls, encrypts or decrypts and stores its word; warps wholly past the
+// items leave at once (all their lanes together, so no full-mask shuffle names a lane that left).
+RHEA_INLINE bool test_word_warp_past_end(u64 i, u64 n) { return i - lite_laneid() >= n; }
+
 template <typename W, bool MASKED>
 __device__ void test_word_encrypt(const LiteKeys& K, const MemTestArgs& A) {
     __shared__ LiteTables T;
@@ -128,6 +133,7 @@ __device__ void test_word_encrypt(const LiteKeys& K, const MemTestArgs& A) {
     const W* in = reinterpret_cast<const W*>(A.in);
     W* out = reinterpret_cast<W*>(A.out);
     const u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x;
+    if (test_word_warp_past_end(i, A.n)) return;
     if (MASKED) {
         const bool on = i < A.n && !(A.skip > 0 && i % A.skip == A.skip - 1);
         const u32 mask = __ballot_sync(0xffffffffu, on);
@@ -146,13 +152,13 @@ __device__ void test_word_decrypt(const LiteKeys& K, const MemTestArgs& A) {
     const W* in = reinterpret_cast<const W*>(A.in);
     W* out = reinterpret_cast<W*>(A.out);
     const u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x;
+    if (test_word_warp_past_end(i, A.n)) return;
     if (MASKED) {
         const bool on = i < A.n && !(A.skip > 0 && i % A.skip == A.skip - 1);
         const u32 mask = __ballot_sync(0xffffffffu, on);
         if (on) out[i] = lite_decrypt<W, true>(T, K, in + i, mask);
     } else {
-        const W v = lite_decrypt<W, false>(T, K, in + i, 0xffffffffu);
-        if (i < A.n) out[i] = v;
+        out[i] = lite_decrypt<W, false>(T, K, in + i, 0xffffffffu);
     }
 }
 
@@ -339,17 +345,33 @@ __device__ void ew_v4(const LiteKeys& K, const LiteEwArgs& A) {
                                                               const LiteEwArgs A) {            \
         ew_v4<D, I, O>(K, A);                                                                  \
     }
-// The instantiated variants: keep in step with rhea_cuda::lite::EW_WORD_VARIANTS / EW_V4_VARIANTS.
-LITE_EW_WORD(0, 0, 1, 1)
-LITE_EW_WORD(1, 0, 1, 1)
-LITE_EW_WORD(0, 1, 1, 1)
-LITE_EW_WORD(1, 1, 1, 1)
-LITE_EW_WORD(1, 1, 1, 0)
-LITE_EW_WORD(1, 1, 0, 1)
-LITE_EW_V4(0, 1, 1)
-LITE_EW_V4(1, 1, 1)
-LITE_EW_V4(1, 1, 0)
-LITE_EW_V4(1, 0, 1)
+// Every variant that rhea_cuda::lite's kernel choice can name (mul_add_kernel): all
+// combinations its options and operand forms give (padding only of encrypted operands). The
+// names are in rhea_cuda::lite::LITE_KERNEL_NAMES; its CPU test
+// every_variant_the_rust_side_can_name_is_listed enumerates them, the NVRTC test
+// lite_kernels_compile checks the list against this file's CUBIN, scripts/lite-emu.sh runs them.
+#define LITE_EW_WORD_VARIANTS(X) \
+    X(0, 0, 1, 1) \
+    X(0, 0, 1, 0) \
+    X(0, 0, 0, 1) \
+    X(0, 1, 1, 1) \
+    X(0, 1, 1, 0) \
+    X(0, 1, 0, 1) \
+    X(1, 0, 1, 1) \
+    X(1, 0, 1, 0) \
+    X(1, 0, 0, 1) \
+    X(1, 1, 1, 1) \
+    X(1, 1, 1, 0) \
+    X(1, 1, 0, 1)
+#define LITE_EW_V4_VARIANTS(X) \
+    X(0, 1, 1) \
+    X(0, 1, 0) \
+    X(0, 0, 1) \
+    X(1, 1, 1) \
+    X(1, 1, 0) \
+    X(1, 0, 1)
+LITE_EW_WORD_VARIANTS(LITE_EW_WORD)
+LITE_EW_V4_VARIANTS(LITE_EW_V4)
 
 // ---- regular: one radix-2 NTT stage -------------------------------------------------------------
 
@@ -429,11 +451,19 @@ extern "C" __global__ void lite_ntt_stage_plain(const LiteNttStageArgs A) {
         __shared__ LiteTables T;                                                               \
         ntt_stage<true, D, I, O>(&K, A, &T);                                                   \
     }
-// Keep in step with rhea_cuda::lite::LITE_KERNEL_NAMES.
-LITE_NTT_STAGE(0, 1, 1)
-LITE_NTT_STAGE(1, 1, 1)
-LITE_NTT_STAGE(1, 1, 0)
-LITE_NTT_STAGE(1, 0, 1)
+// Every variant that rhea_cuda::lite's kernel choice can name (ntt_stage_kernel): all
+// combinations its options and operand forms give (padding only of encrypted operands). The
+// names are in rhea_cuda::lite::LITE_KERNEL_NAMES; its CPU test
+// every_variant_the_rust_side_can_name_is_listed enumerates them, the NVRTC test
+// lite_kernels_compile checks the list against this file's CUBIN, scripts/lite-emu.sh runs them.
+#define LITE_NTT_STAGE_VARIANTS(X) \
+    X(0, 1, 1) \
+    X(0, 1, 0) \
+    X(0, 0, 1) \
+    X(1, 1, 1) \
+    X(1, 1, 0) \
+    X(1, 0, 1)
+LITE_NTT_STAGE_VARIANTS(LITE_NTT_STAGE)
 
 // ---- irregular: the NTT-domain automorphism gather --------------------------------------------
 
@@ -508,13 +538,29 @@ __device__ void gather(const LiteKeys& K, const LiteGatherArgs& A) {
         const LiteKeys K, const LiteGatherArgs A) {                                            \
         gather<M, PI, PO, I, O>(K, A);                                                         \
     }
-// Keep in step with rhea_cuda::lite::GATHER_VARIANTS.
-LITE_GATHER(0, 1, 1, 1, 1)
-LITE_GATHER(1, 1, 1, 1, 1)
-LITE_GATHER(1, 0, 1, 1, 1)
-LITE_GATHER(1, 0, 0, 1, 1)
-LITE_GATHER(1, 0, 0, 1, 0)
-LITE_GATHER(1, 0, 0, 0, 1)
+// Every variant that rhea_cuda::lite's kernel choice can name (gather_kernel): all
+// combinations its options and operand forms give (padding only of encrypted operands). The
+// names are in rhea_cuda::lite::LITE_KERNEL_NAMES; its CPU test
+// every_variant_the_rust_side_can_name_is_listed enumerates them, the NVRTC test
+// lite_kernels_compile checks the list against this file's CUBIN, scripts/lite-emu.sh runs them.
+#define LITE_GATHER_VARIANTS(X) \
+    X(0, 0, 0, 0, 1) \
+    X(0, 0, 1, 0, 1) \
+    X(0, 0, 0, 1, 0) \
+    X(0, 0, 0, 1, 1) \
+    X(0, 0, 1, 1, 1) \
+    X(0, 1, 0, 1, 0) \
+    X(0, 1, 0, 1, 1) \
+    X(0, 1, 1, 1, 1) \
+    X(1, 0, 0, 0, 1) \
+    X(1, 0, 1, 0, 1) \
+    X(1, 0, 0, 1, 0) \
+    X(1, 0, 0, 1, 1) \
+    X(1, 0, 1, 1, 1) \
+    X(1, 1, 0, 1, 0) \
+    X(1, 1, 0, 1, 1) \
+    X(1, 1, 1, 1, 1)
+LITE_GATHER_VARIANTS(LITE_GATHER)
 
 // ---- irregular: CSR sparse matrix-vector product y = A·x mod q --------------------------------
 
@@ -686,12 +732,42 @@ __device__ void spmv(const LiteKeys& K, const LiteSpmvArgs& A) {
         const LiteKeys K, const LiteSpmvArgs A) {                                              \
         spmv<M, D, PI, PO, I, O>(K, A);                                                  \
     }
-// Keep in step with rhea_cuda::lite::SPMV_VARIANTS.
-LITE_SPMV(0, 0, 1, 1, 1, 1)
-LITE_SPMV(1, 0, 1, 1, 1, 1)
-LITE_SPMV(1, 0, 0, 1, 1, 1)
-LITE_SPMV(0, 1, 0, 1, 1, 1)
-LITE_SPMV(1, 1, 0, 1, 1, 1)
-LITE_SPMV(1, 1, 0, 0, 1, 1)
-LITE_SPMV(1, 1, 0, 1, 1, 0)
-LITE_SPMV(1, 1, 0, 1, 0, 1)
+// Every variant that rhea_cuda::lite's kernel choice can name (spmv_kernel): all
+// combinations its options and operand forms give (padding only of encrypted operands). The
+// names are in rhea_cuda::lite::LITE_KERNEL_NAMES; its CPU test
+// every_variant_the_rust_side_can_name_is_listed enumerates them, the NVRTC test
+// lite_kernels_compile checks the list against this file's CUBIN, scripts/lite-emu.sh runs them.
+#define LITE_SPMV_VARIANTS(X) \
+    X(0, 0, 0, 0, 0, 1) \
+    X(0, 0, 0, 1, 0, 1) \
+    X(0, 0, 0, 0, 1, 0) \
+    X(0, 0, 0, 0, 1, 1) \
+    X(0, 0, 0, 1, 1, 1) \
+    X(0, 0, 1, 0, 1, 0) \
+    X(0, 0, 1, 0, 1, 1) \
+    X(0, 0, 1, 1, 1, 1) \
+    X(0, 1, 0, 0, 0, 1) \
+    X(0, 1, 0, 1, 0, 1) \
+    X(0, 1, 0, 0, 1, 0) \
+    X(0, 1, 0, 0, 1, 1) \
+    X(0, 1, 0, 1, 1, 1) \
+    X(0, 1, 1, 0, 1, 0) \
+    X(0, 1, 1, 0, 1, 1) \
+    X(0, 1, 1, 1, 1, 1) \
+    X(1, 0, 0, 0, 0, 1) \
+    X(1, 0, 0, 1, 0, 1) \
+    X(1, 0, 0, 0, 1, 0) \
+    X(1, 0, 0, 0, 1, 1) \
+    X(1, 0, 0, 1, 1, 1) \
+    X(1, 0, 1, 0, 1, 0) \
+    X(1, 0, 1, 0, 1, 1) \
+    X(1, 0, 1, 1, 1, 1) \
+    X(1, 1, 0, 0, 0, 1) \
+    X(1, 1, 0, 1, 0, 1) \
+    X(1, 1, 0, 0, 1, 0) \
+    X(1, 1, 0, 0, 1, 1) \
+    X(1, 1, 0, 1, 1, 1) \
+    X(1, 1, 1, 0, 1, 0) \
+    X(1, 1, 1, 0, 1, 1) \
+    X(1, 1, 1, 1, 1, 1)
+LITE_SPMV_VARIANTS(LITE_SPMV)

@@ -77,36 +77,80 @@ pub const LITE_KERNEL_NAMES: &[&str] = &[
     "lite_ew_plain",
     "lite_ew_plain_v2",
     "lite_ew_word_m0_d0_i1_o1",
-    "lite_ew_word_m1_d0_i1_o1",
+    "lite_ew_word_m0_d0_i1_o0",
+    "lite_ew_word_m0_d0_i0_o1",
     "lite_ew_word_m0_d1_i1_o1",
+    "lite_ew_word_m0_d1_i1_o0",
+    "lite_ew_word_m0_d1_i0_o1",
+    "lite_ew_word_m1_d0_i1_o1",
+    "lite_ew_word_m1_d0_i1_o0",
+    "lite_ew_word_m1_d0_i0_o1",
     "lite_ew_word_m1_d1_i1_o1",
     "lite_ew_word_m1_d1_i1_o0",
     "lite_ew_word_m1_d1_i0_o1",
     "lite_ew_v4_d0_i1_o1",
+    "lite_ew_v4_d0_i1_o0",
+    "lite_ew_v4_d0_i0_o1",
     "lite_ew_v4_d1_i1_o1",
     "lite_ew_v4_d1_i1_o0",
     "lite_ew_v4_d1_i0_o1",
     "lite_ntt_stage_plain",
     "lite_ntt_stage_v4_d0_i1_o1",
+    "lite_ntt_stage_v4_d0_i1_o0",
+    "lite_ntt_stage_v4_d0_i0_o1",
     "lite_ntt_stage_v4_d1_i1_o1",
     "lite_ntt_stage_v4_d1_i1_o0",
     "lite_ntt_stage_v4_d1_i0_o1",
     "lite_gather_plain",
+    "lite_gather_m0_pi0_po0_i0_o1",
+    "lite_gather_m0_pi0_po1_i0_o1",
+    "lite_gather_m0_pi0_po0_i1_o0",
+    "lite_gather_m0_pi0_po0_i1_o1",
+    "lite_gather_m0_pi0_po1_i1_o1",
+    "lite_gather_m0_pi1_po0_i1_o0",
+    "lite_gather_m0_pi1_po0_i1_o1",
     "lite_gather_m0_pi1_po1_i1_o1",
-    "lite_gather_m1_pi1_po1_i1_o1",
-    "lite_gather_m1_pi0_po1_i1_o1",
-    "lite_gather_m1_pi0_po0_i1_o1",
-    "lite_gather_m1_pi0_po0_i1_o0",
     "lite_gather_m1_pi0_po0_i0_o1",
+    "lite_gather_m1_pi0_po1_i0_o1",
+    "lite_gather_m1_pi0_po0_i1_o0",
+    "lite_gather_m1_pi0_po0_i1_o1",
+    "lite_gather_m1_pi0_po1_i1_o1",
+    "lite_gather_m1_pi1_po0_i1_o0",
+    "lite_gather_m1_pi1_po0_i1_o1",
+    "lite_gather_m1_pi1_po1_i1_o1",
     "lite_spmv_plain",
+    "lite_spmv_m0_d0_pi0_po0_i0_o1",
+    "lite_spmv_m0_d0_pi0_po1_i0_o1",
+    "lite_spmv_m0_d0_pi0_po0_i1_o0",
+    "lite_spmv_m0_d0_pi0_po0_i1_o1",
+    "lite_spmv_m0_d0_pi0_po1_i1_o1",
+    "lite_spmv_m0_d0_pi1_po0_i1_o0",
+    "lite_spmv_m0_d0_pi1_po0_i1_o1",
     "lite_spmv_m0_d0_pi1_po1_i1_o1",
-    "lite_spmv_m1_d0_pi1_po1_i1_o1",
-    "lite_spmv_m1_d0_pi0_po1_i1_o1",
+    "lite_spmv_m0_d1_pi0_po0_i0_o1",
+    "lite_spmv_m0_d1_pi0_po1_i0_o1",
+    "lite_spmv_m0_d1_pi0_po0_i1_o0",
+    "lite_spmv_m0_d1_pi0_po0_i1_o1",
     "lite_spmv_m0_d1_pi0_po1_i1_o1",
-    "lite_spmv_m1_d1_pi0_po1_i1_o1",
-    "lite_spmv_m1_d1_pi0_po0_i1_o1",
-    "lite_spmv_m1_d1_pi0_po1_i1_o0",
+    "lite_spmv_m0_d1_pi1_po0_i1_o0",
+    "lite_spmv_m0_d1_pi1_po0_i1_o1",
+    "lite_spmv_m0_d1_pi1_po1_i1_o1",
+    "lite_spmv_m1_d0_pi0_po0_i0_o1",
+    "lite_spmv_m1_d0_pi0_po1_i0_o1",
+    "lite_spmv_m1_d0_pi0_po0_i1_o0",
+    "lite_spmv_m1_d0_pi0_po0_i1_o1",
+    "lite_spmv_m1_d0_pi0_po1_i1_o1",
+    "lite_spmv_m1_d0_pi1_po0_i1_o0",
+    "lite_spmv_m1_d0_pi1_po0_i1_o1",
+    "lite_spmv_m1_d0_pi1_po1_i1_o1",
+    "lite_spmv_m1_d1_pi0_po0_i0_o1",
     "lite_spmv_m1_d1_pi0_po1_i0_o1",
+    "lite_spmv_m1_d1_pi0_po0_i1_o0",
+    "lite_spmv_m1_d1_pi0_po0_i1_o1",
+    "lite_spmv_m1_d1_pi0_po1_i1_o1",
+    "lite_spmv_m1_d1_pi1_po0_i1_o0",
+    "lite_spmv_m1_d1_pi1_po0_i1_o1",
+    "lite_spmv_m1_d1_pi1_po1_i1_o1",
 ];
 
 /// Threads per block of every LITE kernel.
@@ -942,7 +986,9 @@ const _: () = {
 /// With a masked word entry point and `skip > 0`, item `i` with `i % skip == skip - 1` is left
 /// out (its lane is absent from the mask): a decryption does not write it, an encryption keeps
 /// its plaintext (read-modify-write of its block); so are the words past `items` in the last
-/// block. Both buffers hold at least [`EntryPoint::buffer_words`]`(items)` words.
+/// block. With a full-mask word entry point every lane of a warp calls, so the items are whole
+/// warps: `items` rounded up to 32 are encrypted or decrypted, in both directions. Both buffers
+/// hold at least [`EntryPoint::buffer_words`]`(items)` words; the kernel touches no word past them.
 ///
 /// Errors: [`CudaError::InvalidArgument`] for `skip > 0` without a masked word entry point;
 /// [`CudaError::Shape`] for short buffers.
@@ -1751,7 +1797,15 @@ mod tests {
             "lite_ew_plain_v2"
         );
         assert!(mul_add_kernel(Padded, enc, EwAccess::Word, Shuffle::NAIVE).is_err());
-        assert!(mul_add_kernel(enc, Plain, EwAccess::Word, Shuffle::NAIVE).is_err());
+        assert_eq!(
+            mul_add_kernel(enc, Plain, EwAccess::Word, Shuffle::NAIVE).unwrap(),
+            "lite_ew_word_m0_d0_i1_o0"
+        );
+        assert_eq!(
+            spmv_kernel(enc, Plain, Shuffle::OPTIMISED).unwrap(),
+            "lite_spmv_m1_d1_pi0_po0_i1_o0",
+            "the benchmark's `inputs only` SpMV"
+        );
         assert_eq!(
             gather_kernel(enc, Padded, true).unwrap(),
             "lite_gather_m1_pi0_po1_i1_o1"
@@ -1760,7 +1814,78 @@ mod tests {
             spmv_kernel(enc, Padded, Shuffle::OPTIMISED).unwrap(),
             "lite_spmv_m1_d1_pi0_po1_i1_o1"
         );
-        assert!(spmv_kernel(Padded, enc, Shuffle::OPTIMISED).is_err());
+        assert_eq!(
+            spmv_kernel(Padded, enc, Shuffle::OPTIMISED).unwrap(),
+            "lite_spmv_m1_d1_pi1_po0_i1_o1"
+        );
+    }
+
+    /// Every kernel name the Rust side can form (the `*_kernel` choices for every operand form
+    /// and option, the test kernels of every entry point) is in [`LITE_KERNEL_NAMES`], and every
+    /// listed name is one of them. With the NVRTC test `lite_kernels_compile` (the CUBIN's
+    /// kernels are exactly [`LITE_KERNEL_NAMES`]) no request can name a kernel that `lite.cu`
+    /// does not instantiate.
+    #[test]
+    fn every_variant_the_rust_side_can_name_is_listed() {
+        use std::collections::BTreeSet;
+        use LiteForm::*;
+        let forms = [Plain, Encrypted, Padded];
+        let shuffles = [false, true]
+            .into_iter()
+            .flat_map(|masked| [false, true].map(|delayed| Shuffle { masked, delayed }));
+        let shuffles: Vec<Shuffle> = shuffles.collect();
+        let mut named = BTreeSet::new();
+        let mut take = |what: String, r: Result<&'static str>| match r {
+            Ok(n) => {
+                named.insert(n);
+            }
+            Err(e) => panic!("{what}: {e}"),
+        };
+        for entry in [
+            EntryPoint::V4,
+            EntryPoint::Word32 { masked: false },
+            EntryPoint::Word32 { masked: true },
+            EntryPoint::Word64 { masked: false },
+            EntryPoint::Word64 { masked: true },
+        ] {
+            for dir in [Direction::Encrypt, Direction::Decrypt] {
+                take(
+                    format!("{entry:?} {dir:?}"),
+                    checked_name(entry.kernel(dir)),
+                );
+            }
+        }
+        take("xts".into(), checked_name("lite_test_xts".into()));
+        take("ecb".into(), checked_name("lite_test_ecb".into()));
+        for fi in forms {
+            for fo in forms {
+                for &sh in &shuffles {
+                    let what = format!("{fi:?} -> {fo:?} {sh:?}");
+                    for access in [EwAccess::Word, EwAccess::V4] {
+                        let r = mul_add_kernel(fi, fo, access, sh);
+                        if fi == Padded || fo == Padded {
+                            assert!(r.is_err(), "mul_add {access:?} {what}: padded operands");
+                        } else {
+                            take(format!("mul_add {access:?} {what}"), r);
+                        }
+                    }
+                    let r = ntt_stage_kernel(fi, fo, sh.delayed);
+                    if fi == Padded || fo == Padded {
+                        assert!(r.is_err(), "ntt_stage {what}: padded operands");
+                    } else {
+                        take(format!("ntt_stage {what}"), r);
+                    }
+                    take(format!("gather {what}"), gather_kernel(fi, fo, sh.masked));
+                    take(format!("spmv {what}"), spmv_kernel(fi, fo, sh));
+                }
+            }
+        }
+        let listed: BTreeSet<&str> = LITE_KERNEL_NAMES.iter().copied().collect();
+        assert_eq!(
+            listed, named,
+            "LITE_KERNEL_NAMES must be exactly the kernels the Rust side can request"
+        );
+        assert_eq!(named.len(), 89);
     }
 
     #[test]
