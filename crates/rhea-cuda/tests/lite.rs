@@ -20,8 +20,9 @@ use rhea_cuda::lite::{
     self, CsrMatrix, DeviceCsr, Direction, EntryPoint, EwAccess, LiteBuffer, LiteForm, LiteSession,
     MulAdd, Shuffle, LITE, LITE_KERNEL_NAMES,
 };
-use rhea_cuda::{registry, DeviceBuffer, DeviceModuli};
+use rhea_cuda::{registry, DeviceBuffer, DeviceModuli, GpuDevice};
 use rhea_math::Modulus;
+use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard};
 use xts_mode::{get_tweak_default, Xts128};
 use xts_vectors::IEEE1619_XTS_AES128;
 
@@ -63,6 +64,18 @@ fn oracle(k1: &[u8; 16], k2: &[u8; 16], words: &[u64], addr: u64, dir: Direction
         }
     }
     bytes_to_words(&bytes)
+}
+
+/// The GPU tests of this binary run in parallel on one shared device, hence one pair of
+/// transfer counters: each holds a read guard of `TRANSFERS` while it runs (and moves data), and
+/// `lite_buffers_move_ciphertext` counts its uploads under the write guard, so no other test's
+/// copy lands between its two readings of `bytes_to_device`.
+static TRANSFERS: RwLock<()> = RwLock::new(());
+
+/// The device for a GPU test that moves data (see [`TRANSFERS`]).
+fn gpu(test: &str) -> (Arc<GpuDevice>, RwLockReadGuard<'static, ()>) {
+    let guard = TRANSFERS.read().unwrap_or_else(PoisonError::into_inner);
+    (require_gpu(test), guard)
 }
 
 fn random_keys(r: &mut impl Rng) -> ([u8; 16], [u8; 16]) {
@@ -161,7 +174,7 @@ fn lite_kernels_compile() {
 #[test]
 #[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn lite_ieee_vectors_and_fips197_on_the_device() {
-    let dev = require_gpu("lite_ieee_vectors_and_fips197_on_the_device");
+    let (dev, _transfers) = gpu("lite_ieee_vectors_and_fips197_on_the_device");
     for v in IEEE1619_XTS_AES128 {
         let s = LiteSession::from_keys(&key16(v.key1), &key16(v.key2));
         let ptx = bytes_to_words(&hex(v.ptx));
@@ -232,7 +245,7 @@ fn merge_items(
 #[test]
 #[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn lite_entry_points_are_bit_exact_with_the_oracle() {
-    let dev = require_gpu("lite_entry_points_are_bit_exact_with_the_oracle");
+    let (dev, _transfers) = gpu("lite_entry_points_are_bit_exact_with_the_oracle");
     let mut r = rng("lite_entry_points_are_bit_exact_with_the_oracle");
     let entries = [
         EntryPoint::V4,
@@ -271,7 +284,7 @@ fn lite_entry_points_are_bit_exact_with_the_oracle() {
 #[test]
 #[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn lite_masked_entry_points_handle_partial_groups() {
-    let dev = require_gpu("lite_masked_entry_points_handle_partial_groups");
+    let (dev, _transfers) = gpu("lite_masked_entry_points_handle_partial_groups");
     let mut r = rng("lite_masked_entry_points_handle_partial_groups");
     let (k1, k2) = random_keys(&mut r);
     let s = LiteSession::from_keys(&k1, &k2);
@@ -360,12 +373,18 @@ fn lite_buffers_move_ciphertext() {
     for len in [1usize, 2, 7, 4096, 100_001] {
         let data: Vec<u64> = (0..len).map(|_| r.random()).collect();
         for form in [LiteForm::Plain, LiteForm::Encrypted, LiteForm::Padded] {
-            let before = dev.bytes_to_device();
-            let b = s.upload(&dev, &data, form).unwrap();
-            assert_eq!(
-                dev.bytes_to_device() - before,
-                8 * form.physical_words(len) as u64
-            );
+            let b = {
+                // No other test's copy between the two readings (they hold read guards).
+                let _counting = TRANSFERS.write().unwrap_or_else(PoisonError::into_inner);
+                let before = dev.bytes_to_device();
+                let b = s.upload(&dev, &data, form).unwrap();
+                assert_eq!(
+                    dev.bytes_to_device() - before,
+                    8 * form.physical_words(len) as u64,
+                    "{form:?}, {len} words: bytes uploaded"
+                );
+                b
+            };
             let raw = b.raw().to_host().unwrap();
             let plain = match form {
                 LiteForm::Plain => data.clone(),
@@ -421,7 +440,7 @@ fn ew_variants() -> Vec<(EwAccess, Shuffle, LiteForm, LiteForm)> {
 #[test]
 #[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn lite_elementwise_matches_plain() {
-    let dev = require_gpu("lite_elementwise_matches_plain");
+    let (dev, _transfers) = gpu("lite_elementwise_matches_plain");
     let mut r = rng("lite_elementwise_matches_plain");
     let s = LiteSession::new().unwrap();
     for (log_n, limbs, bits) in [(10u32, 3usize, 61u32), (13, 5, 30)] {
@@ -505,7 +524,7 @@ fn host_ntt_stage(x: &[u64], tw: &[u64], moduli: &[Modulus], n: usize, h: usize)
 #[test]
 #[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn lite_ntt_stage_matches_plain_and_the_host() {
-    let dev = require_gpu("lite_ntt_stage_matches_plain_and_the_host");
+    let (dev, _transfers) = gpu("lite_ntt_stage_matches_plain_and_the_host");
     let mut r = rng("lite_ntt_stage_matches_plain_and_the_host");
     let s = LiteSession::new().unwrap();
     let (n, limbs) = (1usize << 12, 3usize);
@@ -549,7 +568,7 @@ fn lite_ntt_stage_matches_plain_and_the_host() {
 #[test]
 #[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn lite_gather_matches_plain_and_the_automorphism() {
-    let dev = require_gpu("lite_gather_matches_plain_and_the_automorphism");
+    let (dev, _transfers) = gpu("lite_gather_matches_plain_and_the_automorphism");
     let mut r = rng("lite_gather_matches_plain_and_the_automorphism");
     let s = LiteSession::new().unwrap();
     let (log_n, rows) = (12u32, 3usize);
@@ -605,7 +624,7 @@ fn random_csr(r: &mut impl Rng, rows: usize, cols: usize, avg: usize, q: u64) ->
 #[test]
 #[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn lite_spmv_matches_plain_and_the_host() {
-    let dev = require_gpu("lite_spmv_matches_plain_and_the_host");
+    let (dev, _transfers) = gpu("lite_spmv_matches_plain_and_the_host");
     let mut r = rng("lite_spmv_matches_plain_and_the_host");
     let s = LiteSession::new().unwrap();
     let q = primes(61, 1, 1 << 10)[0];
