@@ -93,6 +93,9 @@ pub enum CudaError {
     /// The on-disk kernel cache could not be read or written.
     #[error("kernel cache I/O error: {0}")]
     Cache(String),
+    /// The operating system could not supply random bytes (LITE's session keys).
+    #[error("no entropy from the operating system: {0}")]
+    Entropy(String),
     /// An error of the host arithmetic in `rhea-math`.
     #[error(transparent)]
     Math(#[from] rhea_math::MathError),

@@ -17,6 +17,8 @@
 //!   butterflies), the twin of `kernels/fp64.cuh`.
 //! - [`Tuning`] ([`tuning`]): the per-device choices (PDL, FP64 NTT rows), made once when a
 //!   device is opened; no environment variable changes them.
+//! - [`lite`]: LITE, AES-XTS memory encryption inside kernels (`kernels/lite_aes_xts.cuh`):
+//!   session keys, host-side XTS, encrypted device buffers, test and benchmark kernels.
 //! - `launch` (crate-internal): programmatic dependent launch, so that each kernel starts while
 //!   the previous one drains; the contract kernels keep is in `docs/cuda-backend.md`.
 //!
@@ -33,6 +35,7 @@ pub mod error;
 pub mod fp64;
 pub mod fused;
 pub(crate) mod launch;
+pub mod lite;
 pub mod ntt;
 pub mod ntt_keyswitch;
 pub mod pool;

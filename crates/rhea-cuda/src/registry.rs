@@ -86,6 +86,7 @@ pub static ALL_KERNEL_SOURCES: &[KernelSource] = &[
     crate::automorphism::AUTOMORPHISM,
     crate::sample::SAMPLE,
     crate::fused::FUSED,
+    crate::lite::LITE,
 ];
 
 /// Every kernel source of the crate.

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Runs LITE's kernels (crates/rhea-cuda/kernels/lite.cu and lite_aes_xts.cuh) on the CPU, one
+# thread per lane (scripts/lite-emu/): checks them against the IEEE 1619 vectors, an oracle of the
+# memory form and the plain kernels, without a GPU. Needs g++ (C++17) and python3.
+#   scripts/lite-emu.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+cp crates/rhea-cuda/kernels/lite_aes_xts.cuh crates/rhea-cuda/kernels/lite.cu \
+   scripts/lite-emu/common.cuh scripts/lite-emu/emu.cpp "$TMP/"
+python3 - crates/rhea-cuda/tests/common/xts_vectors.rs "$TMP/vectors.txt" <<'PY'
+import re, sys
+src = open(sys.argv[1]).read()
+rows = []
+for m in re.finditer(r'XtsVector \{(.*?)\n    \},', src, re.S):
+    def field(name, body=m.group(1)):
+        v = re.search(name + r': (concat!\((.*?)\)|"[^"]*"|0x[0-9a-f]+)', body, re.S).group(1)
+        return ''.join(re.findall(r'"([0-9a-f]+)"', v)) if v.startswith('concat') else v.strip('"')
+    rows.append(' '.join([field('key1'), field('key2'), field('dusn')[2:], field('ptx'), field('ctx')]))
+assert len(rows) == 9, len(rows)
+open(sys.argv[2], 'w').write('\n'.join(rows) + '\n')
+PY
+g++ -O1 -std=c++17 -pthread -DLITE_HOST_EMULATION -I"$TMP" "$TMP/emu.cpp" -o "$TMP/lite-emu"
+(cd "$TMP" && ./lite-emu)
