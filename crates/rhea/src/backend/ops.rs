@@ -157,22 +157,23 @@ impl RnsRing {
         })
     }
 
-    /// A coefficient-form polynomial of the Q-only `shape` whose limb `i` holds `[c]_{q_i}` for
-    /// the centred representatives `c ∈ [−⌊q_0/2⌋, ⌊q_0/2⌋]` of the words of `limb0` (`N` words
-    /// canonical modulo `q_0`): small integers, given by their residues modulo the first prime
-    /// and lifted to every limb on `device` — on a GPU only the one limb crosses the bus. The
-    /// same words as [`RnsRing::upload`] of the lifted limbs (an encoder's plaintext whose
-    /// coefficients lie below `q_0 / 2`).
+    /// A coefficient-form polynomial of `shape` (Q limbs, with or without the `P` limbs) whose
+    /// limb `i` holds `[c]_{m_i}` (`m_i` the limb's prime) for the centred representatives
+    /// `c ∈ [−⌊q_0/2⌋, ⌊q_0/2⌋]` of the words of `limb0` (`N` words canonical modulo `q_0`):
+    /// small integers, given by their residues modulo the first prime and lifted to every limb
+    /// on `device` — on a GPU only the one limb crosses the bus. The same words as
+    /// [`RnsRing::upload`] of the lifted limbs (an encoder's plaintext whose coefficients lie
+    /// below `q_0 / 2`, over `Q_ℓ` or over the extended basis `Q_ℓ ∪ P`).
     ///
-    /// Errors: [`Error::InvalidInput`] for a shape with `P` limbs or none, a `limb0` of another
-    /// length or with a word not reduced modulo `q_0`; the device's errors.
+    /// Errors: [`Error::InvalidInput`] for a `limb0` of another length or with a word not
+    /// reduced modulo `q_0`; [`Error::ShapeMismatch`] for a shape not of this ring; the
+    /// device's errors.
     pub fn upload_lifted(&self, device: Device, limb0: Vec<u64>, shape: PolyShape) -> Result<Poly> {
         device.check_supported()?;
         self.check_shape("upload_lifted", &shape)?;
-        if shape.p_limbs != 0 || shape.q_limbs == 0 || limb0.len() != shape.n {
+        if limb0.len() != shape.n {
             return Err(Error::InvalidInput(format!(
-                "upload_lifted: {} words for a polynomial of shape {shape} (Q limbs only, one \
-                 limb of words)",
+                "upload_lifted: {} words for a polynomial of shape {shape} (one limb of words)",
                 limb0.len()
             )));
         }
@@ -193,7 +194,7 @@ impl RnsRing {
             Device::Cuda(i) => {
                 let ring = self.gpu_ring(i)?;
                 let t = ring.device().upload(&limb0)?;
-                Storage::Cuda(ring.lift_first_limb(&t, shape.q_limbs)?)
+                Storage::Cuda(ring.lift_first_limb(&t, &shape)?)
             }
         };
         Ok(Poly {
@@ -232,7 +233,7 @@ impl RnsRing {
                 let centred: Vec<i64> = x.iter().map(|&t| q0.center(t)).collect();
                 Storage::Cpu(sampler::lift_signed(&centred, &self.moduli(&shape)))
             }
-            Storage::Cuda(x) => Storage::Cuda(self.cuda(x)?.lift_first_limb(x, q_limbs)?),
+            Storage::Cuda(x) => Storage::Cuda(self.cuda(x)?.lift_first_limb(x, &shape)?),
         };
         let mut out = Poly {
             storage,
@@ -300,8 +301,8 @@ impl RnsRing {
     }
 
     /// A coefficient-form polynomial with small signed coefficients (`coeffs.len() = N`), lifted
-    /// to every limb of `shape` (on a GPU, for a Q-only shape and coefficients below `q_0 / 2`,
-    /// by [`RnsRing::upload_lifted`]: the same words).
+    /// to every limb of `shape` (on a GPU, for coefficients below `q_0 / 2`, by
+    /// [`RnsRing::upload_lifted`]: the same words).
     pub fn from_signed(&self, device: Device, coeffs: &[i64], shape: PolyShape) -> Result<Poly> {
         self.check_shape("from_signed", &shape)?;
         if coeffs.len() != shape.n {
@@ -311,7 +312,7 @@ impl RnsRing {
                 shape.n
             )));
         }
-        if matches!(device, Device::Cuda(_)) && shape.p_limbs == 0 && shape.q_limbs > 0 {
+        if matches!(device, Device::Cuda(_)) {
             // Small enough for the centred lift from q_0: only that limb crosses the bus.
             let q0 = self.modulus(&shape, 0);
             let half = q0.value() / 2;

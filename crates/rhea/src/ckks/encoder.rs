@@ -164,31 +164,55 @@ impl Encoder {
         level: usize,
         scale: f64,
     ) -> Result<Plaintext> {
-        let host = self.encode_words(values, level, scale, false)?;
+        let host = self.encode_words(values, level, scale, false, self.lifts())?;
         self.finish(host, scale)
     }
 
     /// The NTT-form polynomials of many complex vectors at `level` and `scale` over the extended
     /// basis `Q_ℓ ∪ P` (plaintexts that multiply key-switching results before their ModDown:
-    /// the linear transforms' diagonals), on the context's device; the host part in parallel,
-    /// a bounded number of polynomials at a time.
+    /// the linear transforms' diagonals), on the context's device. On the CPU, each one's host
+    /// part and transform in parallel; on a GPU, the host parts of a bounded number of
+    /// polynomials at a time in parallel, while the previous ones are uploaded (lifted on the
+    /// device from their `q_0` residues when their coefficients allow) and transformed.
     pub(crate) fn encode_extended_batch<V: AsRef<[Complex64]> + Sync>(
         &self,
         values: &[V],
         level: usize,
         scale: f64,
     ) -> Result<Vec<Poly>> {
-        let mut out = Vec::with_capacity(values.len());
-        for chunk in values.chunks(64) {
-            let host = chunk
+        let one = |v: &V| self.encode_words(v.as_ref(), level, scale, true, self.lifts());
+        if self.ctx.device() == Device::Cpu {
+            return values
                 .par_iter()
-                .map(|v| self.encode_words(v.as_ref(), level, scale, true))
-                .collect::<Result<Vec<_>>>()?;
-            for h in host {
-                out.push(self.finish(h, scale)?.poly);
+                .map(|v| Ok(self.finish(one(v)?, scale)?.poly))
+                .collect();
+        }
+        let host = |chunk: &[V]| chunk.par_iter().map(one).collect::<Result<Vec<_>>>();
+        let mut chunks = values.chunks(64);
+        let mut out = Vec::with_capacity(values.len());
+        let mut pending = match chunks.next() {
+            Some(c) => host(c)?,
+            None => return Ok(out),
+        };
+        loop {
+            let next = chunks.next();
+            // The device part of this chunk (uploads that block the calling thread while they
+            // stage, kernels queued) beside the host part of the next.
+            let (done, ahead) = rayon::join(
+                || {
+                    pending
+                        .into_iter()
+                        .map(|h| Ok(self.finish(h, scale)?.poly))
+                        .collect::<Result<Vec<_>>>()
+                },
+                || next.map(host).transpose(),
+            );
+            out.extend(done?);
+            match ahead? {
+                Some(h) => pending = h,
+                None => return Ok(out),
             }
         }
-        Ok(out)
     }
 
     /// Encodes many real vectors (each at most `slots` values, zero-padded) at the top level
@@ -220,7 +244,7 @@ impl Encoder {
             .map(|v| {
                 let z: Vec<Complex64> =
                     v.as_ref().iter().map(|&x| Complex64::new(x, 0.0)).collect();
-                self.encode_words(&z, level, scale, false)
+                self.encode_words(&z, level, scale, false, self.lifts())
             })
             .collect::<Result<Vec<_>>>()?;
         host.into_iter().map(|h| self.finish(h, scale)).collect()
@@ -230,13 +254,16 @@ impl Encoder {
     /// plaintext of `values` at `level` and `scale`, and their shape; for a GPU context, when
     /// every coefficient lies below `q_0 / 2` in magnitude (any scale up to ~2^58 with values
     /// near 1), only their residues modulo `q_0`, which the device lifts to every limb (1/ℓ of
-    /// the host reductions and of the upload). `extended`: over `Q_ℓ ∪ P` (never lifted).
+    /// the host reductions and of the upload). `extended`: over `Q_ℓ ∪ P` (lifted the same way,
+    /// to the `P` limbs too). `lift`: whether lifting is allowed ([`Encoder::lifts`]; the words
+    /// of the polynomial are the same either way).
     fn encode_words(
         &self,
         values: &[Complex64],
         level: usize,
         scale: f64,
         extended: bool,
+        lift: bool,
     ) -> Result<HostWords> {
         let params = self.ctx.params();
         if values.len() > self.slots {
@@ -261,11 +288,14 @@ impl Encoder {
                 "non-finite value {v} to encode"
             )));
         }
-        let mut z = values.to_vec();
+        let mut z = Vec::with_capacity(self.slots);
+        z.extend_from_slice(values);
         z.resize(self.slots, Complex64::new(0.0, 0.0));
-
-        let coeffs = self.fft.encode_to_real(&z)?;
-        let max = coeffs.iter().fold(0.0f64, |m, c| m.max(c.abs()));
+        // `SpecialFft::encode_to_real` in place: coefficient `k < slots` is `Re z_k`, coefficient
+        // `slots + k` is `Im z_k`.
+        self.fft.inverse(&mut z)?;
+        let coeffs = || z.iter().map(|c| c.re).chain(z.iter().map(|c| c.im));
+        let max = coeffs().fold(0.0f64, |m, c| m.max(c.abs()));
         let log_max = (scale * max).log2();
         let log_q = params.log_q_at_level(level);
         if log_max + 1.0 >= log_q {
@@ -285,18 +315,34 @@ impl Encoder {
             ring.shape_q(limbs)
         };
         let moduli = ring.moduli(&shape);
-        let half = moduli[0].value() / 2;
-        let on_gpu = !extended && matches!(self.ctx.device(), Device::Cuda(_));
+        let q0 = moduli[0].value();
+        let half = q0 / 2;
         // The coefficients below 2^50 (`F64_PATH_MAX_LOG`) round and reduce in 64-bit words;
         // the others come as 128-bit integers from the double-double transform.
         let (lifted, words) = if log_max < F64_PATH_MAX_LOG {
-            let ints: Vec<i64> = coeffs.iter().map(|&c| round_half_away(c * scale)).collect();
-            let lifted = on_gpu && ints.iter().all(|v| v.unsigned_abs() <= half);
-            let limbs = if lifted { &moduli[..1] } else { &moduli[..] };
-            (lifted, residues(&ints, limbs, n, gap, Modulus::reduce_i64))
+            // Rounding is monotone in `|c|`, so the largest rounded magnitude is that of `max`.
+            if lift && round_half_away(scale * max).unsigned_abs() <= half {
+                // Only the residues modulo `q_0` (`Modulus::reduce_i64` of integers below
+                // `q_0 / 2` in magnitude), in the one pass that rounds.
+                let mut words = vec![0u64; n];
+                for (k, c) in coeffs().enumerate() {
+                    let v = round_half_away(c * scale);
+                    words[k * gap] = if v < 0 {
+                        (v + q0 as i64) as u64
+                    } else {
+                        v as u64
+                    };
+                }
+                (true, words)
+            } else {
+                let ints: Vec<i64> = coeffs().map(|c| round_half_away(c * scale)).collect();
+                (false, residues(&ints, &moduli, n, gap, Modulus::reduce_i64))
+            }
         } else {
+            let mut z = values.to_vec();
+            z.resize(self.slots, Complex64::new(0.0, 0.0));
             let ints = self.fft.encode_scaled_i128(&z, scale)?;
-            let lifted = on_gpu && ints.iter().all(|v| v.unsigned_abs() <= u128::from(half));
+            let lifted = lift && ints.iter().all(|v| v.unsigned_abs() <= u128::from(half));
             let limbs = if lifted { &moduli[..1] } else { &moduli[..] };
             (lifted, residues(&ints, limbs, n, gap, Modulus::reduce_i128))
         };
@@ -305,6 +351,13 @@ impl Encoder {
             shape,
             lifted,
         })
+    }
+
+    /// Whether encodings lift small coefficients from their `q_0` residues on the device: on a
+    /// GPU, where it saves the upload of the other limbs (on the CPU the host lift costs what
+    /// the reductions it replaces do).
+    fn lifts(&self) -> bool {
+        matches!(self.ctx.device(), Device::Cuda(_))
     }
 
     /// The device part of an encoding: upload the residues (or the one limb, lifted on the
@@ -366,7 +419,74 @@ impl Encoder {
 
 #[cfg(test)]
 mod tests {
-    use super::round_half_away;
+    use super::*;
+
+    /// The lifted encoding (the `q_0` residues of the rounded coefficients, lifted to every limb
+    /// by `RnsRing::upload_lifted`, the host lift the GPU's kernel is tested against) gives the
+    /// words of the full residues, bit for bit: over `Q_ℓ` and over `Q_ℓ ∪ P`, full and sparse
+    /// slots, the `f64` path and the 128-bit path, and (not lifted) coefficients beyond `q_0 / 2`.
+    #[test]
+    fn lifted_encoding_gives_the_full_residues_words() {
+        let preset = crate::ckks::bootstrap::BootstrapPreset::by_name("boot_test_n12_insecure")
+            .expect("preset");
+        let params = preset.params.build().unwrap();
+        let ctx = CkksContext::new(&params, Device::Cpu).unwrap();
+        let ring = ctx.ring();
+        assert!(params.q_primes()[0] > 1 << 55, "q_0 of the test chain");
+        let mut s = 0x243f_6a88_85a3_08d3u64;
+        let mut rnd = move || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+        };
+        let q1 = params.q_primes()[1] as f64;
+        // (level, scale, magnitude of the values, lifted): the linear maps' diagonals at level 1
+        // (scale q_1, the f64 path), large values, the 128-bit path below and beyond q_0 / 2.
+        let cases = [
+            (1, q1, 1.0, true),
+            (1, q1, 1000.0, true),
+            (2, 2f64.powi(56), 1.0, true),
+            (2, 2f64.powi(66), 1.0, false),
+        ];
+        let mut lifted_cases = 0;
+        for slots in [params.n() / 2, 16] {
+            let enc = Encoder::with_slots(&ctx, slots).unwrap();
+            for &(level, scale, mag, lifts) in &cases {
+                let v: Vec<Complex64> = (0..slots)
+                    .map(|_| Complex64::new(mag * rnd(), mag * rnd()))
+                    .collect();
+                for extended in [true, false] {
+                    let what = format!("slots {slots}, level {level}, scale 2^{:.1}, |v| ≤ {mag}, extended {extended}", scale.log2());
+                    let full = enc.encode_words(&v, level, scale, extended, false).unwrap();
+                    assert!(!full.lifted, "{what}");
+                    let lifted = enc.encode_words(&v, level, scale, extended, true).unwrap();
+                    assert_eq!(lifted.lifted, lifts, "{what}: lifted");
+                    assert_eq!(lifted.shape, full.shape, "{what}: shape");
+                    if lifts {
+                        assert_eq!(lifted.words.len(), params.n(), "{what}: one limb");
+                        lifted_cases += 1;
+                    }
+                    let a = enc.finish(full, scale).unwrap();
+                    let b = enc.finish(lifted, scale).unwrap();
+                    let (wa, wb) = (
+                        ring.download(&a.poly).unwrap(),
+                        ring.download(&b.poly).unwrap(),
+                    );
+                    assert!(
+                        wa.iter().filter(|&&w| w != 0).count() >= 2 * slots,
+                        "{what}: words"
+                    );
+                    assert!(
+                        wa == wb,
+                        "{what}: first differing word {:?}",
+                        wa.iter().zip(&wb).position(|(x, y)| x != y)
+                    );
+                }
+            }
+        }
+        assert_eq!(lifted_cases, 12);
+    }
 
     /// Equal to `f64::round` on ties, near-ties, both signs and magnitudes up to 2^51.
     #[test]

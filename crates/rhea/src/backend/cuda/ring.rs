@@ -103,18 +103,24 @@ impl GpuRing {
         &self.dev
     }
 
-    /// `[limbs][N]` words: limb `i` the centred lift of `t` (`N` words canonical modulo `q_0`)
-    /// modulo `q_i` (one launch; `RnsRing::upload_lifted`).
-    pub(crate) fn lift_first_limb(&self, t: &DeviceBuffer, limbs: usize) -> Result<DeviceBuffer> {
+    /// `[limbs][N]` words of `shape` (Q limbs, with or without the `P` limbs): limb `i` the
+    /// centred lift of `t` (`N` words canonical modulo `q_0`) modulo the limb's prime (one
+    /// launch; `RnsRing::upload_lifted`, `RnsRing::mod_raise`).
+    pub(crate) fn lift_first_limb(
+        &self,
+        t: &DeviceBuffer,
+        shape: &PolyShape,
+    ) -> Result<DeviceBuffer> {
         let n = t.len();
-        if limbs == 0 || limbs > self.q_len {
+        if shape.q_limbs == 0 || shape.q_limbs > self.q_len || n != shape.n {
             return Err(Error::InvalidInput(format!(
-                "lift to {limbs} limbs of {} Q primes",
+                "lift of {n} words to a polynomial of shape {shape} ({} Q primes)",
                 self.q_len
             )));
         }
+        let limbs = shape.limbs();
         let mut out = self.alloc(limbs * n)?;
-        fused::rescale_lift(&mut out, t, self.q_values[0], &self.full, limbs, n)?;
+        fused::rescale_lift(&mut out, t, self.q_values[0], self.moduli(shape), limbs, n)?;
         Ok(out)
     }
 
