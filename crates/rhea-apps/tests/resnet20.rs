@@ -8,7 +8,7 @@ use rhea_apps::resnet20::{self, ResnetConfig, ResnetReport, Size};
 /// N = 2^12): the paper's two paths, cached maps and maps encoded at each use, both run.
 fn config() -> ResnetConfig {
     let mut config = ResnetConfig::new(Size::Small).with_seed(36);
-    config.cache_budget_gib = 0.1;
+    config.cache_budget_gib = Some(0.1);
     config
 }
 

@@ -82,8 +82,9 @@ pub struct ResnetConfig {
     pub relu_margin: f64,
     /// Encoded diagonals kept on the device across the run (GiB): layers in order while they
     /// fit; the others are encoded before each use and dropped after (their encoding timed
-    /// apart).
-    pub cache_budget_gib: f64,
+    /// apart). `None`: what a GPU has room for beside the keys ([`cache_budget_for`]), 16 GiB
+    /// on the CPU.
+    pub cache_budget_gib: Option<f64>,
     /// The baby-step count `n1` of every map with more than 64 diagonals (`None`: each map's
     /// fewest key switchings). One `n1` for all keeps the union of the maps' rotation keys
     /// small (each key is 170 MB at N = 2^16).
@@ -93,8 +94,8 @@ pub struct ResnetConfig {
 }
 
 impl ResnetConfig {
-    /// The run at `size`: seeds 20 and 36, `α = 10`, margin 1.25, 16 GiB of cached diagonals,
-    /// `n1 = 64`.
+    /// The run at `size`: seeds 20 and 36, `α = 10`, margin 1.25, the device's room for cached
+    /// diagonals, `n1 = 64`.
     pub fn new(size: Size) -> Self {
         Self {
             size,
@@ -102,7 +103,7 @@ impl ResnetConfig {
             image_seed: 36,
             relu_precision_bits: 10,
             relu_margin: 1.25,
-            cache_budget_gib: 16.0,
+            cache_budget_gib: None,
             baby_steps: Some(64),
             key_seed: None,
         }
@@ -136,8 +137,10 @@ impl ResnetConfig {
         if !(self.relu_margin.is_finite() && self.relu_margin > 1.0) {
             return bad(format!("ReLU margin {} (above 1)", self.relu_margin));
         }
-        if !(self.cache_budget_gib.is_finite() && self.cache_budget_gib >= 0.0) {
-            return bad(format!("cache budget {} GiB", self.cache_budget_gib));
+        if let Some(b) = self.cache_budget_gib {
+            if !(b.is_finite() && b >= 0.0) {
+                return bad(format!("cache budget {b} GiB"));
+            }
         }
         if !(4..=30).contains(&self.relu_precision_bits) {
             return bad(format!(
@@ -339,6 +342,34 @@ pub(crate) fn pool_rotations(last: Mux, slots: usize) -> Vec<i64> {
         .collect()
 }
 
+/// The cache budget (GiB) when the configuration leaves it to the device.
+const DEFAULT_CACHE_GIB: f64 = 16.0;
+const GIB: f64 = (1u64 << 30) as f64;
+
+/// The cached diagonals' budget (GiB) on `device` for `config`: the configuration's, or, when
+/// it has none, the GPU's total memory less the maps' rotation keys, 8 GiB for bootstrapping's
+/// keys, the largest map (encoded at its use when uncached) and 8 GiB of working memory (none
+/// when that is negative); 16 GiB on the CPU.
+pub fn cache_budget_for(config: &ResnetConfig, device: Device) -> Result<f64> {
+    if let Some(b) = config.cache_budget_gib {
+        return Ok(b);
+    }
+    let total = device.total_memory()? as f64 / GIB;
+    if total == 0.0 {
+        return Ok(DEFAULT_CACHE_GIB);
+    }
+    Ok(room_for_cache(total, &plan(config)?))
+}
+
+/// `total_gib` less the maps' rotation keys, 8 GiB for bootstrapping's keys, the largest map
+/// and 8 GiB of working memory (none when that is negative).
+fn room_for_cache(total_gib: f64, p: &Plan) -> f64 {
+    let largest = p.maps.iter().map(|m| m.diagonals).max().unwrap_or(0) as f64
+        * p.diagonal_bytes as f64
+        / GIB;
+    (total_gib - p.rotation_key_bytes as f64 / GIB - 8.0 - largest - 8.0).max(0.0)
+}
+
 /// The level plan, the maps' diagonals and key switchings, the rotation keys and the memory of
 /// a run at `config`'s size, without encrypting anything (the transforms are built once per
 /// distinct diagonal set, with placeholder values).
@@ -369,7 +400,7 @@ pub fn plan(config: &ResnetConfig) -> Result<Plan> {
     let p_limbs = params.p_primes().len() as u64;
     let diagonal_bytes = (CONV_LEVEL as u64 + 1 + p_limbs) * n * 8;
     let key_bytes = params.dnum() as u64 * 2 * (params.max_level() as u64 + 1 + p_limbs) * n * 8;
-    let budget = (config.cache_budget_gib * (1u64 << 30) as f64) as u64;
+    let budget = (config.cache_budget_gib.unwrap_or(DEFAULT_CACHE_GIB) * GIB) as u64;
 
     let mut seen: HashMap<Vec<usize>, (usize, usize, usize, Vec<i64>)> = HashMap::new();
     let mut steps: BTreeSet<i64> =
@@ -659,6 +690,9 @@ impl ResnetReport {
 /// Errors: [`Error::InvalidInput`] for a bad configuration or one the level budget does not
 /// allow; the library's errors (device, memory).
 pub fn run(device: Device, config: &ResnetConfig) -> Result<ResnetReport> {
+    let mut config = config.clone();
+    config.cache_budget_gib = Some(cache_budget_for(&config, device)?);
+    let config = &config;
     let plan = plan(config)?;
     let arch = config.arch();
     let (params, boot_config, preset) = config.parameters()?;
@@ -749,6 +783,24 @@ pub fn run(device: Device, config: &ResnetConfig) -> Result<ResnetReport> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_cache_budget_is_the_configurations_or_the_cards_room() {
+        let mut c = ResnetConfig::new(Size::Paper);
+        assert_eq!(
+            cache_budget_for(&c, Device::Cpu).unwrap(),
+            DEFAULT_CACHE_GIB
+        );
+        c.cache_budget_gib = Some(3.0);
+        assert_eq!(cache_budget_for(&c, Device::Cpu).unwrap(), 3.0);
+        let p = plan(&ResnetConfig::new(Size::Paper)).unwrap();
+        // an 80 GB card: its 79.2 GiB less 13.1 GiB of map keys, 8 + 8 and the largest map
+        let room = room_for_cache(79.2, &p);
+        assert!((40.0..50.0).contains(&room), "{room}");
+        assert_eq!(room_for_cache(24.0, &p), 0.0);
+        c.cache_budget_gib = Some(-1.0);
+        assert!(plan(&c).is_err());
+    }
 
     #[test]
     fn the_paper_plan_fits_the_level_budget_and_the_card() {

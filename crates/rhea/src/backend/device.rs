@@ -92,6 +92,19 @@ impl Device {
         }
     }
 
+    /// Bytes of memory the device has in all (the driver's figure); 0 on the CPU.
+    ///
+    /// ```
+    /// assert_eq!(rhea::Device::Cpu.total_memory()?, 0);
+    /// # Ok::<(), rhea::Error>(())
+    /// ```
+    pub fn total_memory(&self) -> Result<u64> {
+        match self {
+            Device::Cpu => Ok(0),
+            Device::Cuda(i) => Ok(gpu(*i)?.total_memory() as u64),
+        }
+    }
+
     /// Bytes of device memory in use now (total − free, as the driver reports it: this
     /// process's buffers, the memory pool's cached ones, the CUDA context, and other
     /// processes' on a shared GPU); 0 on the CPU.
