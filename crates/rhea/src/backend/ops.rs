@@ -1036,57 +1036,23 @@ impl RnsRing {
 
     /// `(Σ_i a_i ⊙ b_{i,0}, Σ_i a_i ⊙ b_{i,1})` for polynomials of one shape, form and device:
     /// the plaintext–ciphertext dot product of a linear transform's giant step (plaintext
-    /// diagonals `a_i` times the baby-step rotations `b_i` of a ciphertext, in `Q_ℓ ∪ P`). Exact
-    /// sums reduced once; on the GPU one launch per 16 terms for shapes with `P` limbs (the
-    /// key-switching inner-product kernel, each operand read once).
+    /// diagonals `a_i` times the baby-step rotations `b_i` of a ciphertext, in `Q_ℓ ∪ P`): one
+    /// sum of [`RnsRing::sums_of_products`]. Exact sums reduced once.
     ///
     /// Errors: [`Error::InvalidInput`] for no terms or unequal counts; shape, form and device
     /// mismatches as the element-wise primitives.
     pub fn sum_of_products(&self, a: &[&Poly], b: &[[&Poly; 2]]) -> Result<[Poly; 2]> {
-        const OP: &str = "sum_of_products";
-        let Some(first) = a.first() else {
-            return Err(Error::InvalidInput(format!("`{OP}`: no terms")));
-        };
         if a.len() != b.len() {
             return Err(Error::InvalidInput(format!(
-                "`{OP}`: {} left and {} right operands",
+                "`sum_of_products`: {} left and {} right operands",
                 a.len(),
                 b.len()
             )));
         }
-        for (x, [y0, y1]) in a.iter().zip(b) {
-            self.check_binary(OP, first, x)?;
-            self.check_binary(OP, first, y0)?;
-            self.check_binary(OP, first, y1)?;
-        }
-        let shape = first.shape;
-        let wrap = |storage| Poly {
-            storage,
-            shape,
-            form: first.form,
-        };
-        if let Storage::Cuda(fb) = &first.storage {
-            let xs = a
-                .iter()
-                .map(|p| cuda_of(OP, p))
-                .collect::<Result<Vec<_>>>()?;
-            let ys = b
-                .iter()
-                .map(|[y0, y1]| Ok((cuda_of(OP, y0)?, cuda_of(OP, y1)?)))
-                .collect::<Result<Vec<_>>>()?;
-            let (o0, o1) = self.cuda(fb)?.sum_of_products(&shape, &xs, &ys)?;
-            return Ok([wrap(Storage::Cuda(o0)), wrap(Storage::Cuda(o1))]);
-        }
-        let xs = a
-            .iter()
-            .map(|p| host_of(OP, p))
-            .collect::<Result<Vec<_>>>()?;
-        let ys = b
-            .iter()
-            .map(|[y0, y1]| Ok((host_of(OP, y0)?, host_of(OP, y1)?)))
-            .collect::<Result<Vec<_>>>()?;
-        let (o0, o1) = cpu::sum_of_products(self, &shape, &xs, &ys, |i| i);
-        Ok([wrap(Storage::Cpu(o0)), wrap(Storage::Cpu(o1))])
+        let row: Vec<Option<&Poly>> = a.iter().copied().map(Some).collect();
+        let mut sums = self.sums_of_products(b, std::slice::from_ref(&row))?;
+        sums.pop()
+            .ok_or_else(|| Error::InvalidInput("`sum_of_products`: no terms".into()))
     }
 
     /// Several sums of products over the same right operands:
@@ -1156,12 +1122,16 @@ impl RnsRing {
         }
         left.iter()
             .map(|row| {
-                let (xs, ys): (Vec<&Poly>, Vec<[&Poly; 2]>) = row
+                let (xs, ys): (Vec<&[u64]>, Vec<(&[u64], &[u64])>) = row
                     .iter()
                     .zip(right)
-                    .filter_map(|(x, y)| x.map(|x| (x, *y)))
+                    .filter_map(|(x, [y0, y1])| x.map(|x| (x, y0, y1)))
+                    .map(|(x, y0, y1)| Ok((host_of(OP, x)?, (host_of(OP, y0)?, host_of(OP, y1)?))))
+                    .collect::<Result<Vec<_>>>()?
+                    .into_iter()
                     .unzip();
-                self.sum_of_products(&xs, &ys)
+                let (o0, o1) = cpu::sum_of_products(self, &shape, &xs, &ys, |i| i);
+                Ok([wrap(Storage::Cpu(o0)), wrap(Storage::Cpu(o1))])
             })
             .collect()
     }
