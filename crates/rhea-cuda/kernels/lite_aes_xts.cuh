@@ -187,12 +187,9 @@ __device__ const unsigned char LITE_TD4[256] = {
     0xe1, 0x69, 0x14, 0x63, 0x55, 0x21, 0x0c, 0x7d,
 };
 
-// How far the nine middle rounds are unrolled (1 = a loop; 9 = straight-line code, as
-// OpenSSL). Straight-line code makes every round key a constant-bank operand but multiplies the
-// compile time by the number of AES calls a kernel inlines.
-#ifndef LITE_AES_UNROLL
-#define LITE_AES_UNROLL 1
-#endif
+// The nine middle rounds are a loop (`#pragma unroll 1`): straight-line code, as OpenSSL's,
+// would make every round key a constant-bank operand but multiplied lite.cu's NVRTC compile time
+// by ten (docs/lite.md).
 
 // ---- tables ----------------------------------------------------------------------------------
 
@@ -224,7 +221,7 @@ RHEA_INLINE void lite_load_tables(LiteTables& T) {
 
 RHEA_INLINE uint4 lite_aes_encrypt_words(const LiteTables& T, const u32 (&rk)[44], uint4 in) {
     u32 s0 = in.x ^ rk[0], s1 = in.y ^ rk[1], s2 = in.z ^ rk[2], s3 = in.w ^ rk[3];
-#pragma unroll LITE_AES_UNROLL
+#pragma unroll 1
     for (int r = 1; r < 10; ++r) {
         const u32 t0 = T.te[0][s0 >> 24] ^ T.te[1][(s1 >> 16) & 0xff] ^ T.te[2][(s2 >> 8) & 0xff] ^
                        T.te[3][s3 & 0xff] ^ rk[4 * r];
@@ -250,7 +247,7 @@ RHEA_INLINE uint4 lite_aes_encrypt_words(const LiteTables& T, const u32 (&rk)[44
 
 RHEA_INLINE uint4 lite_aes_decrypt_words(const LiteTables& T, const u32 (&rk)[44], uint4 in) {
     u32 s0 = in.x ^ rk[0], s1 = in.y ^ rk[1], s2 = in.z ^ rk[2], s3 = in.w ^ rk[3];
-#pragma unroll LITE_AES_UNROLL
+#pragma unroll 1
     for (int r = 1; r < 10; ++r) {
         const u32 t0 = T.td[0][s0 >> 24] ^ T.td[1][(s3 >> 16) & 0xff] ^ T.td[2][(s2 >> 8) & 0xff] ^
                        T.td[3][s1 & 0xff] ^ rk[4 * r];
