@@ -351,14 +351,20 @@ const GIB: f64 = (1u64 << 30) as f64;
 /// keys, the largest map (encoded at its use when uncached) and 8 GiB of working memory (none
 /// when that is negative); 16 GiB on the CPU.
 pub fn cache_budget_for(config: &ResnetConfig, device: Device) -> Result<f64> {
+    budget_on(config, device, &plan(config)?)
+}
+
+/// [`cache_budget_for`] with `config`'s plan already made.
+fn budget_on(config: &ResnetConfig, device: Device, plan: &Plan) -> Result<f64> {
     if let Some(b) = config.cache_budget_gib {
         return Ok(b);
     }
     let total = device.total_memory()? as f64 / GIB;
-    if total == 0.0 {
-        return Ok(DEFAULT_CACHE_GIB);
-    }
-    Ok(room_for_cache(total, &plan(config)?))
+    Ok(if total == 0.0 {
+        DEFAULT_CACHE_GIB
+    } else {
+        room_for_cache(total, plan)
+    })
 }
 
 /// `total_gib` less the maps' rotation keys, 8 GiB for bootstrapping's keys, the largest map
@@ -400,7 +406,6 @@ pub fn plan(config: &ResnetConfig) -> Result<Plan> {
     let p_limbs = params.p_primes().len() as u64;
     let diagonal_bytes = (CONV_LEVEL as u64 + 1 + p_limbs) * n * 8;
     let key_bytes = params.dnum() as u64 * 2 * (params.max_level() as u64 + 1 + p_limbs) * n * 8;
-    let budget = (config.cache_budget_gib.unwrap_or(DEFAULT_CACHE_GIB) * GIB) as u64;
 
     let mut seen: HashMap<Vec<usize>, (usize, usize, usize, Vec<i64>)> = HashMap::new();
     let mut steps: BTreeSet<i64> =
@@ -408,7 +413,7 @@ pub fn plan(config: &ResnetConfig) -> Result<Plan> {
             .into_iter()
             .collect();
     let mut maps = Vec::new();
-    let (mut total, mut cached_bytes, mut largest) = (0usize, 0u64, 0u64);
+    let mut total = 0usize;
     for (name, map) in &net.maps {
         let idx: Vec<usize> = map.diagonal_indices(slots).into_iter().collect();
         let entry = match seen.get(&idx) {
@@ -432,13 +437,6 @@ pub fn plan(config: &ResnetConfig) -> Result<Plan> {
             }
         };
         steps.extend(entry.3.iter().copied());
-        let bytes = idx.len() as u64 * diagonal_bytes;
-        let cached = cached_bytes + bytes <= budget;
-        if cached {
-            cached_bytes += bytes;
-        } else {
-            largest = largest.max(bytes);
-        }
         total += idx.len();
         maps.push(MapPlan {
             name: name.clone(),
@@ -446,11 +444,11 @@ pub fn plan(config: &ResnetConfig) -> Result<Plan> {
             keyswitches: entry.0,
             baby_steps: entry.1,
             giant_steps: entry.2,
-            cached,
+            cached: false,
         });
     }
     let rotation_keys = steps.len();
-    Ok(Plan {
+    let mut plan = Plan {
         slots,
         period: net.period,
         copies: slots / net.period,
@@ -465,14 +463,37 @@ pub fn plan(config: &ResnetConfig) -> Result<Plan> {
         bootstraps: arch.convs().len(),
         diagonal_bytes,
         all_diagonals_bytes: total as u64 * diagonal_bytes,
-        cached_diagonals_bytes: cached_bytes,
-        largest_map_bytes: largest,
+        cached_diagonals_bytes: 0,
+        largest_map_bytes: 0,
         rotation_key_bytes: rotation_keys as u64 * key_bytes,
-        device_bytes_estimate: cached_bytes + largest + rotation_keys as u64 * key_bytes,
+        device_bytes_estimate: 0,
         sign: sign_name(&sign),
         sign_gap: sign.gap(),
         sign_precision_bits: sign.precision_bits(),
-    })
+    };
+    plan.set_cache_budget(config.cache_budget_gib.unwrap_or(DEFAULT_CACHE_GIB));
+    Ok(plan)
+}
+
+impl Plan {
+    /// Marks the maps kept on the device under `budget_gib` of cached diagonals (layers in
+    /// order while they fit) and updates the memory figures.
+    pub fn set_cache_budget(&mut self, budget_gib: f64) {
+        let budget = (budget_gib.max(0.0) * GIB) as u64;
+        let (mut cached_bytes, mut largest) = (0u64, 0u64);
+        for m in &mut self.maps {
+            let bytes = m.diagonals as u64 * self.diagonal_bytes;
+            m.cached = cached_bytes + bytes <= budget;
+            if m.cached {
+                cached_bytes += bytes;
+            } else {
+                largest = largest.max(bytes);
+            }
+        }
+        self.cached_diagonals_bytes = cached_bytes;
+        self.largest_map_bytes = largest;
+        self.device_bytes_estimate = cached_bytes + largest + self.rotation_key_bytes;
+    }
 }
 
 /// `lt` with `baby_steps` forced when it has more than 64 diagonals.
@@ -690,10 +711,8 @@ impl ResnetReport {
 /// Errors: [`Error::InvalidInput`] for a bad configuration or one the level budget does not
 /// allow; the library's errors (device, memory).
 pub fn run(device: Device, config: &ResnetConfig) -> Result<ResnetReport> {
-    let mut config = config.clone();
-    config.cache_budget_gib = Some(cache_budget_for(&config, device)?);
-    let config = &config;
-    let plan = plan(config)?;
+    let mut plan = plan(config)?;
+    plan.set_cache_budget(budget_on(config, device, &plan)?);
     let arch = config.arch();
     let (params, boot_config, preset) = config.parameters()?;
     let weights = Weights::generate(&arch, config.weight_seed);

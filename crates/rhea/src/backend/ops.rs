@@ -1122,14 +1122,14 @@ impl RnsRing {
         }
         left.iter()
             .map(|row| {
-                let (xs, ys): (Vec<&[u64]>, Vec<(&[u64], &[u64])>) = row
-                    .iter()
-                    .zip(right)
-                    .filter_map(|(x, [y0, y1])| x.map(|x| (x, y0, y1)))
-                    .map(|(x, y0, y1)| Ok((host_of(OP, x)?, (host_of(OP, y0)?, host_of(OP, y1)?))))
-                    .collect::<Result<Vec<_>>>()?
-                    .into_iter()
-                    .unzip();
+                let mut xs: Vec<&[u64]> = Vec::with_capacity(row.len());
+                let mut ys: Vec<(&[u64], &[u64])> = Vec::with_capacity(row.len());
+                for (x, [y0, y1]) in row.iter().zip(right) {
+                    if let Some(x) = x {
+                        xs.push(host_of(OP, x)?);
+                        ys.push((host_of(OP, y0)?, host_of(OP, y1)?));
+                    }
+                }
                 let (o0, o1) = cpu::sum_of_products(self, &shape, &xs, &ys, |i| i);
                 Ok([wrap(Storage::Cpu(o0)), wrap(Storage::Cpu(o1))])
             })
