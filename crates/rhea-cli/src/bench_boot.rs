@@ -31,7 +31,8 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rhea::ckks::bootstrap::{BootstrapPreset, Bootstrapper};
 use rhea::ckks::{
-    CkksContext, Complex64, Decryptor, Encoder, Encryptor, Evaluator, KeyGenerator, RotationKeys,
+    CkksContext, Complex64, Decryptor, DiagonalStorage, Encoder, Encryptor, Evaluator,
+    KeyGenerator, RotationKeys,
 };
 use rhea::Device;
 use serde::Serialize;
@@ -93,6 +94,10 @@ pub struct BootReport {
     pub key_bytes: u64,
     /// `per-baby-step` or `fewest` (`--keys`).
     pub rotation_keys: String,
+    /// `whole` or `compact` (`--diagonals`): how the DFT matrices are kept.
+    pub diagonals: String,
+    /// Bytes of the encoded DFT matrices after the runs.
+    pub matrix_bytes: u64,
     /// Device memory this process holds after the runs (total − free, as the driver reports
     /// it: keys, encoded matrices, the pool's cached buffers, the CUDA context); 0 on the CPU.
     pub device_memory_bytes: u64,
@@ -194,6 +199,14 @@ impl BootReport {
             ),
         );
         row("rotation keys", self.rotation_keys.clone());
+        row(
+            "DFT matrices",
+            format!(
+                "{} ({:.2} GB encoded)",
+                self.diagonals,
+                self.matrix_bytes as f64 / 1e9
+            ),
+        );
         if self.device_memory_bytes > 0 {
             row(
                 "device memory held",
@@ -228,6 +241,20 @@ pub struct BootOptions {
     pub slots: Option<usize>,
     /// How CoeffToSlot and SlotToCoeff reach their baby steps (the key memory / time trade).
     pub rotation_keys: RotationKeys,
+    /// How CoeffToSlot's and SlotToCoeff's matrices are kept (the memory / time trade).
+    pub diagonal_storage: DiagonalStorage,
+}
+
+/// `--diagonals`: `whole` or `compact`.
+pub fn parse_diagonal_storage(s: &str) -> Result<DiagonalStorage, String> {
+    match s {
+        "whole" => Ok(DiagonalStorage::Full),
+        "compact" => Ok(DiagonalStorage::Compact),
+        other => Err(format!(
+            "rhea bench boot: --diagonals {other}: expected `whole` (the fastest) or `compact` \
+             (one limb a diagonal, expanded at each bootstrap)"
+        )),
+    }
 }
 
 /// `--keys`: `per-baby-step` or `fewest`.
@@ -302,6 +329,7 @@ pub fn run_boot(opts: &BootOptions) -> Result<BootReport, String> {
             config.slots = s;
         }
         config.rotation_keys = opts.rotation_keys;
+        config.diagonal_storage = opts.diagonal_storage;
         let ctx = CkksContext::new(&params, device)?;
         let mut keygen = KeyGenerator::from_seed(&ctx, [34; 32]);
         let sk = keygen.secret_key()?;
@@ -404,6 +432,12 @@ pub fn run_boot(opts: &BootOptions) -> Result<BootReport, String> {
                 RotationKeys::Fewest => "fewest",
             }
             .to_string(),
+            diagonals: match opts.diagonal_storage {
+                DiagonalStorage::Full => "whole",
+                DiagonalStorage::Compact => "compact",
+            }
+            .to_string(),
+            matrix_bytes: boot.matrix_bytes(),
             device_memory_bytes: device.memory_in_use()?,
             keyswitch_keys,
             galois_keys,
@@ -431,6 +465,7 @@ mod tests {
             reps,
             slots: None,
             rotation_keys: RotationKeys::PerBabyStep,
+            diagonal_storage: DiagonalStorage::Full,
         }
     }
 

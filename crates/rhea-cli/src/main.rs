@@ -95,6 +95,10 @@ enum Command {
         /// `fewest` (a few keys per DFT level: about a quarter of the key memory, slower).
         #[arg(long, default_value = "per-baby-step")]
         keys: String,
+        /// CoeffToSlot's and SlotToCoeff's encoded matrices for the `boot` suite: `whole` (the
+        /// fastest, default) or `compact` (one limb a diagonal, expanded at each bootstrap).
+        #[arg(long, default_value = "whole")]
+        diagonals: String,
         /// GPUs for the `multi` suite (throughput of bootstrapping and mul+relin spread over
         /// that many GPUs, one GPU as the baseline in the same run).
         #[arg(long, default_value_t = 2)]
@@ -182,6 +186,7 @@ fn main() -> ExitCode {
             reps,
             slots,
             keys,
+            diagonals,
             gpus,
             shape,
         } => {
@@ -193,7 +198,14 @@ fn main() -> ExitCode {
                 }
                 "boot" => {
                     let preset = preset.unwrap_or_else(|| "boot_n16_levels13".to_string());
-                    bench_boot(json.as_deref(), &device, &preset, reps, slots, &keys)
+                    bench_boot(
+                        json.as_deref(),
+                        &device,
+                        &preset,
+                        reps,
+                        slots,
+                        (&keys, &diagonals),
+                    )
                 }
                 "seal-routines" | "he-booster" | "matmul" => {
                     bench_suite(&suite, json.as_deref(), &device, reps, &shape)
@@ -358,7 +370,7 @@ fn bench_boot(
     preset: &str,
     reps: usize,
     slots: Option<usize>,
-    keys: &str,
+    (keys, diagonals): (&str, &str),
 ) -> CliResult {
     if preset == "list" {
         print!("{}", bench_boot::list_presets()?);
@@ -370,6 +382,7 @@ fn bench_boot(
         reps,
         slots,
         rotation_keys: bench_boot::parse_rotation_keys(keys)?,
+        diagonal_storage: bench_boot::parse_diagonal_storage(diagonals)?,
     })?;
     print!("{}", report.table());
     if let Some(path) = json {

@@ -9,7 +9,8 @@ mod common;
 use common::{precision_bits_complex, random_complex};
 use rhea::ckks::bootstrap::{BootstrapConfig, BootstrapPreset, Bootstrapper};
 use rhea::ckks::{
-    CkksContext, Decryptor, Encoder, Encryptor, Evaluator, KeyGenerator, RotationKeys,
+    CkksContext, Decryptor, DiagonalStorage, Encoder, Encryptor, Evaluator, KeyGenerator,
+    RotationKeys,
 };
 use rhea::params::CkksParametersLiteral;
 use rhea::unstable::HasRing;
@@ -125,45 +126,78 @@ fn fewest_rotation_keys_bootstrap() {
     assert!(fewest.1 * 2 < full.1, "{fewest:?} against {full:?}");
 }
 
+/// One bootstrap from fixed seeds on `device`, the DFT's baby steps and matrices as given:
+/// (precision bits, the result's words).
+fn seeded_bootstrap(
+    device: Device,
+    keys: RotationKeys,
+    storage: DiagonalStorage,
+) -> (f64, Vec<Vec<u64>>, u64) {
+    let params = literal().build().unwrap();
+    let ctx = CkksContext::new(&params, device).unwrap();
+    let mut keygen = KeyGenerator::from_seed(&ctx, [21; 32]);
+    let sk = keygen.secret_key().unwrap();
+    let mut config = BootstrapConfig::full_slots(&ctx);
+    config.rotation_keys = keys;
+    config.diagonal_storage = storage;
+    let boot = Bootstrapper::new(&ctx, &mut keygen, &sk, config).unwrap();
+    let encoder = Encoder::new(&ctx).unwrap();
+    let z = random_complex(encoder.slots(), 78);
+    let ct = Encryptor::with_secret_key(&ctx, &sk)
+        .unwrap()
+        .with_seed([9; 32])
+        .encrypt(&encoder.encode_complex(&z).unwrap())
+        .unwrap();
+    let low = Evaluator::new(&ctx).drop_to_level(&ct, 0).unwrap();
+    let out = boot.bootstrap(&low).unwrap();
+    let got = encoder
+        .decode_complex(&Decryptor::new(&ctx, &sk).unwrap().decrypt(&out).unwrap())
+        .unwrap();
+    let words: Vec<Vec<u64>> = out
+        .parts()
+        .iter()
+        .map(|p| ctx.ring().download(p).unwrap())
+        .collect();
+    (precision_bits_complex(&got, &z), words, boot.matrix_bytes())
+}
+
+/// Compact DFT matrices (one limb a diagonal, expanded at each bootstrap) give the words of
+/// whole ones.
+#[test]
+fn compact_dft_matrices_bootstrap_to_the_same_words() {
+    let keys = RotationKeys::PerBabyStep;
+    let (bits, full, full_bytes) = seeded_bootstrap(Device::Cpu, keys, DiagonalStorage::Full);
+    let (_, compact, compact_bytes) = seeded_bootstrap(Device::Cpu, keys, DiagonalStorage::Compact);
+    assert!(bits >= 16.0, "{bits:.1} bits");
+    assert!(full == compact, "compact matrices change the words");
+    eprintln!("DFT matrices: {full_bytes} bytes whole, {compact_bytes} compact");
+    // Every diagonal lifts: one limb instead of ~10 to ~20 (Q_ℓ ∪ P at CoeffToSlot's and
+    // SlotToCoeff's levels).
+    assert!(
+        compact_bytes * 8 < full_bytes,
+        "{compact_bytes} of {full_bytes}"
+    );
+}
+
 /// The same bootstrapping on the GPU, from the same seeds: the same words as on the CPU.
 #[test]
 #[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn bootstrapping_on_the_gpu_matches_the_cpu() {
-    let params = literal().build().unwrap();
-    let run = |device: Device, keys: RotationKeys| {
-        let ctx = CkksContext::new(&params, device).unwrap();
-        let mut keygen = KeyGenerator::from_seed(&ctx, [21; 32]);
-        let sk = keygen.secret_key().unwrap();
-        let mut config = BootstrapConfig::full_slots(&ctx);
-        config.rotation_keys = keys;
-        let boot = Bootstrapper::new(&ctx, &mut keygen, &sk, config).unwrap();
-        let encoder = Encoder::new(&ctx).unwrap();
-        let z = random_complex(encoder.slots(), 78);
-        let ct = Encryptor::with_secret_key(&ctx, &sk)
-            .unwrap()
-            .with_seed([9; 32])
-            .encrypt(&encoder.encode_complex(&z).unwrap())
-            .unwrap();
-        let low = Evaluator::new(&ctx).drop_to_level(&ct, 0).unwrap();
-        let out = boot.bootstrap(&low).unwrap();
-        let got = encoder
-            .decode_complex(&Decryptor::new(&ctx, &sk).unwrap().decrypt(&out).unwrap())
-            .unwrap();
-        let words: Vec<Vec<u64>> = out
-            .parts()
-            .iter()
-            .map(|p| ctx.ring().download(p).unwrap())
-            .collect();
-        (precision_bits_complex(&got, &z), words)
-    };
-    for keys in [RotationKeys::PerBabyStep, RotationKeys::Fewest] {
-        let (cpu_bits, cpu) = run(Device::Cpu, keys);
-        let (gpu_bits, gpu) = run(Device::Cuda(0), keys);
-        eprintln!("bootstrapping ({keys:?}): CPU {cpu_bits:.1} bits, GPU {gpu_bits:.1} bits");
+    for (keys, storage) in [
+        (RotationKeys::PerBabyStep, DiagonalStorage::Full),
+        (RotationKeys::Fewest, DiagonalStorage::Full),
+        (RotationKeys::PerBabyStep, DiagonalStorage::Compact),
+    ] {
+        let (cpu_bits, cpu, _) = seeded_bootstrap(Device::Cpu, keys, DiagonalStorage::Full);
+        let (gpu_bits, gpu, _) = seeded_bootstrap(Device::Cuda(0), keys, storage);
+        eprintln!(
+            "bootstrapping ({keys:?}, {storage:?} on the GPU): CPU {cpu_bits:.1} bits, GPU \
+             {gpu_bits:.1} bits"
+        );
         assert!(gpu_bits >= 16.0);
         assert!(
             cpu == gpu,
-            "{keys:?}: the GPU's words differ from the CPU's"
+            "{keys:?}, {storage:?}: the GPU's words differ from the CPU's"
         );
     }
 }

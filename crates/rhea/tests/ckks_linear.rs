@@ -9,8 +9,8 @@ use num_complex::Complex64;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rhea::ckks::{
-    Ciphertext, CkksContext, Decryptor, Encoder, Encryptor, Evaluator, KeyGenerator,
-    LinearTransform, RotationKeys,
+    Ciphertext, CkksContext, Decryptor, DiagonalStorage, Encoder, Encryptor, Evaluator,
+    KeyGenerator, LinearTransform, RotationKeys,
 };
 use rhea::params::CkksParametersLiteral;
 use rhea::rlwe::{PublicKey, SecretKey};
@@ -667,6 +667,81 @@ fn typed_errors() {
     )));
 }
 
+/// Compactly stored diagonals (one limb each, expanded at every evaluation) give the words of
+/// whole ones, at a fraction of the memory; a diagonal whose coefficients pass `q_0 / 2` stays
+/// whole, and the results still agree.
+#[test]
+fn compact_diagonals_give_the_full_words() {
+    compact_matches_full(Device::Cpu);
+}
+
+fn compact_matches_full(device: Device) {
+    let slots = 4096;
+    let band = || random_band(slots, 91);
+    let full = band();
+    let compact = band().with_diagonal_storage(DiagonalStorage::Compact);
+    assert_eq!(full.diagonal_storage(), DiagonalStorage::Full);
+    // One diagonal ~2^30: its coefficients at the scale q_ℓ (~2^40) exceed q_0 / 2.
+    let mixed = || {
+        let mut rng = StdRng::seed_from_u64(92);
+        let diags: Vec<(i64, Vec<f64>)> = (-4..4)
+            .map(|k| {
+                let big = if k == 1 { 1e9 } else { 1.0 };
+                (
+                    k,
+                    (0..slots)
+                        .map(|_| big * rng.random_range(-1.0..1.0))
+                        .collect(),
+                )
+            })
+            .collect();
+        LinearTransform::from_diagonals(slots, diags).unwrap()
+    };
+    let (mixed_full, mixed_compact) = (
+        mixed(),
+        mixed().with_diagonal_storage(DiagonalStorage::Compact),
+    );
+    let mut steps = full.rotations();
+    steps.extend(mixed_full.rotations());
+    let fx = fixture(device, &steps);
+    let v = random_vec(slots, 93);
+    let ct = fx.encrypt_real(slots, &v);
+    for (what, a, b) in [
+        ("band", &full, &compact),
+        ("mixed", &mixed_full, &mixed_compact),
+    ] {
+        let (ya, yb) = (fx.transform(&ct, a), fx.transform(&ct, b));
+        assert_eq!(fx.words(&ya), fx.words(&yb), "{what}: compact against full");
+        let again = fx.transform(&ct, b);
+        assert_eq!(fx.words(&again), fx.words(&ya), "{what}: compact, cached");
+        assert_eq!(b.encodings(), 1, "{what}: encoded once");
+    }
+    // Level 10 extended by P: every whole diagonal holds `limbs` limbs, a compact one one.
+    let limbs = (full.cached_bytes() / (full.diagonal_count() as u64 * 8 * 8192)) as usize;
+    assert!(limbs > 2, "{limbs} limbs a diagonal");
+    assert_eq!(
+        compact.cached_bytes() * limbs as u64,
+        full.cached_bytes(),
+        "one limb a diagonal"
+    );
+    let d = mixed_full.diagonal_count() as u64;
+    assert_eq!(
+        mixed_compact.cached_bytes(),
+        (d - 1 + limbs as u64) * 8 * 8192,
+        "the large diagonal stays whole"
+    );
+    let bits = precision_bits(
+        &fx.decrypt_real(&fx.transform(&ct, &compact)),
+        &full_apply(&full, &v),
+    );
+    assert!(bits >= MIN_BITS, "{bits:.1} bits");
+}
+
+/// `lt` applied to the real vector `v` in `f64` (real parts).
+fn full_apply(lt: &LinearTransform, v: &[f64]) -> Vec<f64> {
+    lt.apply(&real(v)).unwrap().iter().map(|z| z.re).collect()
+}
+
 /// The transform and the slot utilities on the GPU give the CPU's words (same keys, same
 /// encryption seed).
 fn gpu_matches_cpu(device: Device) {
@@ -716,5 +791,6 @@ fn gpu_matches_cpu_on_the_gpu() {
     }
     let before = device.fused_fallbacks();
     gpu_matches_cpu(device);
+    compact_matches_full(device);
     assert_eq!(device.fused_fallbacks(), before, "a fused path fell back");
 }

@@ -9,9 +9,9 @@
 //! add exactly). At the end the pooling sums (`rotate_and_sum` twice, no level) and the dense
 //! layer's map give the logits at slots `0..classes`.
 //!
-//! Maps the plan caches are encoded during the warm-up inference (untimed) and stay on the
-//! device; the others are encoded before each use — timed apart as a first evaluation on an
-//! encryption of zero less the real evaluation's time — and dropped after it.
+//! Every map's diagonals are encoded during the warm-up inference (untimed) and stay on the
+//! device: whole where the plan says so, the others compact ([`DiagonalStorage::Compact`]:
+//! one limb a diagonal, expanded on the device at each use, inside the timed map).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -19,8 +19,8 @@ use std::time::Instant;
 use rhea::ckks::bootstrap::{BootstrapConfig, Bootstrapper};
 use rhea::ckks::functions::Sign;
 use rhea::ckks::{
-    Ciphertext, CkksContext, Decryptor, Encoder, Encryptor, Evaluator, KeyGenerator,
-    LinearTransform,
+    Ciphertext, CkksContext, Decryptor, DiagonalStorage, Encoder, Encryptor, Evaluator,
+    KeyGenerator, LinearTransform,
 };
 use rhea::params::CkksParameters;
 use rhea::{Device, Error, Result};
@@ -53,7 +53,6 @@ struct Stages {
     linear: f64,
     relu: f64,
     other: f64,
-    encode: f64,
     keyswitches: u64,
 }
 
@@ -64,8 +63,6 @@ struct Runner<'a> {
     encoder: Encoder,
     job: &'a Job<'a>,
     transforms: Vec<LinearTransform>,
-    /// An encryption of zero at the maps' level (the first evaluation of an uncached map).
-    zero: Ciphertext,
 }
 
 impl Runner<'_> {
@@ -74,29 +71,13 @@ impl Runner<'_> {
         Ok(start.elapsed().as_secs_f64() * 1e3)
     }
 
-    /// Map `i` on `ct` (timed into `linear`; an uncached map is encoded first (timed into
-    /// `encode` when `timed`) and dropped after).
-    fn map(&self, i: usize, ct: &Ciphertext, st: &mut Stages, timed: bool) -> Result<Ciphertext> {
-        let lt = &self.transforms[i];
-        let cached = self.job.plan.maps[i].cached;
-        let mut first = 0.0;
-        if !cached && timed {
-            let start = Instant::now();
-            self.eval.linear_transform(&self.zero, lt)?;
-            first = self.sync_ms(start)?;
-        }
+    /// Map `i` on `ct` (timed into `linear`).
+    fn map(&self, i: usize, ct: &Ciphertext, st: &mut Stages) -> Result<Ciphertext> {
         let before = self.ctx.keyswitches();
         let start = Instant::now();
-        let out = self.eval.linear_transform(ct, lt)?;
-        let ms = self.sync_ms(start)?;
+        let out = self.eval.linear_transform(ct, &self.transforms[i])?;
+        st.linear += self.sync_ms(start)?;
         st.keyswitches += self.ctx.keyswitches() - before;
-        st.linear += ms;
-        if !cached {
-            if timed {
-                st.encode += (first - ms).max(0.0);
-            }
-            lt.clear_cache();
-        }
         Ok(out)
     }
 
@@ -141,18 +122,18 @@ impl Runner<'_> {
     }
 
     /// The inference from the encrypted image to the logits' ciphertext.
-    fn forward(&self, x: &Ciphertext, st: &mut Stages, timed: bool) -> Result<Ciphertext> {
+    fn forward(&self, x: &Ciphertext, st: &mut Stages) -> Result<Ciphertext> {
         let net = self.job.net;
-        let z = self.map(0, x, st, timed)?;
+        let z = self.map(0, x, st)?;
         let z = self.bias(0, &z, st)?;
         let mut a = self.activate(&z, st)?;
         let (mut k, mut m) = (1, 1);
         for _ in 0..net.arch.stages.len() * net.arch.blocks {
-            let z1 = self.map(m, &a, st, timed)?;
+            let z1 = self.map(m, &a, st)?;
             let z1 = self.bias(k, &z1, st)?;
             let y = self.activate(&z1, st)?;
-            let z2 = self.map(m + 1, &y, st, timed)?;
-            let sc = self.map(m + 2, &a, st, timed)?;
+            let z2 = self.map(m + 1, &y, st)?;
+            let sc = self.map(m + 2, &a, st)?;
             let start = Instant::now();
             let z2 = self.eval.add(&z2, &sc)?;
             st.linear += self.sync_ms(start)?;
@@ -167,7 +148,7 @@ impl Runner<'_> {
             a = self.eval.rotate_and_sum(&a, stride, count)?;
         }
         st.other += self.sync_ms(start)?;
-        let logits = self.map(m, &a, st, timed)?;
+        let logits = self.map(m, &a, st)?;
         let start = Instant::now();
         let slots = self.encoder.slots();
         let mut bias = vec![0.0; slots];
@@ -194,7 +175,15 @@ pub(crate) fn infer(job: &Job<'_>) -> Result<Outcome> {
     let transforms = net
         .maps
         .iter()
-        .map(|(_, m)| super::shape(m.transform(net.period, slots)?, job.baby_steps))
+        .zip(&job.plan.maps)
+        .map(|((_, m), mp)| {
+            let lt = super::shape(m.transform(net.period, slots)?, job.baby_steps)?;
+            Ok(lt.with_diagonal_storage(if mp.whole {
+                DiagonalStorage::Full
+            } else {
+                DiagonalStorage::Compact
+            }))
+        })
         .collect::<Result<Vec<_>>>()?;
     let build_s = start.elapsed().as_secs_f64();
     let mut steps: Vec<i64> = transforms.iter().flat_map(|lt| lt.rotations()).collect();
@@ -238,7 +227,6 @@ pub(crate) fn infer(job: &Job<'_>) -> Result<Outcome> {
     let x = encryptor.encrypt(&encoder.encode_at(&packed, CONV_LEVEL, scale)?)?;
     device.synchronize()?;
     let encrypt_ms = start.elapsed().as_secs_f64() * 1e3;
-    let zero = encryptor.encrypt(&encoder.encode_at(&vec![0.0; slots], CONV_LEVEL, scale)?)?;
 
     let runner = Runner {
         ctx: ctx.clone(),
@@ -247,16 +235,15 @@ pub(crate) fn infer(job: &Job<'_>) -> Result<Outcome> {
         encoder,
         job,
         transforms,
-        zero,
     };
-    // Warm-up (untimed, dropped): a whole inference; it encodes the cached maps.
+    // Warm-up (untimed, dropped): a whole inference; it encodes every map.
     let start = Instant::now();
-    runner.forward(&x, &mut Stages::default(), false)?;
+    runner.forward(&x, &mut Stages::default())?;
     device.synchronize()?;
     let warm_up_s = start.elapsed().as_secs_f64();
 
     let mut st = Stages::default();
-    let out = runner.forward(&x, &mut st, true)?;
+    let out = runner.forward(&x, &mut st)?;
     device.synchronize()?;
     let decoded = runner.encoder.decode(&decryptor.decrypt(&out)?)?;
     let logits = decoded[..net.arch.classes].to_vec();
@@ -270,14 +257,12 @@ pub(crate) fn infer(job: &Job<'_>) -> Result<Outcome> {
             encrypt_ms,
             warm_up_s,
             latency_ms,
-            latency_with_encoding_ms: latency_ms + st.encode,
             bootstraps: st.bootstraps,
             bootstrap_ms: st.bootstrap,
             bootstrap_mean_ms: st.bootstrap / st.bootstraps.max(1) as f64,
             linear_ms: st.linear,
             relu_ms: st.relu,
             other_ms: st.other,
-            encode_ms: st.encode,
             keyswitches: st.keyswitches,
             bootstrap_key_bytes: runner.boot.key_bytes(),
             rotation_key_bytes,

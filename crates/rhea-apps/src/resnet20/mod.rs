@@ -80,10 +80,9 @@ pub struct ResnetConfig {
     /// `B` over the layer's largest `|z|` in the `f64` run (> 1: the ciphertext's errors must
     /// not push `z/B` out of `[−1, 1]`).
     pub relu_margin: f64,
-    /// Encoded diagonals kept on the device across the run (GiB): layers in order while they
-    /// fit; the others are encoded before each use and dropped after (their encoding timed
-    /// apart). `None`: what a GPU has room for beside the keys ([`cache_budget_for`]), 16 GiB
-    /// on the CPU.
+    /// Device memory for the maps' encoded diagonals (GiB): every map compact (one limb a
+    /// diagonal, expanded at each use), then maps in order kept whole while they fit. `None`:
+    /// what a GPU has room for beside the keys ([`cache_budget_for`]), 16 GiB on the CPU.
     pub cache_budget_gib: Option<f64>,
     /// The baby-step count `n1` of every map with more than 64 diagonals (`None`: each map's
     /// fewest key switchings). One `n1` for all keeps the union of the maps' rotation keys
@@ -94,7 +93,7 @@ pub struct ResnetConfig {
 }
 
 impl ResnetConfig {
-    /// The run at `size`: seeds 20 and 36, `α = 10`, margin 1.25, the device's room for cached
+    /// The run at `size`: seeds 20 and 36, `α = 10`, margin 1.25, the device's room for the
     /// diagonals, `n1 = 64`.
     pub fn new(size: Size) -> Self {
         Self {
@@ -182,8 +181,9 @@ pub struct MapPlan {
     pub baby_steps: usize,
     /// Giant steps.
     pub giant_steps: usize,
-    /// Whether its encoded diagonals stay on the device across the run.
-    pub cached: bool,
+    /// Whether its encoded diagonals stay whole on the device (NTT form over `Q_1 ∪ P`);
+    /// otherwise compact ([`rhea::ckks::DiagonalStorage::Compact`]: one limb each), expanded at each use.
+    pub whole: bool,
 }
 
 /// The level plan and the resources of a run, computed without encrypting anything.
@@ -215,16 +215,21 @@ pub struct Plan {
     pub bootstraps: usize,
     /// Bytes of one encoded diagonal at the maps' level (over `Q_1 ∪ P`).
     pub diagonal_bytes: u64,
-    /// Bytes of all encoded diagonals.
+    /// Bytes of one compact diagonal (its `q_0` residues: one limb).
+    pub compact_diagonal_bytes: u64,
+    /// Bytes of all encoded diagonals, whole.
     pub all_diagonals_bytes: u64,
-    /// Bytes of the cached ones.
-    pub cached_diagonals_bytes: u64,
-    /// The largest map's encoded diagonals (bytes).
+    /// Bytes of the diagonals kept whole.
+    pub whole_diagonals_bytes: u64,
+    /// Bytes of the diagonals kept compact.
+    pub compact_diagonals_bytes: u64,
+    /// The largest compact map expanded (bytes, while it is evaluated).
     pub largest_map_bytes: u64,
     /// Bytes of the maps' rotation keys (estimate: digits × 2 × (Q + P limbs) × N words).
     pub rotation_key_bytes: u64,
     /// The device memory the maps need besides bootstrapping's keys and the working
-    /// ciphertexts: cached diagonals, the largest uncached map, rotation keys (bytes).
+    /// ciphertexts: whole and compact diagonals, the largest compact map expanded, rotation
+    /// keys (bytes).
     pub device_bytes_estimate: u64,
     /// The sign composite: construction.
     pub sign: String,
@@ -346,10 +351,10 @@ pub(crate) fn pool_rotations(last: Mux, slots: usize) -> Vec<i64> {
 const DEFAULT_CACHE_GIB: f64 = 16.0;
 const GIB: f64 = (1u64 << 30) as f64;
 
-/// The cached diagonals' budget (GiB) on `device` for `config`: the configuration's, or, when
-/// it has none, the GPU's total memory less the maps' rotation keys, 8 GiB for bootstrapping's
-/// keys, the largest map (encoded at its use when uncached) and 8 GiB of working memory (none
-/// when that is negative); 16 GiB on the CPU.
+/// The budget (GiB) for the maps' encoded diagonals, whole and compact, on `device` for
+/// `config`: the configuration's, or, when it has none, the GPU's total memory less the maps'
+/// rotation keys, 8 GiB for bootstrapping's keys, the largest map (expanded at its use when
+/// compact) and 8 GiB of working memory (none when that is negative); 16 GiB on the CPU.
 pub fn cache_budget_for(config: &ResnetConfig, device: Device) -> Result<f64> {
     budget_on(config, device, &plan(config)?)
 }
@@ -444,7 +449,7 @@ pub fn plan(config: &ResnetConfig) -> Result<Plan> {
             keyswitches: entry.0,
             baby_steps: entry.1,
             giant_steps: entry.2,
-            cached: false,
+            whole: false,
         });
     }
     let rotation_keys = steps.len();
@@ -462,8 +467,10 @@ pub fn plan(config: &ResnetConfig) -> Result<Plan> {
         spare_levels: top - relu_depth - CONV_LEVEL,
         bootstraps: arch.convs().len(),
         diagonal_bytes,
+        compact_diagonal_bytes: n * 8,
         all_diagonals_bytes: total as u64 * diagonal_bytes,
-        cached_diagonals_bytes: 0,
+        whole_diagonals_bytes: 0,
+        compact_diagonals_bytes: 0,
         largest_map_bytes: 0,
         rotation_key_bytes: rotation_keys as u64 * key_bytes,
         device_bytes_estimate: 0,
@@ -476,23 +483,30 @@ pub fn plan(config: &ResnetConfig) -> Result<Plan> {
 }
 
 impl Plan {
-    /// Marks the maps kept on the device under `budget_gib` of cached diagonals (layers in
-    /// order while they fit) and updates the memory figures.
+    /// Marks the maps whose diagonals stay whole under `budget_gib` for all encoded diagonals:
+    /// every map at least compact, then maps made whole in order while the budget holds them;
+    /// updates the memory figures.
     pub fn set_cache_budget(&mut self, budget_gib: f64) {
         let budget = (budget_gib.max(0.0) * GIB) as u64;
-        let (mut cached_bytes, mut largest) = (0u64, 0u64);
+        let (whole_d, compact_d) = (self.diagonal_bytes, self.compact_diagonal_bytes);
+        let all_compact: u64 =
+            self.maps.iter().map(|m| m.diagonals as u64).sum::<u64>() * compact_d;
+        let (mut used, mut whole, mut compact, mut largest) = (all_compact, 0u64, 0u64, 0u64);
         for m in &mut self.maps {
-            let bytes = m.diagonals as u64 * self.diagonal_bytes;
-            m.cached = cached_bytes + bytes <= budget;
-            if m.cached {
-                cached_bytes += bytes;
+            let d = m.diagonals as u64;
+            m.whole = used + d * (whole_d - compact_d) <= budget;
+            if m.whole {
+                used += d * (whole_d - compact_d);
+                whole += d * whole_d;
             } else {
-                largest = largest.max(bytes);
+                compact += d * compact_d;
+                largest = largest.max(d * whole_d);
             }
         }
-        self.cached_diagonals_bytes = cached_bytes;
+        self.whole_diagonals_bytes = whole;
+        self.compact_diagonals_bytes = compact;
         self.largest_map_bytes = largest;
-        self.device_bytes_estimate = cached_bytes + largest + self.rotation_key_bytes;
+        self.device_bytes_estimate = whole + compact + largest + self.rotation_key_bytes;
     }
 }
 
@@ -535,13 +549,12 @@ pub struct TimingReport {
     pub build_s: f64,
     /// Encoding and encrypting the image.
     pub encrypt_ms: f64,
-    /// The untimed warm-up inference (it encodes the cached maps), seconds.
+    /// The untimed warm-up inference (it encodes every map's diagonals, whole or compact),
+    /// seconds.
     pub warm_up_s: f64,
-    /// The inference: bootstrapping, maps, ReLUs, the rest (the encodings of uncached maps
-    /// apart).
+    /// The inference: bootstrapping, maps (the compact ones' expansion included), ReLUs, the
+    /// rest.
     pub latency_ms: f64,
-    /// The same with the uncached maps' encodings.
-    pub latency_with_encoding_ms: f64,
     /// Bootstraps.
     pub bootstraps: usize,
     /// All bootstrapping.
@@ -554,9 +567,6 @@ pub struct TimingReport {
     pub relu_ms: f64,
     /// Everything else (decryption apart).
     pub other_ms: f64,
-    /// Encoding the uncached maps' diagonals (measured as a first evaluation on a zero
-    /// ciphertext less the real evaluation's time).
-    pub encode_ms: f64,
     /// Key switchings of the maps' evaluations (bootstrapping and the ReLUs apart).
     pub keyswitches: u64,
     /// Bytes of the bootstrapper's keys.
@@ -648,12 +658,13 @@ impl ResnetReport {
         );
         let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
         s += &format!(
-            "  device memory of the maps: {:.1} GiB of cached diagonals ({} of {} maps), {:.1} \
-             GiB for the largest other, {:.1} GiB of rotation keys; bootstrapping's keys {:.1} \
-             GiB\n",
-            gib(pl.cached_diagonals_bytes),
-            pl.maps.iter().filter(|m| m.cached).count(),
+            "  device memory of the maps: {:.1} GiB of whole diagonals ({} of {} maps), {:.1} \
+             GiB of compact ones, {:.1} GiB for the largest compact map expanded, {:.1} GiB of \
+             rotation keys; bootstrapping's keys {:.1} GiB\n",
+            gib(pl.whole_diagonals_bytes),
+            pl.maps.iter().filter(|m| m.whole).count(),
             pl.maps.len(),
+            gib(pl.compact_diagonals_bytes),
             gib(pl.largest_map_bytes),
             gib(t.rotation_key_bytes),
             gib(t.bootstrap_key_bytes)
@@ -662,20 +673,16 @@ impl ResnetReport {
             "  keys {:.1} s, maps built {:.1} s, encryption {:.1} ms, warm-up {:.1} s\n",
             t.keygen_s, t.build_s, t.encrypt_ms, t.warm_up_s
         );
-        s += &format!(
-            "  latency {:>9.1} ms  ({:.1} ms with the encoding of uncached maps)\n",
-            t.latency_ms, t.latency_with_encoding_ms
-        );
+        s += &format!("  latency {:>9.1} ms\n", t.latency_ms);
         s += &format!(
             "  stages: bootstrapping {:.1} ms ({} × {:.1} ms: the floor), linear {:.1} ms, \
-             ReLU {:.1} ms, other {:.1} ms; encoding {:.1} ms apart; {} key switchings\n",
+             ReLU {:.1} ms, other {:.1} ms; {} key switchings\n",
             t.bootstrap_ms,
             t.bootstraps,
             t.bootstrap_mean_ms,
             t.linear_ms,
             t.relu_ms,
             t.other_ms,
-            t.encode_ms,
             t.keyswitches
         );
         if self.size == Size::Paper {
@@ -753,7 +760,7 @@ pub fn run(device: Device, config: &ResnetConfig) -> Result<ResnetReport> {
         chart: ChartEntry {
             app: "resnet20".into(),
             what: format!("{} size, latency of one image", config.size.name()),
-            rhea_ms: t.latency_with_encoding_ms,
+            rhea_ms: t.latency_ms,
             device: device.name(),
             peers: vec![
                 (
@@ -837,7 +844,8 @@ mod tests {
         assert_eq!(stage3.diagonals, 7 * 15 * 15);
         // One encoded diagonal over Q_1 ∪ P (2 + 6 limbs of 2^16 words): 4 MiB.
         assert_eq!(plan.diagonal_bytes, 4 << 20);
-        // Everything the maps need (cached diagonals, the largest other map, rotation keys)
+        // Everything the maps need (whole and compact diagonals, the largest compact map
+        // expanded, rotation keys)
         // leaves room on an 80 GB card for bootstrapping's keys and the ciphertexts.
         assert!(
             plan.device_bytes_estimate < 50 << 30,
@@ -847,7 +855,9 @@ mod tests {
         assert!(plan.sign_gap <= 1.0 / 16.0, "{}", plan.sign_gap);
         // One n1 (64) for every map: 79 rotation keys (184 with each map's own best n1).
         assert!(plan.rotation_keys <= 100, "{}", plan.rotation_keys);
-        assert!(plan.maps.iter().any(|m| !m.cached));
+        assert!(plan.maps.iter().any(|m| !m.whole));
+        // Every map compact: 1/8 of the bytes.
+        assert_eq!(plan.compact_diagonal_bytes * 8, plan.diagonal_bytes);
     }
 
     #[test]
@@ -867,7 +877,7 @@ mod tests {
         let plan = plan(&ResnetConfig::new(Size::Small)).unwrap();
         assert_eq!(plan.slots, 2048);
         assert_eq!(plan.bootstraps, 7);
-        assert!(plan.maps.iter().all(|m| m.cached));
+        assert!(plan.maps.iter().all(|m| m.whole));
         assert_eq!(plan.levels_after_bootstrap, 13);
     }
 
@@ -892,16 +902,18 @@ mod tests {
                     m.keyswitches,
                     m.baby_steps,
                     m.giant_steps,
-                    if m.cached { "" } else { ", encoded at use" }
+                    if m.whole { "" } else { ", compact" }
                 )
             })
             .collect::<String>()
             + &format!(
-                "total {} diagonals, {} rotation keys ({} GiB), cached {} GiB, all {} GiB, sign {}\n",
+                "total {} diagonals, {} rotation keys ({} GiB), whole {} GiB, compact {} GiB, all \
+                 {} GiB, sign {}\n",
                 plan.total_diagonals,
                 plan.rotation_keys,
                 plan.rotation_key_bytes >> 30,
-                plan.cached_diagonals_bytes >> 30,
+                plan.whole_diagonals_bytes >> 30,
+                plan.compact_diagonals_bytes >> 30,
                 plan.all_diagonals_bytes >> 30,
                 plan.sign
             )

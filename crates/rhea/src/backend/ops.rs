@@ -226,8 +226,30 @@ impl RnsRing {
         if coeff.form == Form::Ntt {
             self.ntt_inverse(&mut coeff)?;
         }
-        let shape = self.shape_q(q_limbs);
-        let storage = match &coeff.storage {
+        let mut out = self.lift(&coeff, self.shape_q(q_limbs))?;
+        if a.form == Form::Ntt {
+            self.ntt_forward(&mut out)?;
+        }
+        Ok(out)
+    }
+
+    /// The coefficient-form polynomial `a` (one Q limb, no `P` limbs) read as the centred
+    /// integers `c ∈ [−⌊q_0/2⌋, ⌊q_0/2⌋]` of its words and lifted to every limb of `shape`
+    /// (Q limbs, with or without the `P` limbs), on `a`'s device: [`RnsRing::upload_lifted`]
+    /// for words already there (a compactly stored plaintext, expanded where it is used).
+    ///
+    /// Errors: [`Error::InvalidInput`] unless `a` is in coefficient form with exactly one Q limb
+    /// and no `P` limbs; [`Error::ShapeMismatch`] for a shape not of this ring.
+    pub fn lift(&self, a: &Poly, shape: PolyShape) -> Result<Poly> {
+        self.check_shape("lift", &a.shape)?;
+        self.check_shape("lift", &shape)?;
+        if a.shape.q_limbs != 1 || a.shape.p_limbs != 0 || a.form != Form::Coefficient {
+            return Err(Error::InvalidInput(format!(
+                "lift: a polynomial of shape {} in {} form (one Q limb in coefficient form in)",
+                a.shape, a.form
+            )));
+        }
+        let storage = match &a.storage {
             Storage::Cpu(x) => {
                 let q0 = self.modulus(&shape, 0);
                 let centred: Vec<i64> = x.iter().map(|&t| q0.center(t)).collect();
@@ -235,15 +257,11 @@ impl RnsRing {
             }
             Storage::Cuda(x) => Storage::Cuda(self.cuda(x)?.lift_first_limb(x, &shape)?),
         };
-        let mut out = Poly {
+        Ok(Poly {
             storage,
             shape,
             form: Form::Coefficient,
-        };
-        if a.form == Form::Ntt {
-            self.ntt_forward(&mut out)?;
-        }
-        Ok(out)
+        })
     }
 
     /// A copy of `a` on `device`, same shape, form and words (a copy on the same device when `a`

@@ -6,8 +6,9 @@ use rayon::prelude::*;
 use rhea_math::fft::SpecialFft;
 use rhea_math::Modulus;
 
+use super::linear::{DiagonalStorage, StoredDiagonal};
 use super::{CkksContext, Plaintext};
-use crate::backend::{Device, Form, Poly, PolyShape};
+use crate::backend::{Device, Form, PolyShape};
 use crate::error::{Error, Result};
 
 /// The host part of an encoding: the residues of the plaintext's coefficients and its shape.
@@ -168,24 +169,44 @@ impl Encoder {
         self.finish(host, scale)
     }
 
-    /// The NTT-form polynomials of many complex vectors at `level` and `scale` over the extended
-    /// basis `Q_ℓ ∪ P` (plaintexts that multiply key-switching results before their ModDown:
-    /// the linear transforms' diagonals), on the context's device. On the CPU, each one's host
-    /// part and transform in parallel; on a GPU, the host parts of a bounded number of
-    /// polynomials at a time in parallel, while the previous ones are uploaded (lifted on the
-    /// device from their `q_0` residues when their coefficients allow) and transformed.
+    /// The plaintexts of many complex vectors at `level` and `scale` over the extended basis
+    /// `Q_ℓ ∪ P` (plaintexts that multiply key-switching results before their ModDown: the
+    /// linear transforms' diagonals), on the context's device, stored as `storage` says: NTT
+    /// form, or (compact) the `q_0` residues of the coefficients when they lie below `q_0 / 2`.
+    /// On the CPU, each one's host part and device part in parallel; on a GPU, the host parts
+    /// of a bounded number of polynomials at a time in parallel, while the previous ones are
+    /// uploaded (lifted on the device from their `q_0` residues when their coefficients allow)
+    /// and transformed.
     pub(crate) fn encode_extended_batch<V: AsRef<[Complex64]> + Sync>(
         &self,
         values: &[V],
         level: usize,
         scale: f64,
-    ) -> Result<Vec<Poly>> {
-        let one = |v: &V| self.encode_words(v.as_ref(), level, scale, true, self.lifts());
+        storage: DiagonalStorage,
+    ) -> Result<Vec<StoredDiagonal>> {
+        let compact = storage == DiagonalStorage::Compact;
+        let one = |v: &V| {
+            let lift = compact || self.lifts();
+            self.encode_words(v.as_ref(), level, scale, true, lift)
+        };
+        let store = |h: HostWords| -> Result<StoredDiagonal> {
+            if compact && h.lifted {
+                let ring = self.ctx.ring();
+                let limb0 = ring.upload(
+                    self.ctx.device(),
+                    h.words,
+                    ring.shape_q(1),
+                    Form::Coefficient,
+                )?;
+                return Ok(StoredDiagonal::Compact {
+                    limb0,
+                    shape: h.shape,
+                });
+            }
+            Ok(StoredDiagonal::Full(self.finish(h, scale)?.poly))
+        };
         if self.ctx.device() == Device::Cpu {
-            return values
-                .par_iter()
-                .map(|v| Ok(self.finish(one(v)?, scale)?.poly))
-                .collect();
+            return values.par_iter().map(|v| store(one(v)?)).collect();
         }
         let host = |chunk: &[V]| chunk.par_iter().map(one).collect::<Result<Vec<_>>>();
         let mut chunks = values.chunks(64);
@@ -199,12 +220,7 @@ impl Encoder {
             // The device part of this chunk (uploads that block the calling thread while they
             // stage, kernels queued) beside the host part of the next.
             let (done, ahead) = rayon::join(
-                || {
-                    pending
-                        .into_iter()
-                        .map(|h| Ok(self.finish(h, scale)?.poly))
-                        .collect::<Result<Vec<_>>>()
-                },
+                || pending.into_iter().map(store).collect::<Result<Vec<_>>>(),
                 || next.map(host).transpose(),
             );
             out.extend(done?);

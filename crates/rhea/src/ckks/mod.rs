@@ -48,6 +48,6 @@ pub use encoder::Encoder;
 pub use evaluator::Evaluator;
 pub use flooding::NoiseFlooding;
 pub use keygen::{Decryptor, Encryptor, KeyGenerator};
-pub use linear::{LinearTransform, RotationKeys};
+pub use linear::{DiagonalStorage, LinearTransform, RotationKeys};
 pub use num_complex::Complex64;
 pub use poly::{ChebyshevFit, Parity, PolyBasis, Polynomial};

@@ -6,7 +6,10 @@ use super::dft::HomomorphicDft;
 use super::encapsulation::EncapsulationKeys;
 use super::evalmod::{EvalMod, EvalModParams};
 use crate::backend::Poly;
-use crate::ckks::{Ciphertext, CkksContext, Evaluator, KeyGenerator, RotationKeys};
+use crate::ckks::{
+    Ciphertext, CkksContext, DiagonalStorage, Evaluator, KeyGenerator, LinearTransform,
+    RotationKeys,
+};
 use crate::error::{Error, Result};
 use crate::rlwe::{RelinearizationKey, SecretKey};
 
@@ -38,6 +41,11 @@ pub struct BootstrapConfig {
     /// cards with less memory: about a third of the Galois keys' bytes at N = 2^16, each baby
     /// step a full key switching).
     pub rotation_keys: RotationKeys,
+    /// How CoeffToSlot's and SlotToCoeff's encoded matrices are kept: whole
+    /// ([`DiagonalStorage::Full`], the default, the fastest) or compact
+    /// ([`DiagonalStorage::Compact`]: one limb per diagonal instead of `ℓ + 1 + |P|`, expanded
+    /// at each bootstrap; for cards where the matrices do not fit whole, e.g. N = 2^17).
+    pub diagonal_storage: DiagonalStorage,
 }
 
 impl BootstrapConfig {
@@ -74,6 +82,7 @@ impl BootstrapConfig {
             message_ratio_bits,
             eval_mod_headroom_bits: log_slots.div_ceil(2),
             rotation_keys: RotationKeys::PerBabyStep,
+            diagonal_storage: DiagonalStorage::Full,
         }
     }
 }
@@ -253,10 +262,12 @@ impl Bootstrapper {
         // a subring sum multiplied the coefficients by N/(2n).
         let cts_factor = raised_scale / q0 / (2.0 * eval_mod.input_divisor()) / (half / n) as f64;
         let cts = HomomorphicDft::coeff_to_slot(n, config.coeff_to_slot_levels, cts_factor)?
-            .with_rotation_keys(config.rotation_keys);
+            .with_rotation_keys(config.rotation_keys)
+            .with_diagonal_storage(config.diagonal_storage);
         let headroom = (config.eval_mod_headroom_bits as f64).exp2();
         let stc = HomomorphicDft::slot_to_coeff(n, config.slot_to_coeff_levels, 1.0 / headroom)?
-            .with_rotation_keys(config.rotation_keys);
+            .with_rotation_keys(config.rotation_keys)
+            .with_diagonal_storage(config.diagonal_storage);
         let depth = cts.depth() + eval_mod.depth() + stc.depth();
         if depth > params.max_level() {
             return Err(Error::InvalidInput(format!(
@@ -375,6 +386,19 @@ impl Bootstrapper {
     /// The bytes of every key it holds in memory (on its context's device).
     pub fn key_bytes(&self) -> u64 {
         self.evaluation_key_bytes + self.keys.size_bytes()
+    }
+
+    /// The bytes CoeffToSlot's and SlotToCoeff's encoded matrices hold (on the context's
+    /// device; 0 before the first bootstrap encodes them): whole or compact as
+    /// [`BootstrapConfig::diagonal_storage`] says.
+    pub fn matrix_bytes(&self) -> u64 {
+        let dft = |d: &HomomorphicDft| -> u64 {
+            d.transforms()
+                .iter()
+                .map(LinearTransform::cached_bytes)
+                .sum()
+        };
+        dft(&self.cts) + dft(&self.stc)
     }
 
     /// `ct` refreshed: at [`Bootstrapper::output_level`] with [`Bootstrapper::output_scale`],

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use num_complex::Complex64;
 use rhea_math::fft::DoubleDouble;
 
-use crate::ckks::{Ciphertext, Evaluator, LinearTransform, RotationKeys};
+use crate::ckks::{Ciphertext, DiagonalStorage, Evaluator, LinearTransform, RotationKeys};
 use crate::error::{Error, Result};
 
 /// The largest slot count (that of `rhea_math::fft::SpecialFft`).
@@ -208,6 +208,17 @@ impl HomomorphicDft {
             .transforms
             .into_iter()
             .map(|lt| lt.with_rotation_keys(keys))
+            .collect();
+        self
+    }
+
+    /// The same DFT with every transform keeping its encoded diagonals as `storage` says
+    /// ([`LinearTransform::with_diagonal_storage`]).
+    pub fn with_diagonal_storage(mut self, storage: DiagonalStorage) -> Self {
+        self.transforms = self
+            .transforms
+            .into_iter()
+            .map(|lt| lt.with_diagonal_storage(storage))
             .collect();
         self
     }

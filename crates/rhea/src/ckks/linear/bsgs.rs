@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use super::storage::Encodings;
 use super::transform::{CacheKey, Plan, RotationKeys};
 use super::LinearTransform;
 use crate::backend::Poly;
@@ -18,7 +19,7 @@ type Rot<'a> = Option<(u64, &'a KeySwitchKey)>;
 struct Ready<'a> {
     lt: &'a LinearTransform,
     chains: Vec<Vec<(usize, Rot<'a>)>>,
-    pts: Arc<Vec<Vec<Poly>>>,
+    pts: Arc<Encodings>,
 }
 
 impl Evaluator {
@@ -156,7 +157,7 @@ impl Evaluator {
             ready.push(Ready {
                 lt,
                 chains,
-                pts: Arc::new(Vec::new()),
+                pts: Arc::new(Encodings(Vec::new())),
             });
         }
         // The rotation reaching each baby step: from the input (hoisted) or from the previous
@@ -177,11 +178,12 @@ impl Evaluator {
         };
         for r in &mut ready {
             let lt = r.lt;
-            r.pts = lt.encoded(key, || {
+            r.pts = lt.encoded(key, |storage| {
                 Encoder::with_slots(ctx, lt.slots())?.encode_extended_batch(
                     &lt.prerotated(),
                     level,
                     pt_scale,
+                    storage,
                 )
             })?;
         }
@@ -194,7 +196,10 @@ impl Evaluator {
             };
             ready
                 .iter()
-                .map(|r| self.giant_steps(&baby, r.lt.plan(), &r.chains, &r.pts))
+                .map(|r| {
+                    let pts = r.pts.expand(ctx.ring())?;
+                    self.giant_steps(&baby, r.lt.plan(), &r.chains, &pts.giants())
+                })
                 .collect()
         })?;
         parts
@@ -331,7 +336,7 @@ impl Evaluator {
         baby: &[Option<[Poly; 2]>],
         plan: &Plan,
         chains: &[Vec<(usize, Rot<'_>)>],
-        pts: &[Vec<Poly>],
+        pts: &[Vec<&Poly>],
     ) -> Result<Vec<Poly>> {
         let ring = self.context().ring();
         // Every giant step's products in one pass over the baby steps (each read once).
@@ -354,7 +359,7 @@ impl Evaluator {
                 Error::InvalidInput(format!("linear_transform: diagonals of {giant} missing"))
             })?;
             let mut row = vec![None; right.len()];
-            for (&(i, _), pt) in g.terms.iter().zip(pts) {
+            for (&(i, _), &pt) in g.terms.iter().zip(pts) {
                 let t = present.binary_search(&i).map_err(|_| {
                     Error::InvalidInput(format!("linear_transform: baby step {i} missing"))
                 })?;

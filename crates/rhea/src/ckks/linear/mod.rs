@@ -123,6 +123,9 @@
 
 mod bsgs;
 mod slots;
+mod storage;
 mod transform;
 
+pub use storage::DiagonalStorage;
+pub(crate) use storage::StoredDiagonal;
 pub use transform::{LinearTransform, RotationKeys};

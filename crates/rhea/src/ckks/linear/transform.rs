@@ -7,7 +7,8 @@ use std::sync::{Arc, Mutex};
 
 use num_complex::Complex64;
 
-use crate::backend::{Device, Poly};
+use super::storage::{DiagonalStorage, Encodings, StoredDiagonal};
+use crate::backend::Device;
 use crate::error::{Error, Result};
 
 /// Where the encoded diagonals of one evaluation live: the parameters, the level and the device.
@@ -223,7 +224,8 @@ impl Plan {
 /// The diagonals are encoded lazily, at the level (and on the device) of the first evaluation
 /// there, and kept: a second evaluation at that level encodes nothing
 /// ([`LinearTransform::cached_levels`], [`LinearTransform::encodings`]); on a GPU they stay
-/// resident. `Send + Sync`: one transform serves many threads.
+/// resident, whole or compact ([`LinearTransform::with_diagonal_storage`]). `Send + Sync`:
+/// one transform serves many threads.
 pub struct LinearTransform {
     slots: usize,
     /// The non-zero diagonals by index `k ∈ [0, slots)`.
@@ -232,7 +234,9 @@ pub struct LinearTransform {
     /// A `rotate_and_sum(stride, count)` after the diagonal sum (the wide case of
     /// [`LinearTransform::from_dense_replicated`]).
     post_sum: Option<(usize, usize)>,
-    cache: Mutex<HashMap<CacheKey, Arc<Vec<Vec<Poly>>>>>,
+    /// How the encoded diagonals are kept.
+    storage: DiagonalStorage,
+    cache: Mutex<HashMap<CacheKey, Arc<Encodings>>>,
     /// How many times the diagonals were encoded ([`LinearTransform::encodings`]).
     encodings: AtomicU64,
 }
@@ -484,6 +488,7 @@ impl LinearTransform {
             diagonals,
             plan,
             post_sum: None,
+            storage: DiagonalStorage::default(),
             cache: Mutex::new(HashMap::new()),
             encodings: AtomicU64::new(0),
         })
@@ -531,6 +536,25 @@ impl LinearTransform {
         self.plan = Plan::choose(&indices, self.slots, keys);
         self.clear_cache();
         self
+    }
+
+    /// The same transform keeping its encoded diagonals as `storage` says
+    /// ([`DiagonalStorage::Compact`]: about one limb per diagonal instead of `ℓ + 1 + |P|`, for
+    /// a lift and an NTT per diagonal at each evaluation; the same results). Drops the cache.
+    pub fn with_diagonal_storage(mut self, storage: DiagonalStorage) -> Self {
+        self.storage = storage;
+        self.clear_cache();
+        self
+    }
+
+    /// How the encoded diagonals are kept ([`LinearTransform::with_diagonal_storage`]).
+    pub fn diagonal_storage(&self) -> DiagonalStorage {
+        self.storage
+    }
+
+    /// Bytes the cached encodings hold (device memory on a GPU; every level and device).
+    pub fn cached_bytes(&self) -> u64 {
+        self.lock().values().map(|e| e.bytes()).sum()
     }
 
     /// How the baby steps are reached ([`LinearTransform::with_rotation_keys`]).
@@ -668,20 +692,20 @@ impl LinearTransform {
         out
     }
 
-    /// The cached encoding at `key`, or `encode()`'s (then cached). The lock is not held while
-    /// encoding (which runs on the CPU pool): two first evaluations racing may both encode, and
-    /// the first to finish is kept.
+    /// The cached encoding at `key`, or `encode(storage)`'s (then cached). The lock is not held
+    /// while encoding (which runs on the CPU pool): two first evaluations racing may both
+    /// encode, and the first to finish is kept.
     pub(super) fn encoded(
         &self,
         key: CacheKey,
-        encode: impl FnOnce() -> Result<Vec<Poly>>,
-    ) -> Result<Arc<Vec<Vec<Poly>>>> {
+        encode: impl FnOnce(DiagonalStorage) -> Result<Vec<StoredDiagonal>>,
+    ) -> Result<Arc<Encodings>> {
         if let Some(e) = self.lock().get(&key) {
             return Ok(e.clone());
         }
-        let mut flat = encode()?.into_iter();
+        let mut flat = encode(self.storage)?.into_iter();
         self.encodings.fetch_add(1, Ordering::Relaxed);
-        let grouped: Vec<Vec<Poly>> = self
+        let grouped: Vec<Vec<StoredDiagonal>> = self
             .plan
             .giants
             .iter()
@@ -690,11 +714,11 @@ impl LinearTransform {
         let mut cache = self.lock();
         Ok(cache
             .entry(key)
-            .or_insert_with(|| Arc::new(grouped))
+            .or_insert_with(|| Arc::new(Encodings(grouped)))
             .clone())
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<CacheKey, Arc<Vec<Vec<Poly>>>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<CacheKey, Arc<Encodings>>> {
         self.cache.lock().unwrap_or_else(|e| e.into_inner())
     }
 }

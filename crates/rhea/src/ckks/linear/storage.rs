@@ -1,0 +1,126 @@
+//! How a [`LinearTransform`](super::LinearTransform) keeps its encoded diagonals between
+//! evaluations: whole (NTT form over `Q_ℓ ∪ P`) or compact (one limb each, expanded where used).
+
+use crate::backend::{Poly, PolyShape, RnsRing};
+use crate::error::Result;
+
+/// How a [`LinearTransform`](super::LinearTransform) stores its encoded diagonals
+/// ([`LinearTransform::with_diagonal_storage`](super::LinearTransform::with_diagonal_storage)).
+///
+/// A diagonal evaluated at level `ℓ` is a plaintext over `Q_ℓ ∪ P`: `ℓ + 1 + |P|` limbs of `N`
+/// words (4 MiB at N = 2^16 with 2 + 6 limbs, 21 MiB with 36 + 6). Its coefficients are the
+/// rounded `Δ·IDFT(diagonal)`, small integers: when they lie below `q_0 / 2` in magnitude —
+/// what the encoder checks, true of diagonals near 1 at scales up to ~2^58 — their residues
+/// modulo `q_0` determine every other limb.
+///
+/// ```
+/// use rhea::ckks::{DiagonalStorage, LinearTransform};
+/// let band = (-3i64..=3).map(|k| (k, vec![0.25 + k as f64 / 16.0; 1024]));
+/// let lt = LinearTransform::from_diagonals(1024, band)?
+///     .with_diagonal_storage(DiagonalStorage::Compact);
+/// assert_eq!(lt.diagonal_storage(), DiagonalStorage::Compact);
+/// # Ok::<(), rhea::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum DiagonalStorage {
+    /// The NTT-form encodings over `Q_ℓ ∪ P`, ready to multiply: the fastest evaluation.
+    #[default]
+    Full,
+    /// The coefficients' residues modulo `q_0` (one limb, coefficient form) of each diagonal
+    /// whose coefficients allow it (the others whole), lifted to every limb and transformed on
+    /// the device at each evaluation and dropped after it: `1/(ℓ + 1 + |P|)` of the memory, for
+    /// a lift and a forward NTT per diagonal per evaluation. The same words are multiplied, so
+    /// the results are those of [`DiagonalStorage::Full`].
+    Compact,
+}
+
+/// One encoded diagonal as cached.
+pub(crate) enum StoredDiagonal {
+    /// Ready to multiply: NTT form over `Q_ℓ ∪ P`.
+    Full(Poly),
+    /// The `q_0` residues (one Q limb, coefficient form) of coefficients below `q_0 / 2` in
+    /// magnitude, and the shape they expand to.
+    Compact { limb0: Poly, shape: PolyShape },
+}
+
+impl StoredDiagonal {
+    /// The diagonal ready to multiply: `None` for a whole one (use [`StoredDiagonal::full`]),
+    /// the expansion (lift, forward NTT) of a compact one.
+    fn expand(&self, ring: &RnsRing) -> Result<Option<Poly>> {
+        match self {
+            Self::Full(_) => Ok(None),
+            Self::Compact { limb0, shape } => {
+                let mut p = ring.lift(limb0, *shape)?;
+                ring.ntt_forward(&mut p)?;
+                Ok(Some(p))
+            }
+        }
+    }
+
+    fn full(&self) -> Option<&Poly> {
+        match self {
+            Self::Full(p) => Some(p),
+            Self::Compact { .. } => None,
+        }
+    }
+
+    fn words(&self) -> u64 {
+        match self {
+            Self::Full(p) => p.shape().words() as u64,
+            Self::Compact { limb0, .. } => limb0.shape().words() as u64,
+        }
+    }
+}
+
+/// The encoded diagonals of one evaluation's level and device, grouped by giant step.
+pub(super) struct Encodings(pub(super) Vec<Vec<StoredDiagonal>>);
+
+/// The diagonals of [`Encodings`] ready to multiply: the compact ones expanded for this
+/// evaluation (dropped with it), the whole ones borrowed.
+pub(super) struct Expanded<'a> {
+    stored: &'a Encodings,
+    expanded: Vec<Vec<Option<Poly>>>,
+}
+
+impl Encodings {
+    /// Bytes of device (or host) memory the stored diagonals hold.
+    pub(super) fn bytes(&self) -> u64 {
+        self.0
+            .iter()
+            .flatten()
+            .map(StoredDiagonal::words)
+            .sum::<u64>()
+            * 8
+    }
+
+    /// Every diagonal ready to multiply (compact ones expanded on their device).
+    pub(super) fn expand<'a>(&'a self, ring: &RnsRing) -> Result<Expanded<'a>> {
+        let expanded = self
+            .0
+            .iter()
+            .map(|g| g.iter().map(|d| d.expand(ring)).collect::<Result<Vec<_>>>())
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Expanded {
+            stored: self,
+            expanded,
+        })
+    }
+}
+
+impl Expanded<'_> {
+    /// The diagonals of each giant step, in plan order.
+    pub(super) fn giants(&self) -> Vec<Vec<&Poly>> {
+        self.stored
+            .0
+            .iter()
+            .zip(&self.expanded)
+            .map(|(stored, expanded)| {
+                stored
+                    .iter()
+                    .zip(expanded)
+                    .filter_map(|(s, e)| e.as_ref().or_else(|| s.full()))
+                    .collect()
+            })
+            .collect()
+    }
+}
