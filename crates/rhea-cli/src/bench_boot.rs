@@ -101,6 +101,10 @@ pub struct BootReport {
     /// Device memory this process holds after the runs (total − free, as the driver reports
     /// it: keys, encoded matrices, the pool's cached buffers, the CUDA context); 0 on the CPU.
     pub device_memory_bytes: u64,
+    /// The most bytes of device buffers live at once during the process (keys, matrices,
+    /// ciphertexts, temporaries; the pool's cached buffers and the CUDA context apart): the
+    /// memory a card needs for this bootstrapping; 0 on the CPU.
+    pub device_peak_bytes: u64,
     /// How many key-switching keys that is (relinearisation, Galois, the two encapsulation
     /// keys).
     pub keyswitch_keys: usize,
@@ -210,7 +214,11 @@ impl BootReport {
         if self.device_memory_bytes > 0 {
             row(
                 "device memory held",
-                format!("{:.2} GB", self.device_memory_bytes as f64 / 1e9),
+                format!(
+                    "{:.2} GB ({:.2} GB of buffers live at the peak)",
+                    self.device_memory_bytes as f64 / 1e9,
+                    self.device_peak_bytes as f64 / 1e9
+                ),
             );
         }
         row("key generation", format!("{:.2} s", self.keygen_s));
@@ -439,6 +447,7 @@ pub fn run_boot(opts: &BootOptions) -> Result<BootReport, String> {
             .to_string(),
             matrix_bytes: boot.matrix_bytes(),
             device_memory_bytes: device.memory_in_use()?,
+            device_peak_bytes: device.buffer_peak_bytes()?,
             keyswitch_keys,
             galois_keys,
             keygen_s,

@@ -342,6 +342,11 @@ impl GpuDevice {
         self.pool.stats()
     }
 
+    /// Restarts the pool's peak of bytes in use ([`PoolStats::peak_in_use_bytes`]) from now.
+    pub fn reset_peak(&self) {
+        self.pool.reset_peak();
+    }
+
     /// Frees every cached (unused) buffer of the pool back to the driver.
     pub fn trim(&self) {
         self.pool.trim();

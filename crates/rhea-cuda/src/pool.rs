@@ -20,6 +20,9 @@ use cudarc::driver::CudaSlice;
 pub struct PoolStats {
     /// Bytes of buffers currently handed out.
     pub in_use_bytes: usize,
+    /// The most bytes handed out at once since the pool was made or
+    /// [`MemoryPool::reset_peak`]: what the work needed, cached buffers apart.
+    pub peak_in_use_bytes: usize,
     /// Bytes of freed buffers kept for reuse.
     pub cached_bytes: usize,
     /// Number of cached buffers.
@@ -64,6 +67,7 @@ impl MemoryPool {
         inner.stats.cached_bytes -= words * 8;
         inner.stats.cached_buffers -= 1;
         inner.stats.in_use_bytes += words * 8;
+        inner.stats.peak_in_use_bytes = inner.stats.peak_in_use_bytes.max(inner.stats.in_use_bytes);
         inner.stats.hits += 1;
         Some(slice)
     }
@@ -72,6 +76,7 @@ impl MemoryPool {
     pub(crate) fn record_new(&self, words: usize) {
         let mut inner = self.lock();
         inner.stats.in_use_bytes += words * 8;
+        inner.stats.peak_in_use_bytes = inner.stats.peak_in_use_bytes.max(inner.stats.in_use_bytes);
         inner.stats.misses += 1;
     }
 
@@ -94,6 +99,12 @@ impl MemoryPool {
             inner.bins.drain().flat_map(|(_, v)| v).collect()
         };
         drop(drained);
+    }
+
+    /// Restarts [`PoolStats::peak_in_use_bytes`] from the bytes in use now.
+    pub fn reset_peak(&self) {
+        let mut inner = self.lock();
+        inner.stats.peak_in_use_bytes = inner.stats.in_use_bytes;
     }
 
     /// Current statistics.

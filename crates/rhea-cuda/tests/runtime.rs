@@ -193,6 +193,8 @@ fn pool_reuses_exact_bins_and_trims() {
     let dev = require_gpu("pool_reuses_exact_bins_and_trims");
     // A size no other test uses, so concurrent tests cannot take this bin.
     let words = 12_345 * 7;
+    dev.reset_peak();
+    let base = dev.pool_stats().in_use_bytes;
     let b = dev.alloc(words).unwrap();
     let ptr = b.device_ptr();
     let hits = dev.pool_stats().hits;
@@ -203,10 +205,16 @@ fn pool_reuses_exact_bins_and_trims() {
     assert_eq!(again.device_ptr(), ptr, "the freed buffer is reused");
     assert!(dev.pool_stats().hits > hits);
     drop(again);
+    let peak = dev.pool_stats().peak_in_use_bytes;
+    assert!(
+        peak >= base + words * 8,
+        "the peak counts the buffer once live"
+    );
     dev.trim();
     let s = dev.pool_stats();
     assert_eq!(s.cached_buffers, 0);
     assert_eq!(s.cached_bytes, 0);
+    assert_eq!(s.peak_in_use_bytes, peak, "trimming keeps the peak");
 }
 
 #[test]

@@ -118,6 +118,25 @@ impl Device {
         }
     }
 
+    /// The most bytes of device buffers live at once since the device was opened or since
+    /// [`Device::reset_buffer_peak`] (0 on the CPU): keys, encodings, ciphertexts and
+    /// temporaries, without the memory pool's cached buffers (which an allocation that runs
+    /// short frees and retries) or the CUDA context — the memory a card needs for what ran.
+    pub fn buffer_peak_bytes(&self) -> Result<u64> {
+        match self {
+            Device::Cpu => Ok(0),
+            Device::Cuda(i) => Ok(gpu(*i)?.pool_stats().peak_in_use_bytes as u64),
+        }
+    }
+
+    /// Restarts [`Device::buffer_peak_bytes`] from the bytes live now (nothing on the CPU).
+    pub fn reset_buffer_peak(&self) -> Result<()> {
+        if let Device::Cuda(i) = self {
+            gpu(*i)?.reset_peak();
+        }
+        Ok(())
+    }
+
     /// How many times the host waited for this device's stream since it was opened (0 on the
     /// CPU): every [`Device::synchronize`] and every download. An evaluation that moves no
     /// bytes and waits for nothing runs entirely on the device, queued ahead of the host.
