@@ -26,6 +26,9 @@ pub struct AppOptions<'a> {
     pub seed: Option<u64>,
     /// The layout (`cnn-mnist`: `seed` or `packed`; `None`: `seed`).
     pub layout: Option<&'a str>,
+    /// `resnet20`: device memory for the maps' encoded diagonals, GiB (`None`: what the card
+    /// has room for).
+    pub maps_gib: Option<f64>,
     /// Where to write the report as JSON.
     pub json: Option<&'a std::path::Path>,
 }
@@ -43,6 +46,14 @@ impl AppOptions<'_> {
     fn no_layout(&self) -> Result<(), Box<dyn std::error::Error>> {
         match self.layout {
             Some(_) => Err(format!("--layout is for cnn-mnist, not {}", self.name).into()),
+            None => Ok(()),
+        }
+    }
+
+    /// An error unless the application takes `--maps-gib` or it was not given.
+    fn no_maps_gib(&self) -> Result<(), Box<dyn std::error::Error>> {
+        match self.maps_gib {
+            Some(_) => Err(format!("--maps-gib is for resnet20, not {}", self.name).into()),
             None => Ok(()),
         }
     }
@@ -67,6 +78,7 @@ pub fn run(options: &AppOptions<'_>) -> Result<(), Box<dyn std::error::Error>> {
     match options.name {
         "helr" => {
             options.no_layout()?;
+            options.no_maps_gib()?;
             let mut config = HelrConfig::new(size()?);
             if let Some(iterations) = options.iterations {
                 config.iterations = iterations;
@@ -81,6 +93,9 @@ pub fn run(options: &AppOptions<'_>) -> Result<(), Box<dyn std::error::Error>> {
             options.no_layout()?;
             let mut config = ResnetConfig::new(size()?);
             options.no_iterations("one inference")?;
+            if options.maps_gib.is_some() {
+                config.cache_budget_gib = options.maps_gib;
+            }
             if let Some(seed) = options.seed {
                 config = config.with_seed(seed);
             }
@@ -89,6 +104,7 @@ pub fn run(options: &AppOptions<'_>) -> Result<(), Box<dyn std::error::Error>> {
         }
         "rnn" => {
             options.no_layout()?;
+            options.no_maps_gib()?;
             let mut config = RnnConfig::new(size()?);
             if let Some(iterations) = options.iterations {
                 config.iterations = iterations;
@@ -103,6 +119,7 @@ pub fn run(options: &AppOptions<'_>) -> Result<(), Box<dyn std::error::Error>> {
             let layout = Layout::parse(options.layout.unwrap_or("seed"))?;
             let mut config = CnnConfig::new(size()?, layout);
             options.no_iterations("one inference")?;
+            options.no_maps_gib()?;
             if let Some(seed) = options.seed {
                 config = config.with_seed(seed);
             }
@@ -158,6 +175,7 @@ mod tests {
             iterations: None,
             seed: None,
             layout: None,
+            maps_gib: None,
             json: None,
         }
     }

@@ -131,6 +131,11 @@ enum Command {
         /// `packed` (images packed in CKKS slots, layers as linear transforms).
         #[arg(long)]
         layout: Option<String>,
+        /// For `resnet20`: device memory for the maps' encoded diagonals, GiB (every map at
+        /// least compact, then maps kept whole while they fit; default: what the card has room
+        /// for beside the keys).
+        #[arg(long)]
+        maps_gib: Option<f64>,
         /// Write the report as JSON to this file.
         #[arg(long)]
         json: Option<std::path::PathBuf>,
@@ -159,6 +164,7 @@ fn main() -> ExitCode {
             iterations,
             seed,
             layout,
+            maps_gib,
             json,
         } => parse_device(&device)
             .map_err(Into::into)
@@ -170,6 +176,7 @@ fn main() -> ExitCode {
                     iterations,
                     seed,
                     layout: layout.as_deref(),
+                    maps_gib,
                     json: json.as_deref(),
                 })
             }),

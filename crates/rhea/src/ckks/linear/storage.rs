@@ -44,16 +44,11 @@ pub(crate) enum StoredDiagonal {
 }
 
 impl StoredDiagonal {
-    /// The diagonal ready to multiply: `None` for a whole one (use [`StoredDiagonal::full`]),
-    /// the expansion (lift, forward NTT) of a compact one.
-    fn expand(&self, ring: &RnsRing) -> Result<Option<Poly>> {
+    /// A compact diagonal lifted to its shape (coefficient form; `None` for a whole one).
+    fn lift(&self, ring: &RnsRing) -> Result<Option<Poly>> {
         match self {
             Self::Full(_) => Ok(None),
-            Self::Compact { limb0, shape } => {
-                let mut p = ring.lift(limb0, *shape)?;
-                ring.ntt_forward(&mut p)?;
-                Ok(Some(p))
-            }
+            Self::Compact { limb0, shape } => ring.lift(limb0, *shape).map(Some),
         }
     }
 
@@ -93,13 +88,17 @@ impl Encodings {
             * 8
     }
 
-    /// Every diagonal ready to multiply (compact ones expanded on their device).
+    /// Every diagonal ready to multiply: the compact ones lifted on their device, then
+    /// transformed together ([`RnsRing::ntt_forward_many`]: on a GPU one grouped launch per
+    /// phase for a dozen diagonals instead of two launches each).
     pub(super) fn expand<'a>(&'a self, ring: &RnsRing) -> Result<Expanded<'a>> {
-        let expanded = self
+        let mut expanded = self
             .0
             .iter()
-            .map(|g| g.iter().map(|d| d.expand(ring)).collect::<Result<Vec<_>>>())
+            .map(|g| g.iter().map(|d| d.lift(ring)).collect::<Result<Vec<_>>>())
             .collect::<Result<Vec<_>>>()?;
+        let mut lifted: Vec<&mut Poly> = expanded.iter_mut().flatten().flatten().collect();
+        ring.ntt_forward_many(&mut lifted)?;
         Ok(Expanded {
             stored: self,
             expanded,
