@@ -164,6 +164,7 @@ pub const SPMV_LANES_PER_ROW: usize = 8;
 
 mod aes;
 mod bench;
+pub mod fhe;
 mod kernels;
 #[cfg(test)]
 mod tests;
