@@ -236,7 +236,9 @@ fn secrets_in_device_memory(protected: bool, seed: [u8; 32], salt: f64) -> Found
     let enc_host = Encoder::new(&cpu).unwrap();
     let m = message(enc_host.slots(), salt);
     let pt_host: Plaintext = enc_host.encode(&m).unwrap();
-    let (s_host, decrypted, _keep);
+    // Everything a user would hold stays alive until the search (live buffers are searched too).
+    let mut keep: Vec<Box<dyn std::any::Any>> = Vec::new();
+    let (s_host, decrypted);
     if protected {
         let protection = Protection::new(&gpu).unwrap();
         let mut kg = ProtectedKeyGenerator::from_seed(&gpu, &protection, seed).unwrap();
@@ -260,16 +262,17 @@ fn secrets_in_device_memory(protected: bool, seed: [u8; 32], salt: f64) -> Found
             .decrypt(&ct)
             .unwrap();
         s_host = secret_key_poly(sk.host_key()).try_clone().unwrap();
-        _keep = (Some(sk), None, ct, ppt_keep(ppt));
+        keep.extend([Box::new(sk) as Box<dyn std::any::Any>, Box::new(ct), Box::new(ppt)]);
     } else {
         let mut kg = KeyGenerator::from_seed(&gpu, seed);
         let sk = kg.secret_key().unwrap();
         let _pk = kg.public_key(&sk).unwrap();
         let rlk = kg.relinearization_key(&sk).unwrap();
         let gk = kg.galois_keys(&sk, &[1], false).unwrap();
+        let pt_gpu = pt_host.to_device(&gpu).unwrap();
         let ct = Encryptor::with_secret_key(&gpu, &sk)
             .unwrap()
-            .encrypt(&pt_host.to_device(&gpu).unwrap())
+            .encrypt(&pt_gpu)
             .unwrap();
         let eval = Evaluator::new(&gpu)
             .with_relinearization_key(rlk)
@@ -280,7 +283,12 @@ fn secrets_in_device_memory(protected: bool, seed: [u8; 32], salt: f64) -> Found
         let d = Decryptor::new(&gpu, &sk).unwrap().decrypt(&ct).unwrap();
         decrypted = d.to_device(&cpu).unwrap();
         s_host = secret_key_poly(&sk).try_clone().unwrap();
-        _keep = (None, Some((sk, d)), ct, None);
+        keep.extend([
+            Box::new(sk) as Box<dyn std::any::Any>,
+            Box::new(ct),
+            Box::new(pt_gpu),
+            Box::new(d),
+        ]);
     }
     // Host copies of what to look for.
     let s_host = cpu.ring().download(&s_host).unwrap();
@@ -336,11 +344,8 @@ fn secrets_in_device_memory(protected: bool, seed: [u8; 32], salt: f64) -> Found
         runs.len(),
         dump.len()
     );
+    drop(keep);
     found
-}
-
-fn ppt_keep(p: ProtectedPlaintext) -> Option<ProtectedPlaintext> {
-    Some(p)
 }
 
 #[test]
