@@ -20,7 +20,11 @@ const LIMBS: usize = 3;
 
 fn random_poly(r: &mut impl Rng, mods: &[Modulus]) -> Vec<u64> {
     mods.iter()
-        .flat_map(|m| (0..N).map(|_| r.random_range(0..m.value())).collect::<Vec<_>>())
+        .flat_map(|m| {
+            (0..N)
+                .map(|_| r.random_range(0..m.value()))
+                .collect::<Vec<_>>()
+        })
         .collect()
 }
 
@@ -36,7 +40,10 @@ fn lite_fhe_kernels_compile() {
     let cubin = registry::compile(&LITE_FHE, "sm_90").unwrap_or_else(|e| panic!("{e}"));
     let mut names = registry::cubin_kernel_names(&cubin).unwrap();
     names.sort();
-    let mut want: Vec<String> = LITE_FHE_KERNEL_NAMES.iter().map(|s| s.to_string()).collect();
+    let mut want: Vec<String> = LITE_FHE_KERNEL_NAMES
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
     want.sort();
     assert_eq!(names, want, "the kernels of lite_fhe.cu");
     for n in LITE_FHE_KERNEL_NAMES {
@@ -61,9 +68,7 @@ fn protected_kernels_equal_host_arithmetic() {
     // s over one limb more than the operations (as a key over Q ∪ P read over Q).
     let s_long = random_poly(&mut r, &mods);
     let s = &s_long[..LIMBS * N];
-    let s_prot = session
-        .upload(&dev, &s_long, LiteForm::Encrypted)
-        .unwrap();
+    let s_prot = session.upload(&dev, &s_long, LiteForm::Encrypted).unwrap();
     let (c0, c1, c2) = (
         random_poly(&mut r, m),
         random_poly(&mut r, m),
@@ -99,7 +104,16 @@ fn protected_kernels_equal_host_arithmetic() {
     let sp_prot = session.upload(&dev, &sp, LiteForm::Encrypted).unwrap();
     let mut b = dev.alloc(LIMBS * N).unwrap();
     let base = |q: &Modulus, i: usize| q.sub(e[i], q.mul(a[i], s[i]));
-    fhe::key_row(&session, &mut b, &da, &e_prot, &s_prot, RowTerm::None, &shape).unwrap();
+    fhe::key_row(
+        &session,
+        &mut b,
+        &da,
+        &e_prot,
+        &s_prot,
+        RowTerm::None,
+        &shape,
+    )
+    .unwrap();
     assert_words(&b.to_host().unwrap(), &per_word(m, base), "e − a·s");
     let term = RowTerm::Key {
         from: &sp_prot,
@@ -141,7 +155,10 @@ fn raw_memory_dump_sees_live_and_cached_buffers() {
     let a = dev.upload(&live).unwrap();
     drop(dev.upload(&freed).unwrap());
     let dump = dev.raw_memory_dump().unwrap();
-    let find = |w: &[u64]| dump.iter().find(|reg| reg.words.windows(w.len()).any(|x| x == w));
+    let find = |w: &[u64]| {
+        dump.iter()
+            .find(|reg| reg.words.windows(w.len()).any(|x| x == w))
+    };
     let hit = find(&live).expect("a live buffer's words");
     assert!(hit.live && hit.ptr == a.device_ptr());
     let hit = find(&freed).expect("a cached buffer's words");

@@ -88,12 +88,11 @@ fn main() -> Result<()> {
     let host = CkksContext::new(&params, Device::Cpu)?;
     println!(
         "LITE protected mode vs unprotected, {preset_name} (N = {}, {} Q + {} P limbs, dnum {}), \
-         {} on {}, median of {reps}",
+         on {}, median of {reps}",
         params.n(),
         gpu.ring().q_len(),
         gpu.ring().p_len(),
         gpu.ring().dnum(),
-        "GPU 0",
         GPU.name()
     );
     let seed = [5u8; 32];

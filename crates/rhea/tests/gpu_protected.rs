@@ -94,23 +94,39 @@ fn protected_mode_is_bit_identical() {
     let pgk = kp.galois_keys(&psk, steps, conj).unwrap();
 
     let s = words(&gpu, secret_key_poly(&sk));
-    assert_eq!(words(&cpu, secret_key_poly(psk.host_key())), s, "secret key");
+    assert_eq!(
+        words(&cpu, secret_key_poly(psk.host_key())),
+        s,
+        "secret key"
+    );
     assert_eq!(words(&cpu, secret_key_poly(&sk_c)), s, "secret key (CPU)");
     for i in 0..2 {
         let want = words(&gpu, &public_key_parts(&pk)[i]);
         assert_eq!(words(&gpu, &public_key_parts(&ppk)[i]), want, "pk[{i}]");
-        assert_eq!(words(&cpu, &public_key_parts(&pk_c)[i]), want, "pk[{i}] (CPU)");
+        assert_eq!(
+            words(&cpu, &public_key_parts(&pk_c)[i]),
+            want,
+            "pk[{i}] (CPU)"
+        );
     }
     assert_eq!(ppk.seed(), pk.seed());
     let want = ksk_words(&gpu, rlk.key());
     assert_eq!(ksk_words(&gpu, prlk.key()), want, "relinearisation key");
-    assert_eq!(ksk_words(&cpu, rlk_c.key()), want, "relinearisation key (CPU)");
+    assert_eq!(
+        ksk_words(&cpu, rlk_c.key()),
+        want,
+        "relinearisation key (CPU)"
+    );
     assert_eq!(pgk.elements(), gk.elements());
     assert_eq!(gk.len(), 3);
     for g in gk.elements() {
         let want = ksk_words(&gpu, gk.get(g).unwrap());
         assert_eq!(ksk_words(&gpu, pgk.get(g).unwrap()), want, "Galois key {g}");
-        assert_eq!(ksk_words(&cpu, gk_c.get(g).unwrap()), want, "Galois key {g} (CPU)");
+        assert_eq!(
+            ksk_words(&cpu, gk_c.get(g).unwrap()),
+            want,
+            "Galois key {g} (CPU)"
+        );
     }
 
     // Plaintexts: encoded on the host, protected, encrypted with the secret key.
@@ -137,7 +153,11 @@ fn protected_mode_is_bit_identical() {
         .encrypt(&pt_host)
         .unwrap();
     assert_eq!(ct_words(&gpu, &pct), ct_words(&gpu, &ct), "sk encryption");
-    assert_eq!(ct_words(&cpu, &ct_c), ct_words(&gpu, &ct), "sk encryption (CPU)");
+    assert_eq!(
+        ct_words(&cpu, &ct_c),
+        ct_words(&gpu, &ct),
+        "sk encryption (CPU)"
+    );
     assert_eq!(pct.seed(), ct.seed());
 
     // Plaintext operands.
@@ -162,15 +182,27 @@ fn protected_mode_is_bit_identical() {
     assert_eq!(three.len(), 3);
     for (what, c) in [("2 components", &ct), ("3 components", &three)] {
         let got = pdec.decrypt(c).unwrap();
-        assert_eq!(got.device(), Device::Cpu, "{what}: the result is in host memory");
+        assert_eq!(
+            got.device(),
+            Device::Cpu,
+            "{what}: the result is in host memory"
+        );
         let want = words(&gpu, dec.decrypt(c).unwrap().poly());
         assert_eq!(words(&cpu, got.poly()), want, "{what}");
         let c_cpu = c.to_device(&cpu).unwrap();
-        assert_eq!(words(&cpu, dec_c.decrypt(&c_cpu).unwrap().poly()), want, "{what} (CPU)");
+        assert_eq!(
+            words(&cpu, dec_c.decrypt(&c_cpu).unwrap().poly()),
+            want,
+            "{what} (CPU)"
+        );
     }
     // And the values: decode on the host.
     let out = enc_host.decode(&pdec.decrypt(&ct).unwrap()).unwrap();
-    let err = out.iter().zip(&m).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+    let err = out
+        .iter()
+        .zip(&m)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max);
     assert!(err < 1e-6, "decrypted values off by {err}");
     let sq = eval.mul(&ct, &ct).unwrap();
     let out = enc_host.decode(&pdec.decrypt(&sq).unwrap()).unwrap();
@@ -262,7 +294,11 @@ fn secrets_in_device_memory(protected: bool, seed: [u8; 32], salt: f64) -> Found
             .decrypt(&ct)
             .unwrap();
         s_host = secret_key_poly(sk.host_key()).try_clone().unwrap();
-        keep.extend([Box::new(sk) as Box<dyn std::any::Any>, Box::new(ct), Box::new(ppt)]);
+        keep.extend([
+            Box::new(sk) as Box<dyn std::any::Any>,
+            Box::new(ct),
+            Box::new(ppt),
+        ]);
     } else {
         let mut kg = KeyGenerator::from_seed(&gpu, seed);
         let sk = kg.secret_key().unwrap();
@@ -337,7 +373,11 @@ fn secrets_in_device_memory(protected: bool, seed: [u8; 32], salt: f64) -> Found
     println!(
         "{}: {found:?} (searched {} distinct secret words, {} plaintext, {} decrypted, {} runs; \
          {} regions)",
-        if protected { "protected" } else { "unprotected" },
+        if protected {
+            "protected"
+        } else {
+            "unprotected"
+        },
         secret.len(),
         plain.len(),
         dec.len(),
@@ -355,7 +395,10 @@ fn raw_memory_of_a_protected_context_holds_no_secret() {
     let f = secrets_in_device_memory(true, [21; 32], 0.25);
     assert!(f.bytes > 1 << 20, "{f:?}");
     assert_eq!(f.secret_ntt, 0, "secret-key words in device memory: {f:?}");
-    assert_eq!(f.secret_coeff_runs, 0, "secret-key runs in device memory: {f:?}");
+    assert_eq!(
+        f.secret_coeff_runs, 0,
+        "secret-key runs in device memory: {f:?}"
+    );
     assert_eq!(f.plaintext, 0, "plaintext words in device memory: {f:?}");
     assert_eq!(f.decrypted, 0, "decrypted words in device memory: {f:?}");
 }

@@ -41,8 +41,8 @@ pub use awake::{cpu_spin, set_cpu_spin};
 pub use device::Device;
 pub(crate) use poly::Storage;
 pub use poly::{Form, Poly, PolyShape};
-pub use protected::ProtectedPoly;
 pub(crate) use protected::LiteTerm;
+pub use protected::ProtectedPoly;
 pub(crate) use ring::RnsRing;
 
 pub(crate) use awake::on_pool;

@@ -72,7 +72,12 @@ fn gpu_buf<'a>(op: &'static str, p: &'a Poly) -> Result<&'a DeviceBuffer> {
 impl RnsRing {
     /// The GPU's device and the shape of a protected operation over `shape` (Q limbs only, or
     /// the full `Q ∪ P`: a prefix of the ring's moduli table).
-    fn lite_device(&self, op: &'static str, index: usize, shape: &PolyShape) -> Result<Arc<GpuDevice>> {
+    fn lite_device(
+        &self,
+        op: &'static str,
+        index: usize,
+        shape: &PolyShape,
+    ) -> Result<Arc<GpuDevice>> {
         self.check_shape(op, shape)?;
         if shape.p_limbs != 0 && shape.q_limbs != self.q_len() {
             return Err(Error::ShapeMismatch {

@@ -15,13 +15,13 @@
 //! let host = CkksContext::new(&params, Device::Cpu)?; // encoding and decoding stay on the host
 //! let protection = Protection::new(&gpu)?; // session keys from the OS CSPRNG
 //! let mut keygen = ProtectedKeyGenerator::new(&gpu, &protection)?;
-//! let sk = keygen.secret_key()?; // on the GPU only as ciphertext
+//! let sk = std::sync::Arc::new(keygen.secret_key()?); // on the GPU only as ciphertext
 //! let rlk = keygen.relinearization_key(&sk)?; // public: plain, usable by any evaluator
 //! let pt = ProtectedPlaintext::new(&gpu, &protection, &Encoder::new(&host)?.encode(&[1.5])?)?;
-//! let ct = ProtectedEncryptor::new(&gpu, &sk)?.encrypt(&pt)?;
+//! let ct = ProtectedEncryptor::new(&gpu, sk.clone())?.encrypt(&pt)?;
 //! let eval = Evaluator::new(&gpu).with_relinearization_key(rlk)?;
 //! let sq = eval.mul(&ct, &ct)?; // evaluation is unchanged
-//! let out = ProtectedDecryptor::new(&gpu, &sk)?.decrypt(&sq)?; // a plaintext in host memory
+//! let out = ProtectedDecryptor::new(&gpu, sk)?.decrypt(&sq)?; // a plaintext in host memory
 //! assert!((Encoder::new(&host)?.decode(&out)?[0] - 2.25).abs() < 1e-6);
 //! # Ok::<(), rhea::Error>(())
 //! ```
@@ -153,7 +153,8 @@ impl ProtectedPlaintext {
     /// memory: encode on a CPU context); [`Error::ParametersMismatch`];
     /// [`Error::DeviceMismatch`] for a protection of another device.
     pub fn new(ctx: &CkksContext, protection: &Protection, pt: &Plaintext) -> Result<Self> {
-        ctx.rlwe().check_id("ProtectedPlaintext::new", pt.params_id)?;
+        ctx.rlwe()
+            .check_id("ProtectedPlaintext::new", pt.params_id)?;
         if ctx.device() != protection.device() {
             return Err(Error::DeviceMismatch {
                 op: "ProtectedPlaintext::new",
