@@ -66,6 +66,16 @@ fn message(n: usize, salt: f64) -> Vec<f64> {
         .collect()
 }
 
+/// Runs everywhere: the protected mode is for GPU contexts.
+#[test]
+fn protection_needs_a_gpu_context() {
+    let cpu = CkksContext::new(&params(), Device::Cpu).unwrap();
+    assert!(matches!(
+        Protection::new(&cpu),
+        Err(rhea::Error::InvalidInput(_))
+    ));
+}
+
 #[test]
 #[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
 fn protected_mode_is_bit_identical() {
