@@ -169,6 +169,15 @@ fn protected_mode_is_bit_identical() {
         "sk encryption (CPU)"
     );
     assert_eq!(pct.seed(), ct.seed());
+    // A plaintext of another session cannot be encrypted with this key.
+    let other = Protection::new(&gpu).unwrap();
+    assert!(!other.is_same_session(&protection));
+    let foreign = ProtectedPlaintext::new(&gpu, &other, &pt_host).unwrap();
+    let psk2 = kp_key_from(&gpu, &protection, seed);
+    assert!(ProtectedEncryptor::new(&gpu, psk2)
+        .unwrap()
+        .encrypt(&foreign)
+        .is_err());
 
     // Plaintext operands.
     let manual = Evaluator::new(&gpu).with_auto_rescale(false);

@@ -279,8 +279,18 @@ impl ProtectedEncryptor {
     }
 
     /// Encrypts `pt` at its level and scale (its `c_1` seeded, as a secret-key encryption).
+    ///
+    /// Errors: [`Error::ParametersMismatch`]; [`Error::InvalidInput`] for a plaintext protected
+    /// by another [`Protection`] than the key (its ciphertext would not decrypt).
     pub fn encrypt(&self, pt: &ProtectedPlaintext) -> Result<Ciphertext> {
         self.ctx.rlwe().check_id("encrypt", pt.params_id)?;
+        if !pt.protection.is_same_session(self.sk.protection()) {
+            return Err(Error::InvalidInput(
+                "ProtectedEncryptor::encrypt: the plaintext and the key are protected by \
+                 different sessions (use one Protection for both)"
+                    .into(),
+            ));
+        }
         let mut prng = self
             .prng
             .lock()

@@ -55,6 +55,12 @@ impl Protection {
         &self.session
     }
 
+    /// Whether `other` is this session (a clone of it): only then can one read what the other
+    /// protected.
+    pub fn is_same_session(&self, other: &Protection) -> bool {
+        Arc::ptr_eq(&self.session, &other.session)
+    }
+
     fn check(&self, rlwe: &RlweContext, op: &'static str) -> Result<()> {
         if rlwe.device() == self.device() {
             Ok(())
