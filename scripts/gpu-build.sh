@@ -56,6 +56,8 @@ cargo build --release -p rhea-cuda --examples --message-format=json \
   | collect example > "$OUTDIR/.examples"
 cargo build --release -p rhea --example quickstart --message-format=json \
   | collect example >> "$OUTDIR/.examples"
+cargo build --release -p rhea --example lite_protected_bench --message-format=json \
+  | collect example >> "$OUTDIR/.examples"
 cargo build --release -p rhea-cli --bin rhea --message-format=json \
   | collect bin >> "$OUTDIR/.examples"
 

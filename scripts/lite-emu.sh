@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs LITE's kernels (crates/rhea-cuda/kernels/lite.cu and lite_aes_xts.cuh) on the CPU, one
+# Runs LITE's kernels (crates/rhea-cuda/kernels/lite.cu, lite_fhe.cu, lite_aes_xts.cuh) on the CPU, one
 # thread per lane (scripts/lite-emu/): checks them against the IEEE 1619 vectors, an oracle of the
 # memory form and the plain kernels, without a GPU. Needs g++ (C++17) and python3.
 #   scripts/lite-emu.sh
@@ -8,7 +8,8 @@ cd "$(dirname "$0")/.."
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 cp crates/rhea-cuda/kernels/lite_aes_xts.cuh crates/rhea-cuda/kernels/lite.cu \
-   scripts/lite-emu/common.cuh scripts/lite-emu/emu.cpp "$TMP/"
+   crates/rhea-cuda/kernels/lite_fhe.cu scripts/lite-emu/common.cuh scripts/lite-emu/emu.cpp \
+   scripts/lite-emu/emu_fhe.cpp "$TMP/"
 python3 - crates/rhea-cuda/tests/common/xts_vectors.rs "$TMP/vectors.txt" <<'PY'
 import re, sys
 src = open(sys.argv[1]).read()
@@ -22,4 +23,5 @@ assert len(rows) == 9, len(rows)
 open(sys.argv[2], 'w').write('\n'.join(rows) + '\n')
 PY
 g++ -O1 -std=c++17 -pthread -DLITE_HOST_EMULATION -I"$TMP" "$TMP/emu.cpp" -o "$TMP/lite-emu"
-(cd "$TMP" && ./lite-emu)
+g++ -O1 -std=c++17 -pthread -DLITE_HOST_EMULATION -I"$TMP" "$TMP/emu_fhe.cpp" -o "$TMP/lite-emu-fhe"
+(cd "$TMP" && ./lite-emu && ./lite-emu-fhe)

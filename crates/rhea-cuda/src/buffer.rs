@@ -36,7 +36,11 @@ impl std::fmt::Debug for DeviceBuffer {
 impl Drop for DeviceBuffer {
     fn drop(&mut self) {
         if let Some(slice) = self.slice.take() {
-            self.device.pool.give_back(slice);
+            let ptr = {
+                let (ptr, _sync) = slice.device_ptr(self.device.stream());
+                ptr
+            };
+            self.device.pool.give_back(slice, ptr);
         }
     }
 }
@@ -80,11 +84,13 @@ impl DeviceBuffer {
                 s
             }
         };
-        Ok(DeviceBuffer {
+        let buf = DeviceBuffer {
             slice: Some(slice),
             len: words,
             device: device.clone(),
-        })
+        };
+        device.pool.mark_live(buf.device_ptr(), cap);
+        Ok(buf)
     }
 
     fn driver_alloc(

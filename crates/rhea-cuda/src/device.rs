@@ -106,6 +106,17 @@ pub struct DeviceInfo {
     pub max_threads_per_block: u32,
 }
 
+/// One allocation of a device's memory pool as [`GpuDevice::raw_memory_dump`] read it.
+#[derive(Clone, Debug)]
+pub struct RawRegion {
+    /// Its device address.
+    pub ptr: u64,
+    /// Whether a buffer holds it (else it is cached for reuse).
+    pub live: bool,
+    /// Its words, as they were in device memory.
+    pub words: Vec<u64>,
+}
+
 /// One CUDA device with its main stream, memory pool, kernel-module cache and transfer counters.
 ///
 /// ```no_run
@@ -350,6 +361,40 @@ impl GpuDevice {
     /// Frees every cached (unused) buffer of the pool back to the driver.
     pub fn trim(&self) {
         self.pool.trim();
+    }
+
+    /// **For tests of what device memory holds** (LITE's raw-memory test, `docs/lite.md`): a
+    /// copy of every allocation of this device's memory pool — the buffers in use (keys,
+    /// ciphertexts, the ring's tables, a LITE buffer's ciphertext) and the freed ones cached for
+    /// reuse, whose words are whatever their last user left — after the stream's work is done.
+    /// This is the device memory Rhea reaches; the driver's own memory (modules, launch
+    /// parameters) is not in it.
+    ///
+    /// Call it while no other thread uses the device: a buffer dropped meanwhile is still read
+    /// (it stays allocated in the pool's cache), but a concurrent [`GpuDevice::trim`] would free
+    /// memory being read. Errors: the driver's.
+    pub fn raw_memory_dump(&self) -> Result<Vec<RawRegion>> {
+        self.synchronize()?;
+        let regions = self.pool.regions(|s| {
+            let (ptr, _sync) = cudarc::driver::DevicePtr::device_ptr(s, self.stream());
+            ptr
+        });
+        self.context().bind_to_thread()?;
+        regions
+            .into_iter()
+            .map(|r| {
+                let mut words = vec![0u64; r.words];
+                // SAFETY: `r.ptr .. r.ptr + 8·r.words` is one allocation of this device that the
+                // pool holds (live or cached; the pool frees only on trim, which the caller does
+                // not run meanwhile); the copy is synchronous.
+                unsafe { cudarc::driver::result::memcpy_dtoh_sync(&mut words, r.ptr) }?;
+                Ok(RawRegion {
+                    ptr: r.ptr,
+                    live: r.live,
+                    words,
+                })
+            })
+            .collect()
     }
 
     /// Allocates an uninitialised buffer of `words` u64 words from the pool.

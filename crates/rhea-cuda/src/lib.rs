@@ -47,7 +47,7 @@ pub mod timeline;
 pub mod tuning;
 
 pub use buffer::{DeviceBuffer, PrefixView};
-pub use device::{DeviceInfo, GpuDevice};
+pub use device::{DeviceInfo, GpuDevice, RawRegion};
 pub use elementwise::{DeviceModuli, RnsLayout};
 pub use error::{CudaError, Result};
 pub use pool::PoolStats;

@@ -9,6 +9,11 @@
 //! [`MemoryPool::trim`] (also [`crate::GpuDevice::trim`]) returns the cached buffers to the
 //! driver; an allocation that fails for lack of memory trims and retries once before it reports
 //! [`crate::CudaError::OutOfMemory`].
+//!
+//! The pool also knows the address and size of every buffer it has handed out and not yet got
+//! back, so that [`crate::GpuDevice::raw_memory_dump`] can read every word of device memory that
+//! Rhea holds, live or cached: the raw-memory test of LITE's protected mode (issue 38,
+//! `docs/lite.md`) searches it for secrets.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -36,7 +41,17 @@ pub struct PoolStats {
 #[derive(Default)]
 struct Inner {
     bins: HashMap<usize, Vec<CudaSlice<u64>>>,
+    /// Buffers handed out: device address → words.
+    live: HashMap<u64, usize>,
     stats: PoolStats,
+}
+
+/// One allocation of the pool, for [`MemoryPool::regions`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Region {
+    pub ptr: u64,
+    pub words: usize,
+    pub live: bool,
 }
 
 /// A per-device cache of freed buffers, binned by word count.
@@ -80,10 +95,16 @@ impl MemoryPool {
         inner.stats.misses += 1;
     }
 
-    /// Returns a buffer to its bin.
-    pub(crate) fn give_back(&self, slice: CudaSlice<u64>) {
+    /// Records that the buffer at `ptr` of `words` words is handed out.
+    pub(crate) fn mark_live(&self, ptr: u64, words: usize) {
+        self.lock().live.insert(ptr, words);
+    }
+
+    /// Returns a buffer (at device address `ptr`) to its bin.
+    pub(crate) fn give_back(&self, slice: CudaSlice<u64>, ptr: u64) {
         let words = slice.len();
         let mut inner = self.lock();
+        inner.live.remove(&ptr);
         inner.stats.in_use_bytes = inner.stats.in_use_bytes.saturating_sub(words * 8);
         inner.stats.cached_bytes += words * 8;
         inner.stats.cached_buffers += 1;
@@ -105,6 +126,25 @@ impl MemoryPool {
     pub fn reset_peak(&self) {
         let mut inner = self.lock();
         inner.stats.peak_in_use_bytes = inner.stats.in_use_bytes;
+    }
+
+    /// Every allocation the pool holds: the buffers handed out (live) and the cached ones, with
+    /// their device addresses (`address` gives a cached slice's).
+    pub(crate) fn regions(&self, address: impl Fn(&CudaSlice<u64>) -> u64) -> Vec<Region> {
+        let inner = self.lock();
+        let live = inner.live.iter().map(|(&ptr, &words)| Region {
+            ptr,
+            words,
+            live: true,
+        });
+        let cached = inner.bins.values().flatten().map(|s| Region {
+            ptr: address(s),
+            words: s.len(),
+            live: false,
+        });
+        let mut all: Vec<Region> = live.chain(cached).collect();
+        all.sort_by_key(|r| r.ptr);
+        all
     }
 
     /// Current statistics.

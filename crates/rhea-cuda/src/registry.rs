@@ -87,6 +87,7 @@ pub static ALL_KERNEL_SOURCES: &[KernelSource] = &[
     crate::sample::SAMPLE,
     crate::fused::FUSED,
     crate::lite::LITE,
+    crate::lite::fhe::LITE_FHE,
 ];
 
 /// Every kernel source of the crate.

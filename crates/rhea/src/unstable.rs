@@ -61,3 +61,14 @@ has_ring!(
     SchemeParameters,
     Codec
 );
+
+/// **Tests of where secrets go only** (LITE's raw-memory test): the secret key's `s` over
+/// `Q ∪ P` (NTT form), so that a test can search device memory for its words.
+pub fn secret_key_poly(sk: &crate::rlwe::SecretKey) -> &crate::backend::Poly {
+    &sk.s_qp
+}
+
+/// The two halves `[b, a]` of a public key (tests comparing key words).
+pub fn public_key_parts(pk: &crate::rlwe::PublicKey) -> &[crate::backend::Poly; 2] {
+    &pk.parts
+}

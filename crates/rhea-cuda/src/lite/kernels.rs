@@ -49,7 +49,20 @@ pub(super) fn launch_keyed<A: DeviceRepr>(
     cfg: LaunchConfig,
     args: &A,
 ) -> Result<()> {
-    let f = dev.function(&LITE, kernel)?;
+    launch_keyed_source(dev, session, &LITE, kernel, cfg, args)
+}
+
+/// Launches kernel `kernel` of `source` (a LITE module: its kernels take `(const LiteKeys,
+/// const Args)`) with the session's keys and `args`.
+pub(super) fn launch_keyed_source<A: DeviceRepr>(
+    dev: &Arc<GpuDevice>,
+    session: &LiteSession,
+    source: &'static KernelSource,
+    kernel: &str,
+    cfg: LaunchConfig,
+    args: &A,
+) -> Result<()> {
+    let f = dev.function(source, kernel)?;
     let mut params = [param(session.schedules()), param(args)];
     // SAFETY: the kernel's parameters are `const LiteKeys` (the #[repr(C)] KeySchedules, 528
     // bytes) and its argument struct (#[repr(C)] twin of the CUDA struct, layouts asserted on

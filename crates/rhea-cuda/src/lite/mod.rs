@@ -30,6 +30,9 @@
 //!   CSR sparse matrix–vector product mod q). The seed's optimisations are compile-time
 //!   parameters of their kernels, chosen by [`Shuffle`] and by the operands' forms (padding,
 //!   partial encryption); every instantiated variant is in [`LITE_KERNEL_NAMES`].
+//! - [`fhe`]: the protected mode's kernels (`kernels/lite_fhe.cu`): decryption, key rows and
+//!   plaintext operands of an RLWE scheme on protected buffers (used by `rhea`'s protected key
+//!   generator, encryptor and decryptor).
 //!
 //! The round keys travel in each launch's parameter block (528 bytes, `struct LiteKeys`); the
 //! driver copies them into the launch, so they exist in the GPU's constant bank while a kernel
@@ -164,6 +167,7 @@ pub const SPMV_LANES_PER_ROW: usize = 8;
 
 mod aes;
 mod bench;
+pub mod fhe;
 mod kernels;
 #[cfg(test)]
 mod tests;

@@ -34,12 +34,15 @@ mod fused_ops;
 pub(crate) mod keyswitch_plan;
 mod ops;
 mod poly;
+mod protected;
 pub(crate) mod ring;
 
 pub use awake::{cpu_spin, set_cpu_spin};
 pub use device::Device;
 pub(crate) use poly::Storage;
 pub use poly::{Form, Poly, PolyShape};
+pub(crate) use protected::LiteTerm;
+pub use protected::ProtectedPoly;
 pub(crate) use ring::RnsRing;
 
 pub(crate) use awake::on_pool;

@@ -22,7 +22,7 @@ const SCALE_TOLERANCE: f64 = 1e-12;
 /// rescale" (the alignment's relative error is at most `1 / (2·factor)`).
 const MIN_ALIGN_FACTOR: f64 = (1u64 << 20) as f64;
 
-fn scales_match(a: f64, b: f64) -> bool {
+pub(crate) fn scales_match(a: f64, b: f64) -> bool {
     (a / b - 1.0).abs() <= SCALE_TOLERANCE
 }
 

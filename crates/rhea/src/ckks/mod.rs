@@ -40,6 +40,7 @@ pub mod functions;
 mod keygen;
 pub mod linear;
 mod poly;
+mod protected;
 
 pub use ciphertext::{Ciphertext, Plaintext};
 pub use context::CkksContext;
@@ -51,3 +52,6 @@ pub use keygen::{Decryptor, Encryptor, KeyGenerator};
 pub use linear::{DiagonalStorage, LinearTransform, RotationKeys};
 pub use num_complex::Complex64;
 pub use poly::{ChebyshevFit, Parity, PolyBasis, Polynomial};
+pub use protected::{
+    ProtectedDecryptor, ProtectedEncryptor, ProtectedKeyGenerator, ProtectedPlaintext,
+};

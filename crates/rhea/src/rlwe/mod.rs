@@ -14,6 +14,7 @@
 
 mod facade;
 mod keys;
+mod protected;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -31,6 +32,7 @@ pub(crate) use facade::{
 };
 pub(crate) use keys::check_galois_element;
 pub use keys::{GaloisKeys, KeySwitchKey, PublicKey, RelinearizationKey, SecretKey};
+pub use protected::{ProtectedSecretKey, Protection};
 
 /// What the RLWE core needs to know: the ring, the secret and error distributions, the device,
 /// and the id of the parameters (checked on every key and ciphertext). Cheap to clone.

@@ -130,6 +130,12 @@ impl GpuRing {
         self.ntt.has_fast_kernels()
     }
 
+    /// The moduli of `Q ∪ P` in order (limb `j` of a Q-only shape or of the full shape uses
+    /// entry `j`): the table of the protected kernels (`rhea_cuda::lite::fhe`).
+    pub(crate) fn lite_moduli(&self) -> &DeviceModuli {
+        &self.full
+    }
+
     pub(super) fn moduli(&self, shape: &PolyShape) -> &DeviceModuli {
         if shape.p_limbs == 0 || shape.q_limbs == self.q_len {
             &self.full

@@ -1,0 +1,349 @@
+//! LITE's protected mode for a CKKS context on a GPU (issue 38; `docs/lite.md` "Protected
+//! mode"): key generation, decryption, secret-key encryption and plaintext operands with the
+//! secret key, the errors, the plaintexts and the decrypted results only ever in device memory
+//! as AES-XTS ciphertext (decrypted in the kernels' registers).
+//!
+//! ```no_run
+//! use rhea::ckks::{CkksContext, Encoder, Evaluator, ProtectedDecryptor, ProtectedEncryptor,
+//!                  ProtectedKeyGenerator, ProtectedPlaintext};
+//! use rhea::params::CkksParametersLiteral;
+//! use rhea::rlwe::Protection;
+//! use rhea::Device;
+//!
+//! let params = CkksParametersLiteral::n13_logqp200_levels2().build()?;
+//! let gpu = CkksContext::new(&params, Device::Cuda(0))?;
+//! let host = CkksContext::new(&params, Device::Cpu)?; // encoding and decoding stay on the host
+//! let protection = Protection::new(&gpu)?; // session keys from the OS CSPRNG
+//! let mut keygen = ProtectedKeyGenerator::new(&gpu, &protection)?;
+//! let sk = std::sync::Arc::new(keygen.secret_key()?); // on the GPU only as ciphertext
+//! let rlk = keygen.relinearization_key(&sk)?; // public: plain, usable by any evaluator
+//! let pt = ProtectedPlaintext::new(&gpu, &protection, &Encoder::new(&host)?.encode(&[1.5])?)?;
+//! let ct = ProtectedEncryptor::new(&gpu, sk.clone())?.encrypt(&pt)?;
+//! let eval = Evaluator::new(&gpu).with_relinearization_key(rlk)?;
+//! let sq = eval.mul(&ct, &ct)?; // evaluation is unchanged
+//! let out = ProtectedDecryptor::new(&gpu, sk)?.decrypt(&sq)?; // a plaintext in host memory
+//! assert!((Encoder::new(&host)?.decode(&out)?[0] - 2.25).abs() < 1e-6);
+//! # Ok::<(), rhea::Error>(())
+//! ```
+
+use std::sync::{Arc, Mutex};
+
+use rhea_math::sampler::Prng;
+
+use super::{Ciphertext, CkksContext, Plaintext};
+use crate::backend::{Device, ProtectedPoly};
+use crate::error::{Error, Result};
+use crate::rlwe::{
+    GaloisKeys, KeySwitchKey, ProtectedSecretKey, Protection, PublicKey, RelinearizationKey,
+};
+
+/// [`super::KeyGenerator`] in protected mode: the same draws from its ChaCha20 CSPRNG, so the
+/// same seed gives the same secret key and the same public, relinearisation and Galois key words
+/// as the unprotected generator; the secret key and the error polynomials are generated on the
+/// host and reach the GPU only as ciphertext.
+pub struct ProtectedKeyGenerator {
+    ctx: CkksContext,
+    protection: Protection,
+    prng: Prng,
+}
+
+impl ProtectedKeyGenerator {
+    /// A generator seeded from the operating system, for a GPU context.
+    ///
+    /// Errors: [`Error::DeviceMismatch`] for a protection of another device than `ctx`'s.
+    pub fn new(ctx: &CkksContext, protection: &Protection) -> Result<Self> {
+        Self::with_prng(ctx, protection, Prng::from_os()?)
+    }
+
+    /// A generator with an explicit seed (tests; see [`super::KeyGenerator::from_seed`]).
+    ///
+    /// Errors: as [`ProtectedKeyGenerator::new`].
+    pub fn from_seed(ctx: &CkksContext, protection: &Protection, seed: [u8; 32]) -> Result<Self> {
+        Self::with_prng(ctx, protection, Prng::from_seed(seed))
+    }
+
+    fn with_prng(ctx: &CkksContext, protection: &Protection, prng: Prng) -> Result<Self> {
+        if ctx.device() != protection.device() {
+            return Err(Error::DeviceMismatch {
+                op: "ProtectedKeyGenerator::new",
+                lhs: ctx.device(),
+                rhs: protection.device(),
+            });
+        }
+        Ok(Self {
+            ctx: ctx.clone(),
+            protection: protection.clone(),
+            prng,
+        })
+    }
+
+    /// A fresh secret key: generated on the host, protected on the GPU.
+    pub fn secret_key(&mut self) -> Result<ProtectedSecretKey> {
+        self.ctx
+            .rlwe()
+            .gen_protected_secret_key(&self.protection, &mut self.prng)
+    }
+
+    /// The public key of `sk`.
+    pub fn public_key(&mut self, sk: &ProtectedSecretKey) -> Result<PublicKey> {
+        self.ctx.rlwe().gen_public_key_protected(sk, &mut self.prng)
+    }
+
+    /// The relinearisation key of `sk` (`s²` exists only in registers).
+    pub fn relinearization_key(&mut self, sk: &ProtectedSecretKey) -> Result<RelinearizationKey> {
+        self.ctx
+            .rlwe()
+            .gen_relinearization_key_protected(sk, &mut self.prng)
+    }
+
+    /// The Galois key for element `g` (see [`super::KeyGenerator::galois_key_for_element`]).
+    pub fn galois_key_for_element(
+        &mut self,
+        sk: &ProtectedSecretKey,
+        g: u64,
+    ) -> Result<KeySwitchKey> {
+        self.ctx
+            .rlwe()
+            .gen_galois_key_protected(sk, g, &mut self.prng)
+    }
+
+    /// Galois keys for rotations by `steps` and, if `conjugation`, complex conjugation (the
+    /// elements and order of [`super::KeyGenerator::galois_keys`]).
+    pub fn galois_keys(
+        &mut self,
+        sk: &ProtectedSecretKey,
+        steps: &[i64],
+        conjugation: bool,
+    ) -> Result<GaloisKeys> {
+        let rlwe = self.ctx.rlwe().clone();
+        let mut keys = GaloisKeys::empty(rlwe.params_id());
+        let rotations = steps
+            .iter()
+            .map(|&k| rlwe.galois_element_for_rotation(k))
+            .filter(|&g| g != 1);
+        let conjugation = conjugation.then(|| rlwe.galois_element_for_conjugation());
+        let elements: Vec<u64> = rotations.chain(conjugation).collect();
+        for g in elements {
+            if !keys.contains(g) {
+                keys.insert(g, self.galois_key_for_element(sk, g)?)?;
+            }
+        }
+        Ok(keys)
+    }
+}
+
+/// A plaintext protected on a GPU: encoded on the host (a [`Plaintext`] in host memory, e.g.
+/// from an [`super::Encoder`] of a CPU context) and uploaded as ciphertext, so none of its words
+/// crosses the bus or sits in device memory in the clear. An operand of
+/// [`ProtectedPlaintext::add_to`], [`ProtectedPlaintext::multiply`] and
+/// [`ProtectedEncryptor::encrypt`].
+#[derive(Debug)]
+pub struct ProtectedPlaintext {
+    poly: ProtectedPoly,
+    scale: f64,
+    slots: usize,
+    params_id: u64,
+    protection: Protection,
+}
+
+impl ProtectedPlaintext {
+    /// `pt` (in host memory) protected on the GPU of `ctx`.
+    ///
+    /// Errors: [`Error::InvalidInput`] for a plaintext on a GPU (already plaintext in device
+    /// memory: encode on a CPU context); [`Error::ParametersMismatch`];
+    /// [`Error::DeviceMismatch`] for a protection of another device.
+    pub fn new(ctx: &CkksContext, protection: &Protection, pt: &Plaintext) -> Result<Self> {
+        ctx.rlwe()
+            .check_id("ProtectedPlaintext::new", pt.params_id)?;
+        if ctx.device() != protection.device() {
+            return Err(Error::DeviceMismatch {
+                op: "ProtectedPlaintext::new",
+                lhs: ctx.device(),
+                rhs: protection.device(),
+            });
+        }
+        if pt.device() != Device::Cpu {
+            return Err(Error::InvalidInput(
+                "ProtectedPlaintext::new: the plaintext is on a GPU already; encode it with an \
+                 Encoder of a CPU context of the same parameters"
+                    .into(),
+            ));
+        }
+        Ok(Self {
+            poly: protection.protect(ctx.rlwe(), &pt.poly)?,
+            scale: pt.scale,
+            slots: pt.slots,
+            params_id: pt.params_id,
+            protection: protection.clone(),
+        })
+    }
+
+    /// The level.
+    pub fn level(&self) -> usize {
+        self.poly.shape().q_limbs - 1
+    }
+
+    /// The scale.
+    pub fn scale(&self) -> f64 {
+        self.scale
+    }
+
+    fn check(&self, ctx: &CkksContext, op: &'static str, ct: &Ciphertext) -> Result<()> {
+        ctx.rlwe().check_id(op, ct.params_id)?;
+        ctx.rlwe().check_id(op, self.params_id)?;
+        if ct.level() != self.level() {
+            return Err(Error::InvalidInput(format!(
+                "{op}: a ciphertext at level {} and a protected plaintext at level {} (bring the \
+                 ciphertext to the plaintext's level, or encode at the ciphertext's)",
+                ct.level(),
+                self.level()
+            )));
+        }
+        Ok(())
+    }
+
+    /// `ct + pt` (the words of [`super::Evaluator::add_plain`] at equal levels).
+    ///
+    /// Errors: [`Error::ScaleMismatch`] for scales that differ; levels that differ; mismatched
+    /// parameters.
+    pub fn add_to(&self, ctx: &CkksContext, ct: &Ciphertext) -> Result<Ciphertext> {
+        const OP: &str = "ProtectedPlaintext::add_to";
+        self.check(ctx, OP, ct)?;
+        if !super::evaluator::scales_match(ct.scale, self.scale) {
+            return Err(Error::ScaleMismatch {
+                op: OP,
+                lhs_log_scale: ct.scale.log2(),
+                rhs_log_scale: self.scale.log2(),
+            });
+        }
+        let mut parts = crate::rlwe::clone_polys(&ct.parts)?;
+        let session = self.protection.session();
+        ctx.ring()
+            .lite_plain_assign(session, &mut parts[0], &self.poly, false)?;
+        Ok(Ciphertext {
+            parts,
+            scale: ct.scale,
+            slots: ct.slots,
+            params_id: ct.params_id,
+            seed: None,
+        })
+    }
+
+    /// `ct · pt`, not rescaled (scale `Δ_ct·Δ_pt`; the words of a manual-rescale
+    /// [`super::Evaluator::mul_plain`] at equal levels; rescale with the evaluator).
+    ///
+    /// Errors: levels that differ; mismatched parameters.
+    pub fn multiply(&self, ctx: &CkksContext, ct: &Ciphertext) -> Result<Ciphertext> {
+        const OP: &str = "ProtectedPlaintext::multiply";
+        self.check(ctx, OP, ct)?;
+        let mut parts = crate::rlwe::clone_polys(&ct.parts)?;
+        let session = self.protection.session();
+        for p in &mut parts {
+            ctx.ring().lite_plain_assign(session, p, &self.poly, true)?;
+        }
+        Ok(Ciphertext {
+            parts,
+            scale: ct.scale * self.scale,
+            slots: ct.slots,
+            params_id: ct.params_id,
+            seed: None,
+        })
+    }
+}
+
+/// Secret-key encryption of protected plaintexts with a protected key: `(−a·s + e + m, a)`, the
+/// words of [`super::Encryptor::with_secret_key`] (same seed) with `s`, `e` and `m` decrypted only
+/// in registers.
+pub struct ProtectedEncryptor {
+    ctx: CkksContext,
+    sk: Arc<ProtectedSecretKey>,
+    prng: Mutex<Prng>,
+}
+
+impl ProtectedEncryptor {
+    /// An encryptor for `sk` (OS-seeded randomness); `sk` is the key or an `Arc` of it.
+    pub fn new(ctx: &CkksContext, sk: impl Into<Arc<ProtectedSecretKey>>) -> Result<Self> {
+        Ok(Self {
+            ctx: ctx.clone(),
+            sk: sk.into(),
+            prng: Mutex::new(Prng::from_os()?),
+        })
+    }
+
+    /// Replaces the randomness with an explicitly seeded stream (reproducible tests only).
+    pub fn with_seed(self, seed: [u8; 32]) -> Self {
+        Self {
+            prng: Mutex::new(Prng::from_seed(seed)),
+            ..self
+        }
+    }
+
+    /// Encrypts `pt` at its level and scale (its `c_1` seeded, as a secret-key encryption).
+    ///
+    /// Errors: [`Error::ParametersMismatch`]; [`Error::InvalidInput`] for a plaintext protected
+    /// by another [`Protection`] than the key (its ciphertext would not decrypt).
+    pub fn encrypt(&self, pt: &ProtectedPlaintext) -> Result<Ciphertext> {
+        self.ctx.rlwe().check_id("encrypt", pt.params_id)?;
+        if !pt.protection.is_same_session(self.sk.protection()) {
+            return Err(Error::InvalidInput(
+                "ProtectedEncryptor::encrypt: the plaintext and the key are protected by \
+                 different sessions (use one Protection for both)"
+                    .into(),
+            ));
+        }
+        let mut prng = self
+            .prng
+            .lock()
+            .map_err(|_| Error::InvalidInput("the encryptor's CSPRNG lock is poisoned".into()))?;
+        let (parts, seed) = self
+            .ctx
+            .rlwe()
+            .encrypt_sk_protected(&self.sk, &pt.poly, &mut prng)?;
+        Ok(Ciphertext {
+            parts,
+            scale: pt.scale,
+            slots: pt.slots,
+            params_id: pt.params_id,
+            seed: Some(seed),
+        })
+    }
+}
+
+/// [`super::Decryptor`] in protected mode: `Σ c_i·s^i` (2 or 3 components) computed on the GPU
+/// with `s` protected, written there as ciphertext and decrypted on the host; the plaintext it
+/// returns is in host memory (decode it with any encoder of the parameters: decoding reads
+/// host words). No noise flooding.
+pub struct ProtectedDecryptor {
+    ctx: CkksContext,
+    sk: Arc<ProtectedSecretKey>,
+}
+
+impl ProtectedDecryptor {
+    /// A decryptor for `sk` (the key or an `Arc` of it).
+    ///
+    /// Errors: [`Error::ParametersMismatch`].
+    pub fn new(ctx: &CkksContext, sk: impl Into<Arc<ProtectedSecretKey>>) -> Result<Self> {
+        let sk = sk.into();
+        ctx.rlwe()
+            .check_id("ProtectedDecryptor::new", sk.params_id())?;
+        Ok(Self {
+            ctx: ctx.clone(),
+            sk,
+        })
+    }
+
+    /// The plaintext of `ct` (at its level, scale and slot count), in host memory.
+    ///
+    /// Errors: [`Error::ParametersMismatch`]; [`Error::CiphertextDegree`] beyond 3 components;
+    /// a ciphertext not on the key's GPU.
+    pub fn decrypt(&self, ct: &Ciphertext) -> Result<Plaintext> {
+        self.ctx.rlwe().check_id("decrypt", ct.params_id)?;
+        let poly = self.ctx.rlwe().decrypt_protected(&self.sk, &ct.parts)?;
+        Ok(Plaintext {
+            poly,
+            scale: ct.scale,
+            slots: ct.slots,
+            params_id: ct.params_id,
+        })
+    }
+}
