@@ -43,6 +43,7 @@ pub use poly::{Form, Poly, PolyShape};
 pub(crate) use ring::RnsRing;
 
 pub(crate) use awake::on_pool;
+pub(crate) use cuda::multi;
 
 #[cfg(test)]
 mod tests;
