@@ -7,6 +7,7 @@ use rhea_cuda::elementwise as ew;
 use rhea_cuda::ntt::{NttDirection, NttRun, MAX_RUNS};
 use rhea_cuda::{automorphism, fused, DeviceBuffer, RnsLayout};
 
+use super::plan::KsPlan;
 use super::{GpuGroup, PartitionedCiphertext, PartitionedKey};
 use crate::backend::cuda::GpuRing;
 use crate::error::{Error, Result};
@@ -157,41 +158,31 @@ impl GpuGroup {
         let mut accs = Vec::with_capacity(self.gpus());
         let mut pcs = Vec::with_capacity(self.gpus());
         for (k, g) in self.rings.iter().enumerate() {
-            let (aq, pr) = (self.part.q_active(k, ell), self.part.p_range(k));
-            let (nq, np) = (aq.len(), pr.len());
-            let width = nq + np;
+            let plan = KsPlan::new(&self.part, ring.digits(), lq, ell, k);
+            let (nq, np, width) = (plan.nq(), plan.np(), plan.width());
+            let pr = plan.pr.clone();
             let mut acc = [g.alloc(width * n)?, g.alloc(width * n)?];
             if width > 0 {
-                let targets: Vec<(usize, usize)> = aq
-                    .clone()
-                    .enumerate()
-                    .map(|(j, i)| (i, j))
-                    .chain(pr.clone().enumerate().map(|(j, i)| (ell + i, nq + j)))
-                    .collect();
                 let mut conv = Vec::with_capacity(digits);
                 let mut runs = Vec::new();
-                for dg in 0..digits {
+                for (dg, dp) in plan.digits.iter().enumerate() {
                     let mut o = g.alloc(width * n)?;
-                    g.mod_up
-                        .convert_centered_subset(dg, ell, &coeff[k], &mut o, &targets, n)?;
-                    let own = GpuRing::own_limbs(ring, dg, ell);
-                    let (s, e) = (own.start.max(aq.start), own.end.min(aq.end));
-                    if s < e {
-                        let at = (s - aq.start) * n;
-                        DeviceBuffer::copy_region(&d[k], at, &mut o, at, (e - s) * n)?;
-                    }
-                    let before = aq.start..aq.end.min(own.start);
-                    let after = aq.start.max(own.end)..aq.end;
-                    runs.extend(run_of(dg, before, aq.start, 0));
-                    runs.extend(run_of(dg, after, aq.start, 0));
-                    if np > 0 {
-                        runs.push(NttRun {
-                            buf: dg,
-                            first_limb: nq,
-                            limbs: np,
-                            table: lq + pr.start,
-                        });
-                    }
+                    g.mod_up.convert_centered_subset(
+                        dg,
+                        ell,
+                        &coeff[k],
+                        &mut o,
+                        &plan.targets,
+                        n,
+                    )?;
+                    let own = dp.own.start * n..dp.own.end * n;
+                    DeviceBuffer::copy_region(&d[k], own.start, &mut o, own.start, own.len())?;
+                    runs.extend(dp.runs.iter().map(|(r, table)| NttRun {
+                        buf: dg,
+                        first_limb: r.start,
+                        limbs: r.len(),
+                        table: *table,
+                    }));
                     conv.push(o);
                 }
                 {
@@ -232,15 +223,14 @@ impl GpuGroup {
         // 5. ModDown to each GPU's own Q limbs, the addends, the automorphism.
         let mut out: [Vec<DeviceBuffer>; 2] = Default::default();
         for (k, g) in self.rings.iter().enumerate() {
-            let aq = self.part.q_active(k, ell);
-            let nq = aq.len();
+            let plan = KsPlan::new(&self.part, ring.digits(), lq, ell, k);
+            let (aq, nq) = (plan.aq.clone(), plan.nq());
             let mut y = [g.alloc(nq * n)?, g.alloc(nq * n)?];
             if nq > 0 {
-                let cols: Vec<(usize, usize)> =
-                    aq.clone().enumerate().map(|(j, i)| (i, j)).collect();
+                let cols = &plan.moddown_columns;
                 let conv = &g.mod_down[ell - 1];
                 for (c, yc) in y.iter_mut().enumerate() {
-                    conv.convert_centered_columns(yc, &pcs[k], c * pl * n, pl * n, 1, n, &cols)?;
+                    conv.convert_centered_columns(yc, &pcs[k], c * pl * n, pl * n, 1, n, cols)?;
                 }
                 let runs: Vec<NttRun> = (0..2)
                     .map(|c| NttRun {

@@ -38,6 +38,7 @@ use crate::{backend::Form, Device};
 
 mod keyswitch;
 mod partition;
+mod plan;
 
 pub use partition::{KeySwitchTraffic, LimbPartition};
 
