@@ -117,11 +117,37 @@ impl std::fmt::Debug for NcclGroup {
 }
 
 impl Drop for NcclGroup {
+    /// Waits for the streams, finalizes every communicator in one NCCL group (one thread drives
+    /// all ranks, so the finalizations must not wait for each other one by one), then destroys
+    /// them; if the finalization fails, aborts them instead. Errors are ignored: nothing more
+    /// can be done in a drop.
     fn drop(&mut self) {
-        for &c in &self.comms {
-            // SAFETY: each handle came from ncclCommInitAll and is destroyed once, here; errors
-            // (and a library that vanished) are ignored: nothing more can be done in a drop.
-            let _ = guard("ncclCommDestroy", || unsafe { nccl::comm_destroy(c) });
+        for d in &self.devices {
+            let _ = d.synchronize();
+        }
+        let comms = &self.comms;
+        let finalized = guard("ncclCommFinalize", || {
+            if nccl::group_start().is_err() {
+                return false;
+            }
+            // SAFETY: each handle came from ncclCommInitAll and is finalized once, here.
+            let all: Vec<bool> = comms
+                .iter()
+                .map(|&c| unsafe { nccl::comm_finalize(c) }.is_ok())
+                .collect();
+            nccl::group_end().is_ok() && all.iter().all(|&ok| ok)
+        })
+        .unwrap_or(false);
+        for &c in comms {
+            // SAFETY: each handle is destroyed (or aborted) once, here, after its finalization
+            // or instead of it.
+            let _ = guard("ncclCommDestroy", || unsafe {
+                if finalized {
+                    nccl::comm_destroy(c)
+                } else {
+                    nccl::comm_abort(c)
+                }
+            });
         }
     }
 }

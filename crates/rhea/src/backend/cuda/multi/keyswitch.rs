@@ -12,6 +12,9 @@ use super::{GpuGroup, PartitionedCiphertext, PartitionedKey};
 use crate::backend::cuda::GpuRing;
 use crate::error::{Error, Result};
 
+/// Per rank, the word ranges it contributes to an all-gather.
+type Exchange = Vec<Vec<Range<usize>>>;
+
 /// `runs` transformed on `bufs` in direction `dir`, [`MAX_RUNS`] per launch; nothing for none.
 fn transform(
     g: &GpuRing,
@@ -87,13 +90,13 @@ impl GpuGroup {
 
     /// The word ranges of the ModUp's all-gather (each GPU's limbs of the level-`ell` input)
     /// and of the ModDown's (each GPU's `P` limbs of both halves, `[2][|P|][N]`).
-    fn exchange_ranges(&self, ell: usize) -> (Vec<Vec<Range<usize>>>, Vec<Vec<Range<usize>>>) {
+    fn exchange_ranges(&self, ell: usize) -> (Exchange, Exchange) {
         let ring = self.ctx.ring();
         let (n, pl) = (ring.n(), ring.p_len());
         let up = (0..self.gpus())
             .map(|k| {
                 let r = self.part.q_active(k, ell);
-                vec![r.start * n..r.end * n]
+                std::iter::once(r.start * n..r.end * n).collect()
             })
             .collect();
         let down = (0..self.gpus())
