@@ -130,8 +130,9 @@ fn nccl_collectives_move_the_right_words() {
             d.upload(&host).unwrap()
         })
         .collect();
-    let mut ranges: Vec<Vec<std::ops::Range<usize>>> =
-        (0..k).map(|r| std::iter::once(cuts[r]..cuts[r + 1]).collect()).collect();
+    let mut ranges: Vec<Vec<std::ops::Range<usize>>> = (0..k)
+        .map(|r| std::iter::once(cuts[r]..cuts[r + 1]).collect())
+        .collect();
     // Rank 0's range split in two (and an empty one): the same words move.
     let c = (cuts[0] + cuts[1]) / 2;
     ranges[0] = vec![cuts[0]..c, c..c, c..cuts[1]];
