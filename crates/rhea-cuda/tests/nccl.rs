@@ -184,3 +184,66 @@ fn nccl_collectives_move_the_right_words() {
     let mut swapped: Vec<_> = bufs.iter_mut().rev().collect();
     assert!(group.all_gather_v(&mut swapped, &ranges).is_err());
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
+fn inner_product_on_a_slice_of_the_basis() {
+    // A GPU of a group holds a slice of Q ∪ P: at a low level no active Q limb (level 0), or
+    // no P limb at all. The fused inner product takes both; words against host arithmetic.
+    use rhea_cuda::fused;
+    let test = "ks inner product on a slice";
+    let dev = require_gpu(test);
+    let mut r = rng(test);
+    let n = 1usize << 12;
+    let moduli = common::primes(60, 4, n);
+    for (q_full, p_len, level) in [(2usize, 2usize, 0usize), (4, 0, 3), (3, 1, 3)] {
+        let table = dev.moduli(&moduli[..q_full + p_len]).unwrap();
+        let width = level + p_len;
+        let rows: Vec<usize> = (0..level).chain(q_full..q_full + p_len).collect();
+        let digits = 2;
+        let host_d: Vec<Vec<u64>> = (0..digits)
+            .map(|_| {
+                let ms: Vec<_> = rows.iter().map(|&i| moduli[i]).collect();
+                random_rns(&mut r, &ms, n, 1)
+            })
+            .collect();
+        let host_k: Vec<[Vec<u64>; 2]> = (0..digits)
+            .map(|_| {
+                let ms = &moduli[..q_full + p_len];
+                [random_rns(&mut r, ms, n, 1), random_rns(&mut r, ms, n, 1)]
+            })
+            .collect();
+        let d: Vec<_> = host_d.iter().map(|h| dev.upload(h).unwrap()).collect();
+        let k: Vec<_> = host_k
+            .iter()
+            .map(|[b, a]| (dev.upload(b).unwrap(), dev.upload(a).unwrap()))
+            .collect();
+        let (dr, kr): (Vec<_>, Vec<_>) =
+            (d.iter().collect(), k.iter().map(|(b, a)| (b, a)).collect());
+        let mut o0 = dev.alloc(width * n).unwrap();
+        let mut o1 = dev.alloc(width * n).unwrap();
+        fused::ks_inner_product(&table, level, q_full, &dr, &kr, &mut o0, &mut o1, n).unwrap();
+        for (c, o) in [o0, o1].iter().enumerate() {
+            let got = o.to_host().unwrap();
+            let mut want = vec![0u64; width * n];
+            for (i, &row) in rows.iter().enumerate() {
+                let q = moduli[row].value() as u128;
+                for x in 0..n {
+                    let mut acc = 0u128;
+                    for dg in 0..digits {
+                        let kv = host_k[dg][c][row * n + x] as u128;
+                        acc = (acc + host_d[dg][i * n + x] as u128 * kv) % q;
+                    }
+                    want[i * n + x] = acc as u64;
+                }
+            }
+            let what = format!("q_full {q_full}, |P| {p_len}, level {level}, half {c}");
+            assert_words(&got, &want, &what);
+        }
+    }
+    // No output limb at all is refused.
+    let table = dev.moduli(&moduli[..2]).unwrap();
+    let (mut a, mut b) = (dev.alloc(n).unwrap(), dev.alloc(n).unwrap());
+    let x = dev.alloc(2 * n).unwrap();
+    assert!(fused::ks_inner_product(&table, 0, 2, &[&x], &[(&x, &x)], &mut a, &mut b, n).is_err());
+}
