@@ -9,16 +9,16 @@ _rhea_nccl_find() {
   local f
   f=$(ldconfig -p 2>/dev/null | awk '/libnccl\.so/ {print $NF; exit}')
   if [ -n "$f" ]; then echo "$f"; return; fi
-  for py in python3 python; do
+  for py in python3 /opt/torch/.venv/bin/python3; do
     f=$($py - 2>/dev/null <<'PY'
 import glob, os
 try:
-    import nvidia.nccl as m
-    roots = list(m.__path__)
+    import nvidia
+    roots = list(nvidia.__path__)
 except Exception:
     roots = []
 for r in roots:
-    for f in sorted(glob.glob(os.path.join(r, "lib", "libnccl.so*"))):
+    for f in sorted(glob.glob(os.path.join(r, "**", "libnccl.so*"), recursive=True)):
         print(f); raise SystemExit
 PY
 )
