@@ -97,16 +97,20 @@ pub struct NcclGroup {
     comms: Vec<sys::ncclComm_t>,
     devices: Vec<Arc<GpuDevice>>,
     received: Vec<AtomicU64>,
-    /// Held across every collective: NCCL communicators are not to be used by two threads at
-    /// once.
-    lock: Mutex<()>,
 }
 
+/// Held while any group queues a collective (process-wide). Every device has one stream that
+/// all its users share, so two groups over the same GPUs whose collectives reached the streams
+/// in different orders (group A first on GPU 0, group B first on GPU 1) would wait for each
+/// other forever; queued under one lock, every stream sees the groups' collectives in the same
+/// order. It also keeps a communicator from being used by two threads at once.
+static NCCL_LOCK: Mutex<()> = Mutex::new(());
+
 // SAFETY: the communicators are opaque handles that NCCL allows to be used from any thread,
-// one call at a time; every use goes through `&self` methods that hold `lock` (creation and
-// destruction own the group).
+// one call at a time; every use goes through `&self` methods that hold `NCCL_LOCK` (creation
+// and destruction own the group).
 unsafe impl Send for NcclGroup {}
-// SAFETY: as for `Send`: concurrent `&self` calls are serialised by `lock`.
+// SAFETY: as for `Send`: concurrent `&self` calls are serialised by `NCCL_LOCK`.
 unsafe impl Sync for NcclGroup {}
 
 impl std::fmt::Debug for NcclGroup {
@@ -126,6 +130,7 @@ impl Drop for NcclGroup {
             let _ = d.synchronize();
         }
         let comms = &self.comms;
+        let _held = NCCL_LOCK.lock().unwrap_or_else(|e| e.into_inner());
         let finalized = guard("ncclCommFinalize", || {
             if nccl::group_start().is_err() {
                 return false;
@@ -198,6 +203,7 @@ impl NcclGroup {
         }
         Self::require_library()?;
         let mut comms = vec![std::ptr::null_mut(); devices.len()];
+        let _held = NCCL_LOCK.lock().unwrap_or_else(|e| e.into_inner());
         // SAFETY: `comms` has room for one handle per ordinal; the ordinals are distinct
         // devices that this process opened.
         let r = call("ncclCommInitAll", || unsafe {
@@ -208,7 +214,6 @@ impl NcclGroup {
             comms,
             devices: devices.to_vec(),
             received: devices.iter().map(|_| AtomicU64::new(0)).collect(),
-            lock: Mutex::new(()),
         })
     }
 
@@ -278,9 +283,9 @@ impl NcclGroup {
     }
 
     /// Runs `f` between `ncclGroupStart` and `ncclGroupEnd` (the end is called even when `f`
-    /// fails), under the group's lock.
+    /// fails), under the process-wide NCCL lock.
     fn grouped(&self, f: impl FnOnce() -> Result<()>) -> Result<()> {
-        let _held = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        let _held = NCCL_LOCK.lock().unwrap_or_else(|e| e.into_inner());
         check("ncclGroupStart", call("ncclGroupStart", nccl::group_start)?)?;
         let body = f();
         let end = call("ncclGroupEnd", nccl::group_end).and_then(|r| check("ncclGroupEnd", r));

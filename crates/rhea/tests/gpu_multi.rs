@@ -16,6 +16,10 @@ use rhea::unstable::multi::{GpuGroup, LimbPartition};
 use rhea::unstable::HasRing;
 use rhea::Device;
 
+/// Serialises this binary's GPU tests (each builds groups over the same GPUs; NCCL's own
+/// ordering is safe, but one test at a time keeps the GPUs' memory and time to one group).
+static GPU_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// The first `k` GPUs (`k = 0`: all of them, at least one), or `None` with the reason printed
 /// when the machine has fewer, unless `RHEA_REQUIRE_GPU=1`.
 fn gpus(test: &str, k: usize) -> Option<Vec<Device>> {
@@ -187,6 +191,7 @@ fn on_group(s: &Setup, devices: &[Device], level: usize) -> Vec<Vec<Vec<u64>>> {
 /// CPU, one GPU and a group of `k` GPUs (0: all) agree word for word at the top level, a
 /// middle level and level 1.
 fn check(test: &str, lit: CkksParametersLiteral, k: usize) {
+    let _one_at_a_time = GPU_LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let Some(devices) = gpus(test, k) else {
         return;
     };
