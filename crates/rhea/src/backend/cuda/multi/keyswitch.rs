@@ -4,7 +4,7 @@ use std::ops::Range;
 use std::time::Instant;
 
 use rhea_cuda::elementwise as ew;
-use rhea_cuda::ntt::{NttDirection, NttRun, MAX_RUNS};
+use rhea_cuda::ntt::{EpilogueRun, NttDirection, NttRun, MAX_RUNS};
 use rhea_cuda::{automorphism, fused, DeviceBuffer, RnsLayout};
 
 use super::plan::KsPlan;
@@ -235,47 +235,85 @@ impl GpuGroup {
                 for (c, yc) in y.iter_mut().enumerate() {
                     conv.convert_centered_columns(yc, &pcs[k], c * pl * n, pl * n, 1, n, cols)?;
                 }
-                let runs: Vec<NttRun> = (0..2)
-                    .map(|c| NttRun {
-                        buf: c,
-                        first_limb: 0,
-                        limbs: nq,
-                        table: aq.start,
-                    })
-                    .collect();
-                {
-                    let [y0, y1] = &mut y;
-                    transform(g, &mut [y0, y1], &runs, NttDirection::Forward)?;
-                }
-                let loc = &self.local[k];
-                let lay = RnsLayout::new(n, nq, 1);
-                for (c, yc) in y.iter_mut().enumerate() {
-                    fused::sub_mul_scalar_assign(
-                        yc,
-                        &accs[k][c],
-                        &loc.p_inv_w,
-                        &loc.moduli,
-                        0,
-                        nq,
-                        n,
-                    )?;
-                    if let Some(add) = adds[c] {
-                        ew::add_assign(yc, &add[k], &lay, &loc.moduli)?;
-                    }
-                }
-                if let Some(gal) = galois {
-                    for yc in y.iter_mut() {
-                        let mut o = g.alloc(nq * n)?;
-                        automorphism::apply_ntt(&mut o, yc, gal, &lay)?;
-                        *yc = o;
-                    }
-                }
+                let adds_k = [adds[0].map(|a| &a[k]), adds[1].map(|a| &a[k])];
+                y = self.moddown_tail(k, aq.start, nq, y, &accs[k], adds_k, galois)?;
             }
             let [y0, y1] = y;
             out[0].push(y0);
             out[1].push(y1);
         }
         Ok(out)
+    }
+
+    /// The end of GPU `k`'s ModDown on its `nq` own `Q` limbs from `first` on: `y` (the
+    /// conversions, coefficient form, one buffer per half) forward-transformed, then
+    /// `[add_c +] (x_c − y_c)·P^{-1}` with `x_c` the inner product's `Q` limbs, permuted by
+    /// `σ_g` for `galois = Some(g)`. With the fast NTT one launch per phase (the single-GPU
+    /// ModDown's fused epilogue); otherwise the composition (NTT, subtract-multiply, add,
+    /// automorphism), the same words.
+    #[allow(clippy::too_many_arguments)]
+    fn moddown_tail(
+        &self,
+        k: usize,
+        first: usize,
+        nq: usize,
+        mut y: [DeviceBuffer; 2],
+        x: &[DeviceBuffer; 2],
+        adds: [Option<&DeviceBuffer>; 2],
+        galois: Option<u64>,
+    ) -> Result<[DeviceBuffer; 2]> {
+        let (g, loc) = (&self.rings[k], &self.local[k]);
+        let n = self.ctx.ring().n();
+        let runs: Vec<NttRun> = (0..2)
+            .map(|c| NttRun {
+                buf: c,
+                first_limb: 0,
+                limbs: nq,
+                table: first,
+            })
+            .collect();
+        if g.ntt.has_fast_kernels() {
+            let mut o = [g.alloc(nq * n)?, g.alloc(nq * n)?];
+            let epi: Vec<EpilogueRun<'_>> = (0..2)
+                .map(|c| EpilogueRun {
+                    out: c,
+                    out_limb: 0,
+                    x: &x[c],
+                    x_limb: 0,
+                    c: adds[c].map(|a| (a, 0)),
+                })
+                .collect();
+            let ([y0, y1], [o0, o1]) = (&mut y, &mut o);
+            // `w` by table index: the ring's `P^{-1} mod q_i` pairs of every Q prime.
+            g.ntt.forward_runs_epilogue_automorphism(
+                &mut [y0, y1],
+                &runs,
+                &mut [o0, o1],
+                &epi,
+                &g.mod_down_w,
+                galois,
+            )?;
+            return Ok(o);
+        }
+        {
+            let [y0, y1] = &mut y;
+            transform(g, &mut [y0, y1], &runs, NttDirection::Forward)?;
+        }
+        let lay = RnsLayout::new(n, nq, 1);
+        for (c, yc) in y.iter_mut().enumerate() {
+            fused::sub_mul_scalar_assign(yc, &x[c], &loc.p_inv_w, &loc.moduli, 0, nq, n)?;
+            if let Some(add) = adds[c] {
+                ew::add_assign(yc, add, &lay, &loc.moduli)?;
+            }
+        }
+        if let Some(gal) = galois {
+            for yc in y.iter_mut() {
+                let mut o = g.alloc(nq * n)?;
+                automorphism::apply_ntt(&mut o, yc, gal, &lay)?;
+                *yc = o;
+            }
+        }
+        Ok(y)
     }
 
     /// The two NCCL exchanges of one key switching at `level`, alone, `reps` times on scratch
