@@ -217,6 +217,8 @@ pub struct LatencyRow {
     pub nccl_bytes_per_keyswitch: Vec<u64>,
     /// Bytes of the relinearisation key on each GPU.
     pub relin_key_bytes_per_gpu: Vec<u64>,
+    /// The `(Q, P)` limbs each GPU holds at the level run (its share of the work).
+    pub limbs_per_gpu: Vec<(usize, usize)>,
 }
 
 /// The result of `rhea bench multi --mode latency`.
@@ -366,6 +368,7 @@ pub fn run_latency(preset: &str, gpus: usize, reps: usize) -> Result<LatencyRepo
         nccl_ms_per_keyswitch: 0.0,
         nccl_bytes_per_keyswitch: vec![0],
         relin_key_bytes_per_gpu: vec![rlk_bytes],
+        limbs_per_gpu: vec![(a.level() + 1, params.p_primes().len())],
     }];
     let mut identical = true;
     let mut sizes = vec![1];
@@ -402,6 +405,12 @@ pub fn run_latency(preset: &str, gpus: usize, reps: usize) -> Result<LatencyRepo
             nccl_ms_per_keyswitch: nccl_ms,
             nccl_bytes_per_keyswitch: bytes,
             relin_key_bytes_per_gpu: prlk.bytes_per_gpu(),
+            limbs_per_gpu: (0..k)
+                .map(|g| {
+                    let p = group.partition();
+                    (p.q_active(g, a.level() + 1).len(), p.p_range(g).len())
+                })
+                .collect(),
         });
     }
     let (one, last) = (&rows[0], &rows[rows.len() - 1]);
