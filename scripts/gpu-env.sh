@@ -29,3 +29,9 @@ export RHEA_KERNEL_CACHE=${RHEA_KERNEL_CACHE:-/tmp/rhea-kernel-cache}
   echo "nvrtc: ${NVRTC_DIR:-NOT FOUND}"
   ls "${NVRTC_DIR:-/nonexistent}"/libnvrtc* 2>/dev/null
 } >> "${OUT:-/tmp}/device.txt"
+# NCCL for the multi-GPU tests and `rhea bench multi --mode latency` (a `libnccl.so` link on
+# LD_LIBRARY_PATH: cudarc does not look for `libnccl.so.2`).
+if [ -f scripts/nccl-env.sh ]; then
+  # shellcheck source=scripts/nccl-env.sh
+  . scripts/nccl-env.sh 2>> "${OUT:-/tmp}/device.txt"
+fi

@@ -7,6 +7,10 @@
 //! threads start together, each enqueues `reps` operations on its GPU's stream and waits once.
 //! Throughput is the operations of all GPUs over the slowest GPU's wall time. The refreshed
 //! ciphertexts of every GPU are compared word for word with GPU 0's.
+//!
+//! `--mode latency` ([`run_latency`]): one mul+relin and one rotation split by limb over the
+//! GPUs (`rhea::unstable::multi::GpuGroup`, NCCL between them), against the single-GPU path in
+//! the same run, with the NCCL time and bytes of one key switching beside them.
 
 use std::sync::Barrier;
 use std::time::Instant;
@@ -194,6 +198,238 @@ pub fn run_multi(preset: &str, gpus: usize, reps: usize) -> Result<MultiReport, 
     })
 }
 
+// ---------------------------------------------------------------------------------- latency
+
+/// One configuration of `rhea bench multi --mode latency`.
+#[derive(Debug, Serialize)]
+pub struct LatencyRow {
+    /// `single-gpu` (the fused single-GPU path, `Evaluator`) or `group` (latency mode).
+    pub path: String,
+    /// GPUs used.
+    pub gpus: usize,
+    /// Median wall time of one mul+relin (not rescaled), ms, the host waiting for the result.
+    pub mul_relin_ms: f64,
+    /// Median wall time of one rotation by one slot, ms.
+    pub rotate_ms: f64,
+    /// The two NCCL all-gathers of one key switching alone (mean, ms); 0 without NCCL.
+    pub nccl_ms_per_keyswitch: f64,
+    /// Bytes each GPU received through NCCL in one mul+relin (one key switching), counted.
+    pub nccl_bytes_per_keyswitch: Vec<u64>,
+    /// Bytes of the relinearisation key on each GPU.
+    pub relin_key_bytes_per_gpu: Vec<u64>,
+    /// The `(Q, P)` limbs each GPU holds at the level run (its share of the work).
+    pub limbs_per_gpu: Vec<(usize, usize)>,
+}
+
+/// The result of `rhea bench multi --mode latency`.
+#[derive(Debug, Serialize)]
+pub struct LatencyReport {
+    /// The parameter preset (a bootstrappable preset's parameters).
+    pub preset: String,
+    /// log2 N.
+    pub log_n: u32,
+    /// Q primes (the ciphertexts' limbs at the top level).
+    pub q_limbs: usize,
+    /// P primes.
+    pub p_limbs: usize,
+    /// Key-switching digits.
+    pub dnum: usize,
+    /// The level the operations ran at (the top).
+    pub level: usize,
+    /// Timed repetitions per operation.
+    pub reps: usize,
+    /// The devices of the largest group.
+    pub devices: Vec<String>,
+    /// The single-GPU path, a group of one, then a group of all `--gpus`.
+    pub rows: Vec<LatencyRow>,
+    /// Single-GPU time over the largest group's: mul+relin.
+    pub mul_relin_speedup: f64,
+    /// The same for the rotation.
+    pub rotate_speedup: f64,
+    /// Whether every group's results had the single-GPU path's words.
+    pub identical_words: bool,
+}
+
+impl LatencyReport {
+    /// A plain-text table.
+    pub fn table(&self) -> String {
+        let mut out = format!(
+            "rhea bench multi --mode latency — {} (N = 2^{}, {} Q + {} P primes, dnum {}), \
+             level {}, median of {}\n{:<11} {:>5} {:>13} {:>11} {:>14} {:>22}\n",
+            self.preset,
+            self.log_n,
+            self.q_limbs,
+            self.p_limbs,
+            self.dnum,
+            self.level,
+            self.reps,
+            "path",
+            "GPUs",
+            "mul+relin ms",
+            "rotate ms",
+            "NCCL ms / ks",
+            "NCCL MiB / ks per GPU"
+        );
+        for r in &self.rows {
+            let mib: Vec<String> = r
+                .nccl_bytes_per_keyswitch
+                .iter()
+                .map(|b| format!("{:.1}", *b as f64 / (1u64 << 20) as f64))
+                .collect();
+            out.push_str(&format!(
+                "{:<11} {:>5} {:>13.3} {:>11.3} {:>14.3} {:>22}\n",
+                r.path,
+                r.gpus,
+                r.mul_relin_ms,
+                r.rotate_ms,
+                r.nccl_ms_per_keyswitch,
+                mib.join(" / ")
+            ));
+        }
+        out.push_str(&format!(
+            "speedup over one GPU: mul+relin {:.2}×, rotation {:.2}×; words identical: {}\n",
+            self.mul_relin_speedup, self.rotate_speedup, self.identical_words
+        ));
+        out
+    }
+}
+
+/// The median of `reps` runs of `f`, each timed to its end (`sync`), in ms.
+fn median_ms(
+    reps: usize,
+    mut f: impl FnMut() -> rhea::Result<()>,
+    sync: impl Fn() -> rhea::Result<()>,
+) -> rhea::Result<f64> {
+    f()?;
+    sync()?;
+    let mut t: Vec<f64> = (0..reps.max(1))
+        .map(|_| {
+            let s = Instant::now();
+            f()?;
+            sync()?;
+            Ok(s.elapsed().as_secs_f64() * 1e3)
+        })
+        .collect::<rhea::Result<_>>()?;
+    t.sort_by(f64::total_cmp);
+    Ok(t[t.len() / 2])
+}
+
+/// Runs `rhea bench multi --mode latency` on `gpus` GPUs at the parameters of the
+/// bootstrappable preset `preset` (default `boot_n17_levels24`: N = 2^17, 39 Q primes).
+pub fn run_latency(preset: &str, gpus: usize, reps: usize) -> Result<LatencyReport, String> {
+    use rhea::unstable::multi::GpuGroup;
+    let all = Device::all_gpus();
+    if gpus == 0 || gpus > all.len() {
+        return Err(format!(
+            "rhea bench multi --mode latency: --gpus {gpus}, but this machine has {} usable GPU(s)",
+            all.len()
+        ));
+    }
+    let preset = BootstrapPreset::by_name(preset).ok_or_else(|| {
+        format!("rhea bench multi: unknown preset `{preset}` (`rhea bench boot --preset list`)")
+    })?;
+    let err = |e: rhea::Error| format!("rhea bench multi --mode latency: {e}");
+    let params = preset.params.build().map_err(err)?;
+    let gpu0 = all[0];
+    let ctx = CkksContext::new(&params, gpu0).map_err(err)?;
+    let mut keygen = KeyGenerator::from_seed(&ctx, [37; 32]);
+    let sk = keygen.secret_key().map_err(err)?;
+    let rlk = keygen.relinearization_key(&sk).map_err(err)?;
+    let gk = keygen.galois_keys(&sk, &[1], false).map_err(err)?;
+    let eval = Evaluator::new(&ctx)
+        .with_relinearization_key(rlk.clone())
+        .and_then(|e| e.with_galois_keys(gk.clone()))
+        .map_err(err)?;
+    let encoder = Encoder::new(&ctx).map_err(err)?;
+    let z: Vec<Complex64> = (0..encoder.slots())
+        .map(|i| Complex64::new((i % 17) as f64 / 17.0 - 0.5, (i % 5) as f64 / 10.0))
+        .collect();
+    let enc = Encryptor::with_secret_key(&ctx, &sk)
+        .map_err(err)?
+        .with_seed([38; 32]);
+    let a = enc
+        .encrypt(&encoder.encode_complex(&z).map_err(err)?)
+        .map_err(err)?;
+    let b = enc
+        .encrypt(&encoder.encode_complex(&z).map_err(err)?)
+        .map_err(err)?;
+    let words = |ct: &rhea::ckks::Ciphertext| -> rhea::Result<Vec<Vec<u64>>> {
+        ct.parts().iter().map(|p| ctx.ring().download(p)).collect()
+    };
+    let want_mul = words(&eval.mul_relin(&a, &b).map_err(err)?).map_err(err)?;
+    let want_rot = words(&eval.rotate(&a, 1).map_err(err)?).map_err(err)?;
+    let sync0 = || gpu0.synchronize();
+    let rlk_bytes = rlk.key().size_bytes();
+    let mut rows = vec![LatencyRow {
+        path: "single-gpu".into(),
+        gpus: 1,
+        mul_relin_ms: median_ms(reps, || eval.mul_relin(&a, &b).map(drop), sync0).map_err(err)?,
+        rotate_ms: median_ms(reps, || eval.rotate(&a, 1).map(drop), sync0).map_err(err)?,
+        nccl_ms_per_keyswitch: 0.0,
+        nccl_bytes_per_keyswitch: vec![0],
+        relin_key_bytes_per_gpu: vec![rlk_bytes],
+        limbs_per_gpu: vec![(a.level() + 1, params.p_primes().len())],
+    }];
+    let mut identical = true;
+    let mut sizes = vec![1];
+    if gpus > 1 {
+        sizes.push(gpus);
+    }
+    for k in sizes {
+        let group = GpuGroup::new(&ctx, &all[..k]).map_err(err)?;
+        let prlk = group.partition_relinearization_key(&rlk).map_err(err)?;
+        let pgk = group.partition_rotation_keys(&gk, &[1]).map_err(err)?;
+        let (pa, pb) = (
+            group.scatter(&a).map_err(err)?,
+            group.scatter(&b).map_err(err)?,
+        );
+        let sync = || group.synchronize();
+        let mul =
+            median_ms(reps, || group.mul_relin(&pa, &pb, &prlk).map(drop), sync).map_err(err)?;
+        let rot = median_ms(reps, || group.rotate(&pa, 1, &pgk).map(drop), sync).map_err(err)?;
+        group.reset_nccl_counters();
+        let prod = group.mul_relin(&pa, &pb, &prlk).map_err(err)?;
+        group.synchronize().map_err(err)?;
+        let bytes = group.nccl_bytes_received();
+        let rotated = group.rotate(&pa, 1, &pgk).map_err(err)?;
+        identical &= words(&group.gather(&prod, &ctx).map_err(err)?).map_err(err)? == want_mul;
+        identical &= words(&group.gather(&rotated, &ctx).map_err(err)?).map_err(err)? == want_rot;
+        let nccl_ms = group
+            .time_keyswitch_exchanges(a.level(), reps)
+            .map_err(err)?;
+        rows.push(LatencyRow {
+            path: "group".into(),
+            gpus: k,
+            mul_relin_ms: mul,
+            rotate_ms: rot,
+            nccl_ms_per_keyswitch: nccl_ms,
+            nccl_bytes_per_keyswitch: bytes,
+            relin_key_bytes_per_gpu: prlk.bytes_per_gpu(),
+            limbs_per_gpu: (0..k)
+                .map(|g| {
+                    let p = group.partition();
+                    (p.q_active(g, a.level() + 1).len(), p.p_range(g).len())
+                })
+                .collect(),
+        });
+    }
+    let (one, last) = (&rows[0], &rows[rows.len() - 1]);
+    Ok(LatencyReport {
+        preset: preset.name.to_string(),
+        log_n: params.log_n(),
+        q_limbs: params.q_primes().len(),
+        p_limbs: params.p_primes().len(),
+        dnum: params.dnum(),
+        level: a.level(),
+        reps: reps.max(1),
+        devices: all[..gpus].iter().map(Device::name).collect(),
+        mul_relin_speedup: one.mul_relin_ms / last.mul_relin_ms,
+        rotate_speedup: one.rotate_ms / last.rotate_ms,
+        identical_words: identical,
+        rows,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -205,5 +441,7 @@ mod tests {
         let err = run_multi("boot_n16_levels13", have + 1, 1).unwrap_err();
         assert!(err.contains("usable GPU"), "{err}");
         assert!(run_multi("boot_n16_levels13", 0, 1).is_err());
+        let err = run_latency("boot_n17_levels24", have + 1, 1).unwrap_err();
+        assert!(err.contains("usable GPU"), "{err}");
     }
 }

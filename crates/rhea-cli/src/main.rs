@@ -11,6 +11,8 @@
 //! rhea bench matmul --shape 10x9x8        # seed 000: encrypted matrix product, end to end
 //! rhea bench boot --device cpu --preset boot_test_n12_insecure   # CKKS bootstrapping
 //! rhea bench boot --preset list           # the bootstrappable presets
+//! rhea bench multi --gpus 2               # throughput: independent work on each GPU
+//! rhea bench multi --mode latency --gpus 2   # one mul+relin / rotation split over GPUs (NCCL)
 //! rhea app helr --device cpu --size small  # logistic-regression training on encrypted data
 //! rhea app resnet20 --device cuda:0 --size paper  # ResNet-20 inference of an encrypted image
 //! rhea app rnn --device cpu --size small   # RNN inference on encrypted word embeddings
@@ -103,6 +105,11 @@ enum Command {
         /// that many GPUs, one GPU as the baseline in the same run).
         #[arg(long, default_value_t = 2)]
         gpus: usize,
+        /// Mode of the `multi` suite: `throughput` (independent work on each GPU) or `latency`
+        /// (one mul+relin and one rotation split by limb over the GPUs through NCCL, keys
+        /// partitioned; default preset `boot_n17_levels24`'s parameters, N = 2^17, 39 Q primes).
+        #[arg(long, default_value = "throughput")]
+        mode: String,
         /// Shapes `MxKxN` for the `matmul` suite (comma-separated).
         #[arg(long, value_delimiter = ',', default_value = "100x100x1,10x9x8")]
         shape: Vec<String>,
@@ -195,14 +202,12 @@ fn main() -> ExitCode {
             keys,
             diagonals,
             gpus,
+            mode,
             shape,
         } => {
             let reps = reps.unwrap_or(if suite == "boot" { 5 } else { 10 });
             match suite.as_str() {
-                "multi" => {
-                    let preset = preset.unwrap_or_else(|| "boot_n16_levels13".to_string());
-                    bench_multi(json.as_deref(), &preset, gpus, reps)
-                }
+                "multi" => bench_multi(json.as_deref(), preset, gpus, reps, &mode),
                 "boot" => {
                     let preset = preset.unwrap_or_else(|| "boot_n16_levels13".to_string());
                     bench_boot(
@@ -359,14 +364,28 @@ fn bench_machinery(
 /// `--preset list`.
 fn bench_multi(
     json: Option<&std::path::Path>,
-    preset: &str,
+    preset: Option<String>,
     gpus: usize,
     reps: usize,
+    mode: &str,
 ) -> CliResult {
-    let report = bench_multi::run_multi(preset, gpus, reps)?;
-    print!("{}", report.table());
+    let text = match mode {
+        "throughput" => {
+            let preset = preset.unwrap_or_else(|| "boot_n16_levels13".to_string());
+            let report = bench_multi::run_multi(&preset, gpus, reps)?;
+            print!("{}", report.table());
+            serde_json::to_string_pretty(&report)?
+        }
+        "latency" => {
+            let preset = preset.unwrap_or_else(|| "boot_n17_levels24".to_string());
+            let report = bench_multi::run_latency(&preset, gpus, reps)?;
+            print!("{}", report.table());
+            serde_json::to_string_pretty(&report)?
+        }
+        m => return Err(format!("rhea bench multi: --mode {m}: `throughput` or `latency`").into()),
+    };
     if let Some(path) = json {
-        std::fs::write(path, serde_json::to_string_pretty(&report)?)?;
+        std::fs::write(path, text)?;
     }
     Ok(())
 }

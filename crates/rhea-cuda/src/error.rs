@@ -99,6 +99,10 @@ pub enum CudaError {
     /// An error of the host arithmetic in `rhea-math`.
     #[error(transparent)]
     Math(#[from] rhea_math::MathError),
+    /// An NCCL error (the library missing, a failed call, a bad request): the multi-GPU
+    /// collectives of [`crate::nccl`].
+    #[error(transparent)]
+    Nccl(crate::nccl::NcclError),
 }
 
 /// The result type of `rhea-cuda`.

@@ -189,7 +189,9 @@ fn grid(n: usize, rows: usize) -> Result<LaunchConfig> {
 /// full `Q ∪ P` list (`q_full + p_len` records). Every input word must be canonical. One launch.
 ///
 /// Errors: [`CudaError::InvalidArgument`] for no digits, more than [`MAX_DIGITS`], fewer keys
-/// than digits, a level outside `1..=q_full` or a bad `n`; [`CudaError::Shape`] for short
+/// than digits, a level above `q_full`, no output limb at all or a bad `n` (a level of 0 or no
+/// `P` moduli are allowed: a slice of the basis held by one GPU of a group, whose limbs at a
+/// low level may all be `P` limbs, or all `Q` limbs); [`CudaError::Shape`] for short
 /// buffers; [`CudaError::DeviceMismatch`].
 #[allow(clippy::too_many_arguments)]
 pub fn ks_inner_product(
@@ -304,7 +306,7 @@ pub fn ks_inner_product_pair_with(
 /// `level + p_len` after checking the level against the moduli.
 fn ks_width(moduli: &DeviceModuli, level: usize, q_full: usize) -> Result<usize> {
     let full = moduli.len();
-    if q_full >= full || level == 0 || level > q_full {
+    if q_full > full || level > q_full || level + full - q_full == 0 {
         return Err(CudaError::InvalidArgument(format!(
             "level {level} with |Q| = {q_full} and {full} moduli"
         )));
@@ -334,13 +336,8 @@ fn ks_launch(
             keys.len()
         )));
     }
+    let width = ks_width(moduli, level, q_full)?;
     let full = moduli.len();
-    if q_full >= full || level == 0 || level > q_full {
-        return Err(CudaError::InvalidArgument(format!(
-            "level {level} with |Q| = {q_full} and {full} moduli"
-        )));
-    }
-    let width = level + full - q_full;
     let dev = dev.clone();
     let mut args = KsPtrArgs {
         n: n as u64,

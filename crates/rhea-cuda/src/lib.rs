@@ -19,6 +19,8 @@
 //!   device is opened; no environment variable changes them.
 //! - [`lite`]: LITE, AES-XTS memory encryption inside kernels (`kernels/lite_aes_xts.cuh`):
 //!   session keys, host-side XTS, encrypted device buffers, test and benchmark kernels.
+//! - [`nccl`]: NCCL communicators of a device group (cudarc's bindings, loaded at run time)
+//!   and the collectives of the multi-GPU key switching, with typed errors.
 //! - `launch` (crate-internal): programmatic dependent launch, so that each kernel starts while
 //!   the previous one drains; the contract kernels keep is in `docs/cuda-backend.md`.
 //!
@@ -36,6 +38,7 @@ pub mod fp64;
 pub mod fused;
 pub(crate) mod launch;
 pub mod lite;
+pub mod nccl;
 pub mod ntt;
 pub mod ntt_keyswitch;
 pub mod pool;

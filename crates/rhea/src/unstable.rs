@@ -10,6 +10,8 @@
 //! - [`KeySwitchPlan`]: a ring's hybrid key-switching tables (digits, ModUp, ModDown), read by
 //!   the CPU backend and uploaded to a GPU.
 //! - [`HasRing`]: the ring of a context, of parameters or of a codec.
+//! - [`multi`]: latency mode over several GPUs — a [`multi::GpuGroup`] splits one key switching
+//!   (mul+relin, rotation) by limb across its GPUs through NCCL, with keys partitioned by limb.
 //! - [`math`] and [`cuda`]: the lower crates, `rhea-math` (exact host arithmetic, the test
 //!   oracle) and `rhea-cuda` (the CUDA runtime and kernels).
 //!
@@ -30,6 +32,16 @@ pub use crate::backend::keyswitch_plan::KeySwitchPlan;
 pub use crate::backend::ring::RnsRing;
 pub use rhea_cuda as cuda;
 pub use rhea_math as math;
+
+/// Latency mode over several GPUs (issue 37): one operation split by limb across a group of
+/// GPUs, keys partitioned by limb, NCCL for the exchanges; bit-identical to one GPU and to the
+/// CPU. See `docs/multi-gpu.md` and the design notes ("Issue 37, session 29").
+pub mod multi {
+    pub use crate::backend::multi::{
+        GpuGroup, KeySwitchTraffic, LimbPartition, PartitionedCiphertext, PartitionedGaloisKeys,
+        PartitionedKey,
+    };
+}
 
 use crate::bgv::{BgvContext, BgvParameters};
 use crate::ckks::CkksContext;

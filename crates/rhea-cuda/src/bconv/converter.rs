@@ -142,6 +142,70 @@ impl DeviceBaseConverter {
         self.strided_impl(out, input, (in_offset, in_stride), polys, n, true)
     }
 
+    /// [`DeviceBaseConverter::convert_centered_strided`] of some output columns only: `columns`
+    /// pairs a target limb `j < K` with a limb of `out` (`[polys][out_limbs][n]`, `out_limbs =
+    /// out.len() / (polys · n)`). Each written limb has exactly the words of limb `j` of the
+    /// full conversion (a column depends on the input limbs alone): a multi-GPU ModDown, each
+    /// GPU converting `P` to its own `Q` limbs. Nothing is launched for no columns.
+    ///
+    /// Errors: as `convert_centered_strided`; [`CudaError::Shape`] for a column `≥ K`, an
+    /// output limb outside `out` or given twice, or an `out` that is not whole limbs.
+    #[allow(clippy::too_many_arguments)]
+    pub fn convert_centered_columns(
+        &self,
+        out: &mut DeviceBuffer,
+        input: &DeviceBuffer,
+        in_offset: usize,
+        in_stride: usize,
+        polys: usize,
+        n: usize,
+        columns: &[(usize, usize)],
+    ) -> Result<()> {
+        check_degree(n)?;
+        check_device(&self.device, &[out, input])?;
+        let last = polys
+            .checked_sub(1)
+            .map(|p| in_offset + p * in_stride + self.l * n);
+        if polys == 0 || !last.is_some_and(|end| end <= input.len()) || in_stride < self.l * n {
+            return Err(CudaError::Shape(format!(
+                "{polys} polynomials of {} limbs from word {in_offset} (stride {in_stride}) of a \
+                 {}-word buffer",
+                self.l,
+                input.len()
+            )));
+        }
+        if out.len() % (polys * n) != 0 {
+            return Err(CudaError::Shape(format!(
+                "conversion output of {} words is not {polys} polynomials of whole limbs",
+                out.len()
+            )));
+        }
+        let out_limbs = out.len() / (polys * n);
+        let mut seen = vec![false; out_limbs];
+        for &(j, o) in columns {
+            if j >= self.k || o >= out_limbs || std::mem::replace(&mut seen[o], true) {
+                return Err(CudaError::Shape(format!(
+                    "conversion column {j} of {} to output limb {o} of {out_limbs} (outside, \
+                     or given twice)",
+                    self.k
+                )));
+            }
+        }
+        if columns.is_empty() {
+            return Ok(());
+        }
+        let plan: Vec<(u32, u32)> = columns.iter().map(|&(j, o)| (j as u32, o as u32)).collect();
+        let io = Io {
+            n,
+            polys,
+            input: input.device_ptr() + (in_offset * 8) as u64,
+            in_stride,
+            out: out.device_ptr(),
+            out_stride: out_limbs * n,
+        };
+        self.launch_plan(&io, &plan, 0, 0, BconvTile::Auto)
+    }
+
     fn strided_impl(
         &self,
         out: &mut DeviceBuffer,

@@ -85,6 +85,72 @@ impl DeviceModUp {
         self.extend_flags(digit, level, input, output, None, n, BconvTile::Auto, 0)
     }
 
+    /// [`DeviceModUp::convert_centered`] of digit `digit` of the level-`level` polynomial
+    /// `input` (`[level][n]`, coefficient form), restricted to some output limbs and written to
+    /// another layout: `targets` maps limbs of `Q_level ∪ P` (`0..level` the Q limbs, `level +
+    /// j` the P limb `j`) to limbs of `output` (`[out_limbs][n]`, `out_limbs = output.len() /
+    /// n`). Target limbs of the digit itself are skipped (the caller takes them from the NTT-form
+    /// input, as the single-device key switching does). Each written limb has exactly the words
+    /// of the same limb of [`DeviceModUp::convert_centered`]: a conversion's output column
+    /// depends on the input limbs alone (the `f64` correction too), not on the other columns
+    /// (the multi-GPU key switching's ModUp, each GPU its own limbs). Nothing is launched when
+    /// no target is converted.
+    ///
+    /// Errors: as [`DeviceModUp::convert_centered`]; [`CudaError::Shape`] for an output that is
+    /// not whole limbs, a target limb outside it or given twice.
+    pub fn convert_centered_subset(
+        &self,
+        digit: usize,
+        level: usize,
+        input: &DeviceBuffer,
+        output: &mut DeviceBuffer,
+        targets: &[(usize, usize)],
+        n: usize,
+    ) -> Result<()> {
+        check_degree(n)?;
+        check_device(&self.device, &[output, input])?;
+        check_len("ModUp input", input.len(), level * n)?;
+        if output.len() % n != 0 {
+            return Err(CudaError::Shape(format!(
+                "ModUp output of {} words is not whole limbs of {n}",
+                output.len()
+            )));
+        }
+        let out_limbs = output.len() / n;
+        let mut seen = vec![false; out_limbs];
+        for &(_, o) in targets {
+            if o >= out_limbs || std::mem::replace(&mut seen[o], true) {
+                return Err(CudaError::Shape(format!(
+                    "ModUp target limb {o} of {out_limbs} (outside, or given twice)"
+                )));
+            }
+        }
+        let r = self.modup.digit_limbs(digit, level)?;
+        let plan: Vec<(u32, u32)> = self
+            .plan(digit, level)?
+            .into_iter()
+            .filter_map(|(col, limb)| {
+                targets
+                    .iter()
+                    .find(|t| t.0 == limb as usize)
+                    .map(|t| (col, t.1 as u32))
+            })
+            .collect();
+        if plan.is_empty() {
+            return Ok(());
+        }
+        let conv = self.converter(digit, level)?;
+        let io = Io {
+            n,
+            polys: 1,
+            input: input.device_ptr_at(r.start * n)?,
+            in_stride: level * n,
+            out: output.device_ptr(),
+            out_stride: out_limbs * n,
+        };
+        conv.launch_plan(&io, &plan, 0, 0, BconvTile::Auto)
+    }
+
     /// The first step's factors at `level`: `q̂_i^{-1} mod q_i` for every limb `i < level`,
     /// `q̂_i` relative to the digit holding limb `i` (what the conversions multiply by first).
     ///

@@ -46,6 +46,7 @@ pub use protected::ProtectedPoly;
 pub(crate) use ring::RnsRing;
 
 pub(crate) use awake::on_pool;
+pub(crate) use cuda::multi;
 
 #[cfg(test)]
 mod tests;

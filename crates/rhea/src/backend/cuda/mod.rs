@@ -40,6 +40,7 @@ use crate::error::{Error, Result};
 mod basis;
 mod elementwise;
 mod keyswitch;
+pub(crate) mod multi;
 mod ring;
 mod sampling;
 mod transform;

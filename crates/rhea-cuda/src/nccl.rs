@@ -1,0 +1,459 @@
+//! NCCL through cudarc: one communicator per device of a group, and the collectives the
+//! multi-GPU key switching needs, on `u64` words of [`DeviceBuffer`]s, each device's part queued
+//! on that device's one stream (so it is ordered with the kernels around it, like any launch).
+//!
+//! - [`NcclGroup::new`]: one communicator per device (`ncclCommInitAll`, rank `r` = the `r`-th
+//!   device given).
+//! - [`NcclGroup::all_gather_v`]: every rank contributes word ranges of its own buffer, and
+//!   every rank receives all of them at the same offsets of its buffer (an all-gather with
+//!   ranges of any size, in place: the key switching's limbs, which the ranks own in uneven
+//!   numbers), one NCCL group of broadcasts.
+//! - [`NcclGroup::all_to_all`]: rank `r` sends block `j` of its send buffer to rank `j`, which
+//!   stores it as block `r` (grouped sends and receives; the block to itself is a device copy).
+//!
+//! The NCCL library is loaded at run time (cudarc's `dynamic-loading`), so a machine without it
+//! builds and runs everything else: [`NcclGroup::is_available`] says whether it loads, and every
+//! entry point returns [`NcclError::Unavailable`] (wrapped in [`CudaError::Nccl`]) instead of
+//! panicking when it does not. cudarc looks for `libnccl.so` (and a few CUDA-versioned names,
+//! not `libnccl.so.2`): where NCCL comes as `libnccl.so.2` only (PyTorch's `nvidia-nccl` wheel),
+//! put a directory holding a link `libnccl.so → …/libnccl.so.2` on `LD_LIBRARY_PATH`
+//! (`scripts/nccl-env.sh` does this). A failed NCCL call is [`NcclError::Call`] with NCCL's
+//! result code; the group is left usable only as far as NCCL says.
+
+use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use cudarc::nccl::{result as nccl, sys};
+use thiserror::Error;
+
+use crate::buffer::DeviceBuffer;
+use crate::device::{guard, GpuDevice};
+use crate::error::{CudaError, Result};
+
+/// What can go wrong with NCCL.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum NcclError {
+    /// The NCCL library could not be loaded, or lacks a symbol.
+    #[error(
+        "NCCL is not available: {0} (cudarc loads `libnccl.so`: put a directory with \
+         `libnccl.so` (a link to `libnccl.so.2` will do) on LD_LIBRARY_PATH; scripts/nccl-env.sh)"
+    )]
+    Unavailable(String),
+    /// An NCCL call returned an error code.
+    #[error("NCCL call {call} failed: {code}")]
+    Call {
+        /// The NCCL function.
+        call: &'static str,
+        /// NCCL's result code and message.
+        code: String,
+    },
+    /// A request the group cannot serve (no devices, a device twice, buffers of other devices,
+    /// ranges outside the buffers).
+    #[error("invalid NCCL request: {0}")]
+    InvalidArgument(String),
+}
+
+impl From<NcclError> for CudaError {
+    fn from(e: NcclError) -> Self {
+        CudaError::Nccl(e)
+    }
+}
+
+/// `Ok` for NCCL's success (or in-progress) codes, [`NcclError::Call`] otherwise.
+fn check(
+    call: &'static str,
+    r: std::result::Result<nccl::NcclStatus, nccl::NcclError>,
+) -> Result<()> {
+    r.map(|_| ()).map_err(|e| {
+        // SAFETY: ncclGetErrorString returns a pointer to a static NUL-terminated string for
+        // every result code (or null, handled).
+        let text = guard("ncclGetErrorString", || unsafe {
+            let p = sys::ncclGetErrorString(e.0);
+            if p.is_null() {
+                String::new()
+            } else {
+                std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned()
+            }
+        })
+        .unwrap_or_default();
+        NcclError::Call {
+            call,
+            code: format!("{:?}: {text}", e.0),
+        }
+        .into()
+    })
+}
+
+/// Runs an NCCL call, turning a panic inside cudarc (the library or a symbol missing) into
+/// [`NcclError::Unavailable`].
+fn call<T>(what: &'static str, f: impl FnOnce() -> T) -> Result<T> {
+    guard(what, f).map_err(|e| NcclError::Unavailable(e.to_string()).into())
+}
+
+/// One NCCL communicator per device of a group (single process, one host thread drives them
+/// all, with group calls), and the words each rank received.
+pub struct NcclGroup {
+    comms: Vec<sys::ncclComm_t>,
+    devices: Vec<Arc<GpuDevice>>,
+    received: Vec<AtomicU64>,
+}
+
+/// Held while any group queues a collective (process-wide). Every device has one stream that
+/// all its users share, so two groups over the same GPUs whose collectives reached the streams
+/// in different orders (group A first on GPU 0, group B first on GPU 1) would wait for each
+/// other forever; queued under one lock, every stream sees the groups' collectives in the same
+/// order. It also keeps a communicator from being used by two threads at once.
+static NCCL_LOCK: Mutex<()> = Mutex::new(());
+
+// SAFETY: the communicators are opaque handles that NCCL allows to be used from any thread,
+// one call at a time; every use goes through `&self` methods that hold `NCCL_LOCK` (creation
+// and destruction own the group).
+unsafe impl Send for NcclGroup {}
+// SAFETY: as for `Send`: concurrent `&self` calls are serialised by `NCCL_LOCK`.
+unsafe impl Sync for NcclGroup {}
+
+impl std::fmt::Debug for NcclGroup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let idx: Vec<usize> = self.devices.iter().map(|d| d.index()).collect();
+        f.debug_struct("NcclGroup").field("devices", &idx).finish()
+    }
+}
+
+impl Drop for NcclGroup {
+    /// Waits for the streams, finalizes every communicator in one NCCL group (one thread drives
+    /// all ranks, so the finalizations must not wait for each other one by one), then destroys
+    /// them; if the finalization fails, aborts them instead. Errors are ignored: nothing more
+    /// can be done in a drop.
+    fn drop(&mut self) {
+        for d in &self.devices {
+            let _ = d.synchronize();
+        }
+        let comms = &self.comms;
+        let _held = NCCL_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+        let finalized = guard("ncclCommFinalize", || {
+            if nccl::group_start().is_err() {
+                return false;
+            }
+            // SAFETY: each handle came from ncclCommInitAll and is finalized once, here.
+            let all: Vec<bool> = comms
+                .iter()
+                .map(|&c| unsafe { nccl::comm_finalize(c) }.is_ok())
+                .collect();
+            nccl::group_end().is_ok() && all.iter().all(|&ok| ok)
+        })
+        .unwrap_or(false);
+        for &c in comms {
+            // SAFETY: each handle is destroyed (or aborted) once, here, after its finalization
+            // or instead of it.
+            let _ = guard("ncclCommDestroy", || unsafe {
+                if finalized {
+                    nccl::comm_destroy(c)
+                } else {
+                    nccl::comm_abort(c)
+                }
+            });
+        }
+    }
+}
+
+impl NcclGroup {
+    /// Whether the NCCL library loads on this machine (never panics).
+    pub fn is_available() -> bool {
+        // SAFETY: only tries to dlopen the library names cudarc knows; no symbol is called.
+        guard("probing libnccl", || unsafe { sys::is_culib_present() }).unwrap_or(false)
+    }
+
+    /// NCCL's version code (e.g. 22703 for 2.27.3).
+    ///
+    /// Errors: [`NcclError::Unavailable`], [`NcclError::Call`].
+    pub fn version() -> Result<i32> {
+        Self::require_library()?;
+        let v = call("ncclGetVersion", nccl::get_nccl_version)?;
+        v.map_err(|e| {
+            NcclError::Call {
+                call: "ncclGetVersion",
+                code: format!("{:?}", e.0),
+            }
+            .into()
+        })
+    }
+
+    fn require_library() -> Result<()> {
+        if Self::is_available() {
+            Ok(())
+        } else {
+            Err(NcclError::Unavailable("libnccl could not be loaded".into()).into())
+        }
+    }
+
+    /// One communicator per device, rank `r` for `devices[r]`.
+    ///
+    /// Errors: [`NcclError::InvalidArgument`] for no devices or a device given twice;
+    /// [`NcclError::Unavailable`] without the library; [`NcclError::Call`] if NCCL refuses.
+    pub fn new(devices: &[Arc<GpuDevice>]) -> Result<Self> {
+        if devices.is_empty() {
+            return Err(NcclError::InvalidArgument("a group of no devices".into()).into());
+        }
+        let ordinals: Vec<i32> = devices.iter().map(|d| d.index() as i32).collect();
+        for (i, o) in ordinals.iter().enumerate() {
+            if ordinals[..i].contains(o) {
+                return Err(NcclError::InvalidArgument(format!("GPU {o} given twice")).into());
+            }
+        }
+        Self::require_library()?;
+        let mut comms = vec![std::ptr::null_mut(); devices.len()];
+        let _held = NCCL_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+        // SAFETY: `comms` has room for one handle per ordinal; the ordinals are distinct
+        // devices that this process opened.
+        let r = call("ncclCommInitAll", || unsafe {
+            nccl::comm_init_all(comms.as_mut_ptr(), devices.len() as i32, ordinals.as_ptr())
+        })?;
+        check("ncclCommInitAll", r)?;
+        Ok(Self {
+            comms,
+            devices: devices.to_vec(),
+            received: devices.iter().map(|_| AtomicU64::new(0)).collect(),
+        })
+    }
+
+    /// The number of ranks.
+    pub fn len(&self) -> usize {
+        self.devices.len()
+    }
+
+    /// Whether the group has no ranks (never: [`NcclGroup::new`] refuses that).
+    pub fn is_empty(&self) -> bool {
+        self.devices.is_empty()
+    }
+
+    /// The devices, by rank.
+    pub fn devices(&self) -> &[Arc<GpuDevice>] {
+        &self.devices
+    }
+
+    /// Bytes rank `rank` has received through this group's collectives.
+    pub fn bytes_received(&self, rank: usize) -> u64 {
+        self.received
+            .get(rank)
+            .map_or(0, |c| c.load(Ordering::Relaxed))
+    }
+
+    /// Bytes received by all ranks together.
+    pub fn total_bytes_received(&self) -> u64 {
+        (0..self.len()).map(|r| self.bytes_received(r)).sum()
+    }
+
+    /// Sets the received-byte counters to zero.
+    pub fn reset_counters(&self) {
+        for c in &self.received {
+            c.store(0, Ordering::Relaxed);
+        }
+    }
+
+    /// Waits for every device's stream.
+    pub fn synchronize(&self) -> Result<()> {
+        for d in &self.devices {
+            d.synchronize()?;
+        }
+        Ok(())
+    }
+
+    fn check_buffers<'b>(&self, bufs: impl Iterator<Item = &'b DeviceBuffer>) -> Result<()> {
+        let mut count = 0;
+        for (r, b) in bufs.enumerate() {
+            count += 1;
+            let want = self.devices.get(r).map(|d| d.index());
+            if want != Some(b.device().index()) {
+                return Err(NcclError::InvalidArgument(format!(
+                    "the buffer of rank {r} lives on GPU {}, not on the rank's GPU {want:?}",
+                    b.device().index()
+                ))
+                .into());
+            }
+        }
+        if count != self.len() {
+            return Err(NcclError::InvalidArgument(format!(
+                "{count} buffers for {} ranks",
+                self.len()
+            ))
+            .into());
+        }
+        Ok(())
+    }
+
+    /// Runs `f` between `ncclGroupStart` and `ncclGroupEnd` (the end is called even when `f`
+    /// fails), under the process-wide NCCL lock.
+    fn grouped(&self, f: impl FnOnce() -> Result<()>) -> Result<()> {
+        let _held = NCCL_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+        check("ncclGroupStart", call("ncclGroupStart", nccl::group_start)?)?;
+        let body = f();
+        let end = call("ncclGroupEnd", nccl::group_end).and_then(|r| check("ncclGroupEnd", r));
+        body.and(end)
+    }
+
+    /// All-gather of word ranges, in place: `ranges[r]` are the word ranges that rank `r` owns
+    /// in its buffer `bufs[r]`; afterwards every rank's buffer holds every rank's ranges at the
+    /// same offsets (the other words untouched). Ranges of one rank must not overlap another
+    /// rank's; empty ranges are skipped. One NCCL group of broadcasts (root `r` for its ranges),
+    /// queued on each device's stream.
+    ///
+    /// Errors: [`NcclError::InvalidArgument`] for a buffer of another device, a list of another
+    /// length, or a range outside a buffer; [`NcclError::Call`], [`NcclError::Unavailable`].
+    pub fn all_gather_v(
+        &self,
+        bufs: &mut [&mut DeviceBuffer],
+        ranges: &[Vec<Range<usize>>],
+    ) -> Result<()> {
+        self.check_buffers(bufs.iter().map(|b| &**b))?;
+        if ranges.len() != self.len() {
+            return Err(NcclError::InvalidArgument(format!(
+                "ranges for {} ranks in a group of {}",
+                ranges.len(),
+                self.len()
+            ))
+            .into());
+        }
+        for (root, rs) in ranges.iter().enumerate() {
+            for r in rs {
+                if r.start > r.end || bufs.iter().any(|b| r.end > b.len()) {
+                    return Err(NcclError::InvalidArgument(format!(
+                        "rank {root}'s range {r:?} leaves a buffer"
+                    ))
+                    .into());
+                }
+            }
+        }
+        let ptrs: Vec<u64> = bufs.iter().map(|b| b.device_ptr()).collect();
+        self.grouped(|| {
+            for (root, rs) in ranges.iter().enumerate() {
+                for r in rs.iter().filter(|r| !r.is_empty()) {
+                    for (rank, &p) in ptrs.iter().enumerate() {
+                        let at = p + (r.start * 8) as u64;
+                        let stream = self.devices[rank].stream().cu_stream() as sys::cudaStream_t;
+                        // SAFETY: `at` addresses `r.len()` words inside rank `rank`'s live
+                        // buffer (checked above; the buffer is borrowed mutably until the call
+                        // returns, and its memory returns only to the pool, so work queued on
+                        // its stream may use it); the root sends from the same words in place;
+                        // `comms[rank]` is this rank's communicator and `stream` its device's
+                        // stream.
+                        let res = call("ncclBroadcast", || unsafe {
+                            nccl::broadcast(
+                                at as *const std::ffi::c_void,
+                                at as *mut std::ffi::c_void,
+                                r.len(),
+                                sys::ncclDataType_t::ncclUint64,
+                                root as i32,
+                                self.comms[rank],
+                                stream,
+                            )
+                        })?;
+                        check("ncclBroadcast", res)?;
+                        if rank != root {
+                            self.received[rank].fetch_add((r.len() * 8) as u64, Ordering::Relaxed);
+                        }
+                    }
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// All-to-all of equal blocks: rank `r` sends words `j·block .. (j+1)·block` of `send[r]` to
+    /// rank `j`, which stores them at words `r·block ..` of `recv[j]`. Grouped sends and
+    /// receives; each rank's own block is a device copy.
+    ///
+    /// Errors: [`NcclError::InvalidArgument`] for buffers of other devices or shorter than
+    /// `ranks · block` words; [`NcclError::Call`], [`NcclError::Unavailable`]; device errors.
+    pub fn all_to_all(
+        &self,
+        send: &[&DeviceBuffer],
+        recv: &mut [&mut DeviceBuffer],
+        block: usize,
+    ) -> Result<()> {
+        self.check_buffers(send.iter().copied())?;
+        self.check_buffers(recv.iter().map(|b| &**b))?;
+        let k = self.len();
+        let need = k * block;
+        if send.iter().any(|b| b.len() < need) || recv.iter().any(|b| b.len() < need) {
+            return Err(NcclError::InvalidArgument(format!(
+                "all-to-all of {k} blocks of {block} words needs {need}-word buffers"
+            ))
+            .into());
+        }
+        if block == 0 {
+            return Ok(());
+        }
+        for r in 0..k {
+            DeviceBuffer::copy_region(send[r], r * block, recv[r], r * block, block)?;
+        }
+        let sp: Vec<u64> = send.iter().map(|b| b.device_ptr()).collect();
+        let rp: Vec<u64> = recv.iter().map(|b| b.device_ptr()).collect();
+        self.grouped(|| {
+            for r in 0..k {
+                let stream = self.devices[r].stream().cu_stream() as sys::cudaStream_t;
+                for j in (0..k).filter(|&j| j != r) {
+                    let src = sp[r] + (j * block * 8) as u64;
+                    let dst = rp[r] + (j * block * 8) as u64;
+                    // SAFETY: both addresses lie `block` words inside rank r's live buffers
+                    // (lengths checked above; borrowed until the call returns, pooled memory);
+                    // rank r sends its block j to j and receives j's block r at block j of
+                    // its receive buffer, on its own communicator and stream.
+                    let s = call("ncclSend", || unsafe {
+                        nccl::send(
+                            src as *const std::ffi::c_void,
+                            block,
+                            sys::ncclDataType_t::ncclUint64,
+                            j as i32,
+                            self.comms[r],
+                            stream,
+                        )
+                    })?;
+                    check("ncclSend", s)?;
+                    // SAFETY: as above, for the receiving side.
+                    let v = call("ncclRecv", || unsafe {
+                        nccl::recv(
+                            dst as *mut std::ffi::c_void,
+                            block,
+                            sys::ncclDataType_t::ncclUint64,
+                            j as i32,
+                            self.comms[r],
+                            stream,
+                        )
+                    })?;
+                    check("ncclRecv", v)?;
+                    self.received[r].fetch_add((block * 8) as u64, Ordering::Relaxed);
+                }
+            }
+            Ok(())
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn probing_never_panics_and_errors_are_typed() {
+        // On a machine without NCCL this is false; with it, true. Either way no panic.
+        let have = NcclGroup::is_available();
+        if !have {
+            assert!(matches!(
+                NcclGroup::version(),
+                Err(CudaError::Nccl(NcclError::Unavailable(_)))
+            ));
+        }
+        assert!(matches!(
+            NcclGroup::new(&[]),
+            Err(CudaError::Nccl(NcclError::InvalidArgument(_)))
+        ));
+        let e = CudaError::from(NcclError::Call {
+            call: "ncclBroadcast",
+            code: "ncclSystemError".into(),
+        });
+        assert!(e.to_string().contains("ncclBroadcast"), "{e}");
+        let e = CudaError::from(NcclError::Unavailable("x".into()));
+        assert!(e.to_string().contains("LD_LIBRARY_PATH"), "{e}");
+    }
+}

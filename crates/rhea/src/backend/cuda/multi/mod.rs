@@ -1,0 +1,505 @@
+//! Latency mode over several GPUs (issue 37): one key switching split across a group of GPUs
+//! by limb, the key-switching keys partitioned the same way, the exchanges through NCCL.
+//!
+//! Every polynomial of a [`GpuGroup`] is split by one [`LimbPartition`]: GPU `k` holds its
+//! contiguous range of the `Q` limbs (of whatever level the polynomial has) and, for the
+//! key-switching keys (over the full `Q ∪ P`), its range of the `P` limbs too. A key switching
+//! of `d` (NTT form, level `ℓ`) then runs as (`keyswitch.rs`):
+//!
+//! 1. each GPU inverse-transforms its own limbs of `d`;
+//! 2. an NCCL all-gather gives every GPU all `ℓ` coefficient-form limbs;
+//! 3. each GPU converts every digit to its own target limbs only (its `Q` limbs outside the
+//!    digit and its `P` limbs: the same conversion columns as one GPU computes, hence the same
+//!    words), transforms them, copies the digit's own limbs it holds from `d`, and forms the
+//!    inner product with its part of the key;
+//! 4. each GPU inverse-transforms its `P` limbs of both halves; an NCCL all-gather gives every
+//!    GPU all `P` limbs; each converts `P` to its own `Q` limbs, transforms, and finishes
+//!    `(x − y) · P^{-1}` (plus the addends, then the rotation's permutation) on its own limbs.
+//!
+//! Every step is the single-GPU path's exact residue arithmetic on a subset of the limbs, so the
+//! results are bit-identical to one GPU and to the CPU. Per GPU and key switching, the bytes
+//! received are `(ℓ − ℓ_k) · N · 8` (ModUp) plus `2 · (|P| − |P_k|) · N · 8` (ModDown)
+//! ([`LimbPartition::keyswitch_traffic`]). A group of one GPU needs no NCCL.
+//!
+//! **Unstable** (reached as `rhea::unstable::multi`): the API may change with issue 37's other
+//! parts (the throughput mode's device lists, bootstrapping over a group).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use rhea_cuda::nccl::NcclGroup;
+use rhea_cuda::{DeviceBuffer, DeviceModuli};
+
+use super::GpuRing;
+use crate::ckks::{Ciphertext, CkksContext, Evaluator};
+use crate::error::{Error, Result};
+use crate::rlwe::{GaloisKeys, KeySwitchKey, RelinearizationKey};
+use crate::{backend::Form, Device};
+
+mod keyswitch;
+mod partition;
+mod plan;
+
+pub use partition::{KeySwitchTraffic, LimbPartition};
+
+/// Per-GPU tables of the group beyond the ring's own (`GpuRing`).
+struct LocalTables {
+    /// The moduli of the GPU's limbs: its `Q` range of the full chain, then its `P` range.
+    moduli: Arc<DeviceModuli>,
+    /// `(P^{-1} mod q_i, shoup)` pairs for the GPU's `Q` range (the ModDown's last factor).
+    p_inv_w: DeviceBuffer,
+}
+
+/// A group of GPUs that runs one CKKS operation at a time split across all of them (latency
+/// mode), with keys partitioned by limb so that a key set larger than one card fits.
+///
+/// ```no_run
+/// use rhea::ckks::{CkksContext, Encoder, Encryptor, KeyGenerator};
+/// use rhea::params::CkksParametersLiteral;
+/// use rhea::unstable::multi::GpuGroup;
+/// use rhea::Device;
+///
+/// let params = CkksParametersLiteral::n13_logqp200_levels2().build()?;
+/// let ctx = CkksContext::new(&params, Device::Cpu)?;
+/// let mut keygen = KeyGenerator::from_seed(&ctx, [1; 32]);
+/// let sk = keygen.secret_key()?;
+/// let rlk = keygen.relinearization_key(&sk)?;
+/// let ct = Encryptor::with_secret_key(&ctx, &sk)?.encrypt(&Encoder::new(&ctx)?.encode(&[0.5])?)?;
+///
+/// let group = GpuGroup::new(&ctx, &Device::all_gpus())?; // keys and ciphertexts split by limb
+/// let rlk = group.partition_relinearization_key(&rlk)?;
+/// let x = group.scatter(&ct)?;
+/// let y = group.mul_relin(&x, &x, &rlk)?;
+/// let back = group.gather(&y, &ctx)?; // a CPU ciphertext, the words of `Evaluator::mul_relin`
+/// # Ok::<(), rhea::Error>(())
+/// ```
+pub struct GpuGroup {
+    ctx: CkksContext,
+    eval: Evaluator,
+    devices: Vec<Device>,
+    rings: Vec<Arc<GpuRing>>,
+    local: Vec<LocalTables>,
+    part: LimbPartition,
+    comm: Option<NcclGroup>,
+}
+
+impl std::fmt::Debug for GpuGroup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GpuGroup")
+            .field("devices", &self.devices)
+            .field("partition", &self.part)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A key-switching key split by limb over a [`GpuGroup`]: GPU `k` holds, for every digit, the
+/// key's `Q` limbs of its range and its `P` limbs (`[|Q_k| + |P_k|][N]` per polynomial).
+pub struct PartitionedKey {
+    params_id: u64,
+    /// `parts[k][d]`: GPU `k`'s limbs of digit `d`'s `(b, a)`.
+    parts: Vec<Vec<[DeviceBuffer; 2]>>,
+}
+
+impl std::fmt::Debug for PartitionedKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PartitionedKey")
+            .field("gpus", &self.parts.len())
+            .field("digits", &self.parts.first().map_or(0, Vec::len))
+            .field("bytes_per_gpu", &self.bytes_per_gpu())
+            .finish()
+    }
+}
+
+impl PartitionedKey {
+    /// The bytes each GPU holds.
+    pub fn bytes_per_gpu(&self) -> Vec<u64> {
+        self.parts
+            .iter()
+            .map(|ds| {
+                ds.iter()
+                    .flat_map(|p| p.iter())
+                    .map(|b| b.size_bytes() as u64)
+                    .sum()
+            })
+            .collect()
+    }
+}
+
+/// Rotation keys split by limb over a [`GpuGroup`], by Galois element.
+#[derive(Debug, Default)]
+pub struct PartitionedGaloisKeys {
+    keys: BTreeMap<u64, PartitionedKey>,
+}
+
+impl PartitionedGaloisKeys {
+    /// The bytes each GPU holds, all keys together.
+    pub fn bytes_per_gpu(&self) -> Vec<u64> {
+        let mut total: Vec<u64> = Vec::new();
+        for k in self.keys.values() {
+            let b = k.bytes_per_gpu();
+            total.resize(b.len().max(total.len()), 0);
+            for (t, x) in total.iter_mut().zip(b) {
+                *t += x;
+            }
+        }
+        total
+    }
+
+    /// The Galois elements held.
+    pub fn elements(&self) -> Vec<u64> {
+        self.keys.keys().copied().collect()
+    }
+}
+
+/// A CKKS ciphertext split by limb over a [`GpuGroup`]: component `c`'s `Q` limbs of GPU `k`'s
+/// range (below the level) on GPU `k`, NTT form.
+pub struct PartitionedCiphertext {
+    /// `parts[c][k]`: GPU `k`'s limbs of component `c`.
+    parts: Vec<Vec<DeviceBuffer>>,
+    /// Active `Q` limbs (`level + 1`).
+    ell: usize,
+    scale: f64,
+    slots: usize,
+    params_id: u64,
+}
+
+impl std::fmt::Debug for PartitionedCiphertext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PartitionedCiphertext")
+            .field("level", &self.level())
+            .field("components", &self.parts.len())
+            .field("gpus", &self.parts.first().map_or(0, Vec::len))
+            .finish()
+    }
+}
+
+impl PartitionedCiphertext {
+    /// The level (`Q` limbs − 1).
+    pub fn level(&self) -> usize {
+        self.ell - 1
+    }
+
+    /// The scale `Δ`.
+    pub fn scale(&self) -> f64 {
+        self.scale
+    }
+
+    /// The number of components.
+    pub fn components(&self) -> usize {
+        self.parts.len()
+    }
+}
+
+impl GpuGroup {
+    /// A group of the GPUs `devices` (in rank order) for the parameters of `ctx` (a context on
+    /// any device: the group's results are those of every device). The ring's tables are
+    /// uploaded to every GPU; with two or more GPUs, one NCCL communicator per GPU is created.
+    ///
+    /// Errors: [`Error::InvalidInput`] for no device, a CPU device, a GPU given twice or more
+    /// GPUs than `Q` limbs; [`Error::DeviceNotSupported`] for a GPU that is not usable;
+    /// [`Error::Gpu`] with [`rhea_cuda::CudaError::Nccl`] when NCCL is missing or fails.
+    pub fn new(ctx: &CkksContext, devices: &[Device]) -> Result<Self> {
+        let ring = ctx.ring();
+        let part = LimbPartition::new(ring.q_len(), ring.p_len(), devices.len())?;
+        let mut rings = Vec::with_capacity(devices.len());
+        for (i, d) in devices.iter().enumerate() {
+            let Device::Cuda(index) = *d else {
+                return Err(Error::InvalidInput(
+                    "a GPU group holds GPUs only (Device::Cuda)".into(),
+                ));
+            };
+            if devices[..i].contains(d) {
+                return Err(Error::InvalidInput(format!(
+                    "GPU {index} given twice to a group"
+                )));
+            }
+            d.check_supported()?;
+            rings.push(ring.gpu_ring(index)?);
+        }
+        let md = ring.keyswitch_plan().mod_down();
+        let (q, p) = (ring.q().moduli(), ring.p().moduli());
+        let local = rings
+            .iter()
+            .enumerate()
+            .map(|(k, g)| {
+                let (qr, pr) = (part.q_range(k), part.p_range(k));
+                let list: Vec<_> = q[qr.clone()].iter().chain(&p[pr]).copied().collect();
+                let moduli = rhea_cuda::DeviceModuli::new(g.device(), &list)?;
+                let pairs =
+                    super::shoup_pairs(&md.p_inv_mod_q()[qr.clone()], &md.p_inv_mod_q_shoup()[qr]);
+                let p_inv_w = g.device().upload(&pairs)?;
+                Ok(LocalTables { moduli, p_inv_w })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let comm = if devices.len() > 1 {
+            let devs: Vec<_> = rings.iter().map(|g| g.device().clone()).collect();
+            Some(NcclGroup::new(&devs)?)
+        } else {
+            None
+        };
+        Ok(Self {
+            ctx: ctx.clone(),
+            eval: Evaluator::new(ctx),
+            devices: devices.to_vec(),
+            rings,
+            local,
+            part,
+            comm,
+        })
+    }
+
+    /// The GPUs, in rank order.
+    pub fn devices(&self) -> &[Device] {
+        &self.devices
+    }
+
+    /// The number of GPUs.
+    pub fn gpus(&self) -> usize {
+        self.devices.len()
+    }
+
+    /// The split of the limbs.
+    pub fn partition(&self) -> &LimbPartition {
+        &self.part
+    }
+
+    /// Per GPU, the bytes of one key switching at `level` received through NCCL (the model,
+    /// which the NCCL counters match: [`GpuGroup::nccl_bytes_received`]).
+    pub fn keyswitch_traffic(&self, level: usize) -> Vec<KeySwitchTraffic> {
+        self.part.keyswitch_traffic(level + 1, self.ctx.ring().n())
+    }
+
+    /// Per GPU, the bytes received through NCCL since the group was made or last reset.
+    pub fn nccl_bytes_received(&self) -> Vec<u64> {
+        (0..self.gpus())
+            .map(|k| self.comm.as_ref().map_or(0, |c| c.bytes_received(k)))
+            .collect()
+    }
+
+    /// Sets the NCCL byte counters to zero.
+    pub fn reset_nccl_counters(&self) {
+        if let Some(c) = &self.comm {
+            c.reset_counters();
+        }
+    }
+
+    /// Waits for every GPU of the group.
+    pub fn synchronize(&self) -> Result<()> {
+        for g in &self.rings {
+            g.device().synchronize()?;
+        }
+        Ok(())
+    }
+
+    /// `key` split by limb over the group: each GPU receives only its limbs (the whole key is
+    /// never on one GPU; a key on the CPU or on any GPU will do).
+    ///
+    /// Errors: [`Error::ParametersMismatch`] for a key of other parameters; device errors.
+    pub fn partition_key(&self, key: &KeySwitchKey) -> Result<PartitionedKey> {
+        let rlwe = self.ctx.rlwe();
+        rlwe.check_id("partition a key", key.params_id())?;
+        let ring = self.ctx.ring();
+        let (n, lq) = (ring.n(), ring.q_len());
+        let mut parts: Vec<Vec<[DeviceBuffer; 2]>> = (0..self.gpus()).map(|_| Vec::new()).collect();
+        for pair in key.parts() {
+            let words = [ring.download(&pair[0])?, ring.download(&pair[1])?];
+            for (k, out) in parts.iter_mut().enumerate() {
+                let (qr, pr) = (self.part.q_range(k), self.part.p_range(k));
+                let dev = self.rings[k].device();
+                let local = |w: &[u64]| -> Vec<u64> {
+                    let q = &w[qr.start * n..qr.end * n];
+                    let p = &w[(lq + pr.start) * n..(lq + pr.end) * n];
+                    q.iter().chain(p).copied().collect()
+                };
+                out.push([
+                    dev.upload(&local(&words[0]))?,
+                    dev.upload(&local(&words[1]))?,
+                ]);
+            }
+        }
+        Ok(PartitionedKey {
+            params_id: key.params_id(),
+            parts,
+        })
+    }
+
+    /// The relinearisation key split by limb ([`GpuGroup::partition_key`]).
+    ///
+    /// Errors: as [`GpuGroup::partition_key`].
+    pub fn partition_relinearization_key(
+        &self,
+        rlk: &RelinearizationKey,
+    ) -> Result<PartitionedKey> {
+        self.partition_key(rlk.key())
+    }
+
+    /// The rotation keys of `steps` split by limb.
+    ///
+    /// Errors: [`Error::MissingRotationKey`] for a step without a key in `keys`; as
+    /// [`GpuGroup::partition_key`].
+    pub fn partition_rotation_keys(
+        &self,
+        keys: &GaloisKeys,
+        steps: &[i64],
+    ) -> Result<PartitionedGaloisKeys> {
+        let mut out = PartitionedGaloisKeys::default();
+        for &step in steps {
+            let g = self.ctx.rlwe().galois_element_for_rotation(step);
+            if g == 1 || out.keys.contains_key(&g) {
+                continue;
+            }
+            let key = keys.get(g).ok_or(Error::MissingRotationKey {
+                step,
+                galois_element: g,
+            })?;
+            out.keys.insert(g, self.partition_key(key)?);
+        }
+        Ok(out)
+    }
+
+    /// `ct` (on the CPU or any GPU) split by limb over the group.
+    ///
+    /// Errors: [`Error::ParametersMismatch`] for another parameter set; device errors.
+    pub fn scatter(&self, ct: &Ciphertext) -> Result<PartitionedCiphertext> {
+        self.ctx
+            .rlwe()
+            .check_id("scatter a ciphertext", ct.params_id)?;
+        let ring = self.ctx.ring();
+        let n = ring.n();
+        let ell = ct.level() + 1;
+        let parts = ct
+            .parts()
+            .iter()
+            .map(|p| {
+                p.expect_form("scatter", Form::Ntt)?;
+                let w = ring.download(p)?;
+                (0..self.gpus())
+                    .map(|k| {
+                        let r = self.part.q_active(k, ell);
+                        Ok(self.rings[k].device().upload(&w[r.start * n..r.end * n])?)
+                    })
+                    .collect::<Result<Vec<_>>>()
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(PartitionedCiphertext {
+            parts,
+            ell,
+            scale: ct.scale,
+            slots: ct.slots,
+            params_id: ct.params_id,
+        })
+    }
+
+    /// `ct` whole again, on the device of `ctx` (a context of the group's parameters).
+    ///
+    /// Errors: [`Error::ParametersMismatch`] for another parameter set; device errors.
+    pub fn gather(&self, ct: &PartitionedCiphertext, ctx: &CkksContext) -> Result<Ciphertext> {
+        ctx.rlwe().check_id("gather a ciphertext", ct.params_id)?;
+        let ring = ctx.ring();
+        let shape = ring.shape_q(ct.ell);
+        let parts = ct
+            .parts
+            .iter()
+            .map(|bufs| {
+                let mut words = Vec::with_capacity(shape.words());
+                for b in bufs {
+                    words.extend(b.to_host()?);
+                }
+                ring.upload(ctx.device(), words, shape, Form::Ntt)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Ciphertext {
+            parts,
+            scale: ct.scale,
+            slots: ct.slots,
+            params_id: ct.params_id,
+            seed: None,
+        })
+    }
+
+    fn check(&self, op: &'static str, ct: &PartitionedCiphertext, parts: usize) -> Result<()> {
+        self.ctx.rlwe().check_id(op, ct.params_id)?;
+        if ct.parts.len() != parts || ct.parts.iter().any(|p| p.len() != self.gpus()) {
+            return Err(Error::InvalidInput(format!(
+                "{op}: a ciphertext of {} components over {} GPU(s); {parts} over {} expected",
+                ct.parts.len(),
+                ct.parts.first().map_or(0, Vec::len),
+                self.gpus()
+            )));
+        }
+        Ok(())
+    }
+
+    /// `a · b` relinearised, not rescaled: the words of [`Evaluator::mul_relin`] on one device,
+    /// with the key switching split over the group.
+    ///
+    /// Errors: [`Error::InvalidInput`] for operands of other shapes or levels, or ciphertexts
+    /// not of this group; [`Error::ParametersMismatch`]; the evaluator's scale checks; device
+    /// and NCCL errors.
+    pub fn mul_relin(
+        &self,
+        a: &PartitionedCiphertext,
+        b: &PartitionedCiphertext,
+        rlk: &PartitionedKey,
+    ) -> Result<PartitionedCiphertext> {
+        self.check("mul_relin", a, 2)?;
+        self.check("mul_relin", b, 2)?;
+        self.ctx.rlwe().check_id("mul_relin", rlk.params_id)?;
+        if a.ell != b.ell {
+            return Err(Error::InvalidInput(format!(
+                "mul_relin: levels {} and {} (bring them to one level first)",
+                a.level(),
+                b.level()
+            )));
+        }
+        let scale = a.scale * b.scale;
+        self.eval.check_fits("mul_relin", scale, a.level())?;
+        let [d0, d1, d2] = self.tensor(a, b)?;
+        let [c0, c1] = self.keyswitch(a.ell, &d2, rlk, [Some(&d0), Some(&d1)], None)?;
+        Ok(PartitionedCiphertext {
+            parts: vec![c0, c1],
+            ell: a.ell,
+            scale,
+            slots: a.slots,
+            params_id: a.params_id,
+        })
+    }
+
+    /// The rotation of the slots by `step`: the words of [`Evaluator::rotate`] on one device.
+    ///
+    /// Errors: [`Error::MissingRotationKey`] without the step's key in `keys`; as
+    /// [`GpuGroup::mul_relin`].
+    pub fn rotate(
+        &self,
+        ct: &PartitionedCiphertext,
+        step: i64,
+        keys: &PartitionedGaloisKeys,
+    ) -> Result<PartitionedCiphertext> {
+        self.check("rotate", ct, 2)?;
+        let g = self.ctx.rlwe().galois_element_for_rotation(step);
+        let clone = |bufs: &Vec<DeviceBuffer>| {
+            bufs.iter()
+                .map(|b| Ok(b.try_clone()?))
+                .collect::<Result<Vec<_>>>()
+        };
+        let parts = if g == 1 {
+            ct.parts.iter().map(clone).collect::<Result<Vec<_>>>()?
+        } else {
+            let key = keys.keys.get(&g).ok_or(Error::MissingRotationKey {
+                step,
+                galois_element: g,
+            })?;
+            self.ctx.rlwe().check_id("rotate", key.params_id)?;
+            let adds = [Some(&ct.parts[0][..]), None];
+            let [c0, c1] = self.keyswitch(ct.ell, &ct.parts[1], key, adds, Some(g))?;
+            vec![c0, c1]
+        };
+        Ok(PartitionedCiphertext {
+            parts,
+            ell: ct.ell,
+            scale: ct.scale,
+            slots: ct.slots,
+            params_id: ct.params_id,
+        })
+    }
+}

@@ -1,0 +1,282 @@
+//! [`KsPlan`]: what one GPU of a group computes in one partitioned key switching — which limbs
+//! it converts, copies and transforms, and which ModDown columns it owns. Host-only; the GPU
+//! path (`keyswitch.rs`) follows it, and the test below runs it with host arithmetic against
+//! the CPU backend's key switching, so the limb bookkeeping is checked on any machine.
+
+use std::ops::Range;
+
+use super::LimbPartition;
+
+/// One digit's part of a [`KsPlan`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct DigitPlan {
+    /// Local limbs that are the digit's own limbs: copied from the NTT-form input (same local
+    /// index in the input and in the digit's buffer), never converted.
+    pub own: Range<usize>,
+    /// Local limb ranges forward-transformed after the conversion, each with its first NTT
+    /// table (`Q` limb `i`: table `i`; `P` limb `j`: table `|Q| + j`).
+    pub runs: Vec<(Range<usize>, usize)>,
+}
+
+/// GPU `k`'s share of one key switching at `ell` active `Q` limbs. Its local limbs are its
+/// active `Q` limbs `aq` then its `P` limbs `pr` (`nq + np` of them).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct KsPlan {
+    /// The GPU's active `Q` limbs (global indices).
+    pub aq: Range<usize>,
+    /// The GPU's `P` limbs (indices into `P`).
+    pub pr: Range<usize>,
+    /// The ModUp's targets: `(limb of Q_ell ∪ P, local limb)` for every local limb.
+    pub targets: Vec<(usize, usize)>,
+    /// Per active digit.
+    pub digits: Vec<DigitPlan>,
+    /// The ModDown's conversion columns: `(Q limb, local limb)`.
+    pub moddown_columns: Vec<(usize, usize)>,
+}
+
+impl KsPlan {
+    /// The plan of GPU `k` at `ell` limbs for the digits `digits` (`Q` limb ranges of the full
+    /// chain, as [`crate::unstable::KeySwitchPlan::digits`]) of a chain of `q_len` limbs.
+    pub fn new(
+        part: &LimbPartition,
+        digits: &[Range<usize>],
+        q_len: usize,
+        ell: usize,
+        k: usize,
+    ) -> Self {
+        let (aq, pr) = (part.q_active(k, ell), part.p_range(k));
+        let nq = aq.len();
+        let targets = aq
+            .clone()
+            .enumerate()
+            .map(|(j, i)| (i, j))
+            .chain(pr.clone().enumerate().map(|(j, i)| (ell + i, nq + j)))
+            .collect();
+        let local = |r: Range<usize>| r.start - aq.start..r.end - aq.start;
+        let digits = digits
+            .iter()
+            .filter(|r| r.start < ell)
+            .map(|r| {
+                let own = r.start..r.end.min(ell);
+                let mut runs = Vec::new();
+                let before = aq.start..aq.end.min(own.start);
+                let after = aq.start.max(own.end)..aq.end;
+                for q in [before, after] {
+                    if !q.is_empty() {
+                        runs.push((local(q.clone()), q.start));
+                    }
+                }
+                if !pr.is_empty() {
+                    runs.push((nq..nq + pr.len(), q_len + pr.start));
+                }
+                let (s, e) = (own.start.max(aq.start), own.end.min(aq.end));
+                DigitPlan {
+                    own: if s < e { local(s..e) } else { 0..0 },
+                    runs,
+                }
+            })
+            .collect();
+        let moddown_columns = aq.clone().enumerate().map(|(j, i)| (i, j)).collect();
+        Self {
+            aq,
+            pr,
+            targets,
+            digits,
+            moddown_columns,
+        }
+    }
+
+    /// Active `Q` limbs held.
+    pub fn nq(&self) -> usize {
+        self.aq.len()
+    }
+
+    /// `P` limbs held.
+    pub fn np(&self) -> usize {
+        self.pr.len()
+    }
+
+    /// All local limbs.
+    pub fn width(&self) -> usize {
+        self.nq() + self.np()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::{Device, Form, Poly};
+    use crate::params::CkksParametersLiteral;
+    use crate::unstable::RnsRing;
+    use rand::{Rng, SeedableRng};
+
+    fn random_poly(ring: &RnsRing, shape: crate::backend::PolyShape, r: &mut impl Rng) -> Poly {
+        let mut w = Vec::with_capacity(shape.words());
+        for i in 0..shape.limbs() {
+            let q = ring.modulus(&shape, i).value();
+            w.extend((0..shape.n).map(|_| r.random_range(1..q)));
+        }
+        ring.upload(Device::Cpu, w, shape, Form::Ntt).unwrap()
+    }
+
+    /// The partitioned key switching run with host arithmetic by the plans of every GPU
+    /// (exchanges simulated by shared host arrays) gives the CPU backend's words.
+    fn simulate(ring: &RnsRing, gpus: usize, ell: usize, seed: u64) {
+        let mut r = rand_chacha::ChaCha20Rng::seed_from_u64(seed);
+        let (n, lq, pl) = (ring.n(), ring.q_len(), ring.p_len());
+        let full = ring.full_shape();
+        let d = random_poly(ring, ring.shape_q(ell), &mut r);
+        let adds = [
+            random_poly(ring, ring.shape_q(ell), &mut r),
+            random_poly(ring, ring.shape_q(ell), &mut r),
+        ];
+        let key: Vec<[Poly; 2]> = (0..ring.dnum())
+            .map(|_| {
+                [
+                    random_poly(ring, full, &mut r),
+                    random_poly(ring, full, &mut r),
+                ]
+            })
+            .collect();
+        let want = ring
+            .keyswitch_poly(&d, &key, [Some(&adds[0]), Some(&adds[1])], false)
+            .unwrap()
+            .map(|p| ring.download(&p).unwrap());
+        let dw = ring.download(&d).unwrap();
+        let aw = adds.each_ref().map(|a| ring.download(a).unwrap());
+        let kw: Vec<[Vec<u64>; 2]> = key
+            .iter()
+            .map(|[b, a]| [ring.download(b).unwrap(), ring.download(a).unwrap()])
+            .collect();
+        let table = |t: usize| ring.ntt_table(&full, t);
+        let modulus = |t: usize| *table(t).modulus();
+        let limb = |w: &[u64], i: usize| w[i * n..(i + 1) * n].to_vec();
+        // The all-gathered coefficient-form input.
+        let mut coeff = Vec::with_capacity(ell * n);
+        for i in 0..ell {
+            let mut x = limb(&dw, i);
+            table(i).inverse(&mut x).unwrap();
+            coeff.extend(x);
+        }
+        let part = LimbPartition::new(lq, pl, gpus).unwrap();
+        let plans: Vec<KsPlan> = (0..gpus)
+            .map(|k| KsPlan::new(&part, ring.digits(), lq, ell, k))
+            .collect();
+        // ModUp, inner product, P limbs out to the shared `[2][|P|][N]`.
+        let mup = ring.keyswitch_plan().mod_up();
+        let mut pc = vec![0u64; 2 * pl * n];
+        let mut accs = Vec::new();
+        for p in &plans {
+            let global = |j: usize| {
+                if j < p.nq() {
+                    p.aq.start + j
+                } else {
+                    lq + p.pr.start + (j - p.nq())
+                }
+            };
+            let mut acc = [vec![0u64; p.width() * n], vec![0u64; p.width() * n]];
+            for (dg, dp) in p.digits.iter().enumerate() {
+                let own = &ring.digits()[dg];
+                let own = own.start..own.end.min(ell);
+                let mut full_out = vec![0u64; (ell + pl) * n];
+                let input = &coeff[own.start * n..own.end * n];
+                mup.apply_centered(dg, ell, input, &mut full_out, n)
+                    .unwrap();
+                let mut o = vec![0u64; p.width() * n];
+                for &(src, j) in &p.targets {
+                    o[j * n..(j + 1) * n].copy_from_slice(&full_out[src * n..(src + 1) * n]);
+                }
+                for j in dp.own.clone() {
+                    o[j * n..(j + 1) * n].copy_from_slice(&limb(&dw, p.aq.start + j));
+                }
+                for (range, t0) in &dp.runs {
+                    for (j, t) in range.clone().zip(*t0..) {
+                        table(t).forward(&mut o[j * n..(j + 1) * n]).unwrap();
+                    }
+                }
+                for (c, a) in acc.iter_mut().enumerate() {
+                    for j in 0..p.width() {
+                        let m = modulus(global(j));
+                        let kl = limb(&kw[dg][c], global(j));
+                        for x in 0..n {
+                            let v = m.mul(o[j * n + x], kl[x]);
+                            a[j * n + x] = m.add(a[j * n + x], v);
+                        }
+                    }
+                }
+            }
+            for (c, a) in acc.iter().enumerate() {
+                for m in 0..p.np() {
+                    let j = p.nq() + m;
+                    let mut x = a[j * n..(j + 1) * n].to_vec();
+                    table(lq + p.pr.start + m).inverse(&mut x).unwrap();
+                    let at = (c * pl + p.pr.start + m) * n;
+                    pc[at..at + n].copy_from_slice(&x);
+                }
+            }
+            accs.push(acc);
+        }
+        // ModDown on each GPU's own Q limbs.
+        let conv = ring.keyswitch_plan().mod_down_converter(ell);
+        let p_inv = ring.keyswitch_plan().mod_down().p_inv_mod_q();
+        let mut got = [Vec::new(), Vec::new()];
+        for (p, acc) in plans.iter().zip(&accs) {
+            for c in 0..2 {
+                let mut y_full = vec![0u64; ell * n];
+                conv.convert_centered(&pc[c * pl * n..(c + 1) * pl * n], &mut y_full, n)
+                    .unwrap();
+                for &(i, j) in &p.moddown_columns {
+                    let mut y = limb(&y_full, i);
+                    table(i).forward(&mut y).unwrap();
+                    let m = modulus(i);
+                    for x in 0..n {
+                        let u = m.mul(m.sub(acc[c][j * n + x], y[x]), p_inv[i]);
+                        got[c].push(m.add(u, aw[c][i * n + x]));
+                    }
+                }
+            }
+        }
+        assert!(want[0].iter().any(|&w| w != 0));
+        assert_eq!(got, want, "{gpus} GPU(s) at {ell} limbs");
+    }
+
+    #[test]
+    fn plans_reproduce_the_cpu_key_switching() {
+        let mut log_q = vec![60];
+        log_q.extend([40; 6]);
+        let lit = CkksParametersLiteral {
+            log_n: 10,
+            log_q,
+            log_p: vec![61, 61, 61],
+            q: vec![],
+            p: vec![],
+            log_default_scale: 40,
+            dnum: 3,
+            secret: Default::default(),
+            error_std_dev: 3.2,
+            allow_insecure_below_128_bits: false,
+        }
+        .insecure_allow_below_128_bits();
+        let params = lit.build().unwrap();
+        let ring = params.ring();
+        for gpus in [1, 2, 3, 4, 7] {
+            for ell in [7, 4, 1] {
+                simulate(ring, gpus, ell, (gpus * 100 + ell) as u64);
+            }
+        }
+    }
+
+    #[test]
+    fn a_gpu_without_active_limbs_still_owns_its_p_limbs() {
+        let part = LimbPartition::new(7, 3, 2).unwrap();
+        let digits = [0..3, 3..6, 6..7];
+        let p = KsPlan::new(&part, &digits, 7, 2, 1);
+        assert!(p.aq.is_empty());
+        // Its one P limb (P index 2) is limb 2 + 2 of Q_2 ∪ P, table 7 + 2.
+        assert_eq!(p.targets, vec![(2 + 2, 0)]);
+        assert_eq!(p.digits.len(), 1);
+        assert_eq!(p.digits[0].runs, vec![(0..1, 7 + 2)]);
+        assert!(p.digits[0].own.is_empty());
+        assert!(p.moddown_columns.is_empty());
+    }
+}
