@@ -7,7 +7,7 @@ use rhea::ckks::bootstrap::{
     BootstrapConfig, BootstrapPreset as RPreset, Bootstrapper as RBootstrapper,
 };
 
-use rhea::ckks::RotationKeys;
+use rhea::ckks::{DiagonalStorage, RotationKeys};
 
 use crate::ckks::{lock, CkksContext, CkksKeyGenerator};
 use crate::ckks_eval::Ciphertext;
@@ -83,6 +83,8 @@ impl BootstrapPreset {
 /// generator and secret key (it generates every key it needs: relinearisation, rotations,
 /// conjugation, encapsulation), and the pipeline of ``preset`` (default: full slots).
 /// Give it to an ``Evaluator(..., bootstrapper=boot)`` for automatic bootstrapping.
+/// ``fewest_keys`` (a few rotation keys per DFT level) and ``compact_matrices`` (one limb per
+/// DFT diagonal, expanded at each bootstrap) trade time for memory on smaller cards.
 #[pyclass(module = "rhea.ckks", frozen)]
 pub struct Bootstrapper {
     pub(crate) inner: Arc<RBootstrapper>,
@@ -91,7 +93,7 @@ pub struct Bootstrapper {
 #[pymethods]
 impl Bootstrapper {
     #[new]
-    #[pyo3(signature = (ctx, keygen, sk, preset = None, *, fewest_keys = false))]
+    #[pyo3(signature = (ctx, keygen, sk, preset = None, *, fewest_keys = false, compact_matrices = false))]
     fn new(
         py: Python<'_>,
         ctx: &CkksContext,
@@ -99,6 +101,7 @@ impl Bootstrapper {
         sk: &SecretKey,
         preset: Option<&BootstrapPreset>,
         fewest_keys: bool,
+        compact_matrices: bool,
     ) -> PyResult<Self> {
         let c = &ctx.inner;
         let mut config = match preset {
@@ -107,6 +110,9 @@ impl Bootstrapper {
         };
         if fewest_keys {
             config.rotation_keys = RotationKeys::Fewest;
+        }
+        if compact_matrices {
+            config.diagonal_storage = DiagonalStorage::Compact;
         }
         let (kg, sk) = (&keygen.inner, &*sk.inner);
         let b = run(py, move || RBootstrapper::new(c, &mut lock(kg), sk, config))?;
@@ -173,6 +179,11 @@ impl Bootstrapper {
     #[getter]
     fn key_bytes(&self) -> u64 {
         self.inner.key_bytes()
+    }
+    /// The bytes of its encoded DFT matrices (0 before the first bootstrap encodes them).
+    #[getter]
+    fn matrix_bytes(&self) -> u64 {
+        self.inner.matrix_bytes()
     }
     fn __repr__(&self) -> String {
         format!(

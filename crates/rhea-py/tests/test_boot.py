@@ -80,3 +80,24 @@ def test_fewest_keys_is_smaller_and_as_precise(boot_setup, rng):
     low = s["ev"].drop_to_level(enc.encrypt(s["encoder"].encode(x)), 0)
     out = s["encoder"].decode(ckks.Decryptor(s["ctx"], sk).decrypt(small.bootstrap(low)))
     assert precision_bits(out, x) > 12
+
+
+def test_compact_matrices_give_the_same_ciphertext(boot_setup, rng):
+    s = boot_setup
+    preset = ckks.BootstrapPreset.by_name("boot_test_n12_insecure")
+    # Two generators from one seed: the same secret and the same keys for both.
+    boots = []
+    for compact_matrices in (False, True):
+        kg = ckks.KeyGenerator(s["ctx"], seed=bytes(range(32)))
+        sk = kg.secret_key()
+        boots.append(ckks.Bootstrapper(s["ctx"], kg, sk, preset, compact_matrices=compact_matrices))
+    whole, compact = boots
+    x = rng.uniform(-1, 1, s["encoder"].slots)
+    enc = ckks.Encryptor(s["ctx"], sk)
+    low = s["ev"].drop_to_level(enc.encrypt(s["encoder"].encode(x)), 0)
+    a, b = whole.bootstrap(low), compact.bootstrap(low)
+    assert compact.matrix_bytes * 8 < whole.matrix_bytes
+    codec = rhea.Codec(s["ctx"])
+    assert codec.to_bytes(a, "none") == codec.to_bytes(b, "none")
+    out = s["encoder"].decode(ckks.Decryptor(s["ctx"], sk).decrypt(b))
+    assert precision_bits(out, x) > 12
