@@ -261,6 +261,39 @@ extern "C" __global__ void __launch_bounds__(256) fused_rescale_lift(const LiftA
            make_ulonglong2(lift_centred(tv.x, A.q_last, m), lift_centred(tv.y, A.q_last, m)));
 }
 
+// fused_rescale_lift_many: fused_rescale_lift of up to 16 limbs at once (blockIdx.z: which),
+// each into its own buffer: compact plaintexts expanded in one launch.
+// Must match rhea_cuda::fused::LiftManyArgs (#[repr(C)]).
+#define RHEA_MAX_LIFTS 16
+struct LiftManyArgs {
+    u64 n;
+    const RheaModulus* moduli;
+    u64 q_last;
+    u32 limbs;
+    u32 count;
+    u64* out[RHEA_MAX_LIFTS];
+    const u64* t[RHEA_MAX_LIFTS];
+};
+static_assert(sizeof(LiftManyArgs) == 288, "LiftManyArgs: not the Rust size");
+static_assert(alignof(LiftManyArgs) == 8, "LiftManyArgs: not the Rust alignment");
+static_assert(RHEA_OFFSETOF(LiftManyArgs, q_last) == 16, "LiftManyArgs::q_last: not the Rust offset");
+static_assert(RHEA_OFFSETOF(LiftManyArgs, count) == 28, "LiftManyArgs::count: not the Rust offset");
+static_assert(RHEA_OFFSETOF(LiftManyArgs, out) == 32, "LiftManyArgs::out: not the Rust offset");
+static_assert(RHEA_OFFSETOF(LiftManyArgs, t) == 160, "LiftManyArgs::t: not the Rust offset");
+
+extern "C" __global__ void __launch_bounds__(256) fused_rescale_lift_many(const LiftManyArgs A) { RHEA_TL
+    pdl_trigger();
+    const u64 k = ((u64)blockIdx.x * blockDim.x + threadIdx.x) * 2;
+    const u32 j = blockIdx.z;
+    if (k >= A.n || j >= A.count) return;
+    const u32 i = blockIdx.y;
+    const RheaModulus m = load_modulus(A.moduli, i);
+    pdl_wait();
+    const ulonglong2 tv = ld_dep2(A.t[j] + k);
+    store2(A.out[j] + (u64)i * A.n + k,
+           make_ulonglong2(lift_centred(tv.x, A.q_last, m), lift_centred(tv.y, A.q_last, m)));
+}
+
 // Must match rhea_cuda::fused::TensorArgs (#[repr(C)]).
 struct TensorArgs {
     u64 n;

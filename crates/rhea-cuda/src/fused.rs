@@ -484,6 +484,100 @@ pub fn rescale_lift(
     unsafe { launch_dependent(&dev, &f, cfg, &mut params) }
 }
 
+/// The most limbs one [`rescale_lift_many`] launch lifts (more take further launches).
+pub const MAX_LIFTS: usize = 16;
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct LiftManyArgs {
+    n: u64,
+    moduli: u64,
+    q_last: u64,
+    limbs: u32,
+    count: u32,
+    out: [u64; MAX_LIFTS],
+    t: [u64; MAX_LIFTS],
+}
+
+// SAFETY: plain `#[repr(C)]` integers, the layout of the CUDA struct.
+unsafe impl DeviceRepr for LiftManyArgs {}
+
+// The layout of `struct LiftManyArgs` in `kernels/fused.cu`, which asserts the same numbers.
+const _: () = {
+    use std::mem::{align_of, offset_of, size_of};
+    assert!(size_of::<LiftManyArgs>() == 288);
+    assert!(align_of::<LiftManyArgs>() == 8);
+    assert!(offset_of!(LiftManyArgs, q_last) == 16);
+    assert!(offset_of!(LiftManyArgs, count) == 28);
+    assert!(offset_of!(LiftManyArgs, out) == 32);
+    assert!(offset_of!(LiftManyArgs, t) == 160);
+};
+
+/// [`rescale_lift`] of many limbs: `outs[j]` (`[limbs][n]`) receives the lift of `ts[j]`
+/// (`[n]`), [`MAX_LIFTS`] of them a launch — the same words as one [`rescale_lift`] each.
+///
+/// Errors: [`CudaError::Shape`] for lists of different lengths, short buffers, or more limbs
+/// than moduli; [`CudaError::DeviceMismatch`].
+pub fn rescale_lift_many(
+    outs: &mut [&mut DeviceBuffer],
+    ts: &[&DeviceBuffer],
+    q_last: u64,
+    moduli: &DeviceModuli,
+    limbs: usize,
+    n: usize,
+) -> Result<()> {
+    check_n(n)?;
+    if outs.len() != ts.len() {
+        return Err(CudaError::Shape(format!(
+            "{} outputs for {} lifted limbs",
+            outs.len(),
+            ts.len()
+        )));
+    }
+    if limbs > moduli.len() {
+        return Err(CudaError::Shape(format!(
+            "{limbs} limbs but {} moduli",
+            moduli.len()
+        )));
+    }
+    let Some(first) = outs.first() else {
+        return Ok(());
+    };
+    let dev = first.device().clone();
+    for (out, t) in outs.iter().zip(ts) {
+        check_dev(&dev, out)?;
+        check_dev(&dev, t)?;
+        check_len("out", out, limbs * n)?;
+        check_len("t", t, n)?;
+    }
+    let f = dev.function(&FUSED, "fused_rescale_lift_many")?;
+    for (outs, ts) in outs.chunks_mut(MAX_LIFTS).zip(ts.chunks(MAX_LIFTS)) {
+        let mut args = LiftManyArgs {
+            n: n as u64,
+            moduli: moduli.device_ptr(),
+            q_last,
+            limbs: limbs as u32,
+            count: outs.len() as u32,
+            out: [0; MAX_LIFTS],
+            t: [0; MAX_LIFTS],
+        };
+        for (j, (o, t)) in outs.iter().zip(ts).enumerate() {
+            args.out[j] = o.device_ptr();
+            args.t[j] = t.device_ptr();
+        }
+        let mut cfg = grid(n, limbs)?;
+        cfg.grid_dim.2 = outs.len() as u32;
+        let mut params = [param(&args)];
+        // SAFETY: the one parameter is `struct LiftManyArgs` by value (#[repr(C)] like its CUDA
+        // twin), pointing to a local that lives across the call; each of the `count` outputs
+        // holds `limbs · n` words and each input `n` (checked above), the moduli table `limbs`
+        // records or more; the grid's z covers exactly `count`; one ordered stream, and before
+        // pdl_wait() the kernel reads only the moduli table (a host upload).
+        unsafe { launch_dependent(&dev, &f, cfg, &mut params)? };
+    }
+    Ok(())
+}
+
 #[repr(C)]
 #[derive(Clone, Copy)]
 struct TensorArgs {

@@ -116,6 +116,33 @@ fn check_lifts(test: &str, ring: &RnsRing) {
                 &g,
             );
         }
+        // lift_many: 19 limbs on the device (two launches of up to 16), each the CPU's lift.
+        let limbs: Vec<Vec<u64>> = (0..19u64)
+            .map(|j| {
+                limb0
+                    .iter()
+                    .map(|&t| (t + j * 0x1234_5678_9abc) % q)
+                    .collect()
+            })
+            .collect();
+        let up = |dev: Device| -> Vec<Poly> {
+            limbs
+                .iter()
+                .map(|l| {
+                    ring.upload(dev, l.clone(), ring.shape_q(1), Form::Coefficient)
+                        .unwrap()
+                })
+                .collect()
+        };
+        let (on_cpu, on_gpu) = (up(Device::Cpu), up(GPU));
+        let many = ring
+            .lift_many(&on_gpu.iter().collect::<Vec<_>>(), shape)
+            .unwrap();
+        assert_eq!(many.len(), 19);
+        for (j, (c, g)) in on_cpu.iter().zip(&many).enumerate() {
+            let want = ring.lift(c, shape).unwrap();
+            same(ring, &format!("{test}: lift_many {j} at {ell}"), &want, g);
+        }
         let mut bad = limb0.clone();
         bad[3] = q;
         assert!(

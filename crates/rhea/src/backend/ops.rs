@@ -264,6 +264,50 @@ impl RnsRing {
         })
     }
 
+    /// [`RnsRing::lift`] of many one-limb polynomials to `shape`; on a GPU, those on one device
+    /// lifted in grouped launches (sixteen a launch). The same words as one `lift` each.
+    ///
+    /// Errors: as [`RnsRing::lift`] for any of them (nothing is lifted then).
+    pub fn lift_many(&self, a: &[&Poly], shape: PolyShape) -> Result<Vec<Poly>> {
+        self.check_shape("lift", &shape)?;
+        for p in a {
+            self.check_shape("lift", &p.shape)?;
+            if p.shape.q_limbs != 1 || p.shape.p_limbs != 0 || p.form != Form::Coefficient {
+                return Err(Error::InvalidInput(format!(
+                    "lift: a polynomial of shape {} in {} form (one Q limb in coefficient form in)",
+                    p.shape, p.form
+                )));
+            }
+        }
+        let gpu: Option<Vec<&rhea_cuda::DeviceBuffer>> = a
+            .iter()
+            .map(|p| match &p.storage {
+                Storage::Cuda(b) if p.device() == a[0].device() => Some(b),
+                _ => None,
+            })
+            .collect();
+        match (gpu, a.first()) {
+            (
+                Some(bufs),
+                Some(Poly {
+                    storage: Storage::Cuda(b0),
+                    ..
+                }),
+            ) => {
+                let outs = self.cuda(b0)?.lift_first_limb_many(&bufs, &shape)?;
+                Ok(outs
+                    .into_iter()
+                    .map(|b| Poly {
+                        storage: Storage::Cuda(b),
+                        shape,
+                        form: Form::Coefficient,
+                    })
+                    .collect())
+            }
+            _ => a.iter().map(|p| self.lift(p, shape)).collect(),
+        }
+    }
+
     /// A copy of `a` on `device`, same shape, form and words (a copy on the same device when `a`
     /// is already there). The words travel through host memory (download, then upload); the
     /// host staging copy is zeroised afterwards, since `a` may be secret.

@@ -575,6 +575,42 @@ fn sum_of_products_is_the_sum_of_the_products() {
     }
 }
 
+/// `lift` to an extended shape is the centred lift of every word to every `Q ∪ P` limb;
+/// `lift_many` gives the same words; bad input is refused.
+#[test]
+fn lift_and_lift_many_give_the_centred_residues() {
+    for (n, lq, lp, dnum) in SIZES {
+        let r = ring(n, lq, lp, dnum);
+        let q0 = *r.modulus(&r.shape_q(1), 0);
+        let lows: Vec<Poly> = (0..3)
+            .map(|s| random(&r, r.shape_q(1), Form::Coefficient, 60 + s))
+            .collect();
+        let shape = r.shape_qp(lq.min(2));
+        let many = r
+            .lift_many(&lows.iter().collect::<Vec<_>>(), shape)
+            .unwrap();
+        for (low, m) in lows.iter().zip(&many) {
+            let one = r.lift(low, shape).unwrap();
+            assert_eq!(words(&r, &one), words(&r, m));
+            let (w0, w) = (words(&r, low), words(&r, &one));
+            for i in 0..shape.limbs() {
+                let qi = r.modulus(&shape, i);
+                for k in 0..n {
+                    assert_eq!(w[i * n + k], qi.reduce_i64(q0.center(w0[k])), "limb {i}");
+                }
+            }
+        }
+        let mut ntt = lows[0].try_clone().unwrap();
+        r.ntt_forward(&mut ntt).unwrap();
+        assert!(r.lift(&ntt, shape).is_err(), "NTT form");
+        assert!(r.lift(&many[0], shape).is_err(), "several limbs");
+        assert!(
+            r.lift_many(&[&lows[0], &ntt], shape).is_err(),
+            "one bad of two"
+        );
+    }
+}
+
 #[test]
 fn mod_raise_lifts_the_centred_coefficients() {
     for (n, lq, lp, dnum) in SIZES {

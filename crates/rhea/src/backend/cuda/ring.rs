@@ -124,6 +124,37 @@ impl GpuRing {
         Ok(out)
     }
 
+    /// [`GpuRing::lift_first_limb`] of many limbs into one shape, grouped launches.
+    pub(crate) fn lift_first_limb_many(
+        &self,
+        ts: &[&DeviceBuffer],
+        shape: &PolyShape,
+    ) -> Result<Vec<DeviceBuffer>> {
+        if shape.q_limbs == 0 || shape.q_limbs > self.q_len || ts.iter().any(|t| t.len() != shape.n)
+        {
+            return Err(Error::InvalidInput(format!(
+                "lift of {} limbs to polynomials of shape {shape} ({} Q primes)",
+                ts.len(),
+                self.q_len
+            )));
+        }
+        let (limbs, n) = (shape.limbs(), shape.n);
+        let mut outs = ts
+            .iter()
+            .map(|_| self.alloc(limbs * n))
+            .collect::<Result<Vec<_>>>()?;
+        let mut refs: Vec<&mut DeviceBuffer> = outs.iter_mut().collect();
+        fused::rescale_lift_many(
+            &mut refs,
+            ts,
+            self.q_values[0],
+            self.moduli(shape),
+            limbs,
+            n,
+        )?;
+        Ok(outs)
+    }
+
     /// Whether [`GpuRing::encrypt_zero_moddown`] serves public-key encryption: the two-kernel
     /// NTT serves this degree.
     pub(crate) fn lifted_encryption(&self) -> bool {

@@ -44,14 +44,6 @@ pub(crate) enum StoredDiagonal {
 }
 
 impl StoredDiagonal {
-    /// A compact diagonal lifted to its shape (coefficient form; `None` for a whole one).
-    fn lift(&self, ring: &RnsRing) -> Result<Option<Poly>> {
-        match self {
-            Self::Full(_) => Ok(None),
-            Self::Compact { limb0, shape } => ring.lift(limb0, *shape).map(Some),
-        }
-    }
-
     fn full(&self) -> Option<&Poly> {
         match self {
             Self::Full(p) => Some(p),
@@ -88,15 +80,34 @@ impl Encodings {
             * 8
     }
 
-    /// Every diagonal ready to multiply: the compact ones lifted on their device, then
-    /// transformed together ([`RnsRing::ntt_forward_many`]: on a GPU one grouped launch per
-    /// phase for a dozen diagonals instead of two launches each).
+    /// Every diagonal ready to multiply: the compact ones lifted on their device
+    /// ([`RnsRing::lift_many`]: sixteen a launch on a GPU), then transformed together
+    /// ([`RnsRing::ntt_forward_many`]: one grouped launch per phase for a dozen diagonals).
     pub(super) fn expand<'a>(&'a self, ring: &RnsRing) -> Result<Expanded<'a>> {
-        let mut expanded = self
+        let mut expanded: Vec<Vec<Option<Poly>>> = self
             .0
             .iter()
-            .map(|g| g.iter().map(|d| d.lift(ring)).collect::<Result<Vec<_>>>())
-            .collect::<Result<Vec<_>>>()?;
+            .map(|g| g.iter().map(|_| None).collect())
+            .collect();
+        // The compact diagonals by the shape they expand to (one shape for one evaluation).
+        let mut by_shape: Vec<(PolyShape, Vec<(usize, usize, &Poly)>)> = Vec::new();
+        for (g, giant) in self.0.iter().enumerate() {
+            for (t, d) in giant.iter().enumerate() {
+                if let StoredDiagonal::Compact { limb0, shape } = d {
+                    match by_shape.iter_mut().find(|(s, _)| s == shape) {
+                        Some((_, list)) => list.push((g, t, limb0)),
+                        None => by_shape.push((*shape, vec![(g, t, limb0)])),
+                    }
+                }
+            }
+        }
+        for (shape, list) in by_shape {
+            let limbs: Vec<&Poly> = list.iter().map(|&(_, _, p)| p).collect();
+            let lifted = ring.lift_many(&limbs, shape)?;
+            for ((g, t, _), p) in list.into_iter().zip(lifted) {
+                expanded[g][t] = Some(p);
+            }
+        }
         let mut lifted: Vec<&mut Poly> = expanded.iter_mut().flatten().flatten().collect();
         ring.ntt_forward_many(&mut lifted)?;
         Ok(Expanded {
