@@ -59,6 +59,9 @@ impl StoredDiagonal {
     }
 }
 
+/// A compact diagonal's one limb and where it sits: giant step, term.
+type Placed<'a> = (usize, usize, &'a Poly);
+
 /// The encoded diagonals of one evaluation's level and device, grouped by giant step.
 pub(super) struct Encodings(pub(super) Vec<Vec<StoredDiagonal>>);
 
@@ -90,7 +93,7 @@ impl Encodings {
             .map(|g| g.iter().map(|_| None).collect())
             .collect();
         // The compact diagonals by the shape they expand to (one shape for one evaluation).
-        let mut by_shape: Vec<(PolyShape, Vec<(usize, usize, &Poly)>)> = Vec::new();
+        let mut by_shape: Vec<(PolyShape, Vec<Placed<'_>>)> = Vec::new();
         for (g, giant) in self.0.iter().enumerate() {
             for (t, d) in giant.iter().enumerate() {
                 if let StoredDiagonal::Compact { limb0, shape } = d {
