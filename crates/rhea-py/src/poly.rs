@@ -3,7 +3,9 @@
 
 use numpy::{AllowTypeChange, Complex64, PyArrayLike2};
 use pyo3::prelude::*;
-use rhea::ckks::{LinearTransform as RLinearTransform, PolyBasis, Polynomial as RPolynomial};
+use rhea::ckks::{
+    DiagonalStorage, LinearTransform as RLinearTransform, PolyBasis, Polynomial as RPolynomial,
+};
 
 use crate::convert::{c64_array, values, Values};
 use crate::errors::{run, to_py};
@@ -108,7 +110,9 @@ impl Polynomial {
 /// A matrix on the slots, evaluated with baby-step giant-step (``Evaluator.linear_transform``).
 /// Build it from a dense matrix (``from_dense``) or from its diagonals (``from_diagonals``,
 /// ``{k: diag_k}`` with ``diag_k[i] = M[i][(i + k) mod slots]``); ``baby_steps`` forces the
-/// baby-step count. The Galois keys it needs: ``rotations()``.
+/// baby-step count; ``compact=True`` keeps each encoded diagonal as one limb, expanded at each
+/// evaluation (about ``1/(level + 1 + |P|)`` of the memory, the same results). The Galois keys
+/// it needs: ``rotations()``.
 #[pyclass(module = "rhea.ckks", frozen)]
 pub struct LinearTransform {
     pub(crate) inner: RLinearTransform,
@@ -144,14 +148,20 @@ enum Values2 {
     Complex(Vec<Vec<Complex64>>),
 }
 
-fn with_baby_steps(
+fn with_options(
     lt: RLinearTransform,
     baby_steps: Option<usize>,
+    compact: bool,
 ) -> rhea::Result<RLinearTransform> {
-    match baby_steps {
-        Some(n1) => lt.with_baby_steps(n1),
-        None => Ok(lt),
-    }
+    let lt = match baby_steps {
+        Some(n1) => lt.with_baby_steps(n1)?,
+        None => lt,
+    };
+    Ok(if compact {
+        lt.with_diagonal_storage(DiagonalStorage::Compact)
+    } else {
+        lt
+    })
 }
 
 #[pymethods]
@@ -159,12 +169,13 @@ impl LinearTransform {
     /// The transform of the dense matrix ``matrix`` (``m × n``, real or complex, at most
     /// ``slots × slots``): reads slots ``0..n``, writes ``M·v`` to slots ``0..m``.
     #[staticmethod]
-    #[pyo3(signature = (slots, matrix, baby_steps = None))]
+    #[pyo3(signature = (slots, matrix, baby_steps = None, *, compact = false))]
     fn from_dense(
         py: Python<'_>,
         slots: usize,
         matrix: &Bound<'_, PyAny>,
         baby_steps: Option<usize>,
+        compact: bool,
     ) -> PyResult<Self> {
         let rows = rows_of(matrix)?;
         let inner = run(py, move || {
@@ -172,18 +183,19 @@ impl LinearTransform {
                 Values2::Real(r) => RLinearTransform::from_dense(slots, &r)?,
                 Values2::Complex(r) => RLinearTransform::from_dense(slots, &r)?,
             };
-            with_baby_steps(lt, baby_steps)
+            with_options(lt, baby_steps, compact)
         })?;
         Ok(Self { inner })
     }
     /// The transform given by its diagonals ``{k: diag_k}`` (``slots`` values each).
     #[staticmethod]
-    #[pyo3(signature = (slots, diagonals, baby_steps = None))]
+    #[pyo3(signature = (slots, diagonals, baby_steps = None, *, compact = false))]
     fn from_diagonals(
         py: Python<'_>,
         slots: usize,
         diagonals: std::collections::BTreeMap<i64, Bound<'_, PyAny>>,
         baby_steps: Option<usize>,
+        compact: bool,
     ) -> PyResult<Self> {
         let mut diags: Vec<(i64, Vec<Complex64>)> = Vec::with_capacity(diagonals.len());
         for (k, v) in &diagonals {
@@ -194,7 +206,11 @@ impl LinearTransform {
             diags.push((*k, d));
         }
         let inner = run(py, move || {
-            with_baby_steps(RLinearTransform::from_diagonals(slots, diags)?, baby_steps)
+            with_options(
+                RLinearTransform::from_diagonals(slots, diags)?,
+                baby_steps,
+                compact,
+            )
         })?;
         Ok(Self { inner })
     }
@@ -217,6 +233,16 @@ impl LinearTransform {
     #[getter]
     fn keyswitches(&self) -> usize {
         self.inner.keyswitches()
+    }
+    /// Whether the encoded diagonals are kept compact (one limb each).
+    #[getter]
+    fn compact(&self) -> bool {
+        self.inner.diagonal_storage() == DiagonalStorage::Compact
+    }
+    /// Bytes the cached encoded diagonals hold (0 before the first evaluation).
+    #[getter]
+    fn cached_bytes(&self) -> u64 {
+        self.inner.cached_bytes()
     }
     /// The rotation steps whose Galois keys an evaluation needs.
     fn rotations(&self) -> Vec<i64> {

@@ -68,6 +68,23 @@ def test_linear_transform(small, rng):
     assert precision_bits(out, 2 * v + np.roll(v, -1)) > 15
 
 
+def test_compact_linear_transform_gives_the_same_ciphertext(small, rng):
+    n = small.encoder.slots
+    m = rng.uniform(-1, 1, (8, 8))
+    whole = ckks.LinearTransform.from_dense(n, m)
+    compact = ckks.LinearTransform.from_dense(n, m, compact=True)
+    assert compact.compact and not whole.compact
+    ev = ckks.Evaluator(small.ctx, galois_keys=small.keygen.galois_keys(small.sk, whole.rotations()))
+    v = np.zeros(n)
+    v[:8] = rng.uniform(-1, 1, 8)
+    ct = small.encrypt(v)
+    a, b = ev.linear_transform(ct, whole), ev.linear_transform(ct, compact)
+    codec = rhea.Codec(small.ctx)
+    assert codec.to_bytes(a, "none") == codec.to_bytes(b, "none")
+    assert 0 < compact.cached_bytes * 2 < whole.cached_bytes
+    assert precision_bits(small.decrypt(b)[:8], m @ v[:8]) > 15
+
+
 def test_slot_sums(small, rng):
     n = small.encoder.slots
     x = rng.uniform(-1, 1, n)
