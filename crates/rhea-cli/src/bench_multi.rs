@@ -205,6 +205,9 @@ pub fn run_multi(preset: &str, gpus: usize, reps: usize) -> Result<MultiReport, 
 pub struct LatencyRow {
     /// `single-gpu` (the fused single-GPU path, `Evaluator`) or `group` (latency mode).
     pub path: String,
+    /// How the group split the limbs (`strided`, the default, or `contiguous`, the first
+    /// split, for comparison); `none` for the single-GPU path.
+    pub partition: String,
     /// GPUs used.
     pub gpus: usize,
     /// Median wall time of one mul+relin (not rescaled), ms, the host waiting for the result.
@@ -240,9 +243,12 @@ pub struct LatencyReport {
     pub reps: usize,
     /// The devices of the largest group.
     pub devices: Vec<String>,
-    /// The single-GPU path, a group of one, then a group of all `--gpus`.
+    /// The default limb split of the groups (`strided`: limb `i` on GPU `i mod K`).
+    pub partition: String,
+    /// The single-GPU path, a group of one, a group of all `--gpus` (default split), then the
+    /// same with the contiguous split (for comparison; only for 2+ GPUs).
     pub rows: Vec<LatencyRow>,
-    /// Single-GPU time over the largest group's: mul+relin.
+    /// Single-GPU time over the largest group's (default split): mul+relin.
     pub mul_relin_speedup: f64,
     /// The same for the rotation.
     pub rotate_speedup: f64,
@@ -255,7 +261,7 @@ impl LatencyReport {
     pub fn table(&self) -> String {
         let mut out = format!(
             "rhea bench multi --mode latency — {} (N = 2^{}, {} Q + {} P primes, dnum {}), \
-             level {}, median of {}\n{:<11} {:>5} {:>13} {:>11} {:>14} {:>22}\n",
+             level {}, median of {}\n{:<11} {:<11} {:>5} {:>13} {:>11} {:>14} {:>22} {:>14}\n",
             self.preset,
             self.log_n,
             self.q_limbs,
@@ -264,11 +270,13 @@ impl LatencyReport {
             self.level,
             self.reps,
             "path",
+            "partition",
             "GPUs",
             "mul+relin ms",
             "rotate ms",
             "NCCL ms / ks",
-            "NCCL MiB / ks per GPU"
+            "NCCL MiB / ks per GPU",
+            "(Q, P) limbs"
         );
         for r in &self.rows {
             let mib: Vec<String> = r
@@ -276,14 +284,21 @@ impl LatencyReport {
                 .iter()
                 .map(|b| format!("{:.1}", *b as f64 / (1u64 << 20) as f64))
                 .collect();
+            let limbs: Vec<String> = r
+                .limbs_per_gpu
+                .iter()
+                .map(|(q, p)| format!("({q},{p})"))
+                .collect();
             out.push_str(&format!(
-                "{:<11} {:>5} {:>13.3} {:>11.3} {:>14.3} {:>22}\n",
+                "{:<11} {:<11} {:>5} {:>13.3} {:>11.3} {:>14.3} {:>22} {:>14}\n",
                 r.path,
+                r.partition,
                 r.gpus,
                 r.mul_relin_ms,
                 r.rotate_ms,
                 r.nccl_ms_per_keyswitch,
-                mib.join(" / ")
+                mib.join(" / "),
+                limbs.join(" ")
             ));
         }
         out.push_str(&format!(
@@ -317,7 +332,7 @@ fn median_ms(
 /// Runs `rhea bench multi --mode latency` on `gpus` GPUs at the parameters of the
 /// bootstrappable preset `preset` (default `boot_n17_levels24`: N = 2^17, 39 Q primes).
 pub fn run_latency(preset: &str, gpus: usize, reps: usize) -> Result<LatencyReport, String> {
-    use rhea::unstable::multi::GpuGroup;
+    use rhea::unstable::multi::{GpuGroup, PartitionKind};
     let all = Device::all_gpus();
     if gpus == 0 || gpus > all.len() {
         return Err(format!(
@@ -362,6 +377,7 @@ pub fn run_latency(preset: &str, gpus: usize, reps: usize) -> Result<LatencyRepo
     let rlk_bytes = rlk.key().size_bytes();
     let mut rows = vec![LatencyRow {
         path: "single-gpu".into(),
+        partition: "none".into(),
         gpus: 1,
         mul_relin_ms: median_ms(reps, || eval.mul_relin(&a, &b).map(drop), sync0).map_err(err)?,
         rotate_ms: median_ms(reps, || eval.rotate(&a, 1).map(drop), sync0).map_err(err)?,
@@ -371,12 +387,14 @@ pub fn run_latency(preset: &str, gpus: usize, reps: usize) -> Result<LatencyRepo
         limbs_per_gpu: vec![(a.level() + 1, params.p_primes().len())],
     }];
     let mut identical = true;
-    let mut sizes = vec![1];
+    let default = PartitionKind::Strided { block: 1 };
+    let mut runs = vec![(1, default)];
     if gpus > 1 {
-        sizes.push(gpus);
+        runs.push((gpus, default));
+        runs.push((gpus, PartitionKind::Contiguous));
     }
-    for k in sizes {
-        let group = GpuGroup::new(&ctx, &all[..k]).map_err(err)?;
+    for (k, kind) in runs {
+        let group = GpuGroup::with_partition(&ctx, &all[..k], kind).map_err(err)?;
         let prlk = group.partition_relinearization_key(&rlk).map_err(err)?;
         let pgk = group.partition_rotation_keys(&gk, &[1]).map_err(err)?;
         let (pa, pb) = (
@@ -399,6 +417,7 @@ pub fn run_latency(preset: &str, gpus: usize, reps: usize) -> Result<LatencyRepo
             .map_err(err)?;
         rows.push(LatencyRow {
             path: "group".into(),
+            partition: kind.to_string(),
             gpus: k,
             mul_relin_ms: mul,
             rotate_ms: rot,
@@ -413,7 +432,7 @@ pub fn run_latency(preset: &str, gpus: usize, reps: usize) -> Result<LatencyRepo
                 .collect(),
         });
     }
-    let (one, last) = (&rows[0], &rows[rows.len() - 1]);
+    let (one, last) = (&rows[0], &rows[if gpus > 1 { 2 } else { 1 }]);
     Ok(LatencyReport {
         preset: preset.name.to_string(),
         log_n: params.log_n(),
@@ -423,6 +442,7 @@ pub fn run_latency(preset: &str, gpus: usize, reps: usize) -> Result<LatencyRepo
         level: a.level(),
         reps: reps.max(1),
         devices: all[..gpus].iter().map(Device::name).collect(),
+        partition: default.to_string(),
         mul_relin_speedup: one.mul_relin_ms / last.mul_relin_ms,
         rotate_speedup: one.rotate_ms / last.rotate_ms,
         identical_words: identical,

@@ -4,39 +4,28 @@ use std::ops::Range;
 use std::time::Instant;
 
 use rhea_cuda::elementwise as ew;
-use rhea_cuda::ntt::{EpilogueRun, NttDirection, NttRun, MAX_RUNS};
+use rhea_cuda::ntt::{DeviceNttTables, EpilogueRun, NttDirection, NttRun, MAX_RUNS};
 use rhea_cuda::{automorphism, fused, DeviceBuffer, RnsLayout};
 
 use super::plan::KsPlan;
 use super::{GpuGroup, PartitionedCiphertext, PartitionedKey};
-use crate::backend::cuda::GpuRing;
 use crate::error::{Error, Result};
 
 /// Per rank, the word ranges it contributes to an all-gather.
 type Exchange = Vec<Vec<Range<usize>>>;
 
-/// `runs` transformed on `bufs` in direction `dir`, [`MAX_RUNS`] per launch; nothing for none.
+/// `runs` transformed on `bufs` in direction `dir` with the tables `ntt`, [`MAX_RUNS`] per
+/// launch; nothing for none.
 fn transform(
-    g: &GpuRing,
+    ntt: &DeviceNttTables,
     bufs: &mut [&mut DeviceBuffer],
     runs: &[NttRun],
     dir: NttDirection,
 ) -> Result<()> {
     for chunk in runs.chunks(MAX_RUNS) {
-        g.ntt.transform_runs(bufs, chunk, dir)?;
+        ntt.transform_runs(bufs, chunk, dir)?;
     }
     Ok(())
-}
-
-/// The runs of limbs `limbs` (global indices, table = index) of buffer `buf`, whose local limb
-/// 0 is global limb `first`; none for an empty range.
-fn run_of(buf: usize, limbs: Range<usize>, first: usize, table_base: usize) -> Option<NttRun> {
-    (!limbs.is_empty()).then(|| NttRun {
-        buf,
-        first_limb: limbs.start - first,
-        limbs: limbs.len(),
-        table: table_base + limbs.start,
-    })
 }
 
 impl GpuGroup {
@@ -95,8 +84,11 @@ impl GpuGroup {
         let (n, pl) = (ring.n(), ring.p_len());
         let up = (0..self.gpus())
             .map(|k| {
-                let r = self.part.q_active(k, ell);
-                std::iter::once(r.start * n..r.end * n).collect()
+                self.part
+                    .q_runs(k, ell)
+                    .into_iter()
+                    .map(|(r, first)| first * n..(first + r.len()) * n)
+                    .collect()
             })
             .collect();
         let down = (0..self.gpus())
@@ -144,14 +136,34 @@ impl GpuGroup {
             ));
         }
         let (up, down) = self.exchange_ranges(ell);
-        // 1. Each GPU's limbs inverse-transformed into a full-width buffer.
+        // 1. Each GPU's limbs inverse-transformed into their places in a full-width buffer
+        //    (one run per block of consecutive limbs, local tables; the fast kernels read the
+        //    input in place, the small rings copy first).
         let mut coeff = Vec::with_capacity(self.gpus());
         for (k, g) in self.rings.iter().enumerate() {
-            let aq = self.part.q_active(k, ell);
+            let ntt = &self.local[k].ntt;
             let mut c = g.alloc(ell * n)?;
-            DeviceBuffer::copy_region(&d[k], 0, &mut c, aq.start * n, aq.len() * n)?;
-            let runs: Vec<_> = run_of(0, aq.clone(), 0, 0).into_iter().collect();
-            transform(g, &mut [&mut c], &runs, NttDirection::Inverse)?;
+            let blocks = self.part.q_runs(k, ell);
+            let runs: Vec<NttRun> = blocks
+                .iter()
+                .map(|(r, first)| NttRun {
+                    buf: 0,
+                    first_limb: *first,
+                    limbs: r.len(),
+                    table: r.start,
+                })
+                .collect();
+            if ntt.has_fast_kernels() {
+                let sources: Vec<_> = blocks.iter().map(|(r, _)| Some((&d[k], r.start))).collect();
+                for (rs, ss) in runs.chunks(MAX_RUNS).zip(sources.chunks(MAX_RUNS)) {
+                    ntt.inverse_runs_from(&mut [&mut c], rs, ss, None)?;
+                }
+            } else {
+                for (r, first) in &blocks {
+                    DeviceBuffer::copy_region(&d[k], r.start * n, &mut c, first * n, r.len() * n)?;
+                }
+                transform(ntt, &mut [&mut c], &runs, NttDirection::Inverse)?;
+            }
             coeff.push(c);
         }
         // 2. Every GPU gets every limb.
@@ -163,7 +175,7 @@ impl GpuGroup {
         for (k, g) in self.rings.iter().enumerate() {
             let plan = KsPlan::new(&self.part, ring.digits(), lq, ell, k);
             let (nq, np, width) = (plan.nq(), plan.np(), plan.width());
-            let pr = plan.pr.clone();
+            let (pr, ntt) = (plan.pr.clone(), &self.local[k].ntt);
             let mut acc = [g.alloc(width * n)?, g.alloc(width * n)?];
             if width > 0 {
                 let mut conv = Vec::with_capacity(digits);
@@ -190,13 +202,13 @@ impl GpuGroup {
                 }
                 {
                     let mut bufs: Vec<&mut DeviceBuffer> = conv.iter_mut().collect();
-                    transform(g, &mut bufs, &runs, NttDirection::Forward)?;
+                    transform(ntt, &mut bufs, &runs, NttDirection::Forward)?;
                 }
                 let refs: Vec<&DeviceBuffer> = conv.iter().collect();
                 let keys: Vec<(&DeviceBuffer, &DeviceBuffer)> =
                     key.parts[k].iter().map(|[b, a]| (b, a)).collect();
                 let [a0, a1] = &mut acc;
-                let (m, q_full) = (&self.local[k].moduli, self.part.q_range(k).len());
+                let (m, q_full) = (&self.local[k].moduli, plan.q_full());
                 fused::ks_inner_product(m, nq, q_full, &refs, &keys, a0, a1, n)?;
             }
             // The P limbs of both halves, inverse-transformed, into `[2][|P|][N]`.
@@ -207,12 +219,12 @@ impl GpuGroup {
                     buf: c,
                     first_limb: nq,
                     limbs: np,
-                    table: lq + pr.start,
+                    table: plan.q_full(),
                 })
                 .collect();
             {
                 let [a0, a1] = &mut acc;
-                transform(g, &mut [a0, a1], &runs, NttDirection::Inverse)?;
+                transform(ntt, &mut [a0, a1], &runs, NttDirection::Inverse)?;
             }
             for (c, a) in acc.iter().enumerate() {
                 DeviceBuffer::copy_region(a, nq * n, &mut pc, (c * pl + pr.start) * n, np * n)?;
@@ -227,7 +239,7 @@ impl GpuGroup {
         let mut out: [Vec<DeviceBuffer>; 2] = Default::default();
         for (k, g) in self.rings.iter().enumerate() {
             let plan = KsPlan::new(&self.part, ring.digits(), lq, ell, k);
-            let (aq, nq) = (plan.aq.clone(), plan.nq());
+            let nq = plan.nq();
             let mut y = [g.alloc(nq * n)?, g.alloc(nq * n)?];
             if nq > 0 {
                 let cols = &plan.moddown_columns;
@@ -236,7 +248,7 @@ impl GpuGroup {
                     conv.convert_centered_columns(yc, &pcs[k], c * pl * n, pl * n, 1, n, cols)?;
                 }
                 let adds_k = [adds[0].map(|a| &a[k]), adds[1].map(|a| &a[k])];
-                y = self.moddown_tail(k, aq.start, nq, y, &accs[k], adds_k, galois)?;
+                y = self.moddown_tail(k, nq, y, &accs[k], adds_k, galois)?;
             }
             let [y0, y1] = y;
             out[0].push(y0);
@@ -245,7 +257,7 @@ impl GpuGroup {
         Ok(out)
     }
 
-    /// The end of GPU `k`'s ModDown on its `nq` own `Q` limbs from `first` on: `y` (the
+    /// The end of GPU `k`'s ModDown on its `nq` own (active) `Q` limbs: `y` (the
     /// conversions, coefficient form, one buffer per half) forward-transformed, then
     /// `[add_c +] (x_c − y_c)·P^{-1}` with `x_c` the inner product's `Q` limbs, permuted by
     /// `σ_g` for `galois = Some(g)`. With the fast NTT one launch per phase (the single-GPU
@@ -255,7 +267,6 @@ impl GpuGroup {
     fn moddown_tail(
         &self,
         k: usize,
-        first: usize,
         nq: usize,
         mut y: [DeviceBuffer; 2],
         x: &[DeviceBuffer; 2],
@@ -264,15 +275,16 @@ impl GpuGroup {
     ) -> Result<[DeviceBuffer; 2]> {
         let (g, loc) = (&self.rings[k], &self.local[k]);
         let n = self.ctx.ring().n();
+        // Local tables: the GPU's active Q limbs are its first local tables.
         let runs: Vec<NttRun> = (0..2)
             .map(|c| NttRun {
                 buf: c,
                 first_limb: 0,
                 limbs: nq,
-                table: first,
+                table: 0,
             })
             .collect();
-        if g.ntt.has_fast_kernels() {
+        if loc.ntt.has_fast_kernels() {
             let mut o = [g.alloc(nq * n)?, g.alloc(nq * n)?];
             let epi: Vec<EpilogueRun<'_>> = (0..2)
                 .map(|c| EpilogueRun {
@@ -284,20 +296,20 @@ impl GpuGroup {
                 })
                 .collect();
             let ([y0, y1], [o0, o1]) = (&mut y, &mut o);
-            // `w` by table index: the ring's `P^{-1} mod q_i` pairs of every Q prime.
-            g.ntt.forward_runs_epilogue_automorphism(
+            // `w` by local table index: `P^{-1} mod q_i` pairs of the GPU's Q limbs.
+            loc.ntt.forward_runs_epilogue_automorphism(
                 &mut [y0, y1],
                 &runs,
                 &mut [o0, o1],
                 &epi,
-                &g.mod_down_w,
+                &loc.p_inv_w,
                 galois,
             )?;
             return Ok(o);
         }
         {
             let [y0, y1] = &mut y;
-            transform(g, &mut [y0, y1], &runs, NttDirection::Forward)?;
+            transform(&loc.ntt, &mut [y0, y1], &runs, NttDirection::Forward)?;
         }
         let lay = RnsLayout::new(n, nq, 1);
         for (c, yc) in y.iter_mut().enumerate() {

@@ -28,6 +28,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use rhea_cuda::nccl::NcclGroup;
+use rhea_cuda::ntt::DeviceNttTables;
 use rhea_cuda::{DeviceBuffer, DeviceModuli};
 
 use super::GpuRing;
@@ -40,13 +41,19 @@ mod keyswitch;
 mod partition;
 mod plan;
 
-pub use partition::{KeySwitchTraffic, LimbPartition};
+pub use partition::{KeySwitchTraffic, LimbPartition, PartitionKind};
 
 /// Per-GPU tables of the group beyond the ring's own (`GpuRing`).
 struct LocalTables {
-    /// The moduli of the GPU's limbs: its `Q` range of the full chain, then its `P` range.
+    /// The moduli of the GPU's limbs: its `Q` limbs of the full chain, then its `P` range.
     moduli: Arc<DeviceModuli>,
-    /// `(P^{-1} mod q_i, shoup)` pairs for the GPU's `Q` range (the ModDown's last factor).
+    /// The NTT tables of the same limbs, in the same order (local table `j` for local limb
+    /// `j`): the ring's host tables of those primes, so the words are the ring's. With them a
+    /// GPU's limbs are contiguous runs whatever the partition (a strided partition's limbs
+    /// are not consecutive primes of the chain).
+    ntt: DeviceNttTables,
+    /// `(P^{-1} mod q_i, shoup)` pairs for the GPU's `Q` limbs (the ModDown's last factor), by
+    /// local table index.
     p_inv_w: DeviceBuffer,
 }
 
@@ -199,8 +206,22 @@ impl GpuGroup {
     /// GPUs than `Q` limbs; [`Error::DeviceNotSupported`] for a GPU that is not usable;
     /// [`Error::Gpu`] with [`rhea_cuda::CudaError::Nccl`] when NCCL is missing or fails.
     pub fn new(ctx: &CkksContext, devices: &[Device]) -> Result<Self> {
+        Self::with_partition(ctx, devices, PartitionKind::Strided { block: 1 })
+    }
+
+    /// [`GpuGroup::new`] with the limbs split by `kind` (the default is the strided split,
+    /// balanced at every level; [`PartitionKind::Contiguous`] is the first one, kept for
+    /// comparison).
+    ///
+    /// Errors: as [`GpuGroup::new`], plus [`Error::InvalidInput`] for a `kind` that cannot
+    /// split the chain over the GPUs ([`LimbPartition::with_kind`]).
+    pub fn with_partition(
+        ctx: &CkksContext,
+        devices: &[Device],
+        kind: PartitionKind,
+    ) -> Result<Self> {
         let ring = ctx.ring();
-        let part = LimbPartition::new(ring.q_len(), ring.p_len(), devices.len())?;
+        let part = LimbPartition::with_kind(ring.q_len(), ring.p_len(), devices.len(), kind)?;
         let mut rings = Vec::with_capacity(devices.len());
         for (i, d) in devices.iter().enumerate() {
             let Device::Cuda(index) = *d else {
@@ -218,17 +239,34 @@ impl GpuGroup {
         }
         let md = ring.keyswitch_plan().mod_down();
         let (q, p) = (ring.q().moduli(), ring.p().moduli());
+        let full = ring.full_shape();
         let local = rings
             .iter()
             .enumerate()
             .map(|(k, g)| {
-                let (qr, pr) = (part.q_range(k), part.p_range(k));
-                let list: Vec<_> = q[qr.clone()].iter().chain(&p[pr]).copied().collect();
+                let (ql, pr) = (part.q_limbs(k), part.p_range(k));
+                let list: Vec<_> = ql
+                    .iter()
+                    .map(|&i| q[i])
+                    .chain(p[pr.clone()].iter().copied())
+                    .collect();
                 let moduli = rhea_cuda::DeviceModuli::new(g.device(), &list)?;
+                let tables: Vec<_> = ql
+                    .iter()
+                    .copied()
+                    .chain(pr.map(|j| ring.q_len() + j))
+                    .map(|t| ring.ntt_table(&full, t).clone())
+                    .collect();
+                let ntt = DeviceNttTables::new(g.device(), &tables)?;
+                let pick = |w: &[u64]| -> Vec<u64> { ql.iter().map(|&i| w[i]).collect() };
                 let pairs =
-                    super::shoup_pairs(&md.p_inv_mod_q()[qr.clone()], &md.p_inv_mod_q_shoup()[qr]);
+                    super::shoup_pairs(&pick(md.p_inv_mod_q()), &pick(md.p_inv_mod_q_shoup()));
                 let p_inv_w = g.device().upload(&pairs)?;
-                Ok(LocalTables { moduli, p_inv_w })
+                Ok(LocalTables {
+                    moduli,
+                    ntt,
+                    p_inv_w,
+                })
             })
             .collect::<Result<Vec<_>>>()?;
         let comm = if devices.len() > 1 {
@@ -304,12 +342,15 @@ impl GpuGroup {
         for pair in key.parts() {
             let words = [ring.download(&pair[0])?, ring.download(&pair[1])?];
             for (k, out) in parts.iter_mut().enumerate() {
-                let (qr, pr) = (self.part.q_range(k), self.part.p_range(k));
+                let (ql, pr) = (self.part.q_limbs(k), self.part.p_range(k));
                 let dev = self.rings[k].device();
                 let local = |w: &[u64]| -> Vec<u64> {
-                    let q = &w[qr.start * n..qr.end * n];
-                    let p = &w[(lq + pr.start) * n..(lq + pr.end) * n];
-                    q.iter().chain(p).copied().collect()
+                    let mut v = Vec::with_capacity((ql.len() + pr.len()) * n);
+                    for &i in ql {
+                        v.extend_from_slice(&w[i * n..(i + 1) * n]);
+                    }
+                    v.extend_from_slice(&w[(lq + pr.start) * n..(lq + pr.end) * n]);
+                    v
                 };
                 out.push([
                     dev.upload(&local(&words[0]))?,
@@ -375,8 +416,11 @@ impl GpuGroup {
                 let w = ring.download(p)?;
                 (0..self.gpus())
                     .map(|k| {
-                        let r = self.part.q_active(k, ell);
-                        Ok(self.rings[k].device().upload(&w[r.start * n..r.end * n])?)
+                        let mut local = Vec::with_capacity(self.part.q_active(k, ell).len() * n);
+                        for &i in self.part.q_active(k, ell) {
+                            local.extend_from_slice(&w[i * n..(i + 1) * n]);
+                        }
+                        Ok(self.rings[k].device().upload(&local)?)
                     })
                     .collect::<Result<Vec<_>>>()
             })
@@ -401,9 +445,21 @@ impl GpuGroup {
             .parts
             .iter()
             .map(|bufs| {
-                let mut words = Vec::with_capacity(shape.words());
-                for b in bufs {
-                    words.extend(b.to_host()?);
+                let n = ring.n();
+                let mut words = vec![0u64; shape.words()];
+                for (k, b) in bufs.iter().enumerate() {
+                    let local = b.to_host()?;
+                    let own = self.part.q_active(k, ct.ell);
+                    if local.len() != own.len() * n {
+                        return Err(Error::InvalidInput(format!(
+                            "gather: GPU {k} holds {} words, {} limbs expected",
+                            local.len(),
+                            own.len()
+                        )));
+                    }
+                    for (j, &i) in own.iter().enumerate() {
+                        words[i * n..(i + 1) * n].copy_from_slice(&local[j * n..(j + 1) * n]);
+                    }
                 }
                 ring.upload(ctx.device(), words, shape, Form::Ntt)
             })
