@@ -5,6 +5,7 @@ use std::time::Instant;
 
 use rhea_cuda::elementwise as ew;
 use rhea_cuda::ntt::{DeviceNttTables, EpilogueRun, NttDirection, NttRun, MAX_RUNS};
+use rhea_cuda::ntt_keyswitch::{self, KsDigit};
 use rhea_cuda::{automorphism, fused, DeviceBuffer, RnsLayout};
 
 use super::plan::KsPlan;
@@ -168,66 +169,41 @@ impl GpuGroup {
         }
         // 2. Every GPU gets every limb.
         self.all_gather(&mut coeff, |k| up[k].clone())?;
-        // 3. ModUp to each GPU's own limbs, the inner product with its part of the key, and the
-        //    inverse NTT of its P limbs.
+        // 3. ModUp to each GPU's own limbs, the inner product with its part of the key
+        //    (`[2][width][N]`), and the inverse NTT of its P limbs into `[2][|P|][N]`.
         let mut accs = Vec::with_capacity(self.gpus());
         let mut pcs = Vec::with_capacity(self.gpus());
         for (k, g) in self.rings.iter().enumerate() {
             let plan = KsPlan::new(&self.part, ring.digits(), lq, ell, k);
             let (nq, np, width) = (plan.nq(), plan.np(), plan.width());
-            let (pr, ntt) = (plan.pr.clone(), &self.local[k].ntt);
-            let mut acc = [g.alloc(width * n)?, g.alloc(width * n)?];
+            let (pr, loc) = (plan.pr.clone(), &self.local[k]);
+            let mut acc = g.alloc(2 * width * n)?;
             if width > 0 {
-                let mut conv = Vec::with_capacity(digits);
-                let mut runs = Vec::new();
-                for (dg, dp) in plan.digits.iter().enumerate() {
-                    let mut o = g.alloc(width * n)?;
-                    g.mod_up.convert_centered_subset(
-                        dg,
-                        ell,
-                        &coeff[k],
-                        &mut o,
-                        &plan.targets,
-                        n,
-                    )?;
-                    let own = dp.own.start * n..dp.own.end * n;
-                    DeviceBuffer::copy_region(&d[k], own.start, &mut o, own.start, own.len())?;
-                    runs.extend(dp.runs.iter().map(|(r, table)| NttRun {
-                        buf: dg,
-                        first_limb: r.start,
-                        limbs: r.len(),
-                        table: *table,
-                    }));
-                    conv.push(o);
-                }
-                {
-                    let mut bufs: Vec<&mut DeviceBuffer> = conv.iter_mut().collect();
-                    transform(ntt, &mut bufs, &runs, NttDirection::Forward)?;
-                }
-                let refs: Vec<&DeviceBuffer> = conv.iter().collect();
-                let keys: Vec<(&DeviceBuffer, &DeviceBuffer)> =
-                    key.parts[k].iter().map(|[b, a]| (b, a)).collect();
-                let [a0, a1] = &mut acc;
-                let (m, q_full) = (&self.local[k].moduli, plan.q_full());
-                fused::ks_inner_product(m, nq, q_full, &refs, &keys, a0, a1, n)?;
+                self.mod_up_inner_product(k, ell, &plan, &coeff[k], &d[k], key, &mut acc)?;
             }
-            // The P limbs of both halves, inverse-transformed, into `[2][|P|][N]`.
+            // The P limbs of both halves, inverse-transformed, into `[2][|P|][N]` (read in
+            // place by the fast kernels; copied first for the small rings).
             let mut pc = g.alloc(2 * pl * n)?;
-            let runs: Vec<NttRun> = (0..2)
-                .filter(|_| np > 0)
-                .map(|c| NttRun {
-                    buf: c,
-                    first_limb: nq,
-                    limbs: np,
-                    table: plan.q_full(),
-                })
-                .collect();
-            {
-                let [a0, a1] = &mut acc;
-                transform(ntt, &mut [a0, a1], &runs, NttDirection::Inverse)?;
-            }
-            for (c, a) in acc.iter().enumerate() {
-                DeviceBuffer::copy_region(a, nq * n, &mut pc, (c * pl + pr.start) * n, np * n)?;
+            if np > 0 {
+                let runs: Vec<NttRun> = (0..2)
+                    .map(|c| NttRun {
+                        buf: 0,
+                        first_limb: c * pl + pr.start,
+                        limbs: np,
+                        table: plan.q_full(),
+                    })
+                    .collect();
+                if loc.ntt.has_fast_kernels() {
+                    let sources = [Some((&acc, nq)), Some((&acc, width + nq))];
+                    loc.ntt
+                        .inverse_runs_from(&mut [&mut pc], &runs, &sources, None)?;
+                } else {
+                    for c in 0..2 {
+                        let (from, to) = ((c * width + nq) * n, (c * pl + pr.start) * n);
+                        DeviceBuffer::copy_region(&acc, from, &mut pc, to, np * n)?;
+                    }
+                    transform(&loc.ntt, &mut [&mut pc], &runs, NttDirection::Inverse)?;
+                }
             }
             accs.push(acc);
             pcs.push(pc);
@@ -235,41 +211,118 @@ impl GpuGroup {
         drop(coeff);
         // 4. Every GPU gets every P limb.
         self.all_gather(&mut pcs, |k| down[k].clone())?;
-        // 5. ModDown to each GPU's own Q limbs, the addends, the automorphism.
+        // 5. ModDown to each GPU's own Q limbs (both halves in one conversion), the addends,
+        //    the automorphism.
         let mut out: [Vec<DeviceBuffer>; 2] = Default::default();
         for (k, g) in self.rings.iter().enumerate() {
             let plan = KsPlan::new(&self.part, ring.digits(), lq, ell, k);
-            let nq = plan.nq();
-            let mut y = [g.alloc(nq * n)?, g.alloc(nq * n)?];
+            let (nq, width) = (plan.nq(), plan.width());
+            let mut res = [g.alloc(nq * n)?, g.alloc(nq * n)?];
             if nq > 0 {
+                let mut y = g.alloc(2 * nq * n)?;
                 let cols = &plan.moddown_columns;
                 let conv = &g.mod_down[ell - 1];
-                for (c, yc) in y.iter_mut().enumerate() {
-                    conv.convert_centered_columns(yc, &pcs[k], c * pl * n, pl * n, 1, n, cols)?;
-                }
+                conv.convert_centered_columns(&mut y, &pcs[k], 0, pl * n, 2, n, cols)?;
                 let adds_k = [adds[0].map(|a| &a[k]), adds[1].map(|a| &a[k])];
-                y = self.moddown_tail(k, nq, y, &accs[k], adds_k, galois)?;
+                res = self.moddown_tail(k, nq, width, y, &accs[k], adds_k, galois)?;
             }
-            let [y0, y1] = y;
+            let [y0, y1] = res;
             out[0].push(y0);
             out[1].push(y1);
         }
         Ok(out)
     }
 
-    /// The end of GPU `k`'s ModDown on its `nq` own (active) `Q` limbs: `y` (the
-    /// conversions, coefficient form, one buffer per half) forward-transformed, then
-    /// `[add_c +] (x_c − y_c)·P^{-1}` with `x_c` the inner product's `Q` limbs, permuted by
-    /// `σ_g` for `galois = Some(g)`. With the fast NTT one launch per phase (the single-GPU
-    /// ModDown's fused epilogue); otherwise the composition (NTT, subtract-multiply, add,
-    /// automorphism), the same words.
+    /// GPU `k`'s ModUp and inner product (`plan`, at least one local limb): every digit
+    /// converted from the all-gathered `coeff` to the GPU's limbs outside the digit, transformed,
+    /// and summed against the GPU's part of `key`, with the digit's own limbs taken from the
+    /// GPU's part of the NTT-form input `d_k`, into `acc` (`[2][width][N]`). With the fast NTT
+    /// and at most `ntt_keyswitch::MAX_DIGITS` digits, the single-GPU path's fusion on the
+    /// GPU's own limbs and tables: the column phase of the forward NTT, then one kernel for its
+    /// row phase and the inner product (no transformed limb written, the own limbs read from
+    /// `d_k` in place). Otherwise the composition (own limbs copied, full NTT, inner product).
+    #[allow(clippy::too_many_arguments)]
+    fn mod_up_inner_product(
+        &self,
+        k: usize,
+        ell: usize,
+        plan: &KsPlan,
+        coeff: &DeviceBuffer,
+        d_k: &DeviceBuffer,
+        key: &PartitionedKey,
+        acc: &mut DeviceBuffer,
+    ) -> Result<()> {
+        let (g, loc) = (&self.rings[k], &self.local[k]);
+        let n = self.ctx.ring().n();
+        let (nq, np, width, q_full) = (plan.nq(), plan.np(), plan.width(), plan.q_full());
+        let digits = plan.digits.len();
+        let fuse =
+            loc.ntt.has_fast_kernels() && digits <= ntt_keyswitch::MAX_DIGITS && nq > 0 && np > 0;
+        let mut conv = Vec::with_capacity(digits);
+        let mut runs = Vec::new();
+        for (dg, dp) in plan.digits.iter().enumerate() {
+            let mut o = g.alloc(width * n)?;
+            g.mod_up
+                .convert_centered_subset(dg, ell, coeff, &mut o, &plan.targets, n)?;
+            if !fuse {
+                let own = dp.own.start * n..dp.own.end * n;
+                DeviceBuffer::copy_region(d_k, own.start, &mut o, own.start, own.len())?;
+            }
+            runs.extend(dp.runs.iter().map(|(r, table)| NttRun {
+                buf: dg,
+                first_limb: r.start,
+                limbs: r.len(),
+                table: *table,
+            }));
+            conv.push(o);
+        }
+        let keys: Vec<(&DeviceBuffer, &DeviceBuffer)> =
+            key.parts[k].iter().map(|[b, a]| (b, a)).collect();
+        if fuse {
+            for chunk in runs.chunks(MAX_RUNS) {
+                let mut bufs: Vec<&mut DeviceBuffer> = conv.iter_mut().collect();
+                loc.ntt.forward_columns_runs(&mut bufs, chunk)?;
+            }
+            let kd: Vec<KsDigit<'_>> = conv
+                .iter()
+                .zip(&plan.digits)
+                .zip(&keys)
+                .map(|((c, dp), (b, a))| KsDigit {
+                    converted: c,
+                    own: dp.own.clone(),
+                    key_b: b,
+                    key_a: a,
+                })
+                .collect();
+            return Ok(loc
+                .ntt
+                .forward_rows_keyswitch(d_k, nq, q_full, &loc.moduli, &kd, acc)?);
+        }
+        {
+            let mut bufs: Vec<&mut DeviceBuffer> = conv.iter_mut().collect();
+            transform(&loc.ntt, &mut bufs, &runs, NttDirection::Forward)?;
+        }
+        let refs: Vec<&DeviceBuffer> = conv.iter().collect();
+        let none = [None, None];
+        let keys = &keys[..digits];
+        fused::ks_inner_product_pair(&loc.moduli, nq, q_full, &refs, keys, none, acc, n)?;
+        Ok(())
+    }
+
+    /// The end of GPU `k`'s ModDown on its `nq` own (active) `Q` limbs: `y` (the conversions,
+    /// coefficient form, `[2][nq][N]`) forward-transformed, then `[add_c +] (x_c − y_c)·P^{-1}`
+    /// with `x_c` the inner product's `Q` limbs (`x` is `[2][width][N]`), permuted by `σ_g` for
+    /// `galois = Some(g)`. With the fast NTT one launch per phase (the single-GPU ModDown's
+    /// fused epilogue, the accumulator read for the last time); otherwise the composition
+    /// (NTT, subtract-multiply, add, automorphism), the same words.
     #[allow(clippy::too_many_arguments)]
     fn moddown_tail(
         &self,
         k: usize,
         nq: usize,
-        mut y: [DeviceBuffer; 2],
-        x: &[DeviceBuffer; 2],
+        width: usize,
+        mut y: DeviceBuffer,
+        x: &DeviceBuffer,
         adds: [Option<&DeviceBuffer>; 2],
         galois: Option<u64>,
     ) -> Result<[DeviceBuffer; 2]> {
@@ -278,8 +331,8 @@ impl GpuGroup {
         // Local tables: the GPU's active Q limbs are its first local tables.
         let runs: Vec<NttRun> = (0..2)
             .map(|c| NttRun {
-                buf: c,
-                first_limb: 0,
+                buf: 0,
+                first_limb: c * nq,
                 limbs: nq,
                 table: 0,
             })
@@ -290,15 +343,15 @@ impl GpuGroup {
                 .map(|c| EpilogueRun {
                     out: c,
                     out_limb: 0,
-                    x: &x[c],
-                    x_limb: 0,
+                    x,
+                    x_limb: c * width,
                     c: adds[c].map(|a| (a, 0)),
                 })
                 .collect();
-            let ([y0, y1], [o0, o1]) = (&mut y, &mut o);
+            let [o0, o1] = &mut o;
             // `w` by local table index: `P^{-1} mod q_i` pairs of the GPU's Q limbs.
-            loc.ntt.forward_runs_epilogue_automorphism(
-                &mut [y0, y1],
+            loc.ntt.forward_runs_epilogue_consuming_x(
+                &mut [&mut y],
                 &runs,
                 &mut [o0, o1],
                 &epi,
@@ -307,25 +360,26 @@ impl GpuGroup {
             )?;
             return Ok(o);
         }
-        {
-            let [y0, y1] = &mut y;
-            transform(&loc.ntt, &mut [y0, y1], &runs, NttDirection::Forward)?;
-        }
+        transform(&loc.ntt, &mut [&mut y], &runs, NttDirection::Forward)?;
         let lay = RnsLayout::new(n, nq, 1);
-        for (c, yc) in y.iter_mut().enumerate() {
-            fused::sub_mul_scalar_assign(yc, &x[c], &loc.p_inv_w, &loc.moduli, 0, nq, n)?;
+        let mut res = [g.alloc(nq * n)?, g.alloc(nq * n)?];
+        for (c, r) in res.iter_mut().enumerate() {
+            let mut xc = g.alloc(nq * n)?;
+            DeviceBuffer::copy_region(x, c * width * n, &mut xc, 0, nq * n)?;
+            DeviceBuffer::copy_region(&y, c * nq * n, r, 0, nq * n)?;
+            fused::sub_mul_scalar_assign(r, &xc, &loc.p_inv_w, &loc.moduli, 0, nq, n)?;
             if let Some(add) = adds[c] {
-                ew::add_assign(yc, add, &lay, &loc.moduli)?;
+                ew::add_assign(r, add, &lay, &loc.moduli)?;
             }
         }
         if let Some(gal) = galois {
-            for yc in y.iter_mut() {
+            for r in res.iter_mut() {
                 let mut o = g.alloc(nq * n)?;
-                automorphism::apply_ntt(&mut o, yc, gal, &lay)?;
-                *yc = o;
+                automorphism::apply_ntt(&mut o, r, gal, &lay)?;
+                *r = o;
             }
         }
-        Ok(y)
+        Ok(res)
     }
 
     /// The two NCCL exchanges of one key switching at `level`, alone, `reps` times on scratch
