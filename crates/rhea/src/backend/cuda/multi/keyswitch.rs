@@ -30,7 +30,8 @@ fn transform(
 }
 
 impl GpuGroup {
-    /// `(a_0 b_0, a_0 b_1 + a_1 b_0, a_1 b_1)`, limb by limb on each GPU (no communication).
+    /// `(a_0 b_0, a_0 b_1 + a_1 b_0, a_1 b_1)`, limb by limb on each GPU (no communication), one
+    /// fused launch per GPU.
     pub(super) fn tensor(
         &self,
         a: &PartitionedCiphertext,
@@ -42,19 +43,20 @@ impl GpuGroup {
             let g = &self.rings[k];
             let nq = self.part.q_active(k, a.ell).len();
             let m = &self.local[k].moduli;
-            let lay = RnsLayout::new(n, nq, 1);
             let mut d = [g.alloc(nq * n)?, g.alloc(nq * n)?, g.alloc(nq * n)?];
             if nq > 0 {
-                let (a0, a1, b0, b1) = (
-                    &a.parts[0][k],
-                    &a.parts[1][k],
-                    &b.parts[0][k],
-                    &b.parts[1][k],
-                );
-                ew::mul(&mut d[0], a0, b0, &lay, m)?;
-                ew::mul(&mut d[1], a0, b1, &lay, m)?;
-                ew::mul_add_assign(&mut d[1], a1, b0, &lay, m)?;
-                ew::mul(&mut d[2], a1, b1, &lay, m)?;
+                // One pass (the single-GPU path's fused tensor kernel); the local moduli's
+                // first `nq` are the active limbs'.
+                let (pa, pb) = (&a.parts, &b.parts);
+                let [d0, d1, d2] = &mut d;
+                fused::tensor(
+                    [&pa[0][k], &pa[1][k]],
+                    [&pb[0][k], &pb[1][k]],
+                    [d0, d1, d2],
+                    m,
+                    nq,
+                    n,
+                )?;
             }
             for (o, x) in out.iter_mut().zip(d) {
                 o.push(x);
