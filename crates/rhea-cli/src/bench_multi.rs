@@ -205,8 +205,8 @@ pub fn run_multi(preset: &str, gpus: usize, reps: usize) -> Result<MultiReport, 
 pub struct LatencyRow {
     /// `single-gpu` (the fused single-GPU path, `Evaluator`) or `group` (latency mode).
     pub path: String,
-    /// How the group split the limbs (`strided`, the default, or `contiguous`, the first
-    /// split, for comparison); `none` for the single-GPU path.
+    /// How the group split the limbs (`strided`, the default; `strided-4`, blocks of 4 limbs
+    /// dealt round-robin; `contiguous`, the first split), `none` for the single-GPU path.
     pub partition: String,
     /// GPUs used.
     pub gpus: usize,
@@ -246,7 +246,7 @@ pub struct LatencyReport {
     /// The default limb split of the groups (`strided`: limb `i` on GPU `i mod K`).
     pub partition: String,
     /// The single-GPU path, a group of one, a group of all `--gpus` (default split), then the
-    /// same with the contiguous split (for comparison; only for 2+ GPUs).
+    /// same with blocks of 4 and with the contiguous split (for comparison; only for 2+ GPUs).
     pub rows: Vec<LatencyRow>,
     /// Single-GPU time over the largest group's (default split): mul+relin.
     pub mul_relin_speedup: f64,
@@ -391,6 +391,11 @@ pub fn run_latency(preset: &str, gpus: usize, reps: usize) -> Result<LatencyRepo
     let mut runs = vec![(1, default)];
     if gpus > 1 {
         runs.push((gpus, default));
+        // Blocks of 4 limbs: as balanced within a block, 4× fewer NCCL broadcasts per ModUp
+        // all-gather (each rank's limbs are one broadcast per block).
+        if 4 * (gpus - 1) < params.q_primes().len() {
+            runs.push((gpus, PartitionKind::Strided { block: 4 }));
+        }
         runs.push((gpus, PartitionKind::Contiguous));
     }
     for (k, kind) in runs {
