@@ -254,6 +254,83 @@ pub struct LatencyReport {
     pub rotate_speedup: f64,
     /// Whether every group's results had the single-GPU path's words.
     pub identical_words: bool,
+    /// The preset's bootstrapping key set split over the `--gpus` GPUs (default split).
+    pub bootstrapping_keys: BootKeySplit,
+}
+
+/// The bootstrapping key set of a preset (the relinearisation key and every Galois key a
+/// `Bootstrapper` holds: its rotations and conjugation; not the two encapsulation keys)
+/// partitioned by limb over a group: what each GPU holds against one GPU holding it all.
+#[derive(Debug, Serialize)]
+pub struct BootKeySplit {
+    /// The rotation steps (CoeffToSlot, SlotToCoeff, the subring sum).
+    pub rotations: Vec<i64>,
+    /// Key-switching keys (the rotations', conjugation, relinearisation).
+    pub keys: usize,
+    /// Bytes on the one GPU that holds the whole set.
+    pub bytes_one_gpu: u64,
+    /// Bytes on each GPU of the group.
+    pub bytes_per_gpu: Vec<u64>,
+}
+
+/// The key set of `preset`'s `Bootstrapper` generated one key at a time on `ctx`'s device and
+/// partitioned over `group` (each key dropped from its device once split).
+fn boot_key_split(
+    preset: &BootstrapPreset,
+    ctx: &CkksContext,
+    keygen: &mut KeyGenerator,
+    sk: &rhea::rlwe::SecretKey,
+    group: &rhea::unstable::multi::GpuGroup,
+) -> rhea::Result<BootKeySplit> {
+    use rhea::ckks::bootstrap::HomomorphicDft;
+    let cfg = &preset.config;
+    let half = ctx.params().slots();
+    let cts = HomomorphicDft::coeff_to_slot(cfg.slots, cfg.coeff_to_slot_levels, 1.0)?
+        .with_rotation_keys(cfg.rotation_keys);
+    let stc = HomomorphicDft::slot_to_coeff(cfg.slots, cfg.slot_to_coeff_levels, 1.0)?
+        .with_rotation_keys(cfg.rotation_keys);
+    let mut steps = cts.rotations();
+    steps.extend(stc.rotations());
+    let mut s = cfg.slots;
+    while s < half {
+        steps.push(s as i64);
+        s *= 2;
+    }
+    steps.sort_unstable();
+    steps.dedup();
+    // Every split key is held to the end: the whole set lives across the group at once.
+    let rlk = keygen.relinearization_key(sk)?;
+    let mut one = rlk.key().size_bytes();
+    let mut held = vec![group.partition_relinearization_key(&rlk)?];
+    drop(rlk);
+    let conj = keygen.galois_keys(sk, &[], true)?;
+    one += conj.size_bytes();
+    for g in conj.elements() {
+        if let Some(key) = conj.get(g) {
+            held.push(group.partition_key(key)?);
+        }
+    }
+    drop(conj);
+    let mut rotations = Vec::new();
+    for &step in &steps {
+        let gk = keygen.galois_keys(sk, &[step], false)?;
+        one += gk.size_bytes();
+        rotations.push(group.partition_rotation_keys(&gk, &[step])?);
+    }
+    let mut per_gpu = vec![0u64; group.gpus()];
+    let parts = held.iter().map(|k| k.bytes_per_gpu());
+    for b in parts.chain(rotations.iter().map(|r| r.bytes_per_gpu())) {
+        for (t, x) in per_gpu.iter_mut().zip(b) {
+            *t += x;
+        }
+    }
+    let keys = held.len() + rotations.iter().map(|r| r.elements().len()).sum::<usize>();
+    Ok(BootKeySplit {
+        rotations: steps,
+        keys,
+        bytes_one_gpu: one,
+        bytes_per_gpu: per_gpu,
+    })
 }
 
 impl LatencyReport {
@@ -304,6 +381,17 @@ impl LatencyReport {
         out.push_str(&format!(
             "speedup over one GPU: mul+relin {:.2}×, rotation {:.2}×; words identical: {}\n",
             self.mul_relin_speedup, self.rotate_speedup, self.identical_words
+        ));
+        let b = &self.bootstrapping_keys;
+        let gib = |x: u64| format!("{:.2}", x as f64 / (1u64 << 30) as f64);
+        let per: Vec<String> = b.bytes_per_gpu.iter().map(|&x| gib(x)).collect();
+        out.push_str(&format!(
+            "bootstrapping key set ({} keys: relinearisation, conjugation, {} rotations): \
+             {} GiB on one GPU, {} GiB per GPU split\n",
+            b.keys,
+            b.rotations.len(),
+            gib(b.bytes_one_gpu),
+            per.join(" / ")
         ));
         out
     }
@@ -437,6 +525,9 @@ pub fn run_latency(preset: &str, gpus: usize, reps: usize) -> Result<LatencyRepo
                 .collect(),
         });
     }
+    let group = GpuGroup::new(&ctx, &all[..gpus]).map_err(err)?;
+    let boot_keys = boot_key_split(&preset, &ctx, &mut keygen, &sk, &group).map_err(err)?;
+    drop(group);
     let (one, last) = (&rows[0], &rows[if gpus > 1 { 2 } else { 1 }]);
     Ok(LatencyReport {
         preset: preset.name.to_string(),
@@ -451,6 +542,7 @@ pub fn run_latency(preset: &str, gpus: usize, reps: usize) -> Result<LatencyRepo
         mul_relin_speedup: one.mul_relin_ms / last.mul_relin_ms,
         rotate_speedup: one.rotate_ms / last.rotate_ms,
         identical_words: identical,
+        bootstrapping_keys: boot_keys,
         rows,
     })
 }
