@@ -157,9 +157,11 @@ impl GpuGroup {
                 })
                 .collect();
             if ntt.has_fast_kernels() {
+                // The ModUp's first step folded in (the single-GPU path's `mod_up_inverse`).
+                let f = self.local[k].mod_up_inverse[ell - 1].as_ref();
                 let sources: Vec<_> = blocks.iter().map(|(r, _)| Some((&d[k], r.start))).collect();
                 for (rs, ss) in runs.chunks(MAX_RUNS).zip(sources.chunks(MAX_RUNS)) {
-                    ntt.inverse_runs_from(&mut [&mut c], rs, ss, None)?;
+                    ntt.inverse_runs_from(&mut [&mut c], rs, ss, f)?;
                 }
             } else {
                 for (r, first) in &blocks {
@@ -196,9 +198,11 @@ impl GpuGroup {
                     })
                     .collect();
                 if loc.ntt.has_fast_kernels() {
+                    // The ModDown conversion's first step folded in, as on one GPU.
                     let sources = [Some((&acc, nq)), Some((&acc, width + nq))];
+                    let f = loc.mod_down_inverse.as_ref();
                     loc.ntt
-                        .inverse_runs_from(&mut [&mut pc], &runs, &sources, None)?;
+                        .inverse_runs_from(&mut [&mut pc], &runs, &sources, f)?;
                 } else {
                     for c in 0..2 {
                         let (from, to) = ((c * width + nq) * n, (c * pl + pr.start) * n);
@@ -224,7 +228,11 @@ impl GpuGroup {
                 let mut y = g.alloc(2 * nq * n)?;
                 let cols = &plan.moddown_columns;
                 let conv = &g.mod_down[ell - 1];
-                conv.convert_centered_columns(&mut y, &pcs[k], 0, pl * n, 2, n, cols)?;
+                if self.local[k].mod_down_inverse.is_some() {
+                    conv.convert_scaled_centered_columns(&mut y, &pcs[k], 0, pl * n, 2, n, cols)?;
+                } else {
+                    conv.convert_centered_columns(&mut y, &pcs[k], 0, pl * n, 2, n, cols)?;
+                }
                 let adds_k = [adds[0].map(|a| &a[k]), adds[1].map(|a| &a[k])];
                 res = self.moddown_tail(k, nq, width, y, &accs[k], adds_k, galois)?;
             }
@@ -260,15 +268,28 @@ impl GpuGroup {
         let digits = plan.digits.len();
         let fuse =
             loc.ntt.has_fast_kernels() && digits <= ntt_keyswitch::MAX_DIGITS && nq > 0 && np > 0;
-        let mut conv = Vec::with_capacity(digits);
+        let mut conv = (0..digits)
+            .map(|_| g.alloc(width * n))
+            .collect::<Result<Vec<_>>>()?;
+        {
+            // Every digit's conversion to the GPU's limbs, five digits per launch; the input
+            // holds the first step's products where the inverse NTT folded them in.
+            let scaled = loc.mod_up_inverse.get(ell - 1).is_some_and(Option::is_some);
+            let mut jobs: Vec<(usize, &mut DeviceBuffer)> = conv.iter_mut().enumerate().collect();
+            g.mod_up.convert_centered_subset_many(
+                ell,
+                coeff,
+                &mut jobs,
+                &plan.targets,
+                n,
+                scaled,
+            )?;
+        }
         let mut runs = Vec::new();
         for (dg, dp) in plan.digits.iter().enumerate() {
-            let mut o = g.alloc(width * n)?;
-            g.mod_up
-                .convert_centered_subset(dg, ell, coeff, &mut o, &plan.targets, n)?;
             if !fuse {
                 let own = dp.own.start * n..dp.own.end * n;
-                DeviceBuffer::copy_region(d_k, own.start, &mut o, own.start, own.len())?;
+                DeviceBuffer::copy_region(d_k, own.start, &mut conv[dg], own.start, own.len())?;
             }
             runs.extend(dp.runs.iter().map(|(r, table)| NttRun {
                 buf: dg,
@@ -276,7 +297,6 @@ impl GpuGroup {
                 limbs: r.len(),
                 table: *table,
             }));
-            conv.push(o);
         }
         let keys: Vec<(&DeviceBuffer, &DeviceBuffer)> =
             key.parts[k].iter().map(|[b, a]| (b, a)).collect();

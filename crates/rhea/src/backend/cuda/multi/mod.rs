@@ -55,6 +55,14 @@ struct LocalTables {
     /// `(P^{-1} mod q_i, shoup)` pairs for the GPU's `Q` limbs (the ModDown's last factor), by
     /// local table index.
     p_inv_w: DeviceBuffer,
+    /// Per level (`ℓ − 1`), the ModUp conversions' first-step factors `q̂_i^{-1}` of the GPU's
+    /// active limbs folded into the inverse NTT's last stage
+    /// (`DeviceNttTables::scaled_inverse_words`, local tables), as the single-GPU path's
+    /// `mod_up_inverse`; `None` where the GPU holds no active limb; empty without the fast NTT.
+    mod_up_inverse: Vec<Option<DeviceBuffer>>,
+    /// The ModDown conversion's first-step factors `p̂_j^{-1}` on the GPU's `P` tables (1 on its
+    /// `Q` tables), folded the same way; `None` without the fast NTT.
+    mod_down_inverse: Option<DeviceBuffer>,
 }
 
 /// A group of GPUs that runs one CKKS operation at a time split across all of them (latency
@@ -262,10 +270,33 @@ impl GpuGroup {
                 let pairs =
                     super::shoup_pairs(&pick(md.p_inv_mod_q()), &pick(md.p_inv_mod_q_shoup()));
                 let p_inv_w = g.device().upload(&pairs)?;
+                let (mut mod_up_inverse, mut mod_down_inverse) = (Vec::new(), None);
+                if ntt.has_fast_kernels() {
+                    for ell in 1..=ring.q_len() {
+                        let f = g.mod_up.first_step_factors(ell)?;
+                        let active: Vec<u64> =
+                            ql.iter().take_while(|&&i| i < ell).map(|&i| f[i]).collect();
+                        mod_up_inverse.push(if active.is_empty() {
+                            None
+                        } else {
+                            Some(g.device().upload(&ntt.scaled_inverse_words(&active)?)?)
+                        });
+                    }
+                    let q_hat_inv = ring
+                        .keyswitch_plan()
+                        .mod_down_converter(ring.q_len())
+                        .q_hat_inv_mod_q()
+                        .to_vec();
+                    let mut f = vec![1u64; ql.len()];
+                    f.extend_from_slice(&q_hat_inv[part.p_range(k)]);
+                    mod_down_inverse = Some(g.device().upload(&ntt.scaled_inverse_words(&f)?)?);
+                }
                 Ok(LocalTables {
                     moduli,
                     ntt,
                     p_inv_w,
+                    mod_up_inverse,
+                    mod_down_inverse,
                 })
             })
             .collect::<Result<Vec<_>>>()?;
