@@ -1,17 +1,19 @@
 //! Latency mode over several GPUs (issue 37): one key switching split across a group of GPUs
 //! by limb, the key-switching keys partitioned the same way, the exchanges through NCCL.
 //!
-//! Every polynomial of a [`GpuGroup`] is split by one [`LimbPartition`]: GPU `k` holds its
-//! contiguous range of the `Q` limbs (of whatever level the polynomial has) and, for the
-//! key-switching keys (over the full `Q ∪ P`), its range of the `P` limbs too. A key switching
-//! of `d` (NTT form, level `ℓ`) then runs as (`keyswitch.rs`):
+//! Every polynomial of a [`GpuGroup`] is split by one [`LimbPartition`]: GPU `k` holds its `Q`
+//! limbs (by default limb `i` on GPU `i mod K`, balanced at every level; [`PartitionKind`]) of
+//! whatever level the polynomial has, contiguously in increasing order, and, for the
+//! key-switching keys (over the full `Q ∪ P`), its range of the `P` limbs too. Each GPU keeps
+//! NTT tables and moduli of its own primes in that order. A key switching of `d` (NTT form,
+//! level `ℓ`) then runs as (`keyswitch.rs`):
 //!
-//! 1. each GPU inverse-transforms its own limbs of `d`;
+//! 1. each GPU inverse-transforms its own limbs of `d` into their places of a full-width buffer;
 //! 2. an NCCL all-gather gives every GPU all `ℓ` coefficient-form limbs;
 //! 3. each GPU converts every digit to its own target limbs only (its `Q` limbs outside the
 //!    digit and its `P` limbs: the same conversion columns as one GPU computes, hence the same
-//!    words), transforms them, copies the digit's own limbs it holds from `d`, and forms the
-//!    inner product with its part of the key;
+//!    words), transforms them and forms the inner product with its part of the key, the
+//!    digit's own limbs read from its part of `d` (the single-GPU path's fused kernels);
 //! 4. each GPU inverse-transforms its `P` limbs of both halves; an NCCL all-gather gives every
 //!    GPU all `P` limbs; each converts `P` to its own `Q` limbs, transforms, and finishes
 //!    `(x − y) · P^{-1}` (plus the addends, then the rotation's permutation) on its own limbs.
@@ -108,7 +110,7 @@ impl std::fmt::Debug for GpuGroup {
 }
 
 /// A key-switching key split by limb over a [`GpuGroup`]: GPU `k` holds, for every digit, the
-/// key's `Q` limbs of its range and its `P` limbs (`[|Q_k| + |P_k|][N]` per polynomial).
+/// key's `Q` limbs it owns and its `P` limbs (`[|Q_k| + |P_k|][N]` per polynomial).
 pub struct PartitionedKey {
     params_id: u64,
     /// `parts[k][d]`: GPU `k`'s limbs of digit `d`'s `(b, a)`.
@@ -166,8 +168,8 @@ impl PartitionedGaloisKeys {
     }
 }
 
-/// A CKKS ciphertext split by limb over a [`GpuGroup`]: component `c`'s `Q` limbs of GPU `k`'s
-/// range (below the level) on GPU `k`, NTT form.
+/// A CKKS ciphertext split by limb over a [`GpuGroup`]: component `c`'s `Q` limbs that GPU `k`
+/// owns (below the level) on GPU `k`, in increasing order, NTT form.
 pub struct PartitionedCiphertext {
     /// `parts[c][k]`: GPU `k`'s limbs of component `c`.
     parts: Vec<Vec<DeviceBuffer>>,
