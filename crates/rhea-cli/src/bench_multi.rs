@@ -208,6 +208,9 @@ pub struct LatencyRow {
     /// How the group split the limbs (`strided`, the default; `strided-4`, blocks of 4 limbs
     /// dealt round-robin; `contiguous`, the first split), `none` for the single-GPU path.
     pub partition: String,
+    /// Whether the ModUp's exchange overlapped the conversions digit by digit
+    /// (`GpuGroup::set_overlap`).
+    pub overlap: bool,
     /// GPUs used.
     pub gpus: usize,
     /// Median wall time of one mul+relin (not rescaled), ms, the host waiting for the result.
@@ -245,13 +248,17 @@ pub struct LatencyReport {
     pub devices: Vec<String>,
     /// The default limb split of the groups (`strided`: limb `i` on GPU `i mod K`).
     pub partition: String,
-    /// The single-GPU path, a group of one, a group of all `--gpus` (default split), then the
-    /// same with blocks of 4 and with the contiguous split (for comparison; only for 2+ GPUs).
+    /// The single-GPU path, a group of one, a group of all `--gpus` (default split), the same
+    /// with the ModUp exchange overlapped, with blocks of 4 and with the contiguous split (the
+    /// last three only for 2+ GPUs).
     pub rows: Vec<LatencyRow>,
     /// Single-GPU time over the largest group's (default split): mul+relin.
     pub mul_relin_speedup: f64,
     /// The same for the rotation.
     pub rotate_speedup: f64,
+    /// The speedups of the default split with the ModUp exchange overlapped (mul+relin,
+    /// rotation); `None` for one GPU.
+    pub overlap_speedups: Option<(f64, f64)>,
     /// Whether every group's results had the single-GPU path's words.
     pub identical_words: bool,
     /// The preset's bootstrapping key set split over the `--gpus` GPUs (default split).
@@ -338,7 +345,7 @@ impl LatencyReport {
     pub fn table(&self) -> String {
         let mut out = format!(
             "rhea bench multi --mode latency — {} (N = 2^{}, {} Q + {} P primes, dnum {}), \
-             level {}, median of {}\n{:<11} {:<11} {:>5} {:>13} {:>11} {:>14} {:>22} {:>14}\n",
+             level {}, median of {}\n{:<11} {:<11} {:>7} {:>5} {:>13} {:>11} {:>14} {:>22} {:>14}\n",
             self.preset,
             self.log_n,
             self.q_limbs,
@@ -348,6 +355,7 @@ impl LatencyReport {
             self.reps,
             "path",
             "partition",
+            "overlap",
             "GPUs",
             "mul+relin ms",
             "rotate ms",
@@ -367,9 +375,10 @@ impl LatencyReport {
                 .map(|(q, p)| format!("({q},{p})"))
                 .collect();
             out.push_str(&format!(
-                "{:<11} {:<11} {:>5} {:>13.3} {:>11.3} {:>14.3} {:>22} {:>14}\n",
+                "{:<11} {:<11} {:>7} {:>5} {:>13.3} {:>11.3} {:>14.3} {:>22} {:>14}\n",
                 r.path,
                 r.partition,
+                if r.overlap { "yes" } else { "no" },
                 r.gpus,
                 r.mul_relin_ms,
                 r.rotate_ms,
@@ -382,6 +391,11 @@ impl LatencyReport {
             "speedup over one GPU: mul+relin {:.2}×, rotation {:.2}×; words identical: {}\n",
             self.mul_relin_speedup, self.rotate_speedup, self.identical_words
         ));
+        if let Some((m, r)) = self.overlap_speedups {
+            out.push_str(&format!(
+                "with the ModUp exchange overlapped: mul+relin {m:.2}×, rotation {r:.2}×\n"
+            ));
+        }
         let b = &self.bootstrapping_keys;
         let gib = |x: u64| format!("{:.2}", x as f64 / (1u64 << 30) as f64);
         let per: Vec<String> = b.bytes_per_gpu.iter().map(|&x| gib(x)).collect();
@@ -466,6 +480,7 @@ pub fn run_latency(preset: &str, gpus: usize, reps: usize) -> Result<LatencyRepo
     let mut rows = vec![LatencyRow {
         path: "single-gpu".into(),
         partition: "none".into(),
+        overlap: false,
         gpus: 1,
         mul_relin_ms: median_ms(reps, || eval.mul_relin(&a, &b).map(drop), sync0).map_err(err)?,
         rotate_ms: median_ms(reps, || eval.rotate(&a, 1).map(drop), sync0).map_err(err)?,
@@ -476,18 +491,20 @@ pub fn run_latency(preset: &str, gpus: usize, reps: usize) -> Result<LatencyRepo
     }];
     let mut identical = true;
     let default = PartitionKind::Strided { block: 1 };
-    let mut runs = vec![(1, default)];
+    let mut runs = vec![(1, default, false)];
     if gpus > 1 {
-        runs.push((gpus, default));
+        runs.push((gpus, default, false));
+        runs.push((gpus, default, true));
         // Blocks of 4 limbs: as balanced within a block, 4× fewer NCCL broadcasts per ModUp
         // all-gather (each rank's limbs are one broadcast per block).
         if 4 * (gpus - 1) < params.q_primes().len() {
-            runs.push((gpus, PartitionKind::Strided { block: 4 }));
+            runs.push((gpus, PartitionKind::Strided { block: 4 }, false));
         }
-        runs.push((gpus, PartitionKind::Contiguous));
+        runs.push((gpus, PartitionKind::Contiguous, false));
     }
-    for (k, kind) in runs {
-        let group = GpuGroup::with_partition(&ctx, &all[..k], kind).map_err(err)?;
+    for (k, kind, overlap) in runs {
+        let mut group = GpuGroup::with_partition(&ctx, &all[..k], kind).map_err(err)?;
+        group.set_overlap(overlap);
         let prlk = group.partition_relinearization_key(&rlk).map_err(err)?;
         let pgk = group.partition_rotation_keys(&gk, &[1]).map_err(err)?;
         let (pa, pb) = (
@@ -511,6 +528,7 @@ pub fn run_latency(preset: &str, gpus: usize, reps: usize) -> Result<LatencyRepo
         rows.push(LatencyRow {
             path: "group".into(),
             partition: kind.to_string(),
+            overlap,
             gpus: k,
             mul_relin_ms: mul,
             rotate_ms: rot,
@@ -529,6 +547,13 @@ pub fn run_latency(preset: &str, gpus: usize, reps: usize) -> Result<LatencyRepo
     let boot_keys = boot_key_split(&preset, &ctx, &mut keygen, &sk, &group).map_err(err)?;
     drop(group);
     let (one, last) = (&rows[0], &rows[if gpus > 1 { 2 } else { 1 }]);
+    let overlap_speedups = (gpus > 1).then(|| {
+        let o = &rows[3];
+        (
+            one.mul_relin_ms / o.mul_relin_ms,
+            one.rotate_ms / o.rotate_ms,
+        )
+    });
     Ok(LatencyReport {
         preset: preset.name.to_string(),
         log_n: params.log_n(),
@@ -541,6 +566,7 @@ pub fn run_latency(preset: &str, gpus: usize, reps: usize) -> Result<LatencyRepo
         partition: default.to_string(),
         mul_relin_speedup: one.mul_relin_ms / last.mul_relin_ms,
         rotate_speedup: one.rotate_ms / last.rotate_ms,
+        overlap_speedups,
         identical_words: identical,
         bootstrapping_keys: boot_keys,
         rows,

@@ -156,11 +156,13 @@ fn on_group(
     s: &Setup,
     devices: &[Device],
     kind: PartitionKind,
+    overlap: bool,
     level: usize,
 ) -> Vec<Vec<Vec<u64>>> {
-    let group =
+    let mut group =
         GpuGroup::with_partition(&s.ctx, devices, kind).expect("group (NCCL on LD_LIBRARY_PATH?)");
     assert_eq!(group.partition().kind(), kind);
+    group.set_overlap(overlap);
     let rlk = group.partition_relinearization_key(&s.rlk).unwrap();
     let rot = group.partition_rotation_keys(&s.gk, &STEPS).unwrap();
     // The key's limbs are split, not copied: the GPUs together hold the key once.
@@ -197,16 +199,32 @@ fn on_group(
 
 /// CPU, one GPU and a group of `k` GPUs (0: all), its limbs split by the default (strided)
 /// partition, agree word for word at the top level, one below (the top limb's GPU holds one
-/// fewer), a middle level and level 1.
+/// fewer), a middle level and level 1; with 2+ GPUs, also with the ModUp exchange overlapped.
 fn check(test: &str, lit: CkksParametersLiteral, k: usize) {
     check_with(test, lit, k, PartitionKind::Strided { block: 1 });
 }
 
 /// [`check`] with the limbs split by `kind`.
 fn check_with(test: &str, lit: CkksParametersLiteral, k: usize, kind: PartitionKind) {
+    check_modes(test, lit, k, kind, &[false, true]);
+}
+
+/// [`check_with`], for each overlap mode of `overlaps` (only `false` for one GPU).
+fn check_modes(
+    test: &str,
+    lit: CkksParametersLiteral,
+    k: usize,
+    kind: PartitionKind,
+    overlaps: &[bool],
+) {
     let _one_at_a_time = GPU_LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let Some(devices) = gpus(test, k) else {
         return;
+    };
+    let overlaps = if devices.len() > 1 {
+        overlaps
+    } else {
+        &[false]
     };
     let cpu = setup(&lit, Device::Cpu);
     let gpu = setup(&lit, devices[0]);
@@ -222,18 +240,21 @@ fn check_with(test: &str, lit: CkksParametersLiteral, k: usize, kind: PartitionK
             want,
             "{test}: one GPU vs the CPU at level {level}"
         );
-        let got = on_group(&cpu, &devices, kind, level);
-        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
-            let op = if i == 0 {
-                "mul_relin".to_string()
-            } else {
-                format!("rotate {}", STEPS[i - 1])
-            };
-            assert!(
-                g == w,
-                "{test}: {op} over {} GPU(s) ({kind}) at level {level} differs",
-                devices.len()
-            );
+        for &overlap in overlaps {
+            let got = on_group(&cpu, &devices, kind, overlap, level);
+            for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+                let op = if i == 0 {
+                    "mul_relin".to_string()
+                } else {
+                    format!("rotate {}", STEPS[i - 1])
+                };
+                assert!(
+                    g == w,
+                    "{test}: {op} over {} GPU(s) ({kind}, overlap {overlap}) at level {level} \
+                     differs",
+                    devices.len()
+                );
+            }
         }
     }
 }

@@ -171,20 +171,55 @@ impl GpuGroup {
             }
             coeff.push(c);
         }
-        // 2. Every GPU gets every limb.
-        self.all_gather(&mut coeff, |k| up[k].clone())?;
-        // 3. ModUp to each GPU's own limbs, the inner product with its part of the key
-        //    (`[2][width][N]`), and the inverse NTT of its P limbs into `[2][|P|][N]`.
+        // 2. Every GPU gets every limb, and converts every digit to its own limbs: after the
+        //    whole all-gather, or (overlapped) digit by digit as each digit's limbs arrive while
+        //    the next digit's move (NCCL on a second stream).
+        let plans: Vec<KsPlan> = (0..self.gpus())
+            .map(|k| KsPlan::new(&self.part, ring.digits(), lq, ell, k))
+            .collect();
+        let mut convs = plans
+            .iter()
+            .zip(&self.rings)
+            .map(|(p, g)| {
+                let count = if p.width() > 0 { p.digits.len() } else { 0 };
+                (0..count)
+                    .map(|_| g.alloc(p.width() * n))
+                    .collect::<Result<Vec<_>>>()
+            })
+            .collect::<Result<Vec<_>>>()?;
+        match &self.comm {
+            Some(comm) if self.overlap => {
+                let stages: Vec<Exchange> =
+                    (0..digits).map(|dg| self.digit_ranges(ell, dg)).collect();
+                let mut refs: Vec<&mut DeviceBuffer> = coeff.iter_mut().collect();
+                comm.all_gather_v_pipelined(&mut refs, &stages, |dg, coeffs| -> Result<()> {
+                    for (k, plan) in plans.iter().enumerate() {
+                        self.convert_digits(k, ell, plan, coeffs[k], &mut convs[k], Some(dg))?;
+                    }
+                    Ok(())
+                })?;
+            }
+            _ => {
+                self.all_gather(&mut coeff, |k| up[k].clone())?;
+                for (k, plan) in plans.iter().enumerate() {
+                    self.convert_digits(k, ell, plan, &coeff[k], &mut convs[k], None)?;
+                }
+            }
+        }
+        drop(coeff);
+        // 3. The inner product with each GPU's part of the key (`[2][width][N]`), and the
+        //    inverse NTT of its P limbs into `[2][|P|][N]`.
         let mut accs = Vec::with_capacity(self.gpus());
         let mut pcs = Vec::with_capacity(self.gpus());
-        for (k, g) in self.rings.iter().enumerate() {
-            let plan = KsPlan::new(&self.part, ring.digits(), lq, ell, k);
+        for ((k, g), (plan, mut conv)) in self.rings.iter().enumerate().zip(plans.iter().zip(convs))
+        {
             let (nq, np, width) = (plan.nq(), plan.np(), plan.width());
             let (pr, loc) = (plan.pr.clone(), &self.local[k]);
             let mut acc = g.alloc(2 * width * n)?;
             if width > 0 {
-                self.mod_up_inner_product(k, ell, &plan, &coeff[k], &d[k], key, &mut acc)?;
+                self.inner_product(k, plan, &mut conv, &d[k], key, &mut acc)?;
             }
+            drop(conv);
             // The P limbs of both halves, inverse-transformed, into `[2][|P|][N]` (read in
             // place by the fast kernels; copied first for the small rings).
             let mut pc = g.alloc(2 * pl * n)?;
@@ -214,14 +249,12 @@ impl GpuGroup {
             accs.push(acc);
             pcs.push(pc);
         }
-        drop(coeff);
         // 4. Every GPU gets every P limb.
         self.all_gather(&mut pcs, |k| down[k].clone())?;
         // 5. ModDown to each GPU's own Q limbs (both halves in one conversion), the addends,
         //    the automorphism.
         let mut out: [Vec<DeviceBuffer>; 2] = Default::default();
-        for (k, g) in self.rings.iter().enumerate() {
-            let plan = KsPlan::new(&self.part, ring.digits(), lq, ell, k);
+        for ((k, g), plan) in self.rings.iter().enumerate().zip(&plans) {
             let (nq, width) = (plan.nq(), plan.width());
             let mut res = [g.alloc(nq * n)?, g.alloc(nq * n)?];
             if nq > 0 {
@@ -243,48 +276,78 @@ impl GpuGroup {
         Ok(out)
     }
 
-    /// GPU `k`'s ModUp and inner product (`plan`, at least one local limb): every digit
-    /// converted from the all-gathered `coeff` to the GPU's limbs outside the digit, transformed,
-    /// and summed against the GPU's part of `key`, with the digit's own limbs taken from the
-    /// GPU's part of the NTT-form input `d_k`, into `acc` (`[2][width][N]`). With the fast NTT
-    /// and at most `ntt_keyswitch::MAX_DIGITS` digits, the single-GPU path's fusion on the
-    /// GPU's own limbs and tables: the column phase of the forward NTT, then one kernel for its
-    /// row phase and the inner product (no transformed limb written, the own limbs read from
-    /// `d_k` in place). Otherwise the composition (own limbs copied, full NTT, inner product).
-    #[allow(clippy::too_many_arguments)]
-    fn mod_up_inner_product(
+    /// The word ranges of digit `dg`'s limbs (at `ell` limbs) that each GPU holds: one stage of
+    /// the overlapped ModUp all-gather.
+    fn digit_ranges(&self, ell: usize, dg: usize) -> Vec<Vec<Range<usize>>> {
+        let n = self.ctx.ring().n();
+        let r = &self.ctx.ring().digits()[dg];
+        let (s, e) = (r.start, r.end.min(ell));
+        (0..self.gpus())
+            .map(|k| {
+                self.part
+                    .q_runs(k, ell)
+                    .into_iter()
+                    .filter_map(|(loc, first)| {
+                        let (a, b) = (first.max(s), (first + loc.len()).min(e));
+                        (a < b).then(|| a * n..b * n)
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// GPU `k`'s ModUp conversions (`plan`): digit `only`, or every digit (five per launch),
+    /// from the all-gathered coefficient-form `coeff` to the GPU's limbs outside the digit,
+    /// into `conv[digit]` (`[width][N]` each; none for a GPU without limbs). The input holds
+    /// the first step's products where the inverse NTT folded them in.
+    fn convert_digits(
         &self,
         k: usize,
         ell: usize,
         plan: &KsPlan,
         coeff: &DeviceBuffer,
+        conv: &mut [DeviceBuffer],
+        only: Option<usize>,
+    ) -> Result<()> {
+        if conv.is_empty() {
+            return Ok(());
+        }
+        let (g, loc) = (&self.rings[k], &self.local[k]);
+        let scaled = loc.mod_up_inverse.get(ell - 1).is_some_and(Option::is_some);
+        let mut jobs: Vec<(usize, &mut DeviceBuffer)> = conv
+            .iter_mut()
+            .enumerate()
+            .filter(|(dg, _)| only.map_or(true, |o| o == *dg))
+            .collect();
+        let n = self.ctx.ring().n();
+        g.mod_up
+            .convert_centered_subset_many(ell, coeff, &mut jobs, &plan.targets, n, scaled)?;
+        Ok(())
+    }
+
+    /// GPU `k`'s inner product (`plan`, at least one local limb): every digit's conversion
+    /// `conv[digit]` transformed and summed against the GPU's part of `key`, with the digit's
+    /// own limbs taken from the GPU's part of the NTT-form input `d_k`, into `acc`
+    /// (`[2][width][N]`). With the fast NTT and at most `ntt_keyswitch::MAX_DIGITS` digits, the
+    /// single-GPU path's fusion on the GPU's own limbs and tables: the column phase of the
+    /// forward NTT, then one kernel for its row phase and the inner product (no transformed
+    /// limb written, the own limbs read from `d_k` in place). Otherwise the composition (own
+    /// limbs copied, full NTT, inner product).
+    fn inner_product(
+        &self,
+        k: usize,
+        plan: &KsPlan,
+        conv: &mut [DeviceBuffer],
         d_k: &DeviceBuffer,
         key: &PartitionedKey,
         acc: &mut DeviceBuffer,
     ) -> Result<()> {
-        let (g, loc) = (&self.rings[k], &self.local[k]);
+        let loc = &self.local[k];
         let n = self.ctx.ring().n();
-        let (nq, np, width, q_full) = (plan.nq(), plan.np(), plan.width(), plan.q_full());
+        let (nq, np, q_full) = (plan.nq(), plan.np(), plan.q_full());
         let digits = plan.digits.len();
         let fuse =
             loc.ntt.has_fast_kernels() && digits <= ntt_keyswitch::MAX_DIGITS && nq > 0 && np > 0;
-        let mut conv = (0..digits)
-            .map(|_| g.alloc(width * n))
-            .collect::<Result<Vec<_>>>()?;
-        {
-            // Every digit's conversion to the GPU's limbs, five digits per launch; the input
-            // holds the first step's products where the inverse NTT folded them in.
-            let scaled = loc.mod_up_inverse.get(ell - 1).is_some_and(Option::is_some);
-            let mut jobs: Vec<(usize, &mut DeviceBuffer)> = conv.iter_mut().enumerate().collect();
-            g.mod_up.convert_centered_subset_many(
-                ell,
-                coeff,
-                &mut jobs,
-                &plan.targets,
-                n,
-                scaled,
-            )?;
-        }
         let mut runs = Vec::new();
         for (dg, dp) in plan.digits.iter().enumerate() {
             if !fuse {

@@ -98,6 +98,8 @@ pub struct GpuGroup {
     local: Vec<LocalTables>,
     part: LimbPartition,
     comm: Option<NcclGroup>,
+    /// Whether the ModUp's all-gather overlaps the conversions digit by digit.
+    overlap: bool,
 }
 
 impl std::fmt::Debug for GpuGroup {
@@ -316,6 +318,7 @@ impl GpuGroup {
             local,
             part,
             comm,
+            overlap: false,
         })
     }
 
@@ -332,6 +335,19 @@ impl GpuGroup {
     /// The split of the limbs.
     pub fn partition(&self) -> &LimbPartition {
         &self.part
+    }
+
+    /// With `on`, the ModUp's all-gather runs digit by digit on a second stream of each GPU,
+    /// each digit's conversion starting as soon as its limbs have arrived while the next
+    /// digit's move (`NcclGroup::all_gather_v_pipelined`); off (the default), one all-gather,
+    /// then the conversions. The same words either way; nothing changes for a group of one.
+    pub fn set_overlap(&mut self, on: bool) {
+        self.overlap = on;
+    }
+
+    /// Whether the ModUp's exchange overlaps the conversions ([`GpuGroup::set_overlap`]).
+    pub fn overlap(&self) -> bool {
+        self.overlap
     }
 
     /// Per GPU, the bytes of one key switching at `level` received through NCCL (the model,
