@@ -205,6 +205,12 @@ pub fn run_multi(preset: &str, gpus: usize, reps: usize) -> Result<MultiReport, 
 pub struct LatencyRow {
     /// `single-gpu` (the fused single-GPU path, `Evaluator`) or `group` (latency mode).
     pub path: String,
+    /// How the group split the limbs (`strided`, the default; `strided-4`, blocks of 4 limbs
+    /// dealt round-robin; `contiguous`, the first split), `none` for the single-GPU path.
+    pub partition: String,
+    /// Whether the ModUp's exchange overlapped the conversions digit by digit
+    /// (`GpuGroup::set_overlap`).
+    pub overlap: bool,
     /// GPUs used.
     pub gpus: usize,
     /// Median wall time of one mul+relin (not rescaled), ms, the host waiting for the result.
@@ -240,14 +246,98 @@ pub struct LatencyReport {
     pub reps: usize,
     /// The devices of the largest group.
     pub devices: Vec<String>,
-    /// The single-GPU path, a group of one, then a group of all `--gpus`.
+    /// The default limb split of the groups (`strided`: limb `i` on GPU `i mod K`).
+    pub partition: String,
+    /// The single-GPU path, a group of one, a group of all `--gpus` (default split), the same
+    /// with the ModUp exchange overlapped, with blocks of 4 and with the contiguous split (the
+    /// last three only for 2+ GPUs).
     pub rows: Vec<LatencyRow>,
-    /// Single-GPU time over the largest group's: mul+relin.
+    /// Single-GPU time over the largest group's (default split): mul+relin.
     pub mul_relin_speedup: f64,
     /// The same for the rotation.
     pub rotate_speedup: f64,
+    /// The speedups of the default split with the ModUp exchange overlapped (mul+relin,
+    /// rotation); `None` for one GPU.
+    pub overlap_speedups: Option<(f64, f64)>,
     /// Whether every group's results had the single-GPU path's words.
     pub identical_words: bool,
+    /// The preset's bootstrapping key set split over the `--gpus` GPUs (default split).
+    pub bootstrapping_keys: BootKeySplit,
+}
+
+/// The bootstrapping key set of a preset (the relinearisation key and every Galois key a
+/// `Bootstrapper` holds: its rotations and conjugation; not the two encapsulation keys)
+/// partitioned by limb over a group: what each GPU holds against one GPU holding it all.
+#[derive(Debug, Serialize)]
+pub struct BootKeySplit {
+    /// The rotation steps (CoeffToSlot, SlotToCoeff, the subring sum).
+    pub rotations: Vec<i64>,
+    /// Key-switching keys (the rotations', conjugation, relinearisation).
+    pub keys: usize,
+    /// Bytes on the one GPU that holds the whole set.
+    pub bytes_one_gpu: u64,
+    /// Bytes on each GPU of the group.
+    pub bytes_per_gpu: Vec<u64>,
+}
+
+/// The key set of `preset`'s `Bootstrapper` generated one key at a time on `ctx`'s device and
+/// partitioned over `group` (each key dropped from its device once split).
+fn boot_key_split(
+    preset: &BootstrapPreset,
+    ctx: &CkksContext,
+    keygen: &mut KeyGenerator,
+    sk: &rhea::rlwe::SecretKey,
+    group: &rhea::unstable::multi::GpuGroup,
+) -> rhea::Result<BootKeySplit> {
+    use rhea::ckks::bootstrap::HomomorphicDft;
+    let cfg = &preset.config;
+    let half = ctx.params().slots();
+    let cts = HomomorphicDft::coeff_to_slot(cfg.slots, cfg.coeff_to_slot_levels, 1.0)?
+        .with_rotation_keys(cfg.rotation_keys);
+    let stc = HomomorphicDft::slot_to_coeff(cfg.slots, cfg.slot_to_coeff_levels, 1.0)?
+        .with_rotation_keys(cfg.rotation_keys);
+    let mut steps = cts.rotations();
+    steps.extend(stc.rotations());
+    let mut s = cfg.slots;
+    while s < half {
+        steps.push(s as i64);
+        s *= 2;
+    }
+    steps.sort_unstable();
+    steps.dedup();
+    // Every split key is held to the end: the whole set lives across the group at once.
+    let rlk = keygen.relinearization_key(sk)?;
+    let mut one = rlk.key().size_bytes();
+    let mut held = vec![group.partition_relinearization_key(&rlk)?];
+    drop(rlk);
+    let conj = keygen.galois_keys(sk, &[], true)?;
+    one += conj.size_bytes();
+    for g in conj.elements() {
+        if let Some(key) = conj.get(g) {
+            held.push(group.partition_key(key)?);
+        }
+    }
+    drop(conj);
+    let mut rotations = Vec::new();
+    for &step in &steps {
+        let gk = keygen.galois_keys(sk, &[step], false)?;
+        one += gk.size_bytes();
+        rotations.push(group.partition_rotation_keys(&gk, &[step])?);
+    }
+    let mut per_gpu = vec![0u64; group.gpus()];
+    let parts = held.iter().map(|k| k.bytes_per_gpu());
+    for b in parts.chain(rotations.iter().map(|r| r.bytes_per_gpu())) {
+        for (t, x) in per_gpu.iter_mut().zip(b) {
+            *t += x;
+        }
+    }
+    let keys = held.len() + rotations.iter().map(|r| r.elements().len()).sum::<usize>();
+    Ok(BootKeySplit {
+        rotations: steps,
+        keys,
+        bytes_one_gpu: one,
+        bytes_per_gpu: per_gpu,
+    })
 }
 
 impl LatencyReport {
@@ -255,7 +345,7 @@ impl LatencyReport {
     pub fn table(&self) -> String {
         let mut out = format!(
             "rhea bench multi --mode latency — {} (N = 2^{}, {} Q + {} P primes, dnum {}), \
-             level {}, median of {}\n{:<11} {:>5} {:>13} {:>11} {:>14} {:>22}\n",
+             level {}, median of {}\n{:<11} {:<11} {:>7} {:>5} {:>13} {:>11} {:>14} {:>22} {:>14}\n",
             self.preset,
             self.log_n,
             self.q_limbs,
@@ -264,11 +354,14 @@ impl LatencyReport {
             self.level,
             self.reps,
             "path",
+            "partition",
+            "overlap",
             "GPUs",
             "mul+relin ms",
             "rotate ms",
             "NCCL ms / ks",
-            "NCCL MiB / ks per GPU"
+            "NCCL MiB / ks per GPU",
+            "(Q, P) limbs"
         );
         for r in &self.rows {
             let mib: Vec<String> = r
@@ -276,19 +369,43 @@ impl LatencyReport {
                 .iter()
                 .map(|b| format!("{:.1}", *b as f64 / (1u64 << 20) as f64))
                 .collect();
+            let limbs: Vec<String> = r
+                .limbs_per_gpu
+                .iter()
+                .map(|(q, p)| format!("({q},{p})"))
+                .collect();
             out.push_str(&format!(
-                "{:<11} {:>5} {:>13.3} {:>11.3} {:>14.3} {:>22}\n",
+                "{:<11} {:<11} {:>7} {:>5} {:>13.3} {:>11.3} {:>14.3} {:>22} {:>14}\n",
                 r.path,
+                r.partition,
+                if r.overlap { "yes" } else { "no" },
                 r.gpus,
                 r.mul_relin_ms,
                 r.rotate_ms,
                 r.nccl_ms_per_keyswitch,
-                mib.join(" / ")
+                mib.join(" / "),
+                limbs.join(" ")
             ));
         }
         out.push_str(&format!(
             "speedup over one GPU: mul+relin {:.2}×, rotation {:.2}×; words identical: {}\n",
             self.mul_relin_speedup, self.rotate_speedup, self.identical_words
+        ));
+        if let Some((m, r)) = self.overlap_speedups {
+            out.push_str(&format!(
+                "with the ModUp exchange overlapped: mul+relin {m:.2}×, rotation {r:.2}×\n"
+            ));
+        }
+        let b = &self.bootstrapping_keys;
+        let gib = |x: u64| format!("{:.2}", x as f64 / (1u64 << 30) as f64);
+        let per: Vec<String> = b.bytes_per_gpu.iter().map(|&x| gib(x)).collect();
+        out.push_str(&format!(
+            "bootstrapping key set ({} keys: relinearisation, conjugation, {} rotations): \
+             {} GiB on one GPU, {} GiB per GPU split\n",
+            b.keys,
+            b.rotations.len(),
+            gib(b.bytes_one_gpu),
+            per.join(" / ")
         ));
         out
     }
@@ -317,7 +434,7 @@ fn median_ms(
 /// Runs `rhea bench multi --mode latency` on `gpus` GPUs at the parameters of the
 /// bootstrappable preset `preset` (default `boot_n17_levels24`: N = 2^17, 39 Q primes).
 pub fn run_latency(preset: &str, gpus: usize, reps: usize) -> Result<LatencyReport, String> {
-    use rhea::unstable::multi::GpuGroup;
+    use rhea::unstable::multi::{GpuGroup, PartitionKind};
     let all = Device::all_gpus();
     if gpus == 0 || gpus > all.len() {
         return Err(format!(
@@ -362,6 +479,8 @@ pub fn run_latency(preset: &str, gpus: usize, reps: usize) -> Result<LatencyRepo
     let rlk_bytes = rlk.key().size_bytes();
     let mut rows = vec![LatencyRow {
         path: "single-gpu".into(),
+        partition: "none".into(),
+        overlap: false,
         gpus: 1,
         mul_relin_ms: median_ms(reps, || eval.mul_relin(&a, &b).map(drop), sync0).map_err(err)?,
         rotate_ms: median_ms(reps, || eval.rotate(&a, 1).map(drop), sync0).map_err(err)?,
@@ -371,12 +490,21 @@ pub fn run_latency(preset: &str, gpus: usize, reps: usize) -> Result<LatencyRepo
         limbs_per_gpu: vec![(a.level() + 1, params.p_primes().len())],
     }];
     let mut identical = true;
-    let mut sizes = vec![1];
+    let default = PartitionKind::Strided { block: 1 };
+    let mut runs = vec![(1, default, false)];
     if gpus > 1 {
-        sizes.push(gpus);
+        runs.push((gpus, default, false));
+        runs.push((gpus, default, true));
+        // Blocks of 4 limbs: as balanced within a block, 4× fewer NCCL broadcasts per ModUp
+        // all-gather (each rank's limbs are one broadcast per block).
+        if 4 * (gpus - 1) < params.q_primes().len() {
+            runs.push((gpus, PartitionKind::Strided { block: 4 }, false));
+        }
+        runs.push((gpus, PartitionKind::Contiguous, false));
     }
-    for k in sizes {
-        let group = GpuGroup::new(&ctx, &all[..k]).map_err(err)?;
+    for (k, kind, overlap) in runs {
+        let mut group = GpuGroup::with_partition(&ctx, &all[..k], kind).map_err(err)?;
+        group.set_overlap(overlap);
         let prlk = group.partition_relinearization_key(&rlk).map_err(err)?;
         let pgk = group.partition_rotation_keys(&gk, &[1]).map_err(err)?;
         let (pa, pb) = (
@@ -399,6 +527,8 @@ pub fn run_latency(preset: &str, gpus: usize, reps: usize) -> Result<LatencyRepo
             .map_err(err)?;
         rows.push(LatencyRow {
             path: "group".into(),
+            partition: kind.to_string(),
+            overlap,
             gpus: k,
             mul_relin_ms: mul,
             rotate_ms: rot,
@@ -413,7 +543,17 @@ pub fn run_latency(preset: &str, gpus: usize, reps: usize) -> Result<LatencyRepo
                 .collect(),
         });
     }
-    let (one, last) = (&rows[0], &rows[rows.len() - 1]);
+    let group = GpuGroup::new(&ctx, &all[..gpus]).map_err(err)?;
+    let boot_keys = boot_key_split(&preset, &ctx, &mut keygen, &sk, &group).map_err(err)?;
+    drop(group);
+    let (one, last) = (&rows[0], &rows[if gpus > 1 { 2 } else { 1 }]);
+    let overlap_speedups = (gpus > 1).then(|| {
+        let o = &rows[3];
+        (
+            one.mul_relin_ms / o.mul_relin_ms,
+            one.rotate_ms / o.rotate_ms,
+        )
+    });
     Ok(LatencyReport {
         preset: preset.name.to_string(),
         log_n: params.log_n(),
@@ -423,9 +563,12 @@ pub fn run_latency(preset: &str, gpus: usize, reps: usize) -> Result<LatencyRepo
         level: a.level(),
         reps: reps.max(1),
         devices: all[..gpus].iter().map(Device::name).collect(),
+        partition: default.to_string(),
         mul_relin_speedup: one.mul_relin_ms / last.mul_relin_ms,
         rotate_speedup: one.rotate_ms / last.rotate_ms,
+        overlap_speedups,
         identical_words: identical,
+        bootstrapping_keys: boot_keys,
         rows,
     })
 }

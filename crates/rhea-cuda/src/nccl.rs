@@ -97,6 +97,9 @@ pub struct NcclGroup {
     comms: Vec<sys::ncclComm_t>,
     devices: Vec<Arc<GpuDevice>>,
     received: Vec<AtomicU64>,
+    /// Per rank, a second stream for [`NcclGroup::all_gather_v_pipelined`] (made on first use):
+    /// its collectives run beside the compute queued on the device's stream.
+    side: Mutex<Vec<Arc<cudarc::driver::CudaStream>>>,
 }
 
 /// Held while any group queues a collective (process-wide). Every device has one stream that
@@ -128,6 +131,11 @@ impl Drop for NcclGroup {
     fn drop(&mut self) {
         for d in &self.devices {
             let _ = d.synchronize();
+        }
+        if let Ok(side) = self.side.lock() {
+            for s in side.iter() {
+                let _ = s.synchronize();
+            }
         }
         let comms = &self.comms;
         let _held = NCCL_LOCK.lock().unwrap_or_else(|e| e.into_inner());
@@ -214,6 +222,7 @@ impl NcclGroup {
             comms,
             devices: devices.to_vec(),
             received: devices.iter().map(|_| AtomicU64::new(0)).collect(),
+            side: Mutex::new(Vec::new()),
         })
     }
 
@@ -305,6 +314,100 @@ impl NcclGroup {
         bufs: &mut [&mut DeviceBuffer],
         ranges: &[Vec<Range<usize>>],
     ) -> Result<()> {
+        let streams: Vec<sys::cudaStream_t> = self
+            .devices
+            .iter()
+            .map(|d| d.stream().cu_stream() as sys::cudaStream_t)
+            .collect();
+        self.all_gather_v_on(bufs, ranges, &streams)
+    }
+
+    /// [`NcclGroup::all_gather_v`] in `stages` (each one all-gather's `ranges`), overlapped
+    /// with compute: the stages are queued one after the other on a second stream of each
+    /// device (which first waits for the work queued on the device's stream so far); then, for
+    /// each stage `s` in order, every device's stream is made to wait for stage `s` alone and
+    /// `after(s, bufs)` is called to queue the work that needs it (reading stage `s`'s ranges,
+    /// or any range of an earlier stage) on the devices' streams, while the later stages move.
+    /// Last, every device's stream waits for all the stages, so that, when this returns, all
+    /// work on the buffers is ordered on the devices' streams again (the pool's reuse of freed
+    /// memory relies on it, also when `after` fails). `after` must not write the words a later
+    /// stage gathers, nor read them.
+    ///
+    /// Errors: as [`NcclGroup::all_gather_v`], device errors, and `after`'s.
+    pub fn all_gather_v_pipelined<E: From<CudaError>>(
+        &self,
+        bufs: &mut [&mut DeviceBuffer],
+        stages: &[Vec<Vec<Range<usize>>>],
+        mut after: impl FnMut(usize, &[&DeviceBuffer]) -> std::result::Result<(), E>,
+    ) -> std::result::Result<(), E> {
+        let side = self.side_streams()?;
+        for (d, s) in self.devices.iter().zip(&side) {
+            s.join(d.stream()).map_err(CudaError::from)?;
+        }
+        let raw: Vec<sys::cudaStream_t> = side
+            .iter()
+            .map(|s| s.cu_stream() as sys::cudaStream_t)
+            .collect();
+        let mut events = Vec::with_capacity(stages.len());
+        let mut queued = Ok(());
+        for ranges in stages {
+            if let Err(e) = self.all_gather_v_on(bufs, ranges, &raw) {
+                queued = Err(e);
+                break;
+            }
+            let ev: std::result::Result<Vec<_>, _> =
+                side.iter().map(|s| s.record_event(None)).collect();
+            match ev {
+                Ok(ev) => events.push(ev),
+                Err(e) => {
+                    queued = Err(e.into());
+                    break;
+                }
+            }
+        }
+        let shared: Vec<&DeviceBuffer> = bufs.iter().map(|b| &**b).collect();
+        let mut body: std::result::Result<(), E> = queued.map_err(E::from);
+        if body.is_ok() {
+            for (s, ev) in events.iter().enumerate() {
+                let waited: Result<()> = self
+                    .devices
+                    .iter()
+                    .zip(ev)
+                    .try_for_each(|(d, e)| Ok(d.stream().wait(e)?));
+                body = waited.map_err(E::from).and_then(|()| after(s, &shared));
+                if body.is_err() {
+                    break;
+                }
+            }
+        }
+        // Whatever happened, the devices' streams wait for everything queued on the side.
+        let mut joined: Result<()> = Ok(());
+        for (d, s) in self.devices.iter().zip(&side) {
+            if let Err(e) = d.stream().join(s) {
+                joined = Err(e.into());
+            }
+        }
+        body.and(joined.map_err(E::from))
+    }
+
+    /// The side streams, made on first use (each forked from its device's stream).
+    fn side_streams(&self) -> Result<Vec<Arc<cudarc::driver::CudaStream>>> {
+        let mut side = self.side.lock().unwrap_or_else(|e| e.into_inner());
+        if side.is_empty() {
+            for d in &self.devices {
+                side.push(d.stream().fork()?);
+            }
+        }
+        Ok(side.clone())
+    }
+
+    /// [`NcclGroup::all_gather_v`] queued on `streams` (one per rank).
+    fn all_gather_v_on(
+        &self,
+        bufs: &mut [&mut DeviceBuffer],
+        ranges: &[Vec<Range<usize>>],
+        streams: &[sys::cudaStream_t],
+    ) -> Result<()> {
         self.check_buffers(bufs.iter().map(|b| &**b))?;
         if ranges.len() != self.len() {
             return Err(NcclError::InvalidArgument(format!(
@@ -330,13 +433,15 @@ impl NcclGroup {
                 for r in rs.iter().filter(|r| !r.is_empty()) {
                     for (rank, &p) in ptrs.iter().enumerate() {
                         let at = p + (r.start * 8) as u64;
-                        let stream = self.devices[rank].stream().cu_stream() as sys::cudaStream_t;
+                        let stream = streams[rank];
                         // SAFETY: `at` addresses `r.len()` words inside rank `rank`'s live
                         // buffer (checked above; the buffer is borrowed mutably until the call
                         // returns, and its memory returns only to the pool, so work queued on
-                        // its stream may use it); the root sends from the same words in place;
+                        // its device's stream may use it; on a side stream, the caller,
+                        // `all_gather_v_pipelined`, makes the device's stream wait for it
+                        // before the borrow ends); the root sends from the same words in place;
                         // `comms[rank]` is this rank's communicator and `stream` its device's
-                        // stream.
+                        // stream or a stream of the same context.
                         let res = call("ncclBroadcast", || unsafe {
                             nccl::broadcast(
                                 at as *const std::ffi::c_void,

@@ -57,6 +57,51 @@ fn conversions_to_a_subset_of_limbs_match_the_full_ones() {
                     }
                 }
             }
+            // Every digit at once (one launch per five), plain and from a pre-scaled input
+            // (`t_i = x_i · q̂_i^{-1}`, what the group's inverse NTT leaves): the per-digit
+            // subsets' words.
+            let targets: Vec<(usize, usize)> = (0..level)
+                .step_by(2)
+                .chain(level..level + p_len)
+                .enumerate()
+                .map(|(o, limb)| (limb, o))
+                .collect();
+            let digits = modup.active_digits(level);
+            let mut one_by_one = Vec::new();
+            for digit in 0..digits {
+                let mut sub = dev.alloc(targets.len() * n).unwrap();
+                sub.fill_zero().unwrap();
+                dmu.convert_centered_subset(digit, level, &input, &mut sub, &targets, n)
+                    .unwrap();
+                one_by_one.push(sub.to_host().unwrap());
+            }
+            let f = dmu.first_step_factors(level).unwrap();
+            let x = input.to_host().unwrap();
+            let t: Vec<u64> = x
+                .iter()
+                .enumerate()
+                .map(|(w, &v)| {
+                    let i = w / n;
+                    (v as u128 * f[i] as u128 % q[i].value() as u128) as u64
+                })
+                .collect();
+            let t = dev.upload(&t).unwrap();
+            for (scaled, src) in [(false, &input), (true, &t)] {
+                let mut outs: Vec<_> = (0..digits)
+                    .map(|_| {
+                        let mut b = dev.alloc(targets.len() * n).unwrap();
+                        b.fill_zero().unwrap();
+                        b
+                    })
+                    .collect();
+                let mut jobs: Vec<_> = outs.iter_mut().enumerate().collect();
+                dmu.convert_centered_subset_many(level, src, &mut jobs, &targets, n, scaled)
+                    .unwrap();
+                for (digit, o) in outs.iter().enumerate() {
+                    let what = format!("2^{log_n} level {level} digit {digit}, scaled {scaled}");
+                    assert_words(&o.to_host().unwrap(), &one_by_one[digit], &what);
+                }
+            }
             // ModDown's conversion P -> Q_level, two polynomials read strided, three columns.
             let conv = BaseConverter::new(&pb, &qb.prefix(level).unwrap()).unwrap();
             let dconv = DeviceBaseConverter::new(&dev, &conv).unwrap();
@@ -72,6 +117,22 @@ fn conversions_to_a_subset_of_limbs_match_the_full_ones() {
                 .convert_centered_columns(&mut part, &src, 0, p_len * n, 2, n, &cols)
                 .unwrap();
             let part = part.to_host().unwrap();
+            // The same from a pre-scaled input (`x_j · p̂_j^{-1}`).
+            let (hx, qhi) = (src.to_host().unwrap(), conv.q_hat_inv_mod_q());
+            let ts: Vec<u64> = hx
+                .iter()
+                .enumerate()
+                .map(|(w, &v)| {
+                    let j = (w / n) % p_len;
+                    (v as u128 * qhi[j] as u128 % p[j].value() as u128) as u64
+                })
+                .collect();
+            let ts = dev.upload(&ts).unwrap();
+            let mut part_s = dev.alloc(2 * 3 * n).unwrap();
+            dconv
+                .convert_scaled_centered_columns(&mut part_s, &ts, 0, p_len * n, 2, n, &cols)
+                .unwrap();
+            assert_words(&part_s.to_host().unwrap(), &part, "scaled ModDown columns");
             for poly in 0..2 {
                 for &(j, o) in &cols {
                     let got = &part[(poly * 3 + o) * n..(poly * 3 + o + 1) * n];

@@ -38,8 +38,8 @@ pub use rhea_math as math;
 /// CPU. See `docs/multi-gpu.md` and the design notes ("Issue 37, session 29").
 pub mod multi {
     pub use crate::backend::multi::{
-        GpuGroup, KeySwitchTraffic, LimbPartition, PartitionedCiphertext, PartitionedGaloisKeys,
-        PartitionedKey,
+        GpuGroup, KeySwitchTraffic, LimbPartition, PartitionKind, PartitionedCiphertext,
+        PartitionedGaloisKeys, PartitionedKey,
     };
 }
 

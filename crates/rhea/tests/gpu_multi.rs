@@ -12,7 +12,7 @@ use num_complex::Complex64;
 use rhea::ckks::{Ciphertext, CkksContext, Encoder, Encryptor, Evaluator, KeyGenerator};
 use rhea::params::CkksParametersLiteral;
 use rhea::rlwe::{GaloisKeys, RelinearizationKey};
-use rhea::unstable::multi::{GpuGroup, LimbPartition};
+use rhea::unstable::multi::{GpuGroup, LimbPartition, PartitionKind};
 use rhea::unstable::HasRing;
 use rhea::Device;
 
@@ -152,8 +152,17 @@ fn reference(s: &Setup, level: usize) -> Vec<Vec<Vec<u64>>> {
 }
 
 /// The group's results on the CPU setup's ciphertexts and keys, gathered back to the CPU.
-fn on_group(s: &Setup, devices: &[Device], level: usize) -> Vec<Vec<Vec<u64>>> {
-    let group = GpuGroup::new(&s.ctx, devices).expect("group (NCCL on LD_LIBRARY_PATH?)");
+fn on_group(
+    s: &Setup,
+    devices: &[Device],
+    kind: PartitionKind,
+    overlap: bool,
+    level: usize,
+) -> Vec<Vec<Vec<u64>>> {
+    let mut group =
+        GpuGroup::with_partition(&s.ctx, devices, kind).expect("group (NCCL on LD_LIBRARY_PATH?)");
+    assert_eq!(group.partition().kind(), kind);
+    group.set_overlap(overlap);
     let rlk = group.partition_relinearization_key(&s.rlk).unwrap();
     let rot = group.partition_rotation_keys(&s.gk, &STEPS).unwrap();
     // The key's limbs are split, not copied: the GPUs together hold the key once.
@@ -188,17 +197,39 @@ fn on_group(s: &Setup, devices: &[Device], level: usize) -> Vec<Vec<Vec<u64>>> {
     out
 }
 
-/// CPU, one GPU and a group of `k` GPUs (0: all) agree word for word at the top level, a
-/// middle level and level 1.
+/// CPU, one GPU and a group of `k` GPUs (0: all), its limbs split by the default (strided)
+/// partition, agree word for word at the top level, one below (the top limb's GPU holds one
+/// fewer), a middle level and level 1; with 2+ GPUs, also with the ModUp exchange overlapped.
 fn check(test: &str, lit: CkksParametersLiteral, k: usize) {
+    check_with(test, lit, k, PartitionKind::Strided { block: 1 });
+}
+
+/// [`check`] with the limbs split by `kind`.
+fn check_with(test: &str, lit: CkksParametersLiteral, k: usize, kind: PartitionKind) {
+    check_modes(test, lit, k, kind, &[false, true]);
+}
+
+/// [`check_with`], for each overlap mode of `overlaps` (only `false` for one GPU).
+fn check_modes(
+    test: &str,
+    lit: CkksParametersLiteral,
+    k: usize,
+    kind: PartitionKind,
+    overlaps: &[bool],
+) {
     let _one_at_a_time = GPU_LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let Some(devices) = gpus(test, k) else {
         return;
     };
+    let overlaps = if devices.len() > 1 {
+        overlaps
+    } else {
+        &[false]
+    };
     let cpu = setup(&lit, Device::Cpu);
     let gpu = setup(&lit, devices[0]);
     let top = cpu.a.level();
-    for level in [top, top / 2 + 1, 1] {
+    for level in [top, top - 1, top / 2 + 1, 1] {
         let want = reference(&cpu, level);
         assert!(
             want[0][0].iter().any(|&w| w != 0),
@@ -209,18 +240,21 @@ fn check(test: &str, lit: CkksParametersLiteral, k: usize) {
             want,
             "{test}: one GPU vs the CPU at level {level}"
         );
-        let got = on_group(&cpu, &devices, level);
-        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
-            let op = if i == 0 {
-                "mul_relin".to_string()
-            } else {
-                format!("rotate {}", STEPS[i - 1])
-            };
-            assert!(
-                g == w,
-                "{test}: {op} over {} GPU(s) at level {level} differs",
-                devices.len()
-            );
+        for &overlap in overlaps {
+            let got = on_group(&cpu, &devices, kind, overlap, level);
+            for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+                let op = if i == 0 {
+                    "mul_relin".to_string()
+                } else {
+                    format!("rotate {}", STEPS[i - 1])
+                };
+                assert!(
+                    g == w,
+                    "{test}: {op} over {} GPU(s) ({kind}, overlap {overlap}) at level {level} \
+                     differs",
+                    devices.len()
+                );
+            }
         }
     }
 }
@@ -250,6 +284,14 @@ fn multi_two_gpus_match_cpu_shape_b() {
 }
 
 #[test]
+#[ignore = "needs 2 CUDA GPUs and NCCL (run with --include-ignored)"]
+fn multi_two_gpus_other_partitions_match_cpu() {
+    let test = "multi_two_gpus_other_partitions_match_cpu";
+    check_with(test, shape_a(), 2, PartitionKind::Contiguous);
+    check_with(test, shape_b(), 2, PartitionKind::Strided { block: 2 });
+}
+
+#[test]
 #[ignore = "needs CUDA GPUs (all of the machine's; NCCL for 2+) (run with --include-ignored)"]
 fn multi_all_gpus_match_cpu_shape_a() {
     check("multi_all_gpus_match_cpu_shape_a", shape_a(), 0);
@@ -273,6 +315,14 @@ fn multi_group_requests_are_checked() {
     // More GPUs than Q limbs cannot be split.
     assert!(LimbPartition::new(6, 2, 7).is_err());
     let p = LimbPartition::new(6, 2, 4).unwrap();
-    assert_eq!(p.q_range(3), 5..6);
+    // Strided: GPU 1 holds limbs 1 and 5, GPU 3 limb 3 only.
+    assert_eq!(p.q_limbs(1), &[1, 5]);
+    assert_eq!(p.q_limbs(3), &[3]);
     assert!(p.p_range(3).is_empty());
+    let c = LimbPartition::with_kind(6, 2, 4, PartitionKind::Contiguous).unwrap();
+    assert_eq!(c.q_limbs(3), &[5]);
+    // Blocks of no limb (checked before any device is touched).
+    let two = [Device::Cuda(0), Device::Cuda(1)];
+    let e = GpuGroup::with_partition(&ctx, &two, PartitionKind::Strided { block: 0 }).unwrap_err();
+    assert!(matches!(e, rhea::Error::InvalidInput(_)), "{e}");
 }

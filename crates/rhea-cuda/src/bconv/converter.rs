@@ -161,6 +161,39 @@ impl DeviceBaseConverter {
         n: usize,
         columns: &[(usize, usize)],
     ) -> Result<()> {
+        self.columns_impl(out, input, (in_offset, in_stride), polys, n, columns, false)
+    }
+
+    /// [`DeviceBaseConverter::convert_centered_columns`] of an input that already holds the
+    /// first step's `x_j · q̂_j^{-1}` (as [`DeviceBaseConverter::convert_scaled_centered_strided`]:
+    /// an inverse NTT with those factors folded in): the same words.
+    ///
+    /// Errors: as [`DeviceBaseConverter::convert_centered_columns`].
+    #[allow(clippy::too_many_arguments)]
+    pub fn convert_scaled_centered_columns(
+        &self,
+        out: &mut DeviceBuffer,
+        input: &DeviceBuffer,
+        in_offset: usize,
+        in_stride: usize,
+        polys: usize,
+        n: usize,
+        columns: &[(usize, usize)],
+    ) -> Result<()> {
+        self.columns_impl(out, input, (in_offset, in_stride), polys, n, columns, true)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn columns_impl(
+        &self,
+        out: &mut DeviceBuffer,
+        input: &DeviceBuffer,
+        (in_offset, in_stride): (usize, usize),
+        polys: usize,
+        n: usize,
+        columns: &[(usize, usize)],
+        scaled: bool,
+    ) -> Result<()> {
         check_degree(n)?;
         check_device(&self.device, &[out, input])?;
         let last = polys
@@ -203,7 +236,8 @@ impl DeviceBaseConverter {
             out: out.device_ptr(),
             out_stride: out_limbs * n,
         };
-        self.launch_plan(&io, &plan, 0, 0, BconvTile::Auto)
+        let flags = if scaled { FLAG_SCALED } else { 0 };
+        self.launch_plan(&io, &plan, flags, 0, BconvTile::Auto)
     }
 
     fn strided_impl(

@@ -116,15 +116,7 @@ impl DeviceModUp {
                 output.len()
             )));
         }
-        let out_limbs = output.len() / n;
-        let mut seen = vec![false; out_limbs];
-        for &(_, o) in targets {
-            if o >= out_limbs || std::mem::replace(&mut seen[o], true) {
-                return Err(CudaError::Shape(format!(
-                    "ModUp target limb {o} of {out_limbs} (outside, or given twice)"
-                )));
-            }
-        }
+        let out_limbs = subset_out_limbs(output, targets, n)?;
         let r = self.modup.digit_limbs(digit, level)?;
         let plan: Vec<(u32, u32)> = self
             .plan(digit, level)?
@@ -192,6 +184,41 @@ impl DeviceModUp {
         n: usize,
         scaled: bool,
     ) -> Result<()> {
+        self.many_impl(level, input, outputs, n, scaled, None)
+    }
+
+    /// [`DeviceModUp::convert_centered_subset`] of several digits of one level-`level`
+    /// polynomial `input` (digit `d_i` into `outputs[i]`, each `[out_limbs][n]`, the same
+    /// `targets` for all), five digits per launch as [`DeviceModUp::convert_centered_many`];
+    /// with `scaled`, of an input that already holds the first step's `t_i` (as
+    /// [`DeviceModUp::convert_centered_many_with`]). Each written limb has the words of
+    /// [`DeviceModUp::convert_centered_subset`] of its digit; digits with nothing to convert
+    /// launch nothing.
+    ///
+    /// Errors: as [`DeviceModUp::convert_centered_subset`].
+    pub fn convert_centered_subset_many(
+        &self,
+        level: usize,
+        input: &DeviceBuffer,
+        outputs: &mut [(usize, &mut DeviceBuffer)],
+        targets: &[(usize, usize)],
+        n: usize,
+        scaled: bool,
+    ) -> Result<()> {
+        self.many_impl(level, input, outputs, n, scaled, Some(targets))
+    }
+
+    /// [`DeviceModUp::convert_centered_many_with`] (all targets, outputs `[level + |P|][n]`) or,
+    /// with `targets`, [`DeviceModUp::convert_centered_subset_many`].
+    fn many_impl(
+        &self,
+        level: usize,
+        input: &DeviceBuffer,
+        outputs: &mut [(usize, &mut DeviceBuffer)],
+        n: usize,
+        scaled: bool,
+        targets: Option<&[(usize, usize)]>,
+    ) -> Result<()> {
         let flags = if scaled { FLAG_SCALED } else { 0 };
         check_degree(n)?;
         let pl = self.modup.p().len();
@@ -203,20 +230,44 @@ impl DeviceModUp {
         let mut jobs = Vec::with_capacity(outputs.len());
         for (digit, output) in outputs.iter() {
             check_device(&self.device, &[output, input])?;
-            check_len("ModUp output", output.len(), (level + pl) * n)?;
             let r = self.modup.digit_limbs(*digit, level)?;
             let start = r.start;
+            let (plan, out_stride) = match targets {
+                None => {
+                    check_len("ModUp output", output.len(), (level + pl) * n)?;
+                    (self.plan(*digit, level)?, (level + pl) * n)
+                }
+                Some(targets) => {
+                    let out_limbs = subset_out_limbs(output, targets, n)?;
+                    let plan: Vec<(u32, u32)> = self
+                        .plan(*digit, level)?
+                        .into_iter()
+                        .filter_map(|(col, limb)| {
+                            targets
+                                .iter()
+                                .find(|t| t.0 == limb as usize)
+                                .map(|t| (col, t.1 as u32))
+                        })
+                        .collect();
+                    (plan, out_limbs * n)
+                }
+            };
+            if plan.is_empty() {
+                continue;
+            }
             let conv = self.converter(*digit, level)?;
-            let plan = self.plan(*digit, level)?;
             let io = Io {
                 n,
                 polys: 1,
                 input: input.device_ptr_at(start * n)?,
                 in_stride: level * n,
                 out: output.device_ptr(),
-                out_stride: (level + pl) * n,
+                out_stride,
             };
             jobs.push((conv, plan, io));
+        }
+        if jobs.is_empty() {
+            return Ok(());
         }
         let longest = jobs.iter().map(|(_, p, _)| p.len()).max().unwrap_or(0);
         let narrow = jobs.first().is_some_and(|(c, _, _)| c.narrow);
@@ -381,4 +432,25 @@ impl DeviceModUp {
         };
         conv.launch_plan(&io, &plan, flags, start as u32, tile)
     }
+}
+
+/// The limbs of a subset conversion's `output` (`[out_limbs][n]`), every target limb inside it
+/// and given once.
+fn subset_out_limbs(output: &DeviceBuffer, targets: &[(usize, usize)], n: usize) -> Result<usize> {
+    if output.len() % n != 0 {
+        return Err(CudaError::Shape(format!(
+            "ModUp output of {} words is not whole limbs of {n}",
+            output.len()
+        )));
+    }
+    let out_limbs = output.len() / n;
+    let mut seen = vec![false; out_limbs];
+    for &(_, o) in targets {
+        if o >= out_limbs || std::mem::replace(&mut seen[o], true) {
+            return Err(CudaError::Shape(format!(
+                "ModUp target limb {o} of {out_limbs} (outside, or given twice)"
+            )));
+        }
+    }
+    Ok(out_limbs)
 }

@@ -4,43 +4,34 @@ use std::ops::Range;
 use std::time::Instant;
 
 use rhea_cuda::elementwise as ew;
-use rhea_cuda::ntt::{EpilogueRun, NttDirection, NttRun, MAX_RUNS};
+use rhea_cuda::ntt::{DeviceNttTables, EpilogueRun, NttDirection, NttRun, MAX_RUNS};
+use rhea_cuda::ntt_keyswitch::{self, KsDigit};
 use rhea_cuda::{automorphism, fused, DeviceBuffer, RnsLayout};
 
 use super::plan::KsPlan;
 use super::{GpuGroup, PartitionedCiphertext, PartitionedKey};
-use crate::backend::cuda::GpuRing;
 use crate::error::{Error, Result};
 
 /// Per rank, the word ranges it contributes to an all-gather.
 type Exchange = Vec<Vec<Range<usize>>>;
 
-/// `runs` transformed on `bufs` in direction `dir`, [`MAX_RUNS`] per launch; nothing for none.
+/// `runs` transformed on `bufs` in direction `dir` with the tables `ntt`, [`MAX_RUNS`] per
+/// launch; nothing for none.
 fn transform(
-    g: &GpuRing,
+    ntt: &DeviceNttTables,
     bufs: &mut [&mut DeviceBuffer],
     runs: &[NttRun],
     dir: NttDirection,
 ) -> Result<()> {
     for chunk in runs.chunks(MAX_RUNS) {
-        g.ntt.transform_runs(bufs, chunk, dir)?;
+        ntt.transform_runs(bufs, chunk, dir)?;
     }
     Ok(())
 }
 
-/// The runs of limbs `limbs` (global indices, table = index) of buffer `buf`, whose local limb
-/// 0 is global limb `first`; none for an empty range.
-fn run_of(buf: usize, limbs: Range<usize>, first: usize, table_base: usize) -> Option<NttRun> {
-    (!limbs.is_empty()).then(|| NttRun {
-        buf,
-        first_limb: limbs.start - first,
-        limbs: limbs.len(),
-        table: table_base + limbs.start,
-    })
-}
-
 impl GpuGroup {
-    /// `(a_0 b_0, a_0 b_1 + a_1 b_0, a_1 b_1)`, limb by limb on each GPU (no communication).
+    /// `(a_0 b_0, a_0 b_1 + a_1 b_0, a_1 b_1)`, limb by limb on each GPU (no communication), one
+    /// fused launch per GPU.
     pub(super) fn tensor(
         &self,
         a: &PartitionedCiphertext,
@@ -52,19 +43,20 @@ impl GpuGroup {
             let g = &self.rings[k];
             let nq = self.part.q_active(k, a.ell).len();
             let m = &self.local[k].moduli;
-            let lay = RnsLayout::new(n, nq, 1);
             let mut d = [g.alloc(nq * n)?, g.alloc(nq * n)?, g.alloc(nq * n)?];
             if nq > 0 {
-                let (a0, a1, b0, b1) = (
-                    &a.parts[0][k],
-                    &a.parts[1][k],
-                    &b.parts[0][k],
-                    &b.parts[1][k],
-                );
-                ew::mul(&mut d[0], a0, b0, &lay, m)?;
-                ew::mul(&mut d[1], a0, b1, &lay, m)?;
-                ew::mul_add_assign(&mut d[1], a1, b0, &lay, m)?;
-                ew::mul(&mut d[2], a1, b1, &lay, m)?;
+                // One pass (the single-GPU path's fused tensor kernel); the local moduli's
+                // first `nq` are the active limbs'.
+                let (pa, pb) = (&a.parts, &b.parts);
+                let [d0, d1, d2] = &mut d;
+                fused::tensor(
+                    [&pa[0][k], &pa[1][k]],
+                    [&pb[0][k], &pb[1][k]],
+                    [d0, d1, d2],
+                    m,
+                    nq,
+                    n,
+                )?;
             }
             for (o, x) in out.iter_mut().zip(d) {
                 o.push(x);
@@ -95,8 +87,11 @@ impl GpuGroup {
         let (n, pl) = (ring.n(), ring.p_len());
         let up = (0..self.gpus())
             .map(|k| {
-                let r = self.part.q_active(k, ell);
-                std::iter::once(r.start * n..r.end * n).collect()
+                self.part
+                    .q_runs(k, ell)
+                    .into_iter()
+                    .map(|(r, first)| first * n..(first + r.len()) * n)
+                    .collect()
             })
             .collect();
         let down = (0..self.gpus())
@@ -144,176 +139,332 @@ impl GpuGroup {
             ));
         }
         let (up, down) = self.exchange_ranges(ell);
-        // 1. Each GPU's limbs inverse-transformed into a full-width buffer.
+        // 1. Each GPU's limbs inverse-transformed into their places in a full-width buffer
+        //    (one run per block of consecutive limbs, local tables; the fast kernels read the
+        //    input in place, the small rings copy first).
         let mut coeff = Vec::with_capacity(self.gpus());
         for (k, g) in self.rings.iter().enumerate() {
-            let aq = self.part.q_active(k, ell);
+            let ntt = &self.local[k].ntt;
             let mut c = g.alloc(ell * n)?;
-            DeviceBuffer::copy_region(&d[k], 0, &mut c, aq.start * n, aq.len() * n)?;
-            let runs: Vec<_> = run_of(0, aq.clone(), 0, 0).into_iter().collect();
-            transform(g, &mut [&mut c], &runs, NttDirection::Inverse)?;
-            coeff.push(c);
-        }
-        // 2. Every GPU gets every limb.
-        self.all_gather(&mut coeff, |k| up[k].clone())?;
-        // 3. ModUp to each GPU's own limbs, the inner product with its part of the key, and the
-        //    inverse NTT of its P limbs.
-        let mut accs = Vec::with_capacity(self.gpus());
-        let mut pcs = Vec::with_capacity(self.gpus());
-        for (k, g) in self.rings.iter().enumerate() {
-            let plan = KsPlan::new(&self.part, ring.digits(), lq, ell, k);
-            let (nq, np, width) = (plan.nq(), plan.np(), plan.width());
-            let pr = plan.pr.clone();
-            let mut acc = [g.alloc(width * n)?, g.alloc(width * n)?];
-            if width > 0 {
-                let mut conv = Vec::with_capacity(digits);
-                let mut runs = Vec::new();
-                for (dg, dp) in plan.digits.iter().enumerate() {
-                    let mut o = g.alloc(width * n)?;
-                    g.mod_up.convert_centered_subset(
-                        dg,
-                        ell,
-                        &coeff[k],
-                        &mut o,
-                        &plan.targets,
-                        n,
-                    )?;
-                    let own = dp.own.start * n..dp.own.end * n;
-                    DeviceBuffer::copy_region(&d[k], own.start, &mut o, own.start, own.len())?;
-                    runs.extend(dp.runs.iter().map(|(r, table)| NttRun {
-                        buf: dg,
-                        first_limb: r.start,
-                        limbs: r.len(),
-                        table: *table,
-                    }));
-                    conv.push(o);
-                }
-                {
-                    let mut bufs: Vec<&mut DeviceBuffer> = conv.iter_mut().collect();
-                    transform(g, &mut bufs, &runs, NttDirection::Forward)?;
-                }
-                let refs: Vec<&DeviceBuffer> = conv.iter().collect();
-                let keys: Vec<(&DeviceBuffer, &DeviceBuffer)> =
-                    key.parts[k].iter().map(|[b, a]| (b, a)).collect();
-                let [a0, a1] = &mut acc;
-                let (m, q_full) = (&self.local[k].moduli, self.part.q_range(k).len());
-                fused::ks_inner_product(m, nq, q_full, &refs, &keys, a0, a1, n)?;
-            }
-            // The P limbs of both halves, inverse-transformed, into `[2][|P|][N]`.
-            let mut pc = g.alloc(2 * pl * n)?;
-            let runs: Vec<NttRun> = (0..2)
-                .filter(|_| np > 0)
-                .map(|c| NttRun {
-                    buf: c,
-                    first_limb: nq,
-                    limbs: np,
-                    table: lq + pr.start,
+            let blocks = self.part.q_runs(k, ell);
+            let runs: Vec<NttRun> = blocks
+                .iter()
+                .map(|(r, first)| NttRun {
+                    buf: 0,
+                    first_limb: *first,
+                    limbs: r.len(),
+                    table: r.start,
                 })
                 .collect();
-            {
-                let [a0, a1] = &mut acc;
-                transform(g, &mut [a0, a1], &runs, NttDirection::Inverse)?;
+            if ntt.has_fast_kernels() {
+                // The ModUp's first step folded in (the single-GPU path's `mod_up_inverse`).
+                let f = self.local[k].mod_up_inverse[ell - 1].as_ref();
+                let sources: Vec<_> = blocks.iter().map(|(r, _)| Some((&d[k], r.start))).collect();
+                for (rs, ss) in runs.chunks(MAX_RUNS).zip(sources.chunks(MAX_RUNS)) {
+                    ntt.inverse_runs_from(&mut [&mut c], rs, ss, f)?;
+                }
+            } else {
+                for (r, first) in &blocks {
+                    DeviceBuffer::copy_region(&d[k], r.start * n, &mut c, first * n, r.len() * n)?;
+                }
+                transform(ntt, &mut [&mut c], &runs, NttDirection::Inverse)?;
             }
-            for (c, a) in acc.iter().enumerate() {
-                DeviceBuffer::copy_region(a, nq * n, &mut pc, (c * pl + pr.start) * n, np * n)?;
+            coeff.push(c);
+        }
+        // 2. Every GPU gets every limb, and converts every digit to its own limbs: after the
+        //    whole all-gather, or (overlapped) digit by digit as each digit's limbs arrive while
+        //    the next digit's move (NCCL on a second stream).
+        let plans: Vec<KsPlan> = (0..self.gpus())
+            .map(|k| KsPlan::new(&self.part, ring.digits(), lq, ell, k))
+            .collect();
+        let mut convs = plans
+            .iter()
+            .zip(&self.rings)
+            .map(|(p, g)| {
+                let count = if p.width() > 0 { p.digits.len() } else { 0 };
+                (0..count)
+                    .map(|_| g.alloc(p.width() * n))
+                    .collect::<Result<Vec<_>>>()
+            })
+            .collect::<Result<Vec<_>>>()?;
+        match &self.comm {
+            Some(comm) if self.overlap => {
+                let stages: Vec<Exchange> =
+                    (0..digits).map(|dg| self.digit_ranges(ell, dg)).collect();
+                let mut refs: Vec<&mut DeviceBuffer> = coeff.iter_mut().collect();
+                comm.all_gather_v_pipelined(&mut refs, &stages, |dg, coeffs| -> Result<()> {
+                    for (k, plan) in plans.iter().enumerate() {
+                        self.convert_digits(k, ell, plan, coeffs[k], &mut convs[k], Some(dg))?;
+                    }
+                    Ok(())
+                })?;
+            }
+            _ => {
+                self.all_gather(&mut coeff, |k| up[k].clone())?;
+                for (k, plan) in plans.iter().enumerate() {
+                    self.convert_digits(k, ell, plan, &coeff[k], &mut convs[k], None)?;
+                }
+            }
+        }
+        drop(coeff);
+        // 3. The inner product with each GPU's part of the key (`[2][width][N]`), and the
+        //    inverse NTT of its P limbs into `[2][|P|][N]`.
+        let mut accs = Vec::with_capacity(self.gpus());
+        let mut pcs = Vec::with_capacity(self.gpus());
+        for ((k, g), (plan, mut conv)) in self.rings.iter().enumerate().zip(plans.iter().zip(convs))
+        {
+            let (nq, np, width) = (plan.nq(), plan.np(), plan.width());
+            let (pr, loc) = (plan.pr.clone(), &self.local[k]);
+            let mut acc = g.alloc(2 * width * n)?;
+            if width > 0 {
+                self.inner_product(k, plan, &mut conv, &d[k], key, &mut acc)?;
+            }
+            drop(conv);
+            // The P limbs of both halves, inverse-transformed, into `[2][|P|][N]` (read in
+            // place by the fast kernels; copied first for the small rings).
+            let mut pc = g.alloc(2 * pl * n)?;
+            if np > 0 {
+                let runs: Vec<NttRun> = (0..2)
+                    .map(|c| NttRun {
+                        buf: 0,
+                        first_limb: c * pl + pr.start,
+                        limbs: np,
+                        table: plan.q_full(),
+                    })
+                    .collect();
+                if loc.ntt.has_fast_kernels() {
+                    // The ModDown conversion's first step folded in, as on one GPU.
+                    let sources = [Some((&acc, nq)), Some((&acc, width + nq))];
+                    let f = loc.mod_down_inverse.as_ref();
+                    loc.ntt
+                        .inverse_runs_from(&mut [&mut pc], &runs, &sources, f)?;
+                } else {
+                    for c in 0..2 {
+                        let (from, to) = ((c * width + nq) * n, (c * pl + pr.start) * n);
+                        DeviceBuffer::copy_region(&acc, from, &mut pc, to, np * n)?;
+                    }
+                    transform(&loc.ntt, &mut [&mut pc], &runs, NttDirection::Inverse)?;
+                }
             }
             accs.push(acc);
             pcs.push(pc);
         }
-        drop(coeff);
         // 4. Every GPU gets every P limb.
         self.all_gather(&mut pcs, |k| down[k].clone())?;
-        // 5. ModDown to each GPU's own Q limbs, the addends, the automorphism.
+        // 5. ModDown to each GPU's own Q limbs (both halves in one conversion), the addends,
+        //    the automorphism.
         let mut out: [Vec<DeviceBuffer>; 2] = Default::default();
-        for (k, g) in self.rings.iter().enumerate() {
-            let plan = KsPlan::new(&self.part, ring.digits(), lq, ell, k);
-            let (aq, nq) = (plan.aq.clone(), plan.nq());
-            let mut y = [g.alloc(nq * n)?, g.alloc(nq * n)?];
+        for ((k, g), plan) in self.rings.iter().enumerate().zip(&plans) {
+            let (nq, width) = (plan.nq(), plan.width());
+            let mut res = [g.alloc(nq * n)?, g.alloc(nq * n)?];
             if nq > 0 {
+                let mut y = g.alloc(2 * nq * n)?;
                 let cols = &plan.moddown_columns;
                 let conv = &g.mod_down[ell - 1];
-                for (c, yc) in y.iter_mut().enumerate() {
-                    conv.convert_centered_columns(yc, &pcs[k], c * pl * n, pl * n, 1, n, cols)?;
+                if self.local[k].mod_down_inverse.is_some() {
+                    conv.convert_scaled_centered_columns(&mut y, &pcs[k], 0, pl * n, 2, n, cols)?;
+                } else {
+                    conv.convert_centered_columns(&mut y, &pcs[k], 0, pl * n, 2, n, cols)?;
                 }
                 let adds_k = [adds[0].map(|a| &a[k]), adds[1].map(|a| &a[k])];
-                y = self.moddown_tail(k, aq.start, nq, y, &accs[k], adds_k, galois)?;
+                res = self.moddown_tail(k, nq, width, y, &accs[k], adds_k, galois)?;
             }
-            let [y0, y1] = y;
+            let [y0, y1] = res;
             out[0].push(y0);
             out[1].push(y1);
         }
         Ok(out)
     }
 
-    /// The end of GPU `k`'s ModDown on its `nq` own `Q` limbs from `first` on: `y` (the
-    /// conversions, coefficient form, one buffer per half) forward-transformed, then
-    /// `[add_c +] (x_c − y_c)·P^{-1}` with `x_c` the inner product's `Q` limbs, permuted by
-    /// `σ_g` for `galois = Some(g)`. With the fast NTT one launch per phase (the single-GPU
-    /// ModDown's fused epilogue); otherwise the composition (NTT, subtract-multiply, add,
-    /// automorphism), the same words.
+    /// The word ranges of digit `dg`'s limbs (at `ell` limbs) that each GPU holds: one stage of
+    /// the overlapped ModUp all-gather.
+    fn digit_ranges(&self, ell: usize, dg: usize) -> Vec<Vec<Range<usize>>> {
+        let n = self.ctx.ring().n();
+        let r = &self.ctx.ring().digits()[dg];
+        let (s, e) = (r.start, r.end.min(ell));
+        (0..self.gpus())
+            .map(|k| {
+                self.part
+                    .q_runs(k, ell)
+                    .into_iter()
+                    .filter_map(|(loc, first)| {
+                        let (a, b) = (first.max(s), (first + loc.len()).min(e));
+                        (a < b).then(|| a * n..b * n)
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// GPU `k`'s ModUp conversions (`plan`): digit `only`, or every digit (five per launch),
+    /// from the all-gathered coefficient-form `coeff` to the GPU's limbs outside the digit,
+    /// into `conv[digit]` (`[width][N]` each; none for a GPU without limbs). The input holds
+    /// the first step's products where the inverse NTT folded them in.
+    fn convert_digits(
+        &self,
+        k: usize,
+        ell: usize,
+        plan: &KsPlan,
+        coeff: &DeviceBuffer,
+        conv: &mut [DeviceBuffer],
+        only: Option<usize>,
+    ) -> Result<()> {
+        if conv.is_empty() {
+            return Ok(());
+        }
+        let (g, loc) = (&self.rings[k], &self.local[k]);
+        let scaled = loc.mod_up_inverse.get(ell - 1).is_some_and(Option::is_some);
+        let mut jobs: Vec<(usize, &mut DeviceBuffer)> = conv
+            .iter_mut()
+            .enumerate()
+            .filter(|(dg, _)| only.map_or(true, |o| o == *dg))
+            .collect();
+        let n = self.ctx.ring().n();
+        g.mod_up
+            .convert_centered_subset_many(ell, coeff, &mut jobs, &plan.targets, n, scaled)?;
+        Ok(())
+    }
+
+    /// GPU `k`'s inner product (`plan`, at least one local limb): every digit's conversion
+    /// `conv[digit]` transformed and summed against the GPU's part of `key`, with the digit's
+    /// own limbs taken from the GPU's part of the NTT-form input `d_k`, into `acc`
+    /// (`[2][width][N]`). With the fast NTT and at most `ntt_keyswitch::MAX_DIGITS` digits, the
+    /// single-GPU path's fusion on the GPU's own limbs and tables: the column phase of the
+    /// forward NTT, then one kernel for its row phase and the inner product (no transformed
+    /// limb written, the own limbs read from `d_k` in place). Otherwise the composition (own
+    /// limbs copied, full NTT, inner product).
+    fn inner_product(
+        &self,
+        k: usize,
+        plan: &KsPlan,
+        conv: &mut [DeviceBuffer],
+        d_k: &DeviceBuffer,
+        key: &PartitionedKey,
+        acc: &mut DeviceBuffer,
+    ) -> Result<()> {
+        let loc = &self.local[k];
+        let n = self.ctx.ring().n();
+        let (nq, np, q_full) = (plan.nq(), plan.np(), plan.q_full());
+        let digits = plan.digits.len();
+        let fuse =
+            loc.ntt.has_fast_kernels() && digits <= ntt_keyswitch::MAX_DIGITS && nq > 0 && np > 0;
+        let mut runs = Vec::new();
+        for (dg, dp) in plan.digits.iter().enumerate() {
+            if !fuse {
+                let own = dp.own.start * n..dp.own.end * n;
+                DeviceBuffer::copy_region(d_k, own.start, &mut conv[dg], own.start, own.len())?;
+            }
+            runs.extend(dp.runs.iter().map(|(r, table)| NttRun {
+                buf: dg,
+                first_limb: r.start,
+                limbs: r.len(),
+                table: *table,
+            }));
+        }
+        let keys: Vec<(&DeviceBuffer, &DeviceBuffer)> =
+            key.parts[k].iter().map(|[b, a]| (b, a)).collect();
+        if fuse {
+            for chunk in runs.chunks(MAX_RUNS) {
+                let mut bufs: Vec<&mut DeviceBuffer> = conv.iter_mut().collect();
+                loc.ntt.forward_columns_runs(&mut bufs, chunk)?;
+            }
+            let kd: Vec<KsDigit<'_>> = conv
+                .iter()
+                .zip(&plan.digits)
+                .zip(&keys)
+                .map(|((c, dp), (b, a))| KsDigit {
+                    converted: c,
+                    own: dp.own.clone(),
+                    key_b: b,
+                    key_a: a,
+                })
+                .collect();
+            return Ok(loc
+                .ntt
+                .forward_rows_keyswitch(d_k, nq, q_full, &loc.moduli, &kd, acc)?);
+        }
+        {
+            let mut bufs: Vec<&mut DeviceBuffer> = conv.iter_mut().collect();
+            transform(&loc.ntt, &mut bufs, &runs, NttDirection::Forward)?;
+        }
+        let refs: Vec<&DeviceBuffer> = conv.iter().collect();
+        let none = [None, None];
+        let keys = &keys[..digits];
+        fused::ks_inner_product_pair(&loc.moduli, nq, q_full, &refs, keys, none, acc, n)?;
+        Ok(())
+    }
+
+    /// The end of GPU `k`'s ModDown on its `nq` own (active) `Q` limbs: `y` (the conversions,
+    /// coefficient form, `[2][nq][N]`) forward-transformed, then `[add_c +] (x_c − y_c)·P^{-1}`
+    /// with `x_c` the inner product's `Q` limbs (`x` is `[2][width][N]`), permuted by `σ_g` for
+    /// `galois = Some(g)`. With the fast NTT one launch per phase (the single-GPU ModDown's
+    /// fused epilogue, the accumulator read for the last time); otherwise the composition
+    /// (NTT, subtract-multiply, add, automorphism), the same words.
     #[allow(clippy::too_many_arguments)]
     fn moddown_tail(
         &self,
         k: usize,
-        first: usize,
         nq: usize,
-        mut y: [DeviceBuffer; 2],
-        x: &[DeviceBuffer; 2],
+        width: usize,
+        mut y: DeviceBuffer,
+        x: &DeviceBuffer,
         adds: [Option<&DeviceBuffer>; 2],
         galois: Option<u64>,
     ) -> Result<[DeviceBuffer; 2]> {
         let (g, loc) = (&self.rings[k], &self.local[k]);
         let n = self.ctx.ring().n();
+        // Local tables: the GPU's active Q limbs are its first local tables.
         let runs: Vec<NttRun> = (0..2)
             .map(|c| NttRun {
-                buf: c,
-                first_limb: 0,
+                buf: 0,
+                first_limb: c * nq,
                 limbs: nq,
-                table: first,
+                table: 0,
             })
             .collect();
-        if g.ntt.has_fast_kernels() {
+        if loc.ntt.has_fast_kernels() {
             let mut o = [g.alloc(nq * n)?, g.alloc(nq * n)?];
             let epi: Vec<EpilogueRun<'_>> = (0..2)
                 .map(|c| EpilogueRun {
                     out: c,
                     out_limb: 0,
-                    x: &x[c],
-                    x_limb: 0,
+                    x,
+                    x_limb: c * width,
                     c: adds[c].map(|a| (a, 0)),
                 })
                 .collect();
-            let ([y0, y1], [o0, o1]) = (&mut y, &mut o);
-            // `w` by table index: the ring's `P^{-1} mod q_i` pairs of every Q prime.
-            g.ntt.forward_runs_epilogue_automorphism(
-                &mut [y0, y1],
+            let [o0, o1] = &mut o;
+            // `w` by local table index: `P^{-1} mod q_i` pairs of the GPU's Q limbs.
+            loc.ntt.forward_runs_epilogue_consuming_x(
+                &mut [&mut y],
                 &runs,
                 &mut [o0, o1],
                 &epi,
-                &g.mod_down_w,
+                &loc.p_inv_w,
                 galois,
             )?;
             return Ok(o);
         }
-        {
-            let [y0, y1] = &mut y;
-            transform(g, &mut [y0, y1], &runs, NttDirection::Forward)?;
-        }
+        transform(&loc.ntt, &mut [&mut y], &runs, NttDirection::Forward)?;
         let lay = RnsLayout::new(n, nq, 1);
-        for (c, yc) in y.iter_mut().enumerate() {
-            fused::sub_mul_scalar_assign(yc, &x[c], &loc.p_inv_w, &loc.moduli, 0, nq, n)?;
+        let mut res = [g.alloc(nq * n)?, g.alloc(nq * n)?];
+        for (c, r) in res.iter_mut().enumerate() {
+            let mut xc = g.alloc(nq * n)?;
+            DeviceBuffer::copy_region(x, c * width * n, &mut xc, 0, nq * n)?;
+            DeviceBuffer::copy_region(&y, c * nq * n, r, 0, nq * n)?;
+            fused::sub_mul_scalar_assign(r, &xc, &loc.p_inv_w, &loc.moduli, 0, nq, n)?;
             if let Some(add) = adds[c] {
-                ew::add_assign(yc, add, &lay, &loc.moduli)?;
+                ew::add_assign(r, add, &lay, &loc.moduli)?;
             }
         }
         if let Some(gal) = galois {
-            for yc in y.iter_mut() {
+            for r in res.iter_mut() {
                 let mut o = g.alloc(nq * n)?;
-                automorphism::apply_ntt(&mut o, yc, gal, &lay)?;
-                *yc = o;
+                automorphism::apply_ntt(&mut o, r, gal, &lay)?;
+                *r = o;
             }
         }
-        Ok(y)
+        Ok(res)
     }
 
     /// The two NCCL exchanges of one key switching at `level`, alone, `reps` times on scratch

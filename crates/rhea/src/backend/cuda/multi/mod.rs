@@ -1,17 +1,19 @@
 //! Latency mode over several GPUs (issue 37): one key switching split across a group of GPUs
 //! by limb, the key-switching keys partitioned the same way, the exchanges through NCCL.
 //!
-//! Every polynomial of a [`GpuGroup`] is split by one [`LimbPartition`]: GPU `k` holds its
-//! contiguous range of the `Q` limbs (of whatever level the polynomial has) and, for the
-//! key-switching keys (over the full `Q ∪ P`), its range of the `P` limbs too. A key switching
-//! of `d` (NTT form, level `ℓ`) then runs as (`keyswitch.rs`):
+//! Every polynomial of a [`GpuGroup`] is split by one [`LimbPartition`]: GPU `k` holds its `Q`
+//! limbs (by default limb `i` on GPU `i mod K`, balanced at every level; [`PartitionKind`]) of
+//! whatever level the polynomial has, contiguously in increasing order, and, for the
+//! key-switching keys (over the full `Q ∪ P`), its range of the `P` limbs too. Each GPU keeps
+//! NTT tables and moduli of its own primes in that order. A key switching of `d` (NTT form,
+//! level `ℓ`) then runs as (`keyswitch.rs`):
 //!
-//! 1. each GPU inverse-transforms its own limbs of `d`;
+//! 1. each GPU inverse-transforms its own limbs of `d` into their places of a full-width buffer;
 //! 2. an NCCL all-gather gives every GPU all `ℓ` coefficient-form limbs;
 //! 3. each GPU converts every digit to its own target limbs only (its `Q` limbs outside the
 //!    digit and its `P` limbs: the same conversion columns as one GPU computes, hence the same
-//!    words), transforms them, copies the digit's own limbs it holds from `d`, and forms the
-//!    inner product with its part of the key;
+//!    words), transforms them and forms the inner product with its part of the key, the
+//!    digit's own limbs read from its part of `d` (the single-GPU path's fused kernels);
 //! 4. each GPU inverse-transforms its `P` limbs of both halves; an NCCL all-gather gives every
 //!    GPU all `P` limbs; each converts `P` to its own `Q` limbs, transforms, and finishes
 //!    `(x − y) · P^{-1}` (plus the addends, then the rotation's permutation) on its own limbs.
@@ -28,6 +30,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use rhea_cuda::nccl::NcclGroup;
+use rhea_cuda::ntt::DeviceNttTables;
 use rhea_cuda::{DeviceBuffer, DeviceModuli};
 
 use super::GpuRing;
@@ -40,14 +43,28 @@ mod keyswitch;
 mod partition;
 mod plan;
 
-pub use partition::{KeySwitchTraffic, LimbPartition};
+pub use partition::{KeySwitchTraffic, LimbPartition, PartitionKind};
 
 /// Per-GPU tables of the group beyond the ring's own (`GpuRing`).
 struct LocalTables {
-    /// The moduli of the GPU's limbs: its `Q` range of the full chain, then its `P` range.
+    /// The moduli of the GPU's limbs: its `Q` limbs of the full chain, then its `P` range.
     moduli: Arc<DeviceModuli>,
-    /// `(P^{-1} mod q_i, shoup)` pairs for the GPU's `Q` range (the ModDown's last factor).
+    /// The NTT tables of the same limbs, in the same order (local table `j` for local limb
+    /// `j`): the ring's host tables of those primes, so the words are the ring's. With them a
+    /// GPU's limbs are contiguous runs whatever the partition (a strided partition's limbs
+    /// are not consecutive primes of the chain).
+    ntt: DeviceNttTables,
+    /// `(P^{-1} mod q_i, shoup)` pairs for the GPU's `Q` limbs (the ModDown's last factor), by
+    /// local table index.
     p_inv_w: DeviceBuffer,
+    /// Per level (`ℓ − 1`), the ModUp conversions' first-step factors `q̂_i^{-1}` of the GPU's
+    /// active limbs folded into the inverse NTT's last stage
+    /// (`DeviceNttTables::scaled_inverse_words`, local tables), as the single-GPU path's
+    /// `mod_up_inverse`; `None` where the GPU holds no active limb; empty without the fast NTT.
+    mod_up_inverse: Vec<Option<DeviceBuffer>>,
+    /// The ModDown conversion's first-step factors `p̂_j^{-1}` on the GPU's `P` tables (1 on its
+    /// `Q` tables), folded the same way; `None` without the fast NTT.
+    mod_down_inverse: Option<DeviceBuffer>,
 }
 
 /// A group of GPUs that runs one CKKS operation at a time split across all of them (latency
@@ -81,6 +98,8 @@ pub struct GpuGroup {
     local: Vec<LocalTables>,
     part: LimbPartition,
     comm: Option<NcclGroup>,
+    /// Whether the ModUp's all-gather overlaps the conversions digit by digit.
+    overlap: bool,
 }
 
 impl std::fmt::Debug for GpuGroup {
@@ -93,7 +112,7 @@ impl std::fmt::Debug for GpuGroup {
 }
 
 /// A key-switching key split by limb over a [`GpuGroup`]: GPU `k` holds, for every digit, the
-/// key's `Q` limbs of its range and its `P` limbs (`[|Q_k| + |P_k|][N]` per polynomial).
+/// key's `Q` limbs it owns and its `P` limbs (`[|Q_k| + |P_k|][N]` per polynomial).
 pub struct PartitionedKey {
     params_id: u64,
     /// `parts[k][d]`: GPU `k`'s limbs of digit `d`'s `(b, a)`.
@@ -151,8 +170,8 @@ impl PartitionedGaloisKeys {
     }
 }
 
-/// A CKKS ciphertext split by limb over a [`GpuGroup`]: component `c`'s `Q` limbs of GPU `k`'s
-/// range (below the level) on GPU `k`, NTT form.
+/// A CKKS ciphertext split by limb over a [`GpuGroup`]: component `c`'s `Q` limbs that GPU `k`
+/// owns (below the level) on GPU `k`, in increasing order, NTT form.
 pub struct PartitionedCiphertext {
     /// `parts[c][k]`: GPU `k`'s limbs of component `c`.
     parts: Vec<Vec<DeviceBuffer>>,
@@ -199,8 +218,22 @@ impl GpuGroup {
     /// GPUs than `Q` limbs; [`Error::DeviceNotSupported`] for a GPU that is not usable;
     /// [`Error::Gpu`] with [`rhea_cuda::CudaError::Nccl`] when NCCL is missing or fails.
     pub fn new(ctx: &CkksContext, devices: &[Device]) -> Result<Self> {
+        Self::with_partition(ctx, devices, PartitionKind::Strided { block: 1 })
+    }
+
+    /// [`GpuGroup::new`] with the limbs split by `kind` (the default is the strided split,
+    /// balanced at every level; [`PartitionKind::Contiguous`] is the first one, kept for
+    /// comparison).
+    ///
+    /// Errors: as [`GpuGroup::new`], plus [`Error::InvalidInput`] for a `kind` that cannot
+    /// split the chain over the GPUs ([`LimbPartition::with_kind`]).
+    pub fn with_partition(
+        ctx: &CkksContext,
+        devices: &[Device],
+        kind: PartitionKind,
+    ) -> Result<Self> {
         let ring = ctx.ring();
-        let part = LimbPartition::new(ring.q_len(), ring.p_len(), devices.len())?;
+        let part = LimbPartition::with_kind(ring.q_len(), ring.p_len(), devices.len(), kind)?;
         let mut rings = Vec::with_capacity(devices.len());
         for (i, d) in devices.iter().enumerate() {
             let Device::Cuda(index) = *d else {
@@ -218,17 +251,57 @@ impl GpuGroup {
         }
         let md = ring.keyswitch_plan().mod_down();
         let (q, p) = (ring.q().moduli(), ring.p().moduli());
+        let full = ring.full_shape();
         let local = rings
             .iter()
             .enumerate()
             .map(|(k, g)| {
-                let (qr, pr) = (part.q_range(k), part.p_range(k));
-                let list: Vec<_> = q[qr.clone()].iter().chain(&p[pr]).copied().collect();
+                let (ql, pr) = (part.q_limbs(k), part.p_range(k));
+                let list: Vec<_> = ql
+                    .iter()
+                    .map(|&i| q[i])
+                    .chain(p[pr.clone()].iter().copied())
+                    .collect();
                 let moduli = rhea_cuda::DeviceModuli::new(g.device(), &list)?;
+                let tables: Vec<_> = ql
+                    .iter()
+                    .copied()
+                    .chain(pr.map(|j| ring.q_len() + j))
+                    .map(|t| ring.ntt_table(&full, t).clone())
+                    .collect();
+                let ntt = DeviceNttTables::new(g.device(), &tables)?;
+                let pick = |w: &[u64]| -> Vec<u64> { ql.iter().map(|&i| w[i]).collect() };
                 let pairs =
-                    super::shoup_pairs(&md.p_inv_mod_q()[qr.clone()], &md.p_inv_mod_q_shoup()[qr]);
+                    super::shoup_pairs(&pick(md.p_inv_mod_q()), &pick(md.p_inv_mod_q_shoup()));
                 let p_inv_w = g.device().upload(&pairs)?;
-                Ok(LocalTables { moduli, p_inv_w })
+                let (mut mod_up_inverse, mut mod_down_inverse) = (Vec::new(), None);
+                if ntt.has_fast_kernels() {
+                    for ell in 1..=ring.q_len() {
+                        let f = g.mod_up.first_step_factors(ell)?;
+                        let active: Vec<u64> =
+                            ql.iter().take_while(|&&i| i < ell).map(|&i| f[i]).collect();
+                        mod_up_inverse.push(if active.is_empty() {
+                            None
+                        } else {
+                            Some(g.device().upload(&ntt.scaled_inverse_words(&active)?)?)
+                        });
+                    }
+                    let q_hat_inv = ring
+                        .keyswitch_plan()
+                        .mod_down_converter(ring.q_len())
+                        .q_hat_inv_mod_q()
+                        .to_vec();
+                    let mut f = vec![1u64; ql.len()];
+                    f.extend_from_slice(&q_hat_inv[part.p_range(k)]);
+                    mod_down_inverse = Some(g.device().upload(&ntt.scaled_inverse_words(&f)?)?);
+                }
+                Ok(LocalTables {
+                    moduli,
+                    ntt,
+                    p_inv_w,
+                    mod_up_inverse,
+                    mod_down_inverse,
+                })
             })
             .collect::<Result<Vec<_>>>()?;
         let comm = if devices.len() > 1 {
@@ -245,6 +318,7 @@ impl GpuGroup {
             local,
             part,
             comm,
+            overlap: false,
         })
     }
 
@@ -261,6 +335,19 @@ impl GpuGroup {
     /// The split of the limbs.
     pub fn partition(&self) -> &LimbPartition {
         &self.part
+    }
+
+    /// With `on`, the ModUp's all-gather runs digit by digit on a second stream of each GPU,
+    /// each digit's conversion starting as soon as its limbs have arrived while the next
+    /// digit's move (`NcclGroup::all_gather_v_pipelined`); off (the default), one all-gather,
+    /// then the conversions. The same words either way; nothing changes for a group of one.
+    pub fn set_overlap(&mut self, on: bool) {
+        self.overlap = on;
+    }
+
+    /// Whether the ModUp's exchange overlaps the conversions ([`GpuGroup::set_overlap`]).
+    pub fn overlap(&self) -> bool {
+        self.overlap
     }
 
     /// Per GPU, the bytes of one key switching at `level` received through NCCL (the model,
@@ -304,12 +391,15 @@ impl GpuGroup {
         for pair in key.parts() {
             let words = [ring.download(&pair[0])?, ring.download(&pair[1])?];
             for (k, out) in parts.iter_mut().enumerate() {
-                let (qr, pr) = (self.part.q_range(k), self.part.p_range(k));
+                let (ql, pr) = (self.part.q_limbs(k), self.part.p_range(k));
                 let dev = self.rings[k].device();
                 let local = |w: &[u64]| -> Vec<u64> {
-                    let q = &w[qr.start * n..qr.end * n];
-                    let p = &w[(lq + pr.start) * n..(lq + pr.end) * n];
-                    q.iter().chain(p).copied().collect()
+                    let mut v = Vec::with_capacity((ql.len() + pr.len()) * n);
+                    for &i in ql {
+                        v.extend_from_slice(&w[i * n..(i + 1) * n]);
+                    }
+                    v.extend_from_slice(&w[(lq + pr.start) * n..(lq + pr.end) * n]);
+                    v
                 };
                 out.push([
                     dev.upload(&local(&words[0]))?,
@@ -375,8 +465,11 @@ impl GpuGroup {
                 let w = ring.download(p)?;
                 (0..self.gpus())
                     .map(|k| {
-                        let r = self.part.q_active(k, ell);
-                        Ok(self.rings[k].device().upload(&w[r.start * n..r.end * n])?)
+                        let mut local = Vec::with_capacity(self.part.q_active(k, ell).len() * n);
+                        for &i in self.part.q_active(k, ell) {
+                            local.extend_from_slice(&w[i * n..(i + 1) * n]);
+                        }
+                        Ok(self.rings[k].device().upload(&local)?)
                     })
                     .collect::<Result<Vec<_>>>()
             })
@@ -401,9 +494,21 @@ impl GpuGroup {
             .parts
             .iter()
             .map(|bufs| {
-                let mut words = Vec::with_capacity(shape.words());
-                for b in bufs {
-                    words.extend(b.to_host()?);
+                let n = ring.n();
+                let mut words = vec![0u64; shape.words()];
+                for (k, b) in bufs.iter().enumerate() {
+                    let local = b.to_host()?;
+                    let own = self.part.q_active(k, ct.ell);
+                    if local.len() != own.len() * n {
+                        return Err(Error::InvalidInput(format!(
+                            "gather: GPU {k} holds {} words, {} limbs expected",
+                            local.len(),
+                            own.len()
+                        )));
+                    }
+                    for (j, &i) in own.iter().enumerate() {
+                        words[i * n..(i + 1) * n].copy_from_slice(&local[j * n..(j + 1) * n]);
+                    }
                 }
                 ring.upload(ctx.device(), words, shape, Form::Ntt)
             })

@@ -13,19 +13,24 @@ pub(crate) struct DigitPlan {
     /// Local limbs that are the digit's own limbs: copied from the NTT-form input (same local
     /// index in the input and in the digit's buffer), never converted.
     pub own: Range<usize>,
-    /// Local limb ranges forward-transformed after the conversion, each with its first NTT
-    /// table (`Q` limb `i`: table `i`; `P` limb `j`: table `|Q| + j`).
+    /// Local limb ranges forward-transformed after the conversion, each with its first local
+    /// NTT table (the GPU's tables are its `Q` limbs of the full chain then its `P` limbs, in
+    /// its local order: local `Q` limb `j` has table `j`, `P` limb `m` table `q_full + m`).
     pub runs: Vec<(Range<usize>, usize)>,
 }
 
 /// GPU `k`'s share of one key switching at `ell` active `Q` limbs. Its local limbs are its
-/// active `Q` limbs `aq` then its `P` limbs `pr` (`nq + np` of them).
+/// active `Q` limbs `aq` (increasing) then its `P` limbs `pr` (`nq + np` of them).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct KsPlan {
-    /// The GPU's active `Q` limbs (global indices).
-    pub aq: Range<usize>,
+    /// The GPU's active `Q` limbs (global indices, increasing; a prefix of `q_all`).
+    pub aq: Vec<usize>,
+    /// All the GPU's `Q` limbs of the full chain (its local NTT tables `0..q_full`).
+    pub q_all: Vec<usize>,
     /// The GPU's `P` limbs (indices into `P`).
     pub pr: Range<usize>,
+    /// The number of `Q` limbs of the full chain.
+    pub q_len: usize,
     /// The ModUp's targets: `(limb of Q_ell ∪ P, local limb)` for every local limb.
     pub targets: Vec<(usize, usize)>,
     /// Per active digit.
@@ -44,42 +49,41 @@ impl KsPlan {
         ell: usize,
         k: usize,
     ) -> Self {
-        let (aq, pr) = (part.q_active(k, ell), part.p_range(k));
-        let nq = aq.len();
+        let (aq, pr) = (part.q_active(k, ell).to_vec(), part.p_range(k));
+        let q_all = part.q_limbs(k).to_vec();
+        let (nq, q_full) = (aq.len(), q_all.len());
         let targets = aq
-            .clone()
+            .iter()
             .enumerate()
-            .map(|(j, i)| (i, j))
+            .map(|(j, &i)| (i, j))
             .chain(pr.clone().enumerate().map(|(j, i)| (ell + i, nq + j)))
             .collect();
-        let local = |r: Range<usize>| r.start - aq.start..r.end - aq.start;
         let digits = digits
             .iter()
             .filter(|r| r.start < ell)
             .map(|r| {
-                let own = r.start..r.end.min(ell);
+                // The local limbs of the digit: contiguous, as `aq` increases.
+                let s = aq.partition_point(|&i| i < r.start);
+                let e = aq.partition_point(|&i| i < r.end.min(ell));
                 let mut runs = Vec::new();
-                let before = aq.start..aq.end.min(own.start);
-                let after = aq.start.max(own.end)..aq.end;
-                for q in [before, after] {
+                for q in [0..s, e..nq] {
                     if !q.is_empty() {
-                        runs.push((local(q.clone()), q.start));
+                        let t = q.start;
+                        runs.push((q, t));
                     }
                 }
                 if !pr.is_empty() {
-                    runs.push((nq..nq + pr.len(), q_len + pr.start));
+                    runs.push((nq..nq + pr.len(), q_full));
                 }
-                let (s, e) = (own.start.max(aq.start), own.end.min(aq.end));
-                DigitPlan {
-                    own: if s < e { local(s..e) } else { 0..0 },
-                    runs,
-                }
+                DigitPlan { own: s..e, runs }
             })
             .collect();
-        let moddown_columns = aq.clone().enumerate().map(|(j, i)| (i, j)).collect();
+        let moddown_columns = aq.iter().enumerate().map(|(j, &i)| (i, j)).collect();
         Self {
             aq,
+            q_all,
             pr,
+            q_len,
             targets,
             digits,
             moddown_columns,
@@ -100,11 +104,37 @@ impl KsPlan {
     pub fn width(&self) -> usize {
         self.nq() + self.np()
     }
+
+    /// `Q` limbs of the full chain held (the local table index of the first `P` limb).
+    pub fn q_full(&self) -> usize {
+        self.q_all.len()
+    }
+
+    /// The limb of `Q ∪ P` (full chain, `P` limb `j` at `q_len + j`) of local limb `j`.
+    #[cfg(test)]
+    pub fn global(&self, j: usize) -> usize {
+        if j < self.nq() {
+            self.aq[j]
+        } else {
+            self.q_len + self.pr.start + (j - self.nq())
+        }
+    }
+
+    /// The limb of `Q ∪ P` (full chain) whose NTT table is local table `t`.
+    #[cfg(test)]
+    pub fn table_global(&self, t: usize) -> usize {
+        if t < self.q_full() {
+            self.q_all[t]
+        } else {
+            self.q_len + self.pr.start + (t - self.q_full())
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backend::cuda::multi::PartitionKind;
     use crate::backend::{Device, Form, Poly};
     use crate::params::CkksParametersLiteral;
     use crate::unstable::RnsRing;
@@ -121,7 +151,7 @@ mod tests {
 
     /// The partitioned key switching run with host arithmetic by the plans of every GPU
     /// (exchanges simulated by shared host arrays) gives the CPU backend's words.
-    fn simulate(ring: &RnsRing, gpus: usize, ell: usize, seed: u64) {
+    fn simulate(ring: &RnsRing, gpus: usize, kind: PartitionKind, ell: usize, seed: u64) {
         let mut r = rand_chacha::ChaCha20Rng::seed_from_u64(seed);
         let (n, lq, pl) = (ring.n(), ring.q_len(), ring.p_len());
         let full = ring.full_shape();
@@ -158,7 +188,7 @@ mod tests {
             table(i).inverse(&mut x).unwrap();
             coeff.extend(x);
         }
-        let part = LimbPartition::new(lq, pl, gpus).unwrap();
+        let part = LimbPartition::with_kind(lq, pl, gpus, kind).unwrap();
         let plans: Vec<KsPlan> = (0..gpus)
             .map(|k| KsPlan::new(&part, ring.digits(), lq, ell, k))
             .collect();
@@ -167,13 +197,7 @@ mod tests {
         let mut pc = vec![0u64; 2 * pl * n];
         let mut accs = Vec::new();
         for p in &plans {
-            let global = |j: usize| {
-                if j < p.nq() {
-                    p.aq.start + j
-                } else {
-                    lq + p.pr.start + (j - p.nq())
-                }
-            };
+            let global = |j: usize| p.global(j);
             let mut acc = [vec![0u64; p.width() * n], vec![0u64; p.width() * n]];
             for (dg, dp) in p.digits.iter().enumerate() {
                 let own = &ring.digits()[dg];
@@ -186,11 +210,14 @@ mod tests {
                 for &(src, j) in &p.targets {
                     o[j * n..(j + 1) * n].copy_from_slice(&full_out[src * n..(src + 1) * n]);
                 }
+                // The input's local limbs are its limbs `aq` (the GPU's part of `d`).
                 for j in dp.own.clone() {
-                    o[j * n..(j + 1) * n].copy_from_slice(&limb(&dw, p.aq.start + j));
+                    o[j * n..(j + 1) * n].copy_from_slice(&limb(&dw, p.aq[j]));
                 }
                 for (range, t0) in &dp.runs {
                     for (j, t) in range.clone().zip(*t0..) {
+                        let t = p.table_global(t);
+                        assert_eq!(t, global(j), "local table of local limb {j}");
                         table(t).forward(&mut o[j * n..(j + 1) * n]).unwrap();
                     }
                 }
@@ -219,7 +246,9 @@ mod tests {
         // ModDown on each GPU's own Q limbs.
         let conv = ring.keyswitch_plan().mod_down_converter(ell);
         let p_inv = ring.keyswitch_plan().mod_down().p_inv_mod_q();
-        let mut got = [Vec::new(), Vec::new()];
+        // Each GPU writes its own limbs; the gather puts them back at their places.
+        let mut got = [vec![0u64; ell * n], vec![0u64; ell * n]];
+        let mut written = vec![0usize; ell];
         for (p, acc) in plans.iter().zip(&accs) {
             for c in 0..2 {
                 let mut y_full = vec![0u64; ell * n];
@@ -231,13 +260,18 @@ mod tests {
                     let m = modulus(i);
                     for x in 0..n {
                         let u = m.mul(m.sub(acc[c][j * n + x], y[x]), p_inv[i]);
-                        got[c].push(m.add(u, aw[c][i * n + x]));
+                        got[c][i * n + x] = m.add(u, aw[c][i * n + x]);
                     }
+                    written[i] += 1;
                 }
             }
         }
         assert!(want[0].iter().any(|&w| w != 0));
-        assert_eq!(got, want, "{gpus} GPU(s) at {ell} limbs");
+        assert!(
+            written.iter().all(|&w| w == 2),
+            "every limb once per half: {written:?}"
+        );
+        assert_eq!(got, want, "{gpus} GPU(s) ({kind}) at {ell} limbs");
     }
 
     #[test]
@@ -259,24 +293,50 @@ mod tests {
         .insecure_allow_below_128_bits();
         let params = lit.build().unwrap();
         let ring = params.ring();
+        let kinds = [
+            PartitionKind::Strided { block: 1 },
+            PartitionKind::Strided { block: 2 },
+            PartitionKind::Contiguous,
+        ];
         for gpus in [1, 2, 3, 4, 7] {
-            for ell in [7, 4, 1] {
-                simulate(ring, gpus, ell, (gpus * 100 + ell) as u64);
+            for kind in kinds {
+                if LimbPartition::with_kind(7, 3, gpus, kind).is_err() {
+                    continue; // blocks of 2 over 4 or 7 GPUs of 7 limbs
+                }
+                for ell in [7, 4, 1] {
+                    simulate(ring, gpus, kind, ell, (gpus * 100 + ell) as u64);
+                }
             }
         }
     }
 
     #[test]
     fn a_gpu_without_active_limbs_still_owns_its_p_limbs() {
+        // Strided: GPU 1 holds Q limbs 1, 3, 5, none active at one limb.
         let part = LimbPartition::new(7, 3, 2).unwrap();
         let digits = [0..3, 3..6, 6..7];
-        let p = KsPlan::new(&part, &digits, 7, 2, 1);
+        let p = KsPlan::new(&part, &digits, 7, 1, 1);
         assert!(p.aq.is_empty());
-        // Its one P limb (P index 2) is limb 2 + 2 of Q_2 ∪ P, table 7 + 2.
-        assert_eq!(p.targets, vec![(2 + 2, 0)]);
+        assert_eq!(p.q_all, vec![1, 3, 5]);
+        // Its one P limb (P index 2) is limb 1 + 2 of Q_1 ∪ P, local table 3 (limb 7 + 2).
+        assert_eq!(p.targets, vec![(1 + 2, 0)]);
         assert_eq!(p.digits.len(), 1);
-        assert_eq!(p.digits[0].runs, vec![(0..1, 7 + 2)]);
+        assert_eq!(p.digits[0].runs, vec![(0..1, 3)]);
+        assert_eq!(p.table_global(3), 7 + 2);
         assert!(p.digits[0].own.is_empty());
         assert!(p.moddown_columns.is_empty());
+    }
+
+    #[test]
+    fn strided_plans_split_the_digits_by_local_limb() {
+        // 7 limbs over 2 GPUs, GPU 0 holds 0, 2, 4, 6; at 7 limbs digit 1 (3..6) owns its
+        // local limb 2 (limb 4): limbs 0, 2 before it and 6 after it are converted.
+        let part = LimbPartition::new(7, 3, 2).unwrap();
+        let p = KsPlan::new(&part, &[0..3, 3..6, 6..7], 7, 7, 0);
+        assert_eq!(p.aq, vec![0, 2, 4, 6]);
+        assert_eq!(p.digits[1].own, 2..3);
+        assert_eq!(p.digits[1].runs, vec![(0..2, 0), (3..4, 3), (4..6, 4)]);
+        assert_eq!(p.moddown_columns, vec![(0, 0), (2, 1), (4, 2), (6, 3)]);
+        assert_eq!((p.global(3), p.global(4)), (6, 7));
     }
 }
