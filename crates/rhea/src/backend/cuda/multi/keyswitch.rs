@@ -139,6 +139,10 @@ impl GpuGroup {
             ));
         }
         let (up, down) = self.exchange_ranges(ell);
+        let fold = self.folds_mod_up();
+        let plans: Vec<KsPlan> = (0..self.gpus())
+            .map(|k| KsPlan::new(&self.part, ring.digits(), lq, ell, k, fold))
+            .collect();
         // 1. Each GPU's limbs inverse-transformed into their places in a full-width buffer
         //    (one run per block of consecutive limbs, local tables; the fast kernels read the
         //    input in place, the small rings copy first).
@@ -157,8 +161,17 @@ impl GpuGroup {
                 })
                 .collect();
             if ntt.has_fast_kernels() {
-                // The ModUp's first step folded in (the single-GPU path's `mod_up_inverse`).
+                // The ModUp's first step folded in (the single-GPU path's `mod_up_inverse`),
+                // by the plan: every GPU's conversions read the gathered limbs as folded.
                 let f = self.local[k].mod_up_inverse[ell - 1].as_ref();
+                if f.is_some() != plans[k].folds_own {
+                    return Err(Error::InvalidInput(format!(
+                        "GPU {k}: ModUp first-step factors {} at {ell} limbs, the plan \
+                         says {}",
+                        if f.is_some() { "present" } else { "absent" },
+                        plans[k].folds_own
+                    )));
+                }
                 let sources: Vec<_> = blocks.iter().map(|(r, _)| Some((&d[k], r.start))).collect();
                 for (rs, ss) in runs.chunks(MAX_RUNS).zip(sources.chunks(MAX_RUNS)) {
                     ntt.inverse_runs_from(&mut [&mut c], rs, ss, f)?;
@@ -174,9 +187,6 @@ impl GpuGroup {
         // 2. Every GPU gets every limb, and converts every digit to its own limbs: after the
         //    whole all-gather, or (overlapped) digit by digit as each digit's limbs arrive while
         //    the next digit's move (NCCL on a second stream).
-        let plans: Vec<KsPlan> = (0..self.gpus())
-            .map(|k| KsPlan::new(&self.part, ring.digits(), lq, ell, k))
-            .collect();
         let mut convs = plans
             .iter()
             .zip(&self.rings)
@@ -276,6 +286,12 @@ impl GpuGroup {
         Ok(out)
     }
 
+    /// Whether the group folds the ModUp's first-step factors into the inverse NTT of each
+    /// GPU's own limbs (the fast NTT kernels on every GPU; they depend on `N` only).
+    fn folds_mod_up(&self) -> bool {
+        self.local.iter().all(|l| l.ntt.has_fast_kernels())
+    }
+
     /// The word ranges of digit `dg`'s limbs (at `ell` limbs) that each GPU holds: one stage of
     /// the overlapped ModUp all-gather.
     fn digit_ranges(&self, ell: usize, dg: usize) -> Vec<Vec<Range<usize>>> {
@@ -312,8 +328,10 @@ impl GpuGroup {
         if conv.is_empty() {
             return Ok(());
         }
-        let (g, loc) = (&self.rings[k], &self.local[k]);
-        let scaled = loc.mod_up_inverse.get(ell - 1).is_some_and(Option::is_some);
+        let g = &self.rings[k];
+        // The group's rule, not whether this GPU folded anything: a GPU without active limbs
+        // converts limbs the others folded.
+        let scaled = plan.input_scaled;
         let mut jobs: Vec<(usize, &mut DeviceBuffer)> = conv
             .iter_mut()
             .enumerate()

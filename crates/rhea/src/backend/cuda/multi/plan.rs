@@ -37,17 +37,28 @@ pub(crate) struct KsPlan {
     pub digits: Vec<DigitPlan>,
     /// The ModDown's conversion columns: `(Q limb, local limb)`.
     pub moddown_columns: Vec<(usize, usize)>,
+    /// Whether this GPU folds the ModUp's first-step factors `q̂_i^{-1}` into the inverse NTT
+    /// of its own limbs before the all-gather (the fast NTT, and active limbs to fold into).
+    pub folds_own: bool,
+    /// Whether the all-gathered input this GPU converts holds the first step's products: the
+    /// group's rule, the same on every GPU (every owner folds with the fast NTT), whatever
+    /// this GPU holds. A GPU without active limbs still converts its `P` limbs from limbs
+    /// that the others folded (issue 37: reading this per GPU broke strided-2 at one level).
+    pub input_scaled: bool,
 }
 
 impl KsPlan {
     /// The plan of GPU `k` at `ell` limbs for the digits `digits` (`Q` limb ranges of the full
-    /// chain, as [`crate::unstable::KeySwitchPlan::digits`]) of a chain of `q_len` limbs.
+    /// chain, as [`crate::unstable::KeySwitchPlan::digits`]) of a chain of `q_len` limbs;
+    /// `fold`: whether the group folds the ModUp's first step into the inverse NTT (the fast
+    /// NTT kernels, the same for every GPU of a group: they depend on `N` only).
     pub fn new(
         part: &LimbPartition,
         digits: &[Range<usize>],
         q_len: usize,
         ell: usize,
         k: usize,
+        fold: bool,
     ) -> Self {
         let (aq, pr) = (part.q_active(k, ell).to_vec(), part.p_range(k));
         let q_all = part.q_limbs(k).to_vec();
@@ -80,6 +91,8 @@ impl KsPlan {
             .collect();
         let moddown_columns = aq.iter().enumerate().map(|(j, &i)| (i, j)).collect();
         Self {
+            folds_own: fold && !aq.is_empty(),
+            input_scaled: fold,
             aq,
             q_all,
             pr,
@@ -151,7 +164,16 @@ mod tests {
 
     /// The partitioned key switching run with host arithmetic by the plans of every GPU
     /// (exchanges simulated by shared host arrays) gives the CPU backend's words.
-    fn simulate(ring: &RnsRing, gpus: usize, kind: PartitionKind, ell: usize, seed: u64) {
+    /// With `fold`, the owners' first-step folding is tracked limb by limb and every
+    /// conversion checks that its input is in the form it expects (scaled or not).
+    fn simulate(
+        ring: &RnsRing,
+        gpus: usize,
+        kind: PartitionKind,
+        ell: usize,
+        fold: bool,
+        seed: u64,
+    ) {
         let mut r = rand_chacha::ChaCha20Rng::seed_from_u64(seed);
         let (n, lq, pl) = (ring.n(), ring.q_len(), ring.p_len());
         let full = ring.full_shape();
@@ -190,8 +212,18 @@ mod tests {
         }
         let part = LimbPartition::with_kind(lq, pl, gpus, kind).unwrap();
         let plans: Vec<KsPlan> = (0..gpus)
-            .map(|k| KsPlan::new(&part, ring.digits(), lq, ell, k))
+            .map(|k| KsPlan::new(&part, ring.digits(), lq, ell, k, fold))
             .collect();
+        // Per limb of the all-gathered input, whether its owner folded the first step into it
+        // (the arithmetic below is the unfolded one; a conversion is only right if it reads
+        // the input in the form its owner wrote).
+        let mut scaled = vec![None; ell];
+        for p in &plans {
+            for &i in &p.aq {
+                assert!(scaled[i].is_none(), "limb {i} owned twice");
+                scaled[i] = Some(p.folds_own);
+            }
+        }
         // ModUp, inner product, P limbs out to the shared `[2][|P|][N]`.
         let mup = ring.keyswitch_plan().mod_up();
         let mut pc = vec![0u64; 2 * pl * n];
@@ -204,6 +236,17 @@ mod tests {
                 let own = own.start..own.end.min(ell);
                 let mut full_out = vec![0u64; (ell + pl) * n];
                 let input = &coeff[own.start * n..own.end * n];
+                if !p.targets.is_empty() {
+                    for (i, s) in scaled.iter().enumerate().take(own.end).skip(own.start) {
+                        assert_eq!(
+                            *s,
+                            Some(p.input_scaled),
+                            "{gpus} GPU(s) ({kind}) at {ell} limbs, fold {fold}: limb {i} \
+                             converted as scaled = {}, its owner wrote {s:?}",
+                            p.input_scaled
+                        );
+                    }
+                }
                 mup.apply_centered(dg, ell, input, &mut full_out, n)
                     .unwrap();
                 let mut o = vec![0u64; p.width() * n];
@@ -303,8 +346,12 @@ mod tests {
                 if LimbPartition::with_kind(7, 3, gpus, kind).is_err() {
                     continue; // blocks of 2 over 4 or 7 GPUs of 7 limbs
                 }
-                for ell in [7, 4, 1] {
-                    simulate(ring, gpus, kind, ell, (gpus * 100 + ell) as u64);
+                // At 2 limbs, blocks of 2 put both on GPU 0: GPU 1 converts its P limbs from
+                // a 2-limb digit that GPU 0 folded (`q̂^{-1} ≠ 1`).
+                for ell in [7, 4, 2, 1] {
+                    for fold in [false, true] {
+                        simulate(ring, gpus, kind, ell, fold, (gpus * 100 + ell) as u64);
+                    }
                 }
             }
         }
@@ -315,8 +362,13 @@ mod tests {
         // Strided: GPU 1 holds Q limbs 1, 3, 5, none active at one limb.
         let part = LimbPartition::new(7, 3, 2).unwrap();
         let digits = [0..3, 3..6, 6..7];
-        let p = KsPlan::new(&part, &digits, 7, 1, 1);
+        let p = KsPlan::new(&part, &digits, 7, 1, 1, true);
         assert!(p.aq.is_empty());
+        // It folds nothing itself, yet reads the others' folded limbs as folded.
+        assert!(!p.folds_own && p.input_scaled);
+        let owner = KsPlan::new(&part, &digits, 7, 1, 0, true);
+        assert!(owner.folds_own && owner.input_scaled);
+        assert!(!KsPlan::new(&part, &digits, 7, 1, 1, false).input_scaled);
         assert_eq!(p.q_all, vec![1, 3, 5]);
         // Its one P limb (P index 2) is limb 1 + 2 of Q_1 ∪ P, local table 3 (limb 7 + 2).
         assert_eq!(p.targets, vec![(1 + 2, 0)]);
@@ -332,7 +384,7 @@ mod tests {
         // 7 limbs over 2 GPUs, GPU 0 holds 0, 2, 4, 6; at 7 limbs digit 1 (3..6) owns its
         // local limb 2 (limb 4): limbs 0, 2 before it and 6 after it are converted.
         let part = LimbPartition::new(7, 3, 2).unwrap();
-        let p = KsPlan::new(&part, &[0..3, 3..6, 6..7], 7, 7, 0);
+        let p = KsPlan::new(&part, &[0..3, 3..6, 6..7], 7, 7, 0, true);
         assert_eq!(p.aq, vec![0, 2, 4, 6]);
         assert_eq!(p.digits[1].own, 2..3);
         assert_eq!(p.digits[1].runs, vec![(0..2, 0), (3..4, 3), (4..6, 4)]);
