@@ -495,8 +495,8 @@ pub fn run_latency(preset: &str, gpus: usize, reps: usize) -> Result<LatencyRepo
     if gpus > 1 {
         runs.push((gpus, default, false));
         runs.push((gpus, default, true));
-        // Blocks of 4 limbs: as balanced within a block, 4× fewer NCCL broadcasts per ModUp
-        // all-gather (each rank's limbs are one broadcast per block).
+        // Blocks of 4 limbs: balanced within a block; the same one all-gather per exchange,
+        // fewer and longer read-back copies (the overlapped path: 4× fewer broadcasts).
         if 4 * (gpus - 1) < params.q_primes().len() {
             runs.push((gpus, PartitionKind::Strided { block: 4 }, false));
         }

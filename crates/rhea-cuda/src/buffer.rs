@@ -285,6 +285,76 @@ impl DeviceBuffer {
         Ok(())
     }
 
+    /// Copies `rows` rows of `words` words: row `i` from `src[src_offset + i·src_pitch..]` to
+    /// `dst[dst_offset + i·dst_pitch..]` (pitches in words, at least `words`), one 2D copy
+    /// queued on the stream (a strided gather or scatter of limbs in one call). `rows = 1` is
+    /// [`DeviceBuffer::copy_region`]. The rows of `dst` must not overlap those of `src`.
+    ///
+    /// Errors: [`CudaError::Shape`] for a row out of bounds or a pitch below `words`;
+    /// [`CudaError::DeviceMismatch`] for buffers of two devices; driver errors.
+    #[allow(clippy::too_many_arguments)]
+    pub fn copy_rows(
+        src: &DeviceBuffer,
+        src_offset: usize,
+        src_pitch: usize,
+        dst: &mut DeviceBuffer,
+        dst_offset: usize,
+        dst_pitch: usize,
+        words: usize,
+        rows: usize,
+    ) -> Result<()> {
+        if rows <= 1 || words == 0 {
+            let w = if rows == 0 { 0 } else { words };
+            return Self::copy_region(src, src_offset, dst, dst_offset, w);
+        }
+        src.check_same_device(dst)?;
+        // The last row's end, without overflow.
+        let end = |off: usize, pitch: usize| {
+            pitch
+                .checked_mul(rows - 1)
+                .and_then(|x| x.checked_add(off))
+                .and_then(|x| x.checked_add(words))
+        };
+        let fits = |off, pitch, len| pitch >= words && end(off, pitch).is_some_and(|e| e <= len);
+        if !fits(src_offset, src_pitch, src.len) || !fits(dst_offset, dst_pitch, dst.len) {
+            return Err(CudaError::Shape(format!(
+                "copy of {rows} rows of {words} words (pitches {src_pitch} and {dst_pitch}) from \
+                 offset {src_offset} of {} words to offset {dst_offset} of {} words is out of \
+                 bounds",
+                src.len, dst.len
+            )));
+        }
+        let s = src.device_ptr_at(src_offset)?;
+        let d = dst.device_ptr_at(dst_offset)?;
+        let dev = &src.device;
+        dev.context().bind_to_thread()?;
+        use cudarc::driver::sys;
+        let copy = sys::CUDA_MEMCPY2D {
+            srcXInBytes: 0,
+            srcY: 0,
+            srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+            srcHost: std::ptr::null(),
+            srcDevice: s,
+            srcArray: std::ptr::null_mut(),
+            srcPitch: src_pitch * 8,
+            dstXInBytes: 0,
+            dstY: 0,
+            dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+            dstHost: std::ptr::null_mut(),
+            dstDevice: d,
+            dstArray: std::ptr::null_mut(),
+            dstPitch: dst_pitch * 8,
+            WidthInBytes: words * 8,
+            Height: rows,
+        };
+        // SAFETY: every row lies inside a live allocation of this device (checked above:
+        // pitches at least the row width, the last row inside the buffer); `copy` lives across
+        // the call, which only queues the copy on the device's stream (the buffers return to
+        // the pool only, so queued work may still use them).
+        unsafe { sys::cuMemcpy2DAsync_v2(&copy, dev.stream().cu_stream()) }.result()?;
+        Ok(())
+    }
+
     /// A read-only view of the first `words` words, without copying: the buffer of a lower
     /// level read from a higher-level one (limbs outermost, so a level is a prefix).
     ///

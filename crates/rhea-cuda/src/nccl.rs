@@ -8,6 +8,10 @@
 //!   every rank receives all of them at the same offsets of its buffer (an all-gather with
 //!   ranges of any size, in place: the key switching's limbs, which the ranks own in uneven
 //!   numbers), one NCCL group of broadcasts.
+//! - [`NcclGroup::all_gather`]: equal chunks, in place: rank `r`'s chunk at `offset + r·count`
+//!   of its buffer, every rank receiving all chunks as `[rank][count]` (one `ncclAllGather` per
+//!   [`Gather`], all in one NCCL group): one collective instead of a broadcast per range, for
+//!   callers that can read the rank-major layout (shares padded to the largest).
 //! - [`NcclGroup::all_to_all`]: rank `r` sends block `j` of its send buffer to rank `j`, which
 //!   stores it as block `r` (grouped sends and receives; the block to itself is a device copy).
 //!
@@ -89,6 +93,18 @@ fn check(
 /// [`NcclError::Unavailable`].
 fn call<T>(what: &'static str, f: impl FnOnce() -> T) -> Result<T> {
     guard(what, f).map_err(|e| NcclError::Unavailable(e.to_string()).into())
+}
+
+/// One equal-chunk all-gather of [`NcclGroup::all_gather`]: rank `r`'s chunk is the `count`
+/// words at `offset + r·count` of its buffer, of which the first `payload[r]` carry data.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Gather {
+    /// The first word of rank 0's chunk (the same on every rank).
+    pub offset: usize,
+    /// Words per chunk (the largest share).
+    pub count: usize,
+    /// Per rank, the words of its chunk that carry data (counted as received by the others).
+    pub payload: Vec<usize>,
 }
 
 /// One NCCL communicator per device of a group (single process, one host thread drives them
@@ -320,6 +336,67 @@ impl NcclGroup {
             .map(|d| d.stream().cu_stream() as sys::cudaStream_t)
             .collect();
         self.all_gather_v_on(bufs, ranges, &streams)
+    }
+
+    /// In-place all-gathers of equal chunks, all in one NCCL group: for each [`Gather`] `g`,
+    /// rank `r`'s chunk is the `g.count` words at `g.offset + r·g.count` of `bufs[r]`, and
+    /// afterwards every rank's buffer holds every rank's chunk there (`[rank][count]` from
+    /// `g.offset`). NCCL moves whole chunks; the received-byte counters count only the first
+    /// `g.payload[r]` words of rank `r`'s chunk (the rest is padding where the ranks' shares
+    /// differ). One `ncclAllGather` per gather and rank, queued on each device's stream.
+    ///
+    /// Errors: [`NcclError::InvalidArgument`] for a buffer of another device, a list of
+    /// another length, a payload above its chunk, or a chunk outside a buffer;
+    /// [`NcclError::Call`], [`NcclError::Unavailable`].
+    pub fn all_gather(&self, bufs: &mut [&mut DeviceBuffer], gathers: &[Gather]) -> Result<()> {
+        self.check_buffers(bufs.iter().map(|b| &**b))?;
+        let k = self.len();
+        for g in gathers {
+            let end = g.count.checked_mul(k).and_then(|x| x.checked_add(g.offset));
+            if g.payload.len() != k
+                || g.payload.iter().any(|&p| p > g.count)
+                || bufs.iter().any(|b| end.map_or(true, |e| e > b.len()))
+            {
+                return Err(NcclError::InvalidArgument(format!(
+                    "an all-gather of {k} chunks of {} words at {} (payloads {:?}) over buffers \
+                     of {:?} words",
+                    g.count,
+                    g.offset,
+                    g.payload,
+                    bufs.iter().map(|b| b.len()).collect::<Vec<_>>()
+                ))
+                .into());
+            }
+        }
+        let ptrs: Vec<u64> = bufs.iter().map(|b| b.device_ptr()).collect();
+        self.grouped(|| {
+            for g in gathers.iter().filter(|g| g.count > 0) {
+                for (rank, &p) in ptrs.iter().enumerate() {
+                    let recv = p + (g.offset * 8) as u64;
+                    let send = recv + (rank * g.count * 8) as u64;
+                    let stream = self.devices[rank].stream().cu_stream() as sys::cudaStream_t;
+                    // SAFETY: `recv` addresses `k · count` words inside rank `rank`'s live
+                    // buffer (checked above; borrowed mutably until the call returns, pooled
+                    // memory, so work queued on the device's stream may use it); `send` is the
+                    // rank's own chunk inside it (NCCL's in-place all-gather); `comms[rank]` is
+                    // the rank's communicator and `stream` its device's stream.
+                    let res = call("ncclAllGather", || unsafe {
+                        nccl::all_gather(
+                            send as *const std::ffi::c_void,
+                            recv as *mut std::ffi::c_void,
+                            g.count,
+                            sys::ncclDataType_t::ncclUint64,
+                            self.comms[rank],
+                            stream,
+                        )
+                    })?;
+                    check("ncclAllGather", res)?;
+                    let others: usize = (0..k).filter(|&r| r != rank).map(|r| g.payload[r]).sum();
+                    self.received[rank].fetch_add((others * 8) as u64, Ordering::Relaxed);
+                }
+            }
+            Ok(())
+        })
     }
 
     /// [`NcclGroup::all_gather_v`] in `stages` (each one all-gather's `ranges`), overlapped

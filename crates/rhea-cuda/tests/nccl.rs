@@ -1,6 +1,7 @@
 //! The pieces of the multi-GPU key switching in `rhea-cuda`: base conversions to a subset of
 //! the output limbs (against the full conversions, word for word, on random non-zero inputs),
-//! and the NCCL collectives (`all_gather_v`, `all_to_all`) on every GPU of the machine.
+//! the strided limb copies (`DeviceBuffer::copy_rows`), and the NCCL collectives
+//! (`all_gather_v`, `all_gather`, `all_to_all`) on every GPU of the machine.
 //!
 //! The GPU tests are `#[ignore]`d; `--include-ignored` runs them, and then a missing GPU fails.
 //! The collectives' test needs two GPUs and NCCL: with fewer GPUs it says so and passes, unless
@@ -11,8 +12,8 @@ mod common;
 
 use common::{assert_words, basis, disjoint_primes, random_rns, require_gpu, rng};
 use rhea_cuda::bconv::{DeviceBaseConverter, DeviceModUp};
-use rhea_cuda::nccl::NcclGroup;
-use rhea_cuda::GpuDevice;
+use rhea_cuda::nccl::{Gather, NcclGroup};
+use rhea_cuda::{DeviceBuffer, GpuDevice};
 use rhea_math::bconv::{BaseConverter, ModUp};
 
 #[test]
@@ -210,6 +211,68 @@ fn nccl_collectives_move_the_right_words() {
         let own = (cuts[r + 1] - cuts[r]) as u64;
         assert_eq!(group.bytes_received(r), (total as u64 - own) * 8);
     }
+    // all_gather: two gathers of equal chunks in one group, in place at an offset, odd ranks'
+    // payloads one word short (padding moves, uncounted); the words around them untouched.
+    let (chunk, off) = (128usize, 40usize);
+    let len = off + 2 * k * chunk + 5;
+    let word = |g: usize, r: usize, i: usize| {
+        (1u64 << 62) | ((g as u64) << 40) | ((r as u64) << 20) | i as u64
+    };
+    let mut gbufs: Vec<_> = devs
+        .iter()
+        .enumerate()
+        .map(|(r, d)| {
+            let mut host = vec![u64::MAX; len];
+            for g in 0..2 {
+                for i in 0..chunk {
+                    host[off + (g * k + r) * chunk + i] = word(g, r, i);
+                }
+            }
+            d.upload(&host).unwrap()
+        })
+        .collect();
+    let payload: Vec<usize> = (0..k).map(|r| chunk - r % 2).collect();
+    let gathers: Vec<Gather> = (0..2)
+        .map(|g| Gather {
+            offset: off + g * k * chunk,
+            count: chunk,
+            payload: payload.clone(),
+        })
+        .collect();
+    group.reset_counters();
+    {
+        let mut refs: Vec<_> = gbufs.iter_mut().collect();
+        group.all_gather(&mut refs, &gathers).unwrap();
+    }
+    let mut want = vec![u64::MAX; len];
+    for g in 0..2 {
+        for r in 0..k {
+            for i in 0..chunk {
+                want[off + (g * k + r) * chunk + i] = word(g, r, i);
+            }
+        }
+    }
+    for (r, b) in gbufs.iter().enumerate() {
+        assert_words(
+            &b.to_host().unwrap(),
+            &want,
+            &format!("all_gather on rank {r}"),
+        );
+        let others: usize = (0..k).filter(|&x| x != r).map(|x| payload[x]).sum();
+        assert_eq!(group.bytes_received(r), 2 * others as u64 * 8);
+    }
+    // A payload above its chunk, or chunks past a buffer: typed errors.
+    let mut bad = gathers[0].clone();
+    bad.payload[0] = chunk + 1;
+    let mut refs: Vec<_> = gbufs.iter_mut().collect();
+    assert!(group.all_gather(&mut refs, &[bad]).is_err());
+    let past = Gather {
+        offset: len - k * chunk + 1,
+        count: chunk,
+        payload: payload.clone(),
+    };
+    assert!(group.all_gather(&mut refs, &[past]).is_err());
+    drop(refs);
     // all_to_all: block j of rank r holds (r, j); afterwards block r of rank j holds it.
     let block = 300usize;
     let send: Vec<_> = devs
@@ -244,6 +307,30 @@ fn nccl_collectives_move_the_right_words() {
     // A buffer of the wrong device is a typed error, not a hang.
     let mut swapped: Vec<_> = bufs.iter_mut().rev().collect();
     assert!(group.all_gather_v(&mut swapped, &ranges).is_err());
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
+fn copy_rows_moves_strided_rows() {
+    // The multi-GPU key switching's read-back of a rank-major all-gather: rows of limbs from
+    // one pitch to another in one call.
+    let dev = require_gpu("copy_rows");
+    let src: Vec<u64> = (0..100u64).map(|x| x * 0x9E37_79B9 + 3).collect();
+    let s = dev.upload(&src).unwrap();
+    let mut d = dev.upload(&vec![u64::MAX; 100]).unwrap();
+    // 3 rows of 4 words: from 3, 13, 23 to 50, 57, 64.
+    DeviceBuffer::copy_rows(&s, 3, 10, &mut d, 50, 7, 4, 3).unwrap();
+    let mut want = vec![u64::MAX; 100];
+    for i in 0..3 {
+        want[50 + 7 * i..54 + 7 * i].copy_from_slice(&src[3 + 10 * i..7 + 10 * i]);
+    }
+    // One row is a plain copy.
+    DeviceBuffer::copy_rows(&s, 90, 1, &mut d, 0, 1, 5, 1).unwrap();
+    want[..5].copy_from_slice(&src[90..95]);
+    assert_words(&d.to_host().unwrap(), &want, "copy_rows");
+    // Past the end, or a pitch below the row: typed errors.
+    assert!(DeviceBuffer::copy_rows(&s, 3, 10, &mut d, 90, 7, 4, 3).is_err());
+    assert!(DeviceBuffer::copy_rows(&s, 3, 3, &mut d, 0, 7, 4, 3).is_err());
 }
 
 #[test]

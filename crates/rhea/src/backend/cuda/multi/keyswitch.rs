@@ -4,11 +4,12 @@ use std::ops::Range;
 use std::time::Instant;
 
 use rhea_cuda::elementwise as ew;
+use rhea_cuda::nccl::Gather;
 use rhea_cuda::ntt::{DeviceNttTables, EpilogueRun, NttDirection, NttRun, MAX_RUNS};
 use rhea_cuda::ntt_keyswitch::{self, KsDigit};
 use rhea_cuda::{automorphism, fused, DeviceBuffer, RnsLayout};
 
-use super::plan::KsPlan;
+use super::plan::{self, KsPlan, RowCopy};
 use super::{GpuGroup, PartitionedCiphertext, PartitionedKey};
 use crate::error::{Error, Result};
 
@@ -25,6 +26,28 @@ fn transform(
 ) -> Result<()> {
     for chunk in runs.chunks(MAX_RUNS) {
         ntt.transform_runs(bufs, chunk, dir)?;
+    }
+    Ok(())
+}
+
+/// `copies` (in limbs of `n` words) from `src` to `dst`: one strided copy each.
+fn copy_limbs(
+    src: &DeviceBuffer,
+    dst: &mut DeviceBuffer,
+    copies: &[RowCopy],
+    n: usize,
+) -> Result<()> {
+    for c in copies {
+        DeviceBuffer::copy_rows(
+            src,
+            c.src * n,
+            c.src_pitch * n,
+            dst,
+            c.dst * n,
+            c.dst_pitch * n,
+            c.limbs * n,
+            c.rows,
+        )?;
     }
     Ok(())
 }
@@ -65,43 +88,26 @@ impl GpuGroup {
         Ok(out)
     }
 
-    /// The all-gather of `ranges(k)` (word ranges of rank `k`'s own data) over `bufs`; nothing
-    /// in a group of one GPU.
-    fn all_gather(
-        &self,
-        bufs: &mut [DeviceBuffer],
-        ranges: impl Fn(usize) -> Vec<Range<usize>>,
-    ) -> Result<()> {
-        let Some(comm) = &self.comm else {
-            return Ok(());
+    /// The ModUp's all-gather at `ell` limbs (each GPU's active limbs, one chunk of `share`
+    /// limbs per GPU) and the ModDown's (each GPU's `P` limbs of each half, one chunk of
+    /// `p_share` per GPU and half), as `NcclGroup::all_gather`
+    /// requests over buffers `[rank][share][N]` and `[2][rank][p_share][N]`.
+    fn gathers(&self, ell: usize, share: usize, p_share: usize) -> (Gather, [Gather; 2]) {
+        let n = self.ctx.ring().n();
+        let gpus = self.gpus();
+        let up = Gather {
+            offset: 0,
+            count: share * n,
+            payload: (0..gpus)
+                .map(|k| self.part.q_active(k, ell).len() * n)
+                .collect(),
         };
-        let ranges: Vec<_> = (0..self.gpus()).map(ranges).collect();
-        let mut refs: Vec<&mut DeviceBuffer> = bufs.iter_mut().collect();
-        Ok(comm.all_gather_v(&mut refs, &ranges)?)
-    }
-
-    /// The word ranges of the ModUp's all-gather (each GPU's limbs of the level-`ell` input)
-    /// and of the ModDown's (each GPU's `P` limbs of both halves, `[2][|P|][N]`).
-    fn exchange_ranges(&self, ell: usize) -> (Exchange, Exchange) {
-        let ring = self.ctx.ring();
-        let (n, pl) = (ring.n(), ring.p_len());
-        let up = (0..self.gpus())
-            .map(|k| {
-                self.part
-                    .q_runs(k, ell)
-                    .into_iter()
-                    .map(|(r, first)| first * n..(first + r.len()) * n)
-                    .collect()
-            })
-            .collect();
-        let down = (0..self.gpus())
-            .map(|k| {
-                let r = self.part.p_range(k);
-                (0..2)
-                    .map(|c| (c * pl + r.start) * n..(c * pl + r.end) * n)
-                    .collect()
-            })
-            .collect();
+        let p_payload: Vec<usize> = (0..gpus).map(|k| self.part.p_range(k).len() * n).collect();
+        let down = [0, 1].map(|c| Gather {
+            offset: c * gpus * p_share * n,
+            count: p_share * n,
+            payload: p_payload.clone(),
+        });
         (up, down)
     }
 
@@ -138,16 +144,37 @@ impl GpuGroup {
                 "a key partitioned for another group".into(),
             ));
         }
-        let (up, down) = self.exchange_ranges(ell);
-        // 1. Each GPU's limbs inverse-transformed into their places in a full-width buffer
-        //    (one run per block of consecutive limbs, local tables; the fast kernels read the
-        //    input in place, the small rings copy first).
-        let mut coeff = Vec::with_capacity(self.gpus());
+        let gpus = self.gpus();
+        let fold = self.folds_mod_up();
+        // The exchanges (module docs): without overlap, one all-gather of equal chunks each,
+        // rank-major, read back through a few strided copies (ModUp) or in place (ModDown,
+        // where the ranks' `P` ranges start at `k · p_share`); with the ModUp overlapped, its
+        // all-gather moves digit by digit into the natural order.
+        let pipelined = self.overlap && self.comm.is_some();
+        let (share, up_copies) = plan::modup_gather(&self.part, ell);
+        let (p_share, p_copies) = plan::moddown_gather(&self.part);
+        let p_rows = gpus * p_share;
+        let (up, down) = self.gathers(ell, share, p_share);
+        let plans: Vec<KsPlan> = (0..self.gpus())
+            .map(|k| KsPlan::new(&self.part, ring.digits(), lq, ell, k, fold))
+            .collect();
+        // 1. Each GPU's limbs inverse-transformed into its chunk of the gathered buffer
+        //    (`[rank][share][N]`, one run, local tables), or (overlapped) into their places of a
+        //    full-width buffer (one run per block of consecutive limbs); the fast kernels read
+        //    the input in place, the small rings copy first. A group of one: the same layout.
+        let mut coeff = Vec::with_capacity(gpus);
         for (k, g) in self.rings.iter().enumerate() {
             let ntt = &self.local[k].ntt;
-            let mut c = g.alloc(ell * n)?;
-            let blocks = self.part.q_runs(k, ell);
-            let runs: Vec<NttRun> = blocks
+            let nq = plans[k].nq();
+            let (len, places) = if pipelined {
+                (ell * n, self.part.q_runs(k, ell))
+            } else if nq > 0 {
+                (gpus * share * n, vec![(0..nq, k * share)])
+            } else {
+                (gpus * share * n, Vec::new())
+            };
+            let mut c = g.alloc(len)?;
+            let runs: Vec<NttRun> = places
                 .iter()
                 .map(|(r, first)| NttRun {
                     buf: 0,
@@ -157,14 +184,23 @@ impl GpuGroup {
                 })
                 .collect();
             if ntt.has_fast_kernels() {
-                // The ModUp's first step folded in (the single-GPU path's `mod_up_inverse`).
+                // The ModUp's first step folded in (the single-GPU path's `mod_up_inverse`),
+                // by the plan: every GPU's conversions read the gathered limbs as folded.
                 let f = self.local[k].mod_up_inverse[ell - 1].as_ref();
-                let sources: Vec<_> = blocks.iter().map(|(r, _)| Some((&d[k], r.start))).collect();
+                if f.is_some() != plans[k].folds_own {
+                    return Err(Error::InvalidInput(format!(
+                        "GPU {k}: ModUp first-step factors {} at {ell} limbs, the plan \
+                         says {}",
+                        if f.is_some() { "present" } else { "absent" },
+                        plans[k].folds_own
+                    )));
+                }
+                let sources: Vec<_> = places.iter().map(|(r, _)| Some((&d[k], r.start))).collect();
                 for (rs, ss) in runs.chunks(MAX_RUNS).zip(sources.chunks(MAX_RUNS)) {
                     ntt.inverse_runs_from(&mut [&mut c], rs, ss, f)?;
                 }
             } else {
-                for (r, first) in &blocks {
+                for (r, first) in &places {
                     DeviceBuffer::copy_region(&d[k], r.start * n, &mut c, first * n, r.len() * n)?;
                 }
                 transform(ntt, &mut [&mut c], &runs, NttDirection::Inverse)?;
@@ -174,9 +210,6 @@ impl GpuGroup {
         // 2. Every GPU gets every limb, and converts every digit to its own limbs: after the
         //    whole all-gather, or (overlapped) digit by digit as each digit's limbs arrive while
         //    the next digit's move (NCCL on a second stream).
-        let plans: Vec<KsPlan> = (0..self.gpus())
-            .map(|k| KsPlan::new(&self.part, ring.digits(), lq, ell, k))
-            .collect();
         let mut convs = plans
             .iter()
             .zip(&self.rings)
@@ -199,8 +232,20 @@ impl GpuGroup {
                     Ok(())
                 })?;
             }
-            _ => {
-                self.all_gather(&mut coeff, |k| up[k].clone())?;
+            comm => {
+                if let Some(comm) = comm {
+                    let mut refs: Vec<&mut DeviceBuffer> = coeff.iter_mut().collect();
+                    comm.all_gather(&mut refs, std::slice::from_ref(&up))?;
+                    drop(refs);
+                    // Back to the natural order `[ell][N]` the conversions read: every
+                    // rank's chunk on every GPU.
+                    let all: Vec<RowCopy> = up_copies.concat();
+                    for (k, c) in coeff.iter_mut().enumerate() {
+                        let mut natural = self.rings[k].alloc(ell * n)?;
+                        copy_limbs(c, &mut natural, &all, n)?;
+                        *c = natural;
+                    }
+                }
                 for (k, plan) in plans.iter().enumerate() {
                     self.convert_digits(k, ell, plan, &coeff[k], &mut convs[k], None)?;
                 }
@@ -214,20 +259,22 @@ impl GpuGroup {
         for ((k, g), (plan, mut conv)) in self.rings.iter().enumerate().zip(plans.iter().zip(convs))
         {
             let (nq, np, width) = (plan.nq(), plan.np(), plan.width());
-            let (pr, loc) = (plan.pr.clone(), &self.local[k]);
+            let loc = &self.local[k];
             let mut acc = g.alloc(2 * width * n)?;
             if width > 0 {
                 self.inner_product(k, plan, &mut conv, &d[k], key, &mut acc)?;
             }
             drop(conv);
-            // The P limbs of both halves, inverse-transformed, into `[2][|P|][N]` (read in
-            // place by the fast kernels; copied first for the small rings).
-            let mut pc = g.alloc(2 * pl * n)?;
+            // The P limbs of both halves, inverse-transformed, into the GPU's chunks of
+            // `[2][rank][p_share][N]` (read in place by the fast kernels; copied first for the
+            // small rings).
+            let at = |c: usize| c * p_rows + k * p_share;
+            let mut pc = g.alloc(2 * p_rows * n)?;
             if np > 0 {
                 let runs: Vec<NttRun> = (0..2)
                     .map(|c| NttRun {
                         buf: 0,
-                        first_limb: c * pl + pr.start,
+                        first_limb: at(c),
                         limbs: np,
                         table: plan.q_full(),
                     })
@@ -240,7 +287,7 @@ impl GpuGroup {
                         .inverse_runs_from(&mut [&mut pc], &runs, &sources, f)?;
                 } else {
                     for c in 0..2 {
-                        let (from, to) = ((c * width + nq) * n, (c * pl + pr.start) * n);
+                        let (from, to) = ((c * width + nq) * n, at(c) * n);
                         DeviceBuffer::copy_region(&acc, from, &mut pc, to, np * n)?;
                     }
                     transform(&loc.ntt, &mut [&mut pc], &runs, NttDirection::Inverse)?;
@@ -249,8 +296,24 @@ impl GpuGroup {
             accs.push(acc);
             pcs.push(pc);
         }
-        // 4. Every GPU gets every P limb.
-        self.all_gather(&mut pcs, |k| down[k].clone())?;
+        // 4. Every GPU gets every P limb: `[2][rank][p_share][N]`, which is `[2][·][N]` in `P`'s
+        //    order where the ranges start at `k · p_share` (read in place, stride `p_rows`),
+        //    else copied to `[2][|P|][N]`.
+        if let Some(comm) = &self.comm {
+            let mut refs: Vec<&mut DeviceBuffer> = pcs.iter_mut().collect();
+            comm.all_gather(&mut refs, &down)?;
+        }
+        let p_stride = match &p_copies {
+            None => p_rows * n,
+            Some(copies) => {
+                for (k, pc) in pcs.iter_mut().enumerate() {
+                    let mut natural = self.rings[k].alloc(2 * pl * n)?;
+                    copy_limbs(pc, &mut natural, copies, n)?;
+                    *pc = natural;
+                }
+                pl * n
+            }
+        };
         // 5. ModDown to each GPU's own Q limbs (both halves in one conversion), the addends,
         //    the automorphism.
         let mut out: [Vec<DeviceBuffer>; 2] = Default::default();
@@ -262,9 +325,9 @@ impl GpuGroup {
                 let cols = &plan.moddown_columns;
                 let conv = &g.mod_down[ell - 1];
                 if self.local[k].mod_down_inverse.is_some() {
-                    conv.convert_scaled_centered_columns(&mut y, &pcs[k], 0, pl * n, 2, n, cols)?;
+                    conv.convert_scaled_centered_columns(&mut y, &pcs[k], 0, p_stride, 2, n, cols)?;
                 } else {
-                    conv.convert_centered_columns(&mut y, &pcs[k], 0, pl * n, 2, n, cols)?;
+                    conv.convert_centered_columns(&mut y, &pcs[k], 0, p_stride, 2, n, cols)?;
                 }
                 let adds_k = [adds[0].map(|a| &a[k]), adds[1].map(|a| &a[k])];
                 res = self.moddown_tail(k, nq, width, y, &accs[k], adds_k, galois)?;
@@ -274,6 +337,12 @@ impl GpuGroup {
             out[1].push(y1);
         }
         Ok(out)
+    }
+
+    /// Whether the group folds the ModUp's first-step factors into the inverse NTT of each
+    /// GPU's own limbs (the fast NTT kernels on every GPU; they depend on `N` only).
+    fn folds_mod_up(&self) -> bool {
+        self.local.iter().all(|l| l.ntt.has_fast_kernels())
     }
 
     /// The word ranges of digit `dg`'s limbs (at `ell` limbs) that each GPU holds: one stage of
@@ -312,8 +381,10 @@ impl GpuGroup {
         if conv.is_empty() {
             return Ok(());
         }
-        let (g, loc) = (&self.rings[k], &self.local[k]);
-        let scaled = loc.mod_up_inverse.get(ell - 1).is_some_and(Option::is_some);
+        let g = &self.rings[k];
+        // The group's rule, not whether this GPU folded anything: a GPU without active limbs
+        // converts limbs the others folded.
+        let scaled = plan.input_scaled;
         let mut jobs: Vec<(usize, &mut DeviceBuffer)> = conv
             .iter_mut()
             .enumerate()
@@ -474,25 +545,32 @@ impl GpuGroup {
     /// Errors: device and NCCL errors.
     pub fn time_keyswitch_exchanges(&self, level: usize, reps: usize) -> Result<f64> {
         let ring = self.ctx.ring();
-        let (n, pl, ell) = (ring.n(), ring.p_len(), level + 1);
-        if self.comm.is_none() || reps == 0 {
+        let (n, ell) = (ring.n(), level + 1);
+        let Some(comm) = self.comm.as_ref().filter(|_| reps > 0) else {
             return Ok(0.0);
-        }
-        let (up, down) = self.exchange_ranges(ell);
+        };
+        let (share, _) = plan::modup_gather(&self.part, ell);
+        let (p_share, _) = plan::moddown_gather(&self.part);
+        let (up, down) = self.gathers(ell, share, p_share);
         let mut a = Vec::with_capacity(self.gpus());
         let mut b = Vec::with_capacity(self.gpus());
         for g in &self.rings {
-            a.push(g.device().alloc_zeroed(ell * n)?);
-            b.push(g.device().alloc_zeroed(2 * pl * n)?);
+            a.push(g.device().alloc_zeroed(self.gpus() * share * n)?);
+            b.push(g.device().alloc_zeroed(2 * self.gpus() * p_share * n)?);
         }
+        let exchange = |a: &mut [DeviceBuffer], b: &mut [DeviceBuffer]| -> Result<()> {
+            let mut ra: Vec<&mut DeviceBuffer> = a.iter_mut().collect();
+            comm.all_gather(&mut ra, std::slice::from_ref(&up))?;
+            let mut rb: Vec<&mut DeviceBuffer> = b.iter_mut().collect();
+            comm.all_gather(&mut rb, &down)?;
+            Ok(())
+        };
         // Once untimed (NCCL sets up its channels on first use).
-        self.all_gather(&mut a, |k| up[k].clone())?;
-        self.all_gather(&mut b, |k| down[k].clone())?;
+        exchange(&mut a, &mut b)?;
         self.synchronize()?;
         let t = Instant::now();
         for _ in 0..reps {
-            self.all_gather(&mut a, |k| up[k].clone())?;
-            self.all_gather(&mut b, |k| down[k].clone())?;
+            exchange(&mut a, &mut b)?;
         }
         self.synchronize()?;
         Ok(t.elapsed().as_secs_f64() * 1e3 / reps as f64)

@@ -8,20 +8,27 @@
 //! NTT tables and moduli of its own primes in that order. A key switching of `d` (NTT form,
 //! level `ℓ`) then runs as (`keyswitch.rs`):
 //!
-//! 1. each GPU inverse-transforms its own limbs of `d` into their places of a full-width buffer;
-//! 2. an NCCL all-gather gives every GPU all `ℓ` coefficient-form limbs;
+//! 1. each GPU inverse-transforms its own limbs of `d` into its chunk of an exchange buffer
+//!    (`[rank][share][N]`, `share` the largest GPU's count of active limbs);
+//! 2. one NCCL all-gather of equal chunks gives every GPU all `ℓ` coefficient-form limbs, which
+//!    a few strided copies put back in natural order (one per GPU and block length);
 //! 3. each GPU converts every digit to its own target limbs only (its `Q` limbs outside the
 //!    digit and its `P` limbs: the same conversion columns as one GPU computes, hence the same
 //!    words), transforms them and forms the inner product with its part of the key, the
 //!    digit's own limbs read from its part of `d` (the single-GPU path's fused kernels);
-//! 4. each GPU inverse-transforms its `P` limbs of both halves; an NCCL all-gather gives every
-//!    GPU all `P` limbs; each converts `P` to its own `Q` limbs, transforms, and finishes
+//! 4. each GPU inverse-transforms its `P` limbs of both halves into its chunks; one NCCL group of
+//!    two all-gathers (one per half) gives every GPU all `P` limbs, in `P`'s order where the
+//!    GPUs' ranges start at multiples of the largest (two GPUs, equal shares: read in place),
+//!    copied there otherwise; each converts `P` to its own `Q` limbs, transforms, and finishes
 //!    `(x − y) · P^{-1}` (plus the addends, then the rotation's permutation) on its own limbs.
 //!
 //! Every step is the single-GPU path's exact residue arithmetic on a subset of the limbs, so the
 //! results are bit-identical to one GPU and to the CPU. Per GPU and key switching, the bytes
 //! received are `(ℓ − ℓ_k) · N · 8` (ModUp) plus `2 · (|P| − |P_k|) · N · 8` (ModDown)
-//! ([`LimbPartition::keyswitch_traffic`]). A group of one GPU needs no NCCL.
+//! ([`LimbPartition::keyswitch_traffic`]; where the shares differ the all-gathers also move
+//! the padding of the shorter chunks, which the counters leave out). A group of one GPU needs
+//! no NCCL. With [`GpuGroup::set_overlap`], the ModUp's exchange is the digit-by-digit
+//! broadcasts of `NcclGroup::all_gather_v_pipelined` into natural order instead.
 //!
 //! **Unstable** (reached as `rhea::unstable::multi`): the API may change with issue 37's other
 //! parts (the throughput mode's device lists, bootstrapping over a group).
