@@ -241,14 +241,8 @@ impl RnsRing {
     /// Errors: [`Error::InvalidInput`] unless `a` is in coefficient form with exactly one Q limb
     /// and no `P` limbs; [`Error::ShapeMismatch`] for a shape not of this ring.
     pub fn lift(&self, a: &Poly, shape: PolyShape) -> Result<Poly> {
-        self.check_shape("lift", &a.shape)?;
         self.check_shape("lift", &shape)?;
-        if a.shape.q_limbs != 1 || a.shape.p_limbs != 0 || a.form != Form::Coefficient {
-            return Err(Error::InvalidInput(format!(
-                "lift: a polynomial of shape {} in {} form (one Q limb in coefficient form in)",
-                a.shape, a.form
-            )));
-        }
+        self.check_liftable(a)?;
         let storage = match &a.storage {
             Storage::Cpu(x) => {
                 let q0 = self.modulus(&shape, 0);
@@ -264,6 +258,18 @@ impl RnsRing {
         })
     }
 
+    /// What [`RnsRing::lift`] takes: one Q limb of this ring, no `P` limbs, coefficient form.
+    fn check_liftable(&self, a: &Poly) -> Result<()> {
+        self.check_shape("lift", &a.shape)?;
+        if a.shape.q_limbs != 1 || a.shape.p_limbs != 0 || a.form != Form::Coefficient {
+            return Err(Error::InvalidInput(format!(
+                "lift: a polynomial of shape {} in {} form (one Q limb in coefficient form in)",
+                a.shape, a.form
+            )));
+        }
+        Ok(())
+    }
+
     /// [`RnsRing::lift`] of many one-limb polynomials to `shape`; on a GPU, those on one device
     /// lifted in grouped launches (sixteen a launch). The same words as one `lift` each.
     ///
@@ -271,13 +277,7 @@ impl RnsRing {
     pub fn lift_many(&self, a: &[&Poly], shape: PolyShape) -> Result<Vec<Poly>> {
         self.check_shape("lift", &shape)?;
         for p in a {
-            self.check_shape("lift", &p.shape)?;
-            if p.shape.q_limbs != 1 || p.shape.p_limbs != 0 || p.form != Form::Coefficient {
-                return Err(Error::InvalidInput(format!(
-                    "lift: a polynomial of shape {} in {} form (one Q limb in coefficient form in)",
-                    p.shape, p.form
-                )));
-            }
+            self.check_liftable(p)?;
         }
         let gpu: Option<Vec<&rhea_cuda::DeviceBuffer>> = a
             .iter()
