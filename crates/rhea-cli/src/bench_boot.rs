@@ -2,19 +2,23 @@
 //! time of each stage, precision, the levels left, the keys it needs.
 //!
 //! - **latency_ms**: the median wall time of one [`Bootstrapper::bootstrap`] over `reps` calls
-//!   (after warm-up), the device synchronised inside the timed region; the input at level 0.
+//!   (after warm-up), the device synchronised inside the timed region; the input at the lowest
+//!   level a bootstrap accepts ([`Bootstrapper::input_level`]). **latency_real_ms**: the same
+//!   for [`Bootstrapper::bootstrap_real`] (real slots: EvalMod once).
 //! - **stages_ms**: one [`Bootstrapper::bootstrap_with_stages`] call (the device synchronised at
 //!   each stage's end, so their sum is a little above an unsynchronised bootstrap).
 //! - **precision**: inputs uniform in the unit square (real and imaginary parts in [−1, 1]),
-//!   encrypted at the user's top level ([`CkksParameters::default_level`]) and dropped to level
-//!   0; the absolute error of slot `j` is `|decode(bootstrap(ct))_j − z_j|` (complex modulus).
+//!   encrypted at the user's top level ([`CkksParameters::default_level`]) and dropped to
+//!   [`Bootstrapper::input_level`]; the absolute error of slot `j` is `|decode(bootstrap(ct))_j − z_j|` (complex modulus).
 //!   `precision_bits_min` is −log2 of the largest error over all slots; `precision_bits_mean`
 //!   is −log2 of the **mean** absolute error (not the mean of the slots' −log2 errors, which
 //!   the slots that happen to land very close would inflate). The `_real` figures are a second
-//!   run on real inputs (imaginary parts 0) whose output is read as a real decoder reads it: the
-//!   error is `|Re(decode_j) − x_j|`.
-//! - **levels_left**: the refreshed ciphertext's level ([`Bootstrapper::output_level`]), at the
-//!   scale Δ; **depth**: the levels the pipeline consumed.
+//!   run, [`Bootstrapper::bootstrap_real`] on real inputs (imaginary parts 0), whose output is
+//!   read as a real decoder reads it: the error is `|Re(decode_j) − x_j|`.
+//! - **levels_left**: the levels a refreshed ciphertext has for the user at the scale Δ
+//!   ([`Bootstrapper::user_levels`]: from [`Bootstrapper::output_level`] down to
+//!   [`Bootstrapper::input_level`]); **depth**: the levels the pipeline consumes (SlotToCoeff's
+//!   at the bottom of the chain, CoeffToSlot's and EvalMod's at the top).
 //! - **key_bytes**: the bytes of every evaluation key the bootstrapper holds (see
 //!   [`key_bytes`]); **keyswitches**, **fused_fallbacks**, **bytes_to_device**,
 //!   **bytes_to_host**, **host_waits** (synchronisations and downloads): counted by the backend
@@ -39,17 +43,17 @@ use serde::Serialize;
 
 use crate::bench_ops::median_ms;
 
-/// The time of each bootstrapping stage, ms.
+/// The time of each bootstrapping stage, ms, in the order they run.
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct StagesMs {
-    /// Level 0, scale-up, the switch to the sparse secret, ModRaise, the switch back.
+    /// SlotToCoeff, at the bottom of the chain (down to level 0).
+    pub slot_to_coeff: f64,
+    /// The scale-up, the switch to the sparse secret, ModRaise, the switch back.
     pub mod_raise: f64,
     /// CoeffToSlot.
     pub coeff_to_slot: f64,
     /// The real/imaginary split and EvalMod on both halves.
     pub eval_mod: f64,
-    /// SlotToCoeff.
-    pub slot_to_coeff: f64,
 }
 
 impl StagesMs {
@@ -74,6 +78,8 @@ pub struct BootReport {
     pub secure_128: bool,
     /// Median latency of one bootstrap, ms.
     pub latency_ms: f64,
+    /// Median latency of one bootstrap of real slots ([`Bootstrapper::bootstrap_real`]), ms.
+    pub latency_real_ms: f64,
     /// One bootstrap's stages, ms (synchronised at each stage's end).
     pub stages_ms: StagesMs,
     /// −log2 of the mean absolute error over the slots (complex inputs).
@@ -84,8 +90,12 @@ pub struct BootReport {
     pub precision_bits_mean_real: f64,
     /// −log2 of the largest absolute error of the real parts (real inputs).
     pub precision_bits_min_real: f64,
-    /// The level of a refreshed ciphertext (at the scale Δ).
+    /// The levels a refreshed ciphertext has for the user (at the scale Δ).
     pub levels_left: usize,
+    /// The level of a refreshed ciphertext.
+    pub output_level: usize,
+    /// The lowest level a ciphertext is bootstrapped from.
+    pub input_level: usize,
     /// log2 of the refreshed ciphertext's scale.
     pub output_scale_bits: f64,
     /// The levels the pipeline consumes.
@@ -150,6 +160,10 @@ impl BootReport {
         );
         let mut row = |k: &str, v: String| out.push_str(&format!("{k:<26} {v}\n"));
         row("latency_ms", format!("{total:.3}"));
+        row(
+            "latency_real_ms",
+            format!("{:.3} (real slots: EvalMod once)", self.latency_real_ms),
+        );
         let pct = |x: f64| {
             if staged > 0.0 {
                 100.0 * x / staged
@@ -159,10 +173,10 @@ impl BootReport {
         };
         let s = &self.stages_ms;
         for (name, ms) in [
+            ("  slot_to_coeff", s.slot_to_coeff),
             ("  mod_raise", s.mod_raise),
             ("  coeff_to_slot", s.coeff_to_slot),
             ("  eval_mod", s.eval_mod),
-            ("  slot_to_coeff", s.slot_to_coeff),
         ] {
             row(name, format!("{ms:.3} ms ({:.1} %)", pct(ms)));
         }
@@ -187,8 +201,8 @@ impl BootReport {
         row(
             "levels_left",
             format!(
-                "{} (scale 2^{:.1})",
-                self.levels_left, self.output_scale_bits
+                "{} (levels {} down to {}, scale 2^{:.1})",
+                self.levels_left, self.output_level, self.input_level, self.output_scale_bits
             ),
         );
         row("depth", self.depth.to_string());
@@ -378,13 +392,13 @@ pub fn run_boot(opts: &BootOptions) -> Result<BootReport, String> {
             .map(|_| Complex64::new(rng.random_range(-1.0..=1.0), rng.random_range(-1.0..=1.0)))
             .collect();
         let ct = encryptor.encrypt(&encoder.encode_complex(&z)?)?;
-        let low = eval.drop_to_level(&ct, 0)?;
+        let low = eval.drop_to_level(&ct, boot.input_level())?;
         let out = boot.bootstrap(&low)?;
         device.synchronize()?;
         let got = encoder.decode_complex(&decryptor.decrypt(&out)?)?;
         let errors: Vec<f64> = got.iter().zip(&z).map(|(g, w)| (g - w).norm()).collect();
         let (precision_bits_min, precision_bits_mean) = precision_bits(&errors);
-        let levels_left = out.level();
+        let levels_left = out.level() - boot.input_level();
         let output_scale_bits = out.scale().log2();
 
         let (ks0, fb0) = (ctx.keyswitches(), device.fused_fallbacks());
@@ -405,16 +419,21 @@ pub fn run_boot(opts: &BootOptions) -> Result<BootReport, String> {
         let (_, stages) = boot.bootstrap_with_stages(&low)?;
         let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
         let stages_ms = StagesMs {
+            slot_to_coeff: ms(stages.slot_to_coeff),
             mod_raise: ms(stages.mod_raise),
             coeff_to_slot: ms(stages.coeff_to_slot),
             eval_mod: ms(stages.eval_mod),
-            slot_to_coeff: ms(stages.slot_to_coeff),
         };
 
-        // Real inputs, read back as real parts.
+        // Real inputs through bootstrap_real, read back as real parts.
         let x: Vec<f64> = (0..slots).map(|_| rng.random_range(-1.0..=1.0)).collect();
         let ct = encryptor.encrypt(&encoder.encode(&x)?)?;
-        let out = boot.bootstrap(&eval.drop_to_level(&ct, 0)?)?;
+        let low_real = eval.drop_to_level(&ct, boot.input_level())?;
+        let out = boot.bootstrap_real(&low_real)?;
+        let latency_real_ms = median_ms(opts.reps, || {
+            boot.bootstrap_real(&low_real)?;
+            device.synchronize()
+        })?;
         let got = encoder.decode(&decryptor.decrypt(&out)?)?;
         let errors: Vec<f64> = got.iter().zip(&x).map(|(g, w)| (g - w).abs()).collect();
         let (precision_bits_min_real, precision_bits_mean_real) = precision_bits(&errors);
@@ -426,12 +445,15 @@ pub fn run_boot(opts: &BootOptions) -> Result<BootReport, String> {
             log_qp: params.log_qp(),
             secure_128: params.security().meets_128_bits,
             latency_ms,
+            latency_real_ms,
             stages_ms,
             precision_bits_mean,
             precision_bits_min,
             precision_bits_mean_real,
             precision_bits_min_real,
             levels_left,
+            output_level: boot.output_level(),
+            input_level: boot.input_level(),
             output_scale_bits,
             depth: boot.depth(),
             key_bytes,
@@ -502,6 +524,8 @@ mod tests {
         // The mean error is below the largest.
         assert!(f("precision_bits_mean") > f("precision_bits_min"), "{json}");
         assert_eq!(f("levels_left"), 2.0);
+        assert_eq!((f("output_level"), f("input_level")), (5.0, 3.0));
+        assert!(f("latency_real_ms") > 0.0);
         assert_eq!(f("output_scale_bits"), 40.0);
         assert_eq!(f("depth"), 14.0);
         assert!(f("key_bytes") > 0.0 && f("keygen_s") > 0.0);

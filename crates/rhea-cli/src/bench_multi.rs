@@ -107,7 +107,7 @@ fn run_gpu(
     let ct = Encryptor::with_secret_key(&ctx, &sk)?
         .with_seed([38; 32])
         .encrypt(&encoder.encode_complex(&z)?)?;
-    let low = eval.drop_to_level(&ct, 0)?;
+    let low = eval.drop_to_level(&ct, boot.input_level())?;
     // Warm-up: kernels compiled, matrices encoded.
     let first = boot.bootstrap(&low)?;
     let words = first

@@ -113,7 +113,7 @@ fn main() -> Result<()> {
          {} keys, {:.2} GB)",
         start.elapsed().as_secs_f64(),
         boot.depth(),
-        boot.output_level(),
+        boot.user_levels(),
         boot.keyswitch_keys(),
         boot.key_bytes() as f64 / 1e9
     );
@@ -131,7 +131,7 @@ fn main() -> Result<()> {
     let mut x = encryptor.encrypt(&encoder.encode(&want)?)?;
     // One bootstrap first, untimed: the kernels compile and the transforms' diagonals are
     // encoded on first use.
-    boot.bootstrap(&Evaluator::new(&ctx).drop_to_level(&x, 0)?)?;
+    boot.bootstrap(&Evaluator::new(&ctx).drop_to_level(&x, boot.input_level())?)?;
     println!(
         "  {n} slots uniform in [-1, 1], at level {} (scale 2^{:.0}); {steps} steps of \
          x <- x²/2 + 1/4 (depth {})",

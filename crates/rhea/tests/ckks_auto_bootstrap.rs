@@ -1,7 +1,8 @@
 //! Automatic bootstrapping in the evaluator (`Evaluator::with_bootstrapper`), on the CPU with
-//! the INSECURE N = 2^12 bootstrappable preset (2 levels left to the user): circuits deeper
-//! than the chain run, each operand that would be rescaled below level 0 refreshed first;
-//! without a bootstrapper the same circuits fail where they run out of levels, as before.
+//! the INSECURE N = 2^12 bootstrappable preset (2 levels left to the user, levels 5 down to 3,
+//! SlotToCoeff's three below them): circuits deeper than the chain run, each operand that would
+//! be rescaled below level 3 refreshed first; without a bootstrapper the same circuits fail where
+//! they run out of levels, as before.
 
 mod common;
 
@@ -37,7 +38,7 @@ fn fixture() -> &'static Fixture {
         let rlk = Arc::new(keygen.relinearization_key(&sk).unwrap());
         let boot = Bootstrapper::new(&ctx, &mut keygen, &sk, preset.config).unwrap();
         assert_eq!(boot.output_level(), params.default_level());
-        assert_eq!(params.default_level(), 2);
+        assert_eq!((params.default_level(), boot.input_level()), (5, B));
         Fixture {
             encoder: Encoder::new(&ctx).unwrap(),
             encryptor: Encryptor::with_secret_key(&ctx, &sk)
@@ -91,6 +92,9 @@ fn step(eval: &Evaluator, x: &mut Ciphertext, i: usize) -> rhea::Result<()> {
 
 const STEPS: usize = 12;
 
+/// The bootstrapper's input level: SlotToCoeff's levels at the bottom of the chain.
+const B: usize = 3;
+
 #[test]
 fn a_circuit_deeper_than_the_chain_runs_with_automatic_bootstrapping() {
     let f = fixture();
@@ -104,9 +108,9 @@ fn a_circuit_deeper_than_the_chain_runs_with_automatic_bootstrapping() {
         for w in &mut want {
             *w = *w * *w / 2.0 + 0.25;
         }
-        // Two levels a step from level 2: every step after the first starts at level 0 and
-        // bootstraps its input back to level 2 first.
-        assert_eq!(x.level(), 0, "step {i}");
+        // Two levels a step from level 5: every step after the first starts at level 3 and
+        // bootstraps its input back to level 5 first.
+        assert_eq!(x.level(), B, "step {i}");
         assert_eq!(eval.bootstraps(), i, "step {i}");
     }
     let bits = precision_bits(&f.decrypt(&x), &want);
@@ -127,7 +131,9 @@ fn without_a_bootstrapper_the_circuit_runs_out_of_levels_as_before() {
     assert!(eval.bootstrapper().is_none());
     let mut x = f.encrypt(&random_vec(f.encoder.slots(), 35));
     step(&eval, &mut x, 0).unwrap();
-    assert_eq!(x.level(), 0);
+    assert_eq!(x.level(), B);
+    // Below the user's levels the chain goes on (SlotToCoeff's primes) down to level 0.
+    x = eval.drop_to_level(&x, 0).unwrap();
     let before = f.decrypt(&x);
     for i in [0, 1] {
         // The value-returning and the in-place square: the same typed error, the operand kept.
@@ -169,12 +175,12 @@ fn a_bootstrapper_of_other_parameters_is_refused() {
 /// Products of two operands, plaintext products, manual mode's rescaling products and
 /// polynomial evaluation: which operands are refreshed, and the results' values.
 #[test]
-fn each_operand_at_level_zero_is_refreshed_once() {
+fn each_operand_at_the_input_level_is_refreshed_once() {
     let f = fixture();
     let n = f.encoder.slots();
     let (a, b) = (random_vec(n, 36), random_vec(n, 37));
     let eval = f.auto_eval();
-    let low = |x: &[f64]| eval.drop_to_level(&f.encrypt(x), 0).unwrap();
+    let low = |x: &[f64]| eval.drop_to_level(&f.encrypt(x), B).unwrap();
     let (ca, cb) = (low(&a), low(&b));
     let check = |ct: &Ciphertext, want: &[f64], what: &str| {
         let bits = precision_bits(&f.decrypt(ct), want);
@@ -183,72 +189,91 @@ fn each_operand_at_level_zero_is_refreshed_once() {
     };
     let prod: Vec<f64> = a.iter().zip(&b).map(|(x, y)| x * y).collect();
 
-    // Two operands at level 0: both refreshed.
+    // Two operands at the input level: both refreshed.
     let ab = eval.mul(&ca, &cb).unwrap();
-    assert_eq!((eval.bootstraps(), ab.level()), (2, 1));
-    check(&ab, &prod, "mul, both at level 0");
-    // One at level 0, one above: only the one; the refreshed one is brought down to level 1.
+    assert_eq!((eval.bootstraps(), ab.level()), (2, B + 1));
+    check(&ab, &prod, "mul, both at the input level");
+    // One there, one above: only the one; the refreshed one is brought down to level B + 1.
     let top_b = f.encrypt(&b);
-    let one = eval.drop_to_level(&top_b, 1).unwrap();
+    let one = eval.drop_to_level(&top_b, B + 1).unwrap();
     let ab = eval.mul(&ca, &one).unwrap();
-    assert_eq!((eval.bootstraps(), ab.level()), (3, 0));
-    check(&ab, &prod, "mul, one at level 0");
+    assert_eq!((eval.bootstraps(), ab.level()), (3, B));
+    check(&ab, &prod, "mul, one at the input level");
     // A ciphertext times itself: one bootstrap.
     let aa = eval.mul(&ca, &ca).unwrap();
-    assert_eq!((eval.bootstraps(), aa.level()), (4, 1));
+    assert_eq!((eval.bootstraps(), aa.level()), (4, B + 1));
     let sq: Vec<f64> = a.iter().map(|x| x * x).collect();
     check(&aa, &sq, "mul(x, x)");
     // A plaintext product (the in-place form).
     let mut c = ca.try_clone().unwrap();
     eval.mul_plain_assign(&mut c, &f.encoder.encode(&b).unwrap())
         .unwrap();
-    assert_eq!((eval.bootstraps(), c.level()), (5, 1));
+    assert_eq!((eval.bootstraps(), c.level()), (5, B + 1));
     check(&c, &prod, "mul_plain_assign");
-    // … but not with a plaintext at level 0 (no level to gain): the error of old.
-    let pt0 = f
+    // … but not with a plaintext at the input level (no level to gain): the product goes
+    // below it, as without a bootstrapper.
+    let pt_low = f
         .encoder
-        .encode_at(&b, 0, f.ctx.params().default_scale())
+        .encode_at(&b, B, f.ctx.params().default_scale())
         .unwrap();
-    let err = eval.mul_plain(&ca, &pt0).unwrap_err();
-    assert!(matches!(err, Error::LevelUnderflow { .. }), "{err:?}");
+    let below = eval.mul_plain(&ca, &pt_low).unwrap();
+    assert_eq!((eval.bootstraps(), below.level()), (5, B - 1));
+    // A ciphertext taken below the input level by hand cannot be refreshed: the bootstrap's
+    // typed error.
+    let err = eval.mul(&below, &below).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::LevelUnderflow {
+                level: 2,
+                needed: 3,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
     assert_eq!(eval.bootstraps(), 5);
-    // Manual mode: the unrescaled product does not trigger (at level 0 it overflows, as it
-    // always did), the rescaling one does.
+    // Manual mode: the unrescaled product does not trigger (it does not consume a level),
+    // the rescaling one does.
     let manual = f.auto_eval().with_auto_rescale(false);
-    let err = manual.mul(&ca, &cb).unwrap_err();
-    assert!(matches!(err, Error::ScaleOverflow { .. }), "{err:?}");
-    assert_eq!(manual.bootstraps(), 0);
+    let unrescaled = manual.mul(&ca, &cb).unwrap();
+    assert_eq!((manual.bootstraps(), unrescaled.level()), (0, B));
     let r = manual.mul_relin_rescale(&ca, &cb).unwrap();
-    assert_eq!((manual.bootstraps(), r.level()), (2, 1));
+    assert_eq!((manual.bootstraps(), r.level()), (2, B + 1));
     check(&r, &prod, "mul_relin_rescale (manual mode)");
     let r = manual.square_relin_rescale(&ca).unwrap();
-    assert_eq!((manual.bootstraps(), r.level()), (3, 1));
+    assert_eq!((manual.bootstraps(), r.level()), (3, B + 1));
     check(&r, &sq, "square_relin_rescale (manual mode)");
     // A complex constant (auto-rescale mode).
     let c = eval
         .mul_const_complex(&cb, rhea::ckks::Complex64::new(0.5, 0.0))
         .unwrap();
-    assert_eq!((eval.bootstraps(), c.level()), (6, 1));
+    assert_eq!((eval.bootstraps(), c.level()), (6, B + 1));
     let half: Vec<f64> = b.iter().map(|y| y / 2.0).collect();
     check(&c, &half, "mul_const_complex");
-    // A polynomial of depth 2 on a level-1 input: refreshed to level 2 first.
+    // A polynomial of depth 2 on an input one level above the input level: refreshed to level
+    // 5 first (evaluated as it is, it would land below the input level).
     let p = Polynomial::monomial(vec![0.25, 0.0, 0.5]).unwrap();
-    let x1 = eval.drop_to_level(&f.encrypt(&a), 1).unwrap();
+    let x1 = eval.drop_to_level(&f.encrypt(&a), B + 1).unwrap();
     let before = eval.bootstraps();
     let px = eval.evaluate_polynomial(&x1, &p, 2f64.powi(40)).unwrap();
-    assert_eq!((eval.bootstraps() - before, px.level()), (1, 0));
+    assert_eq!((eval.bootstraps() - before, px.level()), (1, B));
     let want: Vec<f64> = a.iter().map(|&x| p.evaluate(x)).collect();
     check(&px, &want, "evaluate_polynomial");
-    // Depth 3 > the refreshed level 2: the error of old, no bootstrap wasted.
+    // Depth 3 > the 2 levels a bootstrap leaves: evaluated as it is (its level check passes:
+    // level 4 ≥ 3), no bootstrap.
     let p3 = Polynomial::monomial(vec![0.25, 0.0, 0.5, 0.0, 0.1]).unwrap();
+    let p3x = eval.evaluate_polynomial(&x1, &p3, 2f64.powi(40)).unwrap();
+    assert_eq!((eval.bootstraps() - before, p3x.level()), (1, B + 1 - 3));
+    // From level 2 it cannot be evaluated at all: the error of old, no bootstrap wasted.
     let err = eval
-        .evaluate_polynomial(&x1, &p3, 2f64.powi(40))
+        .evaluate_polynomial(&eval.drop_to_level(&x1, 2).unwrap(), &p3, 2f64.powi(40))
         .unwrap_err();
     assert!(
         matches!(
             err,
             Error::LevelUnderflow {
-                level: 1,
+                level: 2,
                 needed: 3,
                 ..
             }

@@ -1,8 +1,9 @@
-//! End-to-end bootstrapping on the CPU: a ciphertext at level 0 refreshed to a higher level,
-//! its slots kept up to the bootstrapping error. INSECURE small ring (N = 2^12) with the chain
-//! the pipeline needs: 60-bit primes for CoeffToSlot (3 levels) and EvalMod (9 with the default
-//! degree-40 cosine, 11 with an arcsine), 40-bit primes for SlotToCoeff (3), and the levels left
-//! to the user.
+//! End-to-end bootstrapping on the CPU: a ciphertext at its lowest bootstrappable level (3,
+//! SlotToCoeff's levels at the bottom of the chain) refreshed to a higher level, its slots kept
+//! up to the bootstrapping error. INSECURE small ring (N = 2^12) with the chain the pipeline
+//! needs: 40-bit primes for SlotToCoeff (3) at the bottom, the levels left to the user, 60-bit
+//! primes for EvalMod (8 with the default degree-60 cosine, 10 with an arcsine) and CoeffToSlot
+//! (3 levels).
 
 mod common;
 
@@ -52,7 +53,8 @@ fn bootstrapping_refreshes_a_level_zero_ciphertext() {
         assert_eq!(config.depth(), depth);
         let boot = Bootstrapper::new(&ctx, &mut keygen, &sk, config).unwrap();
         assert_eq!(boot.depth(), depth);
-        assert_eq!(boot.output_level(), 17 - depth);
+        assert_eq!(boot.input_level(), 3);
+        assert_eq!(boot.output_level(), 17 - (depth - 3));
         let encoder = Encoder::new(&ctx).unwrap();
         let z = random_complex(encoder.slots(), 77);
         let ct = Encryptor::with_secret_key(&ctx, &sk)
@@ -60,13 +62,13 @@ fn bootstrapping_refreshes_a_level_zero_ciphertext() {
             .with_seed([8; 32])
             .encrypt(&encoder.encode_complex(&z).unwrap())
             .unwrap();
-        let low = Evaluator::new(&ctx).drop_to_level(&ct, 0).unwrap();
+        let low = Evaluator::new(&ctx).drop_to_level(&ct, 3).unwrap();
         let before = ctx.keyswitches();
         let out = boot.bootstrap(&low).unwrap();
         let keyswitches = ctx.keyswitches() - before;
         assert_eq!(
             (out.level(), out.scale()),
-            (17 - depth, boot.output_scale())
+            (17 - (depth - 3), boot.output_scale())
         );
         let got = encoder
             .decode_complex(&Decryptor::new(&ctx, &sk).unwrap().decrypt(&out).unwrap())
@@ -148,7 +150,7 @@ fn seeded_bootstrap(
         .with_seed([9; 32])
         .encrypt(&encoder.encode_complex(&z).unwrap())
         .unwrap();
-    let low = Evaluator::new(&ctx).drop_to_level(&ct, 0).unwrap();
+    let low = Evaluator::new(&ctx).drop_to_level(&ct, 3).unwrap();
     let out = boot.bootstrap(&low).unwrap();
     let got = encoder
         .decode_complex(&Decryptor::new(&ctx, &sk).unwrap().decrypt(&out).unwrap())
@@ -203,7 +205,8 @@ fn bootstrapping_on_the_gpu_matches_the_cpu() {
 }
 
 /// The insecure preset (the 128-bit chain's layout at N = 2^12): a fresh encryption sits at the
-/// user's top level; bootstrapped from level 0, it comes back there, at `Δ`.
+/// user's top level; bootstrapped from the lowest level it accepts (SlotToCoeff's 3), it comes
+/// back there, at `Δ`.
 #[test]
 fn the_insecure_preset_bootstraps_to_the_users_top_level() {
     let preset = BootstrapPreset::by_name("boot_test_n12_insecure").unwrap();
@@ -229,6 +232,8 @@ fn the_insecure_preset_bootstraps_to_the_users_top_level() {
     assert_eq!(last.bytes, boot.key_bytes());
     assert_eq!(boot.depth(), depth);
     assert_eq!(boot.output_level(), params.default_level());
+    assert_eq!(boot.input_level(), 3);
+    assert_eq!(boot.user_levels(), 2);
     let encoder = Encoder::new(&ctx).unwrap();
     let z = random_complex(encoder.slots(), 79);
     let ct = Encryptor::with_secret_key(&ctx, &sk)
@@ -237,7 +242,7 @@ fn the_insecure_preset_bootstraps_to_the_users_top_level() {
         .encrypt(&encoder.encode_complex(&z).unwrap())
         .unwrap();
     assert_eq!(ct.level(), params.default_level());
-    let low = Evaluator::new(&ctx).drop_to_level(&ct, 0).unwrap();
+    let low = Evaluator::new(&ctx).drop_to_level(&ct, 3).unwrap();
     let (out, stages) = boot.bootstrap_with_stages(&low).unwrap();
     assert_eq!(
         (out.level(), out.scale()),
@@ -253,7 +258,7 @@ fn the_insecure_preset_bootstraps_to_the_users_top_level() {
 }
 
 /// The 128-bit presets (N = 2^16 and 2^17) on the GPU: full slots (complex values uniform in
-/// the unit square), from level 0 back to the user's top level at Δ = 2^40. Prints the precision (min
+/// the unit square), from level 3 (the lowest it accepts) back to the user's top level at Δ = 2^40. Prints the precision (min
 /// and mean), the stage times and the key switchings; asserts the precision and that nothing
 /// fell back from a fused path.
 #[test]
@@ -284,7 +289,7 @@ fn bootstrap_preset_on_the_gpu(name: &str) {
         .with_seed([11; 32])
         .encrypt(&encoder.encode_complex(&z).unwrap())
         .unwrap();
-    let low = Evaluator::new(&ctx).drop_to_level(&ct, 0).unwrap();
+    let low = Evaluator::new(&ctx).drop_to_level(&ct, 3).unwrap();
     let fallbacks = device.fused_fallbacks();
     // Warm-up: kernels compiled, matrices encoded. A warm bootstrap is then queued entirely
     // on the device: no byte moved, no host wait.
@@ -346,7 +351,7 @@ fn encrypt_at(
         .with_seed([seed; 32])
         .encrypt(&encoder.encode_complex(z).unwrap())
         .unwrap();
-    Evaluator::new(ctx).drop_to_level(&ct, 0).unwrap()
+    Evaluator::new(ctx).drop_to_level(&ct, 3).unwrap()
 }
 
 /// Sparse slots (256 and 32 of 2048), the real-input variant and two real vectors in one
@@ -428,7 +433,7 @@ fn sparse_slots_real_inputs_and_two_real_vectors() {
     // Operands of different scales cannot share a bootstrapping.
     let scaled = Encryptor::with_secret_key(&ctx, &sk)
         .unwrap()
-        .encrypt(&encoder.encode_complex_at(&y, 0, 2f64.powi(30)).unwrap())
+        .encrypt(&encoder.encode_complex_at(&y, 3, 2f64.powi(30)).unwrap())
         .unwrap();
     assert!(matches!(
         boot.bootstrap_two_real(&ct, &scaled),
@@ -470,7 +475,7 @@ fn many_ciphertexts_at_once() {
         assert_eq!(words(out), words(&boot.bootstrap(ct).unwrap()));
     }
 
-    // Real slots: three at Δ, one at 2^30 (no partner of its scale).
+    // Real slots: three at Δ, one at 2^36 (no partner of its scale).
     let reals: Vec<Vec<Complex64>> = (0..4)
         .map(|t| {
             random_complex(encoder.slots(), 95 + t)
@@ -488,7 +493,7 @@ fn many_ciphertexts_at_once() {
     let odd = enc
         .encrypt(
             &encoder
-                .encode_complex_at(&reals[3], 0, 2f64.powi(30))
+                .encode_complex_at(&reals[3], 3, 2f64.powi(36))
                 .unwrap(),
         )
         .unwrap();
@@ -498,13 +503,18 @@ fn many_ciphertexts_at_once() {
     boot.bootstrap_real(&cts[0]).unwrap();
     let one = ctx.keyswitches() - before;
     let before = ctx.keyswitches();
+    boot.bootstrap_two_real(&cts[0], &cts[2]).unwrap();
+    let pair = ctx.keyswitches() - before;
+    let before = ctx.keyswitches();
     let fresh = boot.bootstrap_many_real(&cts).unwrap();
     let used = ctx.keyswitches() - before;
-    eprintln!("four real ciphertexts: {used} key switchings (one bootstrap_real: {one})");
-    assert!(
-        used <= 3 * one,
-        "{used} key switchings, one bootstrap_real {one}"
+    eprintln!(
+        "four real ciphertexts: {used} key switchings (one bootstrap_real: {one}, a pair: \
+         {pair})"
     );
+    // One pair (one CoeffToSlot, two EvalMods) and two alone.
+    assert!(pair < 2 * one, "a pair {pair}, one {one}");
+    assert_eq!(used, pair + 2 * one);
     for (out, z) in fresh.iter().zip(want) {
         assert_eq!(out.level(), boot.output_level());
         let got = encoder.decode_complex(&dec.decrypt(out).unwrap()).unwrap();
@@ -530,6 +540,28 @@ fn many_ciphertexts_at_once() {
     assert!(matches!(
         boot.bootstrap_many_real(&[cts[0].clone(), sparse]),
         Err(rhea::Error::SlotMismatch { .. })
+    ));
+    // Below SlotToCoeff's levels: a typed error, whichever entry point.
+    let eval = Evaluator::new(&ctx);
+    let below = eval.drop_to_level(&cts[0], boot.input_level() - 1).unwrap();
+    let underflow = |r: rhea::Result<_>| {
+        matches!(
+            r,
+            Err(rhea::Error::LevelUnderflow {
+                level: 2,
+                needed: 3,
+                ..
+            })
+        )
+    };
+    assert!(underflow(boot.bootstrap(&below).map(|_| ())));
+    assert!(underflow(boot.bootstrap_real(&below).map(|_| ())));
+    assert!(underflow(
+        boot.bootstrap_two_real(&cts[0], &below).map(|_| ())
+    ));
+    assert!(underflow(
+        boot.bootstrap_many_real(&[cts[0].clone(), below])
+            .map(|_| ())
     ));
     assert_eq!(ctx.keyswitches(), before, "work ran before the error");
 }

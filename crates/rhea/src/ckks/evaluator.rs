@@ -586,7 +586,11 @@ impl Evaluator {
     /// `ct · pt` (scale `ct.scale · pt.scale`; rescaled in auto mode).
     pub fn mul_plain(&self, ct: &Ciphertext, pt: &Plaintext) -> Result<Ciphertext> {
         const OP: &str = "mul_plain";
-        let ct = &*self.refreshed(OP, ct, self.auto_rescale && pt.level() > 0)?;
+        let ct = &*self.refreshed(
+            OP,
+            ct,
+            self.auto_rescale && self.plaintext_above_bootstrap_input(pt.level()),
+        )?;
         let ct = self.plain_operand(OP, ct, pt)?;
         if self.auto_rescale {
             Self::underflow(OP, &ct, 1)?;

@@ -1,20 +1,21 @@
 //! Bootstrappable parameter sets: a prime chain laid out for [`Bootstrapper`]'s pipeline and the
 //! [`BootstrapConfig`] that consumes it.
 //!
-//! A bootstrappable chain has, from the bottom: `q_0`, the user's levels (primes of `Δ`'s size:
-//! [`CkksParameters::default_level`](crate::params::CkksParameters::default_level) is the top
-//! one, where fresh encodings and bootstrapped ciphertexts live), then the primes the pipeline
-//! divides by, top down: CoeffToSlot's, EvalMod's, SlotToCoeff's. Their sizes differ from `Δ`'s
-//! on purpose — it is how the parameters know which levels are the user's.
+//! A bootstrappable chain has, from the bottom: `q_0`, SlotToCoeff's primes (the pipeline's
+//! first step runs at the bottom of the chain, where it is cheap), the user's levels (primes of
+//! `Δ`'s size: [`CkksParameters::default_level`](crate::params::CkksParameters::default_level)
+//! is the top one, where fresh encodings and bootstrapped ciphertexts live), then the primes
+//! the rest of the pipeline divides by, top down: CoeffToSlot's and EvalMod's. Their sizes differ
+//! from `Δ`'s on purpose — it is how the parameters know which levels are the user's.
 //!
 //! [`Bootstrapper`]: super::Bootstrapper
 
 use super::BootstrapConfig;
 use crate::params::CkksParametersLiteral;
 
-/// The bit size of the SlotToCoeff primes: near `Δ = 2^40` (the transform's diagonals are
-/// encoded at the prime it divides by, so the scale stays `Δ`), but not `Δ`'s size, which marks
-/// them as bootstrapping levels.
+/// The bit size of the SlotToCoeff primes, at the bottom of the chain: near `Δ = 2^40` (the
+/// transform's diagonals are encoded at the prime it divides by, so the scale stays `Δ`), but
+/// not `Δ`'s size, which marks them as bootstrapping levels.
 const SLOT_TO_COEFF_BITS: u32 = 42;
 /// EvalMod's primes: the cosine's powers live at about these scales; the larger, the smaller the
 /// rescaling error against a message about `2^-7` of `q_0` (58 bits cost 2 bits of precision at
@@ -44,9 +45,11 @@ impl BootstrapPreset {
     /// let p = BootstrapPreset::by_name("boot_n16_levels13").unwrap();
     /// let params = p.params.build()?;
     /// assert!(params.security().meets_128_bits);
-    /// // 13 levels of Δ = 2^40 left to the user after a bootstrap (levels 0..=13).
-    /// assert_eq!(params.default_level(), 13);
-    /// assert_eq!(params.max_level() - p.config.depth(), 13);
+    /// // A bootstrap lands on level 16 and takes ciphertexts down to level 3 (SlotToCoeff's
+    /// // three levels at the bottom): 13 levels of Δ = 2^40 for the user.
+    /// assert_eq!(params.default_level(), 16);
+    /// assert_eq!(params.max_level() - p.config.top_depth(), 16);
+    /// assert_eq!(p.config.bottom_depth(), 3);
     /// # Ok::<(), rhea::Error>(())
     /// ```
     pub fn all() -> Vec<Self> {
@@ -63,8 +66,8 @@ impl BootstrapPreset {
         Self::all().into_iter().find(|p| p.name == name)
     }
 
-    /// `N = 2^16`, full slots (2^15), 128-bit: `q_0` 60 bits, 13 user levels of 40 bits
-    /// (`Δ = 2^40`), SlotToCoeff 3 × 42, EvalMod 8 × 60, CoeffToSlot 3 × 56 bits; `P` 6 × 61
+    /// `N = 2^16`, full slots (2^15), 128-bit: `q_0` 60 bits, SlotToCoeff 3 × 42, 13 user levels
+    /// of 40 bits (`Δ = 2^40`), EvalMod 8 × 60, CoeffToSlot 3 × 56 bits; `P` 6 × 61
     /// bits, 5 key-switching digits (each at most 6 primes, ≤ 360 bits); log QP ≈ 1720 ≤ 1747.
     /// The pipeline: [`BootstrapConfig::full_slots_of`] (CoeffToSlot 3, EvalMod 8, SlotToCoeff 3
     /// levels).
@@ -82,11 +85,8 @@ impl BootstrapPreset {
     /// same bootstrapping primes as [`BootstrapPreset::n16_levels13`]; `P` 10 × 61 bits, 4
     /// digits (each at most 10 primes, ≤ 600 bits); log QP ≈ 2404 ≤ 3523.
     pub fn n17_levels24() -> Self {
-        // At N = 2^17 the rescaling noise is twice N = 2^16's and a coefficient is √2 smaller:
-        // a message ratio of 2^6 (19.6 bits min with 2^7).
-        let mut config = BootstrapConfig::full_slots_of(17);
-        config.message_ratio_bits = 6;
-        config.eval_mod.eps_max = 2f64.powi(-6);
+        // The default message ratio: 20.5 bits min at 2^12, 20.2 at 2^11, 20.0 at 2^13 (H100).
+        let config = BootstrapConfig::full_slots_of(17);
         Self {
             name: "boot_n17_levels24",
             purpose: "bootstrapping at N = 2^17, full slots, 24 levels of Δ = 2^40 left (128-bit)",
@@ -129,8 +129,8 @@ fn chain(
     dnum: usize,
 ) -> CkksParametersLiteral {
     let mut log_q = vec![60];
-    log_q.extend(std::iter::repeat(40).take(user_levels));
     log_q.extend(std::iter::repeat(SLOT_TO_COEFF_BITS).take(config.slot_to_coeff_levels));
+    log_q.extend(std::iter::repeat(40).take(user_levels));
     let eval_mod_levels =
         config.depth() - config.coeff_to_slot_levels - config.slot_to_coeff_levels;
     log_q.extend(std::iter::repeat(EVAL_MOD_BITS).take(eval_mod_levels));
@@ -162,13 +162,23 @@ mod tests {
                 "{}",
                 preset.name
             );
-            let depth = preset.config.depth();
             assert_eq!(
-                params.max_level() - depth,
+                params.max_level() - preset.config.top_depth(),
                 params.default_level(),
                 "{}: a bootstrap must land on the user's top level",
                 preset.name
             );
+            // SlotToCoeff's primes sit right above q_0, below the user's.
+            let bottom = preset.config.bottom_depth();
+            let at_bottom = params.scale_at_level(bottom).unwrap().log2();
+            assert!(
+                (at_bottom - 40.0).abs() < 0.1,
+                "{}: 2^{at_bottom}",
+                preset.name
+            );
+            for l in 1..=bottom {
+                assert_ne!(params.q_primes()[l].ilog2() + 1, 40, "{}", preset.name);
+            }
             assert_eq!(
                 params.scale_at_level(params.default_level()),
                 Some(params.default_scale())

@@ -213,7 +213,10 @@ impl Evaluator {
             .parts
             .iter()
             .all(|p| self.ring().check_binary(OP, p, &pt.poly).is_ok());
-        let refresh = self.would_refresh(ct, self.auto_rescale && pt.level() > 0);
+        let refresh = self.would_refresh(
+            ct,
+            self.auto_rescale && self.plaintext_above_bootstrap_input(pt.level()),
+        );
         if pt.level() < ct.level() || !parts_ok || refresh {
             *ct = self.mul_plain(ct, pt)?;
             return Ok(());

@@ -13,12 +13,15 @@ pub(super) struct AutoBootstrap {
 }
 
 impl Evaluator {
-    /// Turns automatic bootstrapping on: an operand that would be rescaled below level 0 is
-    /// first refreshed by `bootstrapper`. Opt-in: without it, running out of levels is the
+    /// Turns automatic bootstrapping on: an operand that would be rescaled below the lowest level
+    /// a bootstrap accepts ([`Bootstrapper::input_level`], SlotToCoeff's levels at the bottom of
+    /// the chain) is first refreshed by `bootstrapper`. Opt-in: without it, running out of levels is the
     /// [`Error::LevelUnderflow`] it always was.
     ///
     /// **When it triggers.** Exactly when an operation that ends with a rescaling (it consumes
-    /// one level) is given a ciphertext operand at **level 0**:
+    /// one level) is given a ciphertext operand at **[`Bootstrapper::input_level`] or below**
+    /// (below, the bootstrap fails with [`Error::LevelUnderflow`]: a ciphertext taken there by
+    /// hand cannot be refreshed):
     ///
     /// - in auto-rescale mode (the default): [`Evaluator::mul`], [`Evaluator::square`],
     ///   [`Evaluator::mul_const`], [`Evaluator::mul_const_complex`], [`Evaluator::mul_plain`]
@@ -26,16 +29,18 @@ impl Evaluator {
     /// - in either mode: [`Evaluator::mul_relin_rescale`] and
     ///   [`Evaluator::square_relin_rescale`];
     /// - and [`Evaluator::evaluate_polynomial`] / [`Evaluator::evaluate_polynomials`]: an input
-    ///   with fewer levels than the (deepest) polynomial's [`depth`](crate::ckks::Polynomial::depth)
-    ///   is refreshed first when [`Bootstrapper::output_level`] has enough.
+    ///   with fewer levels above [`Bootstrapper::input_level`] than the (deepest) polynomial's
+    ///   [`depth`](crate::ckks::Polynomial::depth) is refreshed first when
+    ///   [`Bootstrapper::user_levels`] are enough (so that the result can be refreshed in turn).
     ///
-    /// Each operand at level 0 is replaced by its bootstrap, at [`Bootstrapper::output_level`]
+    /// Each operand at the input level is replaced by its bootstrap, at [`Bootstrapper::output_level`]
     /// with scale [`Bootstrapper::output_scale`] `= Δ` (in a bootstrappable preset: where a fresh
     /// encryption sits, [`CkksParameters::default_level`](crate::params::CkksParameters::default_level)),
     /// then the operation proceeds as usual (an operand at a lower level brings the refreshed one
     /// down, as for any two operands). A ciphertext multiplied by itself (`mul(&x, &x)`) is
     /// bootstrapped once; a 3-component operand is relinearised first. [`Evaluator::mul_plain`]
-    /// with a plaintext at level 0 does not trigger (the product would be at level 0 anyway).
+    /// with a plaintext at or below the input level does not trigger (the product would be there
+    /// anyway).
     ///
     /// **What does not trigger:** operations that consume no level (additions, rotations,
     /// [`Evaluator::mul_int`], [`Evaluator::mul_relin`], [`Evaluator::mul_no_relin`],
@@ -80,7 +85,7 @@ impl Evaluator {
     ///
     /// Errors: [`Error::ParametersMismatch`] for a bootstrapper built for other parameters;
     /// [`Error::InvalidInput`] for one that leaves no level to the user
-    /// ([`Bootstrapper::output_level`] 0: a refreshed operand could not be rescaled either).
+    /// ([`Bootstrapper::user_levels`] 0: a refreshed operand could not be rescaled either).
     /// Once on, an operation that refreshes an operand also
     /// fails with the bootstrap's errors, e.g. [`Error::SlotMismatch`] for a ciphertext whose
     /// slot count is not the bootstrapper's ([`BootstrapConfig::slots`](crate::ckks::bootstrap::BootstrapConfig::slots)).
@@ -90,7 +95,7 @@ impl Evaluator {
             .rlwe()
             .check_id(OP, bootstrapper.context().params().id())?;
         let (top, depth) = (self.ctx.params().max_level(), bootstrapper.depth());
-        if bootstrapper.output_level() == 0 {
+        if bootstrapper.user_levels() == 0 {
             return Err(Error::InvalidInput(format!(
                 "{OP}: the bootstrapper consumes every level ({depth} of {top}): a refreshed \
                  ciphertext could not be multiplied; use parameters with levels left to the user"
@@ -118,7 +123,7 @@ impl Evaluator {
     }
 
     /// `ct` refreshed by the bootstrapper when `rescales` (the operation consumes a level), a
-    /// bootstrapper was given and `ct` is at level 0; `ct` itself otherwise.
+    /// bootstrapper was given and `ct` is at its input level or below; `ct` itself otherwise.
     pub(super) fn refreshed<'a>(
         &self,
         op: &'static str,
@@ -126,7 +131,7 @@ impl Evaluator {
         rescales: bool,
     ) -> Result<Aligned<'a>> {
         match &self.auto_bootstrap {
-            Some(auto) if rescales && ct.level() == 0 => {
+            Some(auto) if rescales && ct.level() <= auto.bootstrapper.input_level() => {
                 Ok(Aligned::Owned(self.refresh(op, auto, ct)?))
             }
             _ => Ok(Aligned::Borrowed(ct)),
@@ -159,12 +164,23 @@ impl Evaluator {
     /// Whether [`Evaluator::refreshed`] would refresh `ct` (the `_assign` forms then take their
     /// value-returning twin, so that an error leaves the operand unchanged).
     pub(super) fn would_refresh(&self, ct: &Ciphertext, rescales: bool) -> bool {
-        self.auto_bootstrap.is_some() && rescales && ct.level() == 0
+        self.auto_bootstrap
+            .as_ref()
+            .is_some_and(|a| rescales && ct.level() <= a.bootstrapper.input_level())
+    }
+
+    /// Whether a refreshed operand would gain a level in a product with a plaintext at
+    /// `plain_level`: the plaintext is above the bootstrapper's input level (true without a
+    /// bootstrapper, where nothing is refreshed anyway).
+    pub(super) fn plaintext_above_bootstrap_input(&self, plain_level: usize) -> bool {
+        self.auto_bootstrap
+            .as_ref()
+            .is_none_or(|a| plain_level > a.bootstrapper.input_level())
     }
 
     /// The input of a polynomial evaluation of depth `needed`: refreshed when it has fewer
-    /// levels and the bootstrapper's output level has enough (otherwise `ct` itself, and the
-    /// caller's level check fails as without a bootstrapper).
+    /// levels above the bootstrapper's input level and a refreshed one has enough (otherwise
+    /// `ct` itself, and the caller's level check fails as without a bootstrapper).
     pub(crate) fn refreshed_for_depth<'a>(
         &self,
         op: &'static str,
@@ -172,7 +188,10 @@ impl Evaluator {
         needed: usize,
     ) -> Result<Aligned<'a>> {
         match &self.auto_bootstrap {
-            Some(auto) if ct.level() < needed && auto.bootstrapper.output_level() >= needed => {
+            Some(auto)
+                if ct.level() < needed + auto.bootstrapper.input_level()
+                    && auto.bootstrapper.user_levels() >= needed =>
+            {
                 Ok(Aligned::Owned(self.refresh(op, auto, ct)?))
             }
             _ => Ok(Aligned::Borrowed(ct)),
