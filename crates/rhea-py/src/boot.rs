@@ -79,7 +79,8 @@ impl BootstrapPreset {
     }
 }
 
-/// Refreshes ciphertexts at level 0 to ``output_level``. Built from a context, its key
+/// Refreshes ciphertexts at ``input_level`` or above to ``output_level`` (SlotToCoeff runs first,
+/// on the chain's lowest levels: a ciphertext below ``input_level`` cannot be refreshed). Built from a context, its key
 /// generator and secret key (it generates every key it needs: relinearisation, rotations,
 /// conjugation, encapsulation), and the pipeline of ``preset`` (default: full slots).
 /// Give it to an ``Evaluator(..., bootstrapper=boot)`` for automatic bootstrapping.
@@ -170,6 +171,16 @@ impl Bootstrapper {
     fn output_level(&self) -> usize {
         self.inner.output_level()
     }
+    /// The lowest level a ciphertext can be bootstrapped from (SlotToCoeff's levels).
+    #[getter]
+    fn input_level(&self) -> usize {
+        self.inner.input_level()
+    }
+    /// The levels a refreshed ciphertext has for the user: ``output_level - input_level``.
+    #[getter]
+    fn user_levels(&self) -> usize {
+        self.inner.user_levels()
+    }
     /// The scale of a refreshed ciphertext.
     #[getter]
     fn output_scale(&self) -> f64 {
@@ -187,9 +198,10 @@ impl Bootstrapper {
     }
     fn __repr__(&self) -> String {
         format!(
-            "Bootstrapper(depth={}, output_level={}, key_bytes={})",
+            "Bootstrapper(depth={}, output_level={}, input_level={}, key_bytes={})",
             self.inner.depth(),
             self.inner.output_level(),
+            self.inner.input_level(),
             self.inner.key_bytes()
         )
     }

@@ -31,9 +31,12 @@ def test_bootstrap(boot_setup, rng):
     s = boot_setup
     x = rng.uniform(-1, 1, s["encoder"].slots)
     ct = s["encryptor"].encrypt(s["encoder"].encode(x))
-    low = s["ev"].drop_to_level(ct, 0)
+    low = s["ev"].drop_to_level(ct, s["boot"].input_level)
     fresh = s["boot"].bootstrap(low)
-    assert fresh.level == s["boot"].output_level > 0
+    assert fresh.level == s["boot"].output_level > s["boot"].input_level == 3
+    assert s["boot"].user_levels == 2
+    with pytest.raises(rhea.LevelUnderflowError):
+        s["boot"].bootstrap(s["ev"].drop_to_level(ct, 2))
     out = s["encoder"].decode(s["decryptor"].decrypt(fresh))
     assert precision_bits(out, x) > 12
 
@@ -55,7 +58,7 @@ def test_auto_bootstrap(boot_setup):
 def test_many_real_two_per_bootstrapping(boot_setup, rng):
     s = boot_setup
     xs = [rng.uniform(-1, 1, s["encoder"].slots) for _ in range(3)]
-    cts = [s["ev"].drop_to_level(s["encryptor"].encrypt(s["encoder"].encode(x)), 0) for x in xs]
+    cts = [s["ev"].drop_to_level(s["encryptor"].encrypt(s["encoder"].encode(x)), s["boot"].input_level) for x in xs]
     fresh = s["boot"].bootstrap_many_real(cts)
     assert len(fresh) == 3
     for ct, x in zip(fresh, xs):
@@ -77,7 +80,7 @@ def test_fewest_keys_is_smaller_and_as_precise(boot_setup, rng):
     assert small.key_bytes * 2 < s["boot"].key_bytes
     x = rng.uniform(-1, 1, s["encoder"].slots)
     enc = ckks.Encryptor(s["ctx"], sk)
-    low = s["ev"].drop_to_level(enc.encrypt(s["encoder"].encode(x)), 0)
+    low = s["ev"].drop_to_level(enc.encrypt(s["encoder"].encode(x)), small.input_level)
     out = s["encoder"].decode(ckks.Decryptor(s["ctx"], sk).decrypt(small.bootstrap(low)))
     assert precision_bits(out, x) > 12
 
@@ -94,7 +97,7 @@ def test_compact_matrices_give_the_same_ciphertext(boot_setup, rng):
     whole, compact = boots
     x = rng.uniform(-1, 1, s["encoder"].slots)
     enc = ckks.Encryptor(s["ctx"], sk)
-    low = s["ev"].drop_to_level(enc.encrypt(s["encoder"].encode(x)), 0)
+    low = s["ev"].drop_to_level(enc.encrypt(s["encoder"].encode(x)), whole.input_level)
     a, b = whole.bootstrap(low), compact.bootstrap(low)
     assert compact.matrix_bytes * 8 < whole.matrix_bytes
     codec = rhea.Codec(s["ctx"])

@@ -53,7 +53,7 @@ def test_gpu_bootstrap(gpu, rng):
     enc, encr = ckks.Encoder(ctx), ckks.Encryptor(ctx, sk)
     x = rng.uniform(-1, 1, enc.slots)
     ev = ckks.Evaluator(ctx)
-    fresh = boot.bootstrap(ev.drop_to_level(encr.encrypt(enc.encode(x)), 0))
+    fresh = boot.bootstrap(ev.drop_to_level(encr.encrypt(enc.encode(x)), boot.input_level))
     out = enc.decode(ckks.Decryptor(ctx, sk).decrypt(fresh))
     assert precision_bits(out, x) > 12
 
