@@ -185,8 +185,8 @@ pub struct Bootstrapper {
     cts: HomomorphicDft,
     eval_mod: EvalMod,
     stc: HomomorphicDft,
-    /// The scale a level-0 message is brought to (by an integer) before ModRaise: `q_0` over
-    /// `2^{message_ratio_bits}`.
+    /// The scale SlotToCoeff's level-0 output is brought to (by an integer) before ModRaise:
+    /// `q_0` over `2^{message_ratio_bits}`.
     message_scale: f64,
     /// The raised ciphertext's recorded scale (the CoeffToSlot factor is built for it).
     raised_scale: f64,

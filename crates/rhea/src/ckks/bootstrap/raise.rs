@@ -1,4 +1,5 @@
-//! ModRaise: a level-0 ciphertext read at the top of the chain, bootstrapping's first step.
+//! ModRaise: a level-0 ciphertext read at the top of the chain, bootstrapping's step after
+//! SlotToCoeff.
 
 use crate::ckks::{Ciphertext, Evaluator};
 use crate::error::{Error, Result};
