@@ -13,16 +13,39 @@
 use super::BootstrapConfig;
 use crate::params::CkksParametersLiteral;
 
-/// The bit size of the SlotToCoeff primes, at the bottom of the chain: near `Δ = 2^40` (the
-/// transform's diagonals are encoded at the prime it divides by, so the scale stays `Δ`), but
-/// not `Δ`'s size, which marks them as bootstrapping levels.
-const SLOT_TO_COEFF_BITS: u32 = 42;
-/// EvalMod's primes: the cosine's powers live at about these scales; the larger, the smaller the
-/// rescaling error against a message about `2^-7` of `q_0` (58 bits cost 2 bits of precision at
-/// N = 2^16).
-const EVAL_MOD_BITS: u32 = 60;
-/// CoeffToSlot's primes (its diagonals' precision).
-const COEFF_TO_SLOT_BITS: u32 = 56;
+/// The bit sizes of a bootstrappable chain's primes besides the user's (40 bits, `Δ`).
+#[derive(Clone, Copy, Debug)]
+struct PipelineBits {
+    /// SlotToCoeff's, at the bottom of the chain: its diagonals are encoded at the prime it
+    /// divides by, so the scale stays the input's; not `Δ`'s size, which marks them as
+    /// bootstrapping levels.
+    slot_to_coeff: u32,
+    /// EvalMod's: the cosine's powers live at about these scales; the larger, the smaller the
+    /// rescaling error against the message (58 bits instead of 60 cost 2 bits of precision at
+    /// N = 2^16 with SlotToCoeff last).
+    eval_mod: u32,
+    /// CoeffToSlot's (its diagonals' precision: at N = 2^16 with 7 special primes, 48 / 50 /
+    /// 53-bit primes gave 19.1 / 20.9 / 21.1 bits min, H100).
+    coeff_to_slot: u32,
+}
+
+/// The sizes of the chains with room to spare under the 128-bit bound.
+const ROOMY: PipelineBits = PipelineBits {
+    slot_to_coeff: 42,
+    eval_mod: 60,
+    coeff_to_slot: 56,
+};
+
+/// N = 2^16's: 7 special primes (4 key-switching digits instead of 5, the ModUps' NTTs and the
+/// keys' bytes about 18 % fewer) fit the 1747-bit bound only if the chain gives up 61 bits:
+/// SlotToCoeff's primes (at the bottom, where its diagonals need no more) and a few bits of
+/// EvalMod's and CoeffToSlot's. Measured on the H100 against [`ROOMY`] with 6 special primes
+/// and 5 digits: 28.1 → 26.3 ms, 21.2 / 24.0 → 21.1 / 23.8 bits, keys 8.20 → 6.75 GB.
+const N16: PipelineBits = PipelineBits {
+    slot_to_coeff: 36,
+    eval_mod: 59,
+    coeff_to_slot: 53,
+};
 
 /// A named bootstrappable parameter set.
 #[derive(Clone, Debug)]
@@ -66,9 +89,9 @@ impl BootstrapPreset {
         Self::all().into_iter().find(|p| p.name == name)
     }
 
-    /// `N = 2^16`, full slots (2^15), 128-bit: `q_0` 60 bits, SlotToCoeff 3 × 42, 13 user levels
-    /// of 40 bits (`Δ = 2^40`), EvalMod 8 × 60, CoeffToSlot 3 × 56 bits; `P` 6 × 61
-    /// bits, 5 key-switching digits (each at most 6 primes, ≤ 360 bits); log QP ≈ 1720 ≤ 1747.
+    /// `N = 2^16`, full slots (2^15), 128-bit: `q_0` 60 bits, SlotToCoeff 3 × 36, 13 user levels
+    /// of 40 bits (`Δ = 2^40`), EvalMod 8 × 59, CoeffToSlot 3 × 53 bits; `P` 7 × 61
+    /// bits, 4 key-switching digits (each at most 7 primes, ≤ 420 bits); log QP ≈ 1746 ≤ 1747.
     /// The pipeline: [`BootstrapConfig::full_slots_of`] (CoeffToSlot 3, EvalMod 8, SlotToCoeff 3
     /// levels).
     pub fn n16_levels13() -> Self {
@@ -76,13 +99,13 @@ impl BootstrapPreset {
         Self {
             name: "boot_n16_levels13",
             purpose: "bootstrapping at N = 2^16, full slots, 13 levels of Δ = 2^40 left (128-bit)",
-            params: chain(&config, 16, 13, vec![61; 6], 5),
+            params: chain(&config, 16, 13, N16, vec![61; 7], 4),
             config,
         }
     }
 
-    /// `N = 2^17`, full slots (2^16), 128-bit: `q_0` 60 bits, 24 user levels of 40 bits, the
-    /// same bootstrapping primes as [`BootstrapPreset::n16_levels13`]; `P` 10 × 61 bits, 4
+    /// `N = 2^17`, full slots (2^16), 128-bit: `q_0` 60 bits, SlotToCoeff 3 × 42, 24 user levels
+    /// of 40 bits, EvalMod 8 × 60, CoeffToSlot 3 × 56 bits; `P` 10 × 61 bits, 4
     /// digits (each at most 10 primes, ≤ 600 bits); log QP ≈ 2404 ≤ 3523.
     pub fn n17_levels24() -> Self {
         // The default message ratio: 20.5 bits min at 2^12, 20.2 at 2^11, 20.0 at 2^13 (H100).
@@ -90,7 +113,7 @@ impl BootstrapPreset {
         Self {
             name: "boot_n17_levels24",
             purpose: "bootstrapping at N = 2^17, full slots, 24 levels of Δ = 2^40 left (128-bit)",
-            params: chain(&config, 17, 24, vec![61; 10], 4),
+            params: chain(&config, 17, 24, ROOMY, vec![61; 10], 4),
             config,
         }
     }
@@ -102,7 +125,7 @@ impl BootstrapPreset {
         Self {
             name: "boot_test_n12_insecure",
             purpose: "INSECURE: the bootstrapping pipeline at N = 2^12 (tests, CPU)",
-            params: chain(&config, 12, 2, vec![61; 5], 4).insecure_allow_below_128_bits(),
+            params: chain(&config, 12, 2, ROOMY, vec![61; 5], 4).insecure_allow_below_128_bits(),
             config,
         }
     }
@@ -114,27 +137,29 @@ impl BootstrapPreset {
         Self {
             name: "boot_test_n14_insecure",
             purpose: "INSECURE: bootstrapping at N = 2^14 (CPU comparisons)",
-            params: chain(&config, 14, 4, vec![61; 5], 4).insecure_allow_below_128_bits(),
+            params: chain(&config, 14, 4, ROOMY, vec![61; 5], 4).insecure_allow_below_128_bits(),
             config,
         }
     }
 }
 
-/// The bootstrappable chain at `N = 2^log_n` with `user_levels` levels of 40 bits for the user.
+/// The bootstrappable chain at `N = 2^log_n` with `user_levels` levels of 40 bits for the user
+/// and the pipeline's primes of `bits`.
 fn chain(
     config: &BootstrapConfig,
     log_n: u32,
     user_levels: usize,
+    bits: PipelineBits,
     log_p: Vec<u32>,
     dnum: usize,
 ) -> CkksParametersLiteral {
     let mut log_q = vec![60];
-    log_q.extend(std::iter::repeat(SLOT_TO_COEFF_BITS).take(config.slot_to_coeff_levels));
+    log_q.extend(std::iter::repeat(bits.slot_to_coeff).take(config.slot_to_coeff_levels));
     log_q.extend(std::iter::repeat(40).take(user_levels));
     let eval_mod_levels =
         config.depth() - config.coeff_to_slot_levels - config.slot_to_coeff_levels;
-    log_q.extend(std::iter::repeat(EVAL_MOD_BITS).take(eval_mod_levels));
-    log_q.extend(std::iter::repeat(COEFF_TO_SLOT_BITS).take(config.coeff_to_slot_levels));
+    log_q.extend(std::iter::repeat(bits.eval_mod).take(eval_mod_levels));
+    log_q.extend(std::iter::repeat(bits.coeff_to_slot).take(config.coeff_to_slot_levels));
     CkksParametersLiteral {
         log_n,
         log_q,
