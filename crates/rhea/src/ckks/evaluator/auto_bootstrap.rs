@@ -175,7 +175,7 @@ impl Evaluator {
     pub(super) fn plaintext_above_bootstrap_input(&self, plain_level: usize) -> bool {
         self.auto_bootstrap
             .as_ref()
-            .is_none_or(|a| plain_level > a.bootstrapper.input_level())
+            .map_or(true, |a| plain_level > a.bootstrapper.input_level())
     }
 
     /// The input of a polynomial evaluation of depth `needed`: refreshed when it has fewer
