@@ -3,17 +3,24 @@
 //! - `protected_mode_is_bit_identical`: keys (secret, public, relinearisation, Galois) from one
 //!   seed, decryptions (2 and 3 components), secret-key encryptions and plaintext operands give
 //!   the words of the unprotected GPU path and of the CPU.
-//! - `raw_memory_*`: after key generation, an encryption, a mul+relin and a decryption, every
-//!   word of device memory the pool holds (live and cached buffers) is searched for the secret
-//!   key (NTT form over `Q ∪ P`, and coefficient form as 32-word runs, every limb), the encoded
-//!   plaintext and the decrypted plaintext: a protected context shows none of them; the same
-//!   steps unprotected show them (so the search can fail).
+//! - `protected_public_key_encryption_*`: public-key encryption of a protected plaintext
+//!   (`ProtectedEncryptor::with_public_key`) gives the words of `Encryptor::new` on the GPU and
+//!   on the CPU for the same seed, at two levels of two shapes (the insecure N = 2^13 test set
+//!   and the deep N = 2^16 preset), decrypts (protected) to the message, and refuses a foreign
+//!   session, a key of other parameters and a CPU context.
+//! - `raw_memory_*`: after key generation, a secret-key and a public-key encryption, a mul+relin
+//!   and a decryption, every word of device memory the pool holds (live and cached buffers) is
+//!   searched for the secret key (NTT form over `Q ∪ P`, and coefficient form as 32-word runs,
+//!   every limb), the encoded plaintext, the decrypted plaintext and the public-key encryption's
+//!   ephemeral secrets (`v`, `e_0`, `e_1` in NTT form over `Q ∪ P`): a protected context shows
+//!   none of them; the same steps unprotected show the first three (so the search can fail; the
+//!   ephemeral count is printed there, not asserted: the unprotected GPU path zeroises `v`).
 //!
 //! Every test is `#[ignore]`d: a machine without a GPU lists them as ignored;
 //! `--include-ignored` runs them, and then a missing GPU is a failure.
 
 use std::collections::HashSet;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use rhea::backend::Poly;
 use rhea::ckks::{
@@ -22,6 +29,7 @@ use rhea::ckks::{
 };
 use rhea::params::{CkksParameters, CkksParametersLiteral};
 use rhea::rlwe::{KeySwitchKey, Protection};
+use rhea::unstable::math::sampler::Prng;
 use rhea::unstable::{public_key_parts, secret_key_poly, HasRing};
 use rhea::Device;
 
@@ -245,6 +253,147 @@ fn kp_key_from(
         .unwrap()
 }
 
+/// Public-key encryption of protected plaintexts at `levels` of `params`, keys from `seed`:
+/// the words of `Encryptor::new` on the GPU and on the CPU, and the message after a protected
+/// decryption.
+fn check_protected_public_key_encryption(
+    what: &str,
+    params: &CkksParameters,
+    levels: &[usize],
+    seed: u8,
+) {
+    let gpu = CkksContext::new(params, GPU).unwrap();
+    let cpu = CkksContext::new(params, Device::Cpu).unwrap();
+    let kseed = [seed; 32];
+    let mut kg = KeyGenerator::from_seed(&gpu, kseed);
+    let sk = kg.secret_key().unwrap();
+    let pk = kg.public_key(&sk).unwrap();
+    let mut kc = KeyGenerator::from_seed(&cpu, kseed);
+    let sk_c = kc.secret_key().unwrap();
+    let pk_c = kc.public_key(&sk_c).unwrap();
+    let protection = Protection::new(&gpu).unwrap();
+    let mut kp = ProtectedKeyGenerator::from_seed(&gpu, &protection, kseed).unwrap();
+    let psk = Arc::new(kp.secret_key().unwrap());
+    let ppk = kp.public_key(&psk).unwrap();
+    for i in 0..2 {
+        assert_eq!(
+            words(&gpu, &public_key_parts(&ppk)[i]),
+            words(&gpu, &public_key_parts(&pk)[i]),
+            "{what}: pk[{i}]"
+        );
+    }
+    let enc_host = Encoder::new(&cpu).unwrap();
+    let pdec = ProtectedDecryptor::new(&gpu, psk.clone()).unwrap();
+    // The protected generator's key on the GPU, and the CPU's copy of the same key: either works.
+    let keys = [("GPU key", &ppk), ("CPU key", &pk_c)];
+    for (k, &level) in levels.iter().enumerate() {
+        let m = message(enc_host.slots(), 0.3 + k as f64);
+        let pt_host = enc_host
+            .encode_at(&m, level, params.default_scale())
+            .unwrap();
+        let pt_gpu = pt_host.to_device(&gpu).unwrap();
+        let ppt = ProtectedPlaintext::new(&gpu, &protection, &pt_host).unwrap();
+        let eseed = [seed.wrapping_add(1 + k as u8); 32];
+        let ct = Encryptor::new(&gpu, &pk)
+            .unwrap()
+            .with_seed(eseed)
+            .encrypt(&pt_gpu)
+            .unwrap();
+        let ct_c = Encryptor::new(&cpu, &pk_c)
+            .unwrap()
+            .with_seed(eseed)
+            .encrypt(&pt_host)
+            .unwrap();
+        let want = ct_words(&gpu, &ct);
+        assert_eq!(want.len(), 2);
+        assert_eq!(
+            ct_words(&cpu, &ct_c),
+            want,
+            "{what}, level {level}: unprotected GPU against CPU"
+        );
+        for (key, pk_used) in keys {
+            let penc = ProtectedEncryptor::with_public_key(&gpu, pk_used, &protection)
+                .unwrap()
+                .with_seed(eseed);
+            assert!(!penc.uses_secret_key());
+            let pct = penc.encrypt(&ppt).unwrap();
+            assert_eq!(pct.device(), GPU, "{what}: a GPU ciphertext");
+            assert_eq!(pct.level(), level);
+            assert_eq!(pct.scale(), pt_host.scale());
+            assert_eq!(pct.slots(), ct.slots());
+            assert!(pct.seed().is_none(), "a public-key encryption has no seed");
+            assert_eq!(
+                ct_words(&gpu, &pct),
+                want,
+                "{what}, level {level}, {key}: protected against unprotected"
+            );
+            // Decryption (protected) gives the message.
+            let out = enc_host.decode(&pdec.decrypt(&pct).unwrap()).unwrap();
+            let err = out
+                .iter()
+                .zip(&m)
+                .map(|(a, b)| (a - b).abs())
+                .fold(0.0, f64::max);
+            assert!(
+                err < 1e-5,
+                "{what}, level {level}, {key}: decrypted values off by {err}"
+            );
+        }
+        // Another seed gives other words (the comparisons above can fail).
+        let other = ProtectedEncryptor::with_public_key(&gpu, &ppk, &protection)
+            .unwrap()
+            .with_seed([!eseed[0]; 32])
+            .encrypt(&ppt)
+            .unwrap();
+        let other = ct_words(&gpu, &other);
+        assert_ne!(other[0], want[0], "{what}, level {level}: another seed");
+        assert_ne!(other[1], want[1], "{what}, level {level}: another seed");
+    }
+
+    // Errors: a plaintext of another session, a key of other parameters, a CPU context.
+    let pt_host = enc_host.encode(&message(enc_host.slots(), 0.1)).unwrap();
+    let other = Protection::new(&gpu).unwrap();
+    let foreign = ProtectedPlaintext::new(&gpu, &other, &pt_host).unwrap();
+    let penc = ProtectedEncryptor::with_public_key(&gpu, &ppk, &protection).unwrap();
+    assert!(matches!(
+        penc.encrypt(&foreign),
+        Err(rhea::Error::InvalidInput(_))
+    ));
+    let small = CkksParametersLiteral::n13_logqp200_levels2()
+        .build()
+        .unwrap();
+    let small_cpu = CkksContext::new(&small, Device::Cpu).unwrap();
+    let mut ks = KeyGenerator::from_seed(&small_cpu, kseed);
+    let small_sk = ks.secret_key().unwrap();
+    let small_pk = ks.public_key(&small_sk).unwrap();
+    assert!(matches!(
+        ProtectedEncryptor::with_public_key(&gpu, &small_pk, &protection),
+        Err(rhea::Error::ParametersMismatch { .. })
+    ));
+    assert!(matches!(
+        ProtectedEncryptor::with_public_key(&cpu, &pk_c, &protection),
+        Err(rhea::Error::DeviceMismatch { .. })
+    ));
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
+fn protected_public_key_encryption_is_bit_identical() {
+    let _gpu = require_gpu("protected_public_key_encryption_is_bit_identical");
+    check_protected_public_key_encryption("N = 2^13, 11 + 2 limbs", &params(), &[10, 3, 0], 31);
+}
+
+/// The deep preset of the benchmark: N = 2^16, 25 Q + 9 P limbs, dnum 2.
+#[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
+fn protected_public_key_encryption_is_bit_identical_n16() {
+    let _gpu = require_gpu("protected_public_key_encryption_is_bit_identical_n16");
+    let params = CkksParametersLiteral::n16_logqp1560_levels24()
+        .build()
+        .unwrap();
+    check_protected_public_key_encryption("N = 2^16, 25 + 9 limbs", &params, &[24, 1], 41);
+}
+
 /// What the raw-memory search found.
 #[derive(Debug, Default)]
 struct Found {
@@ -256,6 +405,8 @@ struct Found {
     plaintext: usize,
     /// Blocks of the decrypted plaintext found.
     decrypted: usize,
+    /// Blocks of a public-key encryption's `v`, `e_0`, `e_1` (NTT form over `Q_ℓ ∪ P`) found.
+    ephemeral: usize,
     /// Bytes of device memory searched.
     bytes: usize,
 }
@@ -282,8 +433,8 @@ fn distinctive(ctx: &CkksContext, p: &Poly) -> HashSet<[u64; 2]> {
         .collect()
 }
 
-/// Generates keys, encrypts, multiplies and decrypts on the GPU, protected or not, then searches
-/// every pool allocation for the secrets.
+/// Generates keys, encrypts (secret and public key), multiplies and decrypts on the GPU, protected
+/// or not, then searches every pool allocation for the secrets.
 fn secrets_in_device_memory(protected: bool, seed: [u8; 32], salt: f64) -> Found {
     let params = params();
     let gpu = CkksContext::new(&params, GPU).unwrap();
@@ -291,6 +442,8 @@ fn secrets_in_device_memory(protected: bool, seed: [u8; 32], salt: f64) -> Found
     let enc_host = Encoder::new(&cpu).unwrap();
     let m = message(enc_host.slots(), salt);
     let pt_host: Plaintext = enc_host.encode(&m).unwrap();
+    // The public-key encryption's seed: its v, e_0, e_1 are redrawn on the host below.
+    let eseed = [seed[0] ^ 0x33; 32];
     // Everything a user would hold stays alive until the search (live buffers are searched too).
     let mut keep: Vec<Box<dyn std::any::Any>> = Vec::new();
     let (s_host, decrypted);
@@ -298,12 +451,17 @@ fn secrets_in_device_memory(protected: bool, seed: [u8; 32], salt: f64) -> Found
         let protection = Protection::new(&gpu).unwrap();
         let mut kg = ProtectedKeyGenerator::from_seed(&gpu, &protection, seed).unwrap();
         let sk = std::sync::Arc::new(kg.secret_key().unwrap());
-        let _pk = kg.public_key(&sk).unwrap();
+        let pk = kg.public_key(&sk).unwrap();
         let rlk = kg.relinearization_key(&sk).unwrap();
         let gk = kg.galois_keys(&sk, &[1], false).unwrap();
         let ppt = ProtectedPlaintext::new(&gpu, &protection, &pt_host).unwrap();
         let ct = ProtectedEncryptor::new(&gpu, sk.clone())
             .unwrap()
+            .encrypt(&ppt)
+            .unwrap();
+        let pct = ProtectedEncryptor::with_public_key(&gpu, &pk, &protection)
+            .unwrap()
+            .with_seed(eseed)
             .encrypt(&ppt)
             .unwrap();
         let eval = Evaluator::new(&gpu)
@@ -321,16 +479,23 @@ fn secrets_in_device_memory(protected: bool, seed: [u8; 32], salt: f64) -> Found
             Box::new(sk) as Box<dyn std::any::Any>,
             Box::new(ct),
             Box::new(ppt),
+            Box::new(pk),
+            Box::new(pct),
         ]);
     } else {
         let mut kg = KeyGenerator::from_seed(&gpu, seed);
         let sk = kg.secret_key().unwrap();
-        let _pk = kg.public_key(&sk).unwrap();
+        let pk = kg.public_key(&sk).unwrap();
         let rlk = kg.relinearization_key(&sk).unwrap();
         let gk = kg.galois_keys(&sk, &[1], false).unwrap();
         let pt_gpu = pt_host.to_device(&gpu).unwrap();
         let ct = Encryptor::with_secret_key(&gpu, &sk)
             .unwrap()
+            .encrypt(&pt_gpu)
+            .unwrap();
+        let pct = Encryptor::new(&gpu, &pk)
+            .unwrap()
+            .with_seed(eseed)
             .encrypt(&pt_gpu)
             .unwrap();
         let eval = Evaluator::new(&gpu)
@@ -347,6 +512,8 @@ fn secrets_in_device_memory(protected: bool, seed: [u8; 32], salt: f64) -> Found
             Box::new(ct),
             Box::new(pt_gpu),
             Box::new(d),
+            Box::new(pk),
+            Box::new(pct),
         ]);
     }
     // Host copies of what to look for.
@@ -368,11 +535,37 @@ fn secrets_in_device_memory(protected: bool, seed: [u8; 32], salt: f64) -> Found
         .filter(|r| r.iter().filter(|&&x| x != 0).count() >= 8)
         .collect();
     assert!(runs.len() > coeff.len() / 64);
+    // The public-key encryption's v, e_0, e_1 over Q_ℓ ∪ P, redrawn from its seed in its order.
+    let qp = cpu.ring().shape_qp(pt_host.level() + 1);
+    let mut rng = Prng::from_seed(eseed);
+    let sigma = params.error_std_dev();
+    let v = cpu
+        .ring()
+        .sample_ternary(Device::Cpu, &mut rng, qp)
+        .unwrap();
+    let e0 = cpu
+        .ring()
+        .sample_gaussian(Device::Cpu, &mut rng, sigma, qp)
+        .unwrap();
+    let e1 = cpu
+        .ring()
+        .sample_gaussian(Device::Cpu, &mut rng, sigma, qp)
+        .unwrap();
+    let ephemeral: HashSet<[u64; 2]> = [v, e0, e1]
+        .iter()
+        .flat_map(|p| distinctive(&cpu, p))
+        .collect();
+    assert!(ephemeral.len() > qp.words() / 2, "{}", ephemeral.len());
 
     let dev = rhea::unstable::cuda::GpuDevice::new(0).unwrap();
     let dump = dev.raw_memory_dump().unwrap();
     let mut found = Found::default();
-    let (mut fs, mut fp, mut fd) = (HashSet::new(), HashSet::new(), HashSet::new());
+    let (mut fs, mut fp, mut fd, mut fe) = (
+        HashSet::new(),
+        HashSet::new(),
+        HashSet::new(),
+        HashSet::new(),
+    );
     for region in &dump {
         found.bytes += 8 * region.words.len();
         for b in region.words.chunks_exact(2) {
@@ -386,6 +579,9 @@ fn secrets_in_device_memory(protected: bool, seed: [u8; 32], salt: f64) -> Found
             if dec.contains(&w) {
                 fd.insert(w);
             }
+            if ephemeral.contains(&w) {
+                fe.insert(w);
+            }
         }
         found.secret_coeff_runs += region
             .words
@@ -393,10 +589,15 @@ fn secrets_in_device_memory(protected: bool, seed: [u8; 32], salt: f64) -> Found
             .filter(|c| runs.contains(c))
             .count();
     }
-    (found.secret_ntt, found.plaintext, found.decrypted) = (fs.len(), fp.len(), fd.len());
+    (
+        found.secret_ntt,
+        found.plaintext,
+        found.decrypted,
+        found.ephemeral,
+    ) = (fs.len(), fp.len(), fd.len(), fe.len());
     println!(
-        "{}: {found:?} (searched {} distinct secret blocks, {} plaintext, {} decrypted, {} runs; \
-         {} regions)",
+        "{}: {found:?} (searched {} distinct secret blocks, {} plaintext, {} decrypted, {} \
+         ephemeral, {} runs; {} regions)",
         if protected {
             "protected"
         } else {
@@ -405,6 +606,7 @@ fn secrets_in_device_memory(protected: bool, seed: [u8; 32], salt: f64) -> Found
         secret.len(),
         plain.len(),
         dec.len(),
+        ephemeral.len(),
         runs.len(),
         dump.len()
     );
@@ -425,6 +627,10 @@ fn raw_memory_of_a_protected_context_holds_no_secret() {
     );
     assert_eq!(f.plaintext, 0, "plaintext words in device memory: {f:?}");
     assert_eq!(f.decrypted, 0, "decrypted words in device memory: {f:?}");
+    assert_eq!(
+        f.ephemeral, 0,
+        "public-key encryption randomness in device memory: {f:?}"
+    );
 }
 
 /// The same search unprotected finds the secrets: the test above can fail.

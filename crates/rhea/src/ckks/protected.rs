@@ -1,7 +1,9 @@
 //! LITE's protected mode for a CKKS context on a GPU (issue 38; `docs/lite.md` "Protected
-//! mode"): key generation, decryption, secret-key encryption and plaintext operands with the
-//! secret key, the errors, the plaintexts and the decrypted results only ever in device memory
-//! as AES-XTS ciphertext (decrypted in the kernels' registers).
+//! mode"): key generation, decryption, secret- and public-key encryption and plaintext operands
+//! with the secret key, the errors, the plaintexts and the decrypted results only ever in device
+//! memory as AES-XTS ciphertext (decrypted in the kernels' registers). A public-key encryption's
+//! randomness (`v`, `e_0`, `e_1`) never reaches the device: its encryption of zero is computed
+//! on the host (trusted) and uploaded, and the protected message is added in a kernel.
 //!
 //! ```no_run
 //! use rhea::ckks::{CkksContext, Encoder, Evaluator, ProtectedDecryptor, ProtectedEncryptor,
@@ -17,12 +19,18 @@
 //! let mut keygen = ProtectedKeyGenerator::new(&gpu, &protection)?;
 //! let sk = std::sync::Arc::new(keygen.secret_key()?); // on the GPU only as ciphertext
 //! let rlk = keygen.relinearization_key(&sk)?; // public: plain, usable by any evaluator
+//! let pk = keygen.public_key(&sk)?;
 //! let pt = ProtectedPlaintext::new(&gpu, &protection, &Encoder::new(&host)?.encode(&[1.5])?)?;
 //! let ct = ProtectedEncryptor::new(&gpu, sk.clone())?.encrypt(&pt)?;
+//! // Or under the public key (no secret key needed; the same words as `Encryptor::new`'s):
+//! let ct_pk = ProtectedEncryptor::with_public_key(&gpu, &pk, &protection)?.encrypt(&pt)?;
 //! let eval = Evaluator::new(&gpu).with_relinearization_key(rlk)?;
 //! let sq = eval.mul(&ct, &ct)?; // evaluation is unchanged
-//! let out = ProtectedDecryptor::new(&gpu, sk)?.decrypt(&sq)?; // a plaintext in host memory
+//! let dec = ProtectedDecryptor::new(&gpu, sk)?;
+//! let out = dec.decrypt(&sq)?; // a plaintext in host memory
 //! assert!((Encoder::new(&host)?.decode(&out)?[0] - 2.25).abs() < 1e-6);
+//! let out = dec.decrypt(&ct_pk)?;
+//! assert!((Encoder::new(&host)?.decode(&out)?[0] - 1.5).abs() < 1e-6);
 //! # Ok::<(), rhea::Error>(())
 //! ```
 
@@ -251,21 +259,74 @@ impl ProtectedPlaintext {
     }
 }
 
-/// Secret-key encryption of protected plaintexts with a protected key: `(−a·s + e + m, a)`, the
-/// words of [`super::Encryptor::with_secret_key`] (same seed) with `s`, `e` and `m` decrypted only
-/// in registers.
+/// The key a [`ProtectedEncryptor`] encrypts under.
+enum ProtectedEncryptionKey {
+    /// A protected secret key (its session is the key's).
+    Secret(Arc<ProtectedSecretKey>),
+    /// A public key, held in host memory (the encryption of zero is computed there), and the
+    /// session whose plaintexts it encrypts.
+    Public {
+        host: Box<PublicKey>,
+        protection: Protection,
+    },
+}
+
+/// Encryption of protected plaintexts, with a protected secret key or a public key.
+///
+/// - [`ProtectedEncryptor::new`] (secret key): `(−a·s + e + m, a)`, the words of
+///   [`super::Encryptor::with_secret_key`] (same seed) with `s`, `e` and `m` decrypted only in
+///   registers.
+/// - [`ProtectedEncryptor::with_public_key`]: `(ModDown(v·b + e_0) + m, ModDown(v·a + e_1))`,
+///   the words of [`super::Encryptor::new`] (same seed): the encryption of zero (with the
+///   ephemeral ternary `v` and the errors `e_0`, `e_1`) is computed on the host, which is
+///   trusted, and uploaded (it is public); `m` is added in a kernel that decrypts it in
+///   registers. No secret is in device memory in the clear.
 pub struct ProtectedEncryptor {
     ctx: CkksContext,
-    sk: Arc<ProtectedSecretKey>,
+    key: ProtectedEncryptionKey,
     prng: Mutex<Prng>,
 }
 
 impl ProtectedEncryptor {
-    /// An encryptor for `sk` (OS-seeded randomness); `sk` is the key or an `Arc` of it.
+    /// A secret-key encryptor for `sk` (OS-seeded randomness); `sk` is the key or an `Arc` of
+    /// it.
     pub fn new(ctx: &CkksContext, sk: impl Into<Arc<ProtectedSecretKey>>) -> Result<Self> {
         Ok(Self {
             ctx: ctx.clone(),
-            sk: sk.into(),
+            key: ProtectedEncryptionKey::Secret(sk.into()),
+            prng: Mutex::new(Prng::from_os()?),
+        })
+    }
+
+    /// A public-key encryptor (OS-seeded randomness) for the plaintexts protected by
+    /// `protection`, on the GPU of `ctx`. `pk` (on any device) is copied to host memory once,
+    /// here: every encryption computes its encryption of zero there (the CPU backend's cost of
+    /// a public-key encryption, plus the upload of the two result polynomials).
+    ///
+    /// Errors: [`Error::DeviceMismatch`] for a protection of another device than `ctx`'s (a
+    /// CPU context included: host memory needs no protection, use [`super::Encryptor`]);
+    /// [`Error::ParametersMismatch`] for a key of other parameters; the device's errors.
+    pub fn with_public_key(
+        ctx: &CkksContext,
+        pk: &PublicKey,
+        protection: &Protection,
+    ) -> Result<Self> {
+        const OP: &str = "ProtectedEncryptor::with_public_key";
+        if ctx.device() != protection.device() {
+            return Err(Error::DeviceMismatch {
+                op: OP,
+                lhs: ctx.device(),
+                rhs: protection.device(),
+            });
+        }
+        ctx.rlwe().check_id(OP, pk.params_id())?;
+        let host = Box::new(pk.to_device(&ctx.rlwe().on_host())?);
+        Ok(Self {
+            ctx: ctx.clone(),
+            key: ProtectedEncryptionKey::Public {
+                host,
+                protection: protection.clone(),
+            },
             prng: Mutex::new(Prng::from_os()?),
         })
     }
@@ -278,15 +339,30 @@ impl ProtectedEncryptor {
         }
     }
 
-    /// Encrypts `pt` at its level and scale (its `c_1` seeded, as a secret-key encryption).
+    /// Whether it encrypts under a (protected) secret key; a public key otherwise.
+    pub fn uses_secret_key(&self) -> bool {
+        matches!(self.key, ProtectedEncryptionKey::Secret(_))
+    }
+
+    fn protection(&self) -> &Protection {
+        match &self.key {
+            ProtectedEncryptionKey::Secret(sk) => sk.protection(),
+            ProtectedEncryptionKey::Public { protection, .. } => protection,
+        }
+    }
+
+    /// Encrypts `pt` at its level and scale: under a secret key its `c_1` is seeded (as
+    /// [`super::Encryptor::with_secret_key`]'s), under a public key it is not (as
+    /// [`super::Encryptor::new`]'s).
     ///
     /// Errors: [`Error::ParametersMismatch`]; [`Error::InvalidInput`] for a plaintext protected
-    /// by another [`Protection`] than the key (its ciphertext would not decrypt).
+    /// by another [`Protection`] than the key or the one given to
+    /// [`ProtectedEncryptor::with_public_key`] (its ciphertext would not decrypt).
     pub fn encrypt(&self, pt: &ProtectedPlaintext) -> Result<Ciphertext> {
         self.ctx.rlwe().check_id("encrypt", pt.params_id)?;
-        if !pt.protection.is_same_session(self.sk.protection()) {
+        if !pt.protection.is_same_session(self.protection()) {
             return Err(Error::InvalidInput(
-                "ProtectedEncryptor::encrypt: the plaintext and the key are protected by \
+                "ProtectedEncryptor::encrypt: the plaintext and the encryptor are protected by \
                  different sessions (use one Protection for both)"
                     .into(),
             ));
@@ -295,16 +371,28 @@ impl ProtectedEncryptor {
             .prng
             .lock()
             .map_err(|_| Error::InvalidInput("the encryptor's CSPRNG lock is poisoned".into()))?;
-        let (parts, seed) = self
-            .ctx
-            .rlwe()
-            .encrypt_sk_protected(&self.sk, &pt.poly, &mut prng)?;
+        let (parts, seed) = match &self.key {
+            ProtectedEncryptionKey::Secret(sk) => {
+                let (parts, seed) = self
+                    .ctx
+                    .rlwe()
+                    .encrypt_sk_protected(sk, &pt.poly, &mut prng)?;
+                (parts, Some(seed))
+            }
+            ProtectedEncryptionKey::Public { host, protection } => {
+                let parts = self
+                    .ctx
+                    .rlwe()
+                    .encrypt_pk_protected(protection, host, &pt.poly, &mut prng)?;
+                (parts, None)
+            }
+        };
         Ok(Ciphertext {
             parts,
             scale: pt.scale,
             slots: pt.slots,
             params_id: pt.params_id,
-            seed: Some(seed),
+            seed,
         })
     }
 }

@@ -7,6 +7,11 @@
 //! order, the secret key and the error polynomials sampled and transformed on the host (the CPU
 //! backend gives the GPU's words), the uniform halves regenerated from their seeds on the device
 //! (public), and the element-wise steps exact modular arithmetic.
+//!
+//! Public-key encryption of a protected plaintext ([`RlweContext::encrypt_pk_protected`]) needs
+//! no secret key: its encryption of zero `ModDown(v·pk + e)` (`v`, `e_0`, `e_1` secret, the
+//! result public) is computed on the host by the CPU backend (the draws and words of
+//! [`RlweContext::encrypt_pk`]), uploaded, and the protected message is added in a kernel.
 
 use std::sync::Arc;
 
@@ -315,5 +320,164 @@ impl RlweContext {
             LiteTerm::Times(m, &ones),
         )?;
         Ok((vec![c0, a], seed))
+    }
+}
+
+impl RlweContext {
+    /// The encryption of zero of [`RlweContext::encrypt_pk`] at level `ell` under `pk_host` (a
+    /// public key in host memory), computed on the host by the CPU backend:
+    /// `(ModDown(v·b + e_0), ModDown(v·a + e_1))` over `Q_ell` (NTT form, host memory), the same
+    /// draws from `rng` in the same order (`v`, then `e_0`, `e_1`) and the same words as the
+    /// unprotected encryption before it adds `m` ([`RnsRing::encrypt_zero_moddown`] adds `m`
+    /// after the ModDowns, in NTT form at level `ell`: one modular addition per word). `v` and
+    /// the errors never leave host memory and are zeroised there.
+    ///
+    /// Errors: [`Error::ParametersMismatch`]; [`Error::InvalidInput`] for a key on a GPU or a
+    /// level outside `1..=|Q|`.
+    ///
+    /// [`RnsRing::encrypt_zero_moddown`]: crate::backend::RnsRing::encrypt_zero_moddown
+    pub(crate) fn encrypt_zero_pk_on_host(
+        &self,
+        pk_host: &PublicKey,
+        ell: usize,
+        rng: &mut Prng,
+    ) -> Result<[Poly; 2]> {
+        self.check_id("encrypt", pk_host.params_id)?;
+        if pk_host.parts.iter().any(|p| p.device() != Device::Cpu) {
+            return Err(Error::InvalidInput(
+                "encrypt: the host copy of the public key must be in host memory".into(),
+            ));
+        }
+        self.ring
+            .encrypt_zero_moddown(Device::Cpu, rng, self.sigma, ell, &pk_host.parts, None)
+    }
+
+    /// [`RlweContext::encrypt_pk`] of a protected plaintext `m` (NTT form, Q limbs only, at any
+    /// level `ℓ`) with `v`, `e_0`, `e_1` and `m` never in device memory in the clear: the
+    /// encryption of zero is computed on the host ([`RlweContext::encrypt_zero_pk_on_host`]),
+    /// uploaded (it is a public ciphertext), and `m` is added to its `c_0` in a kernel that
+    /// decrypts `m` in registers ([`RnsRing::lite_plain_assign`]). The same words as
+    /// [`RlweContext::encrypt_pk`] from the same `rng` state.
+    ///
+    /// Errors: [`Error::ParametersMismatch`]; [`Error::DeviceMismatch`] for a protection of
+    /// another device than this context's, or `m` on another GPU; [`Error::FormMismatch`] for
+    /// `m` not in NTT form; [`Error::ShapeMismatch`] for `m` with `P` limbs.
+    ///
+    /// [`RnsRing::lite_plain_assign`]: crate::backend::RnsRing::lite_plain_assign
+    pub(crate) fn encrypt_pk_protected(
+        &self,
+        protection: &Protection,
+        pk_host: &PublicKey,
+        m: &ProtectedPoly,
+        rng: &mut Prng,
+    ) -> Result<Vec<Poly>> {
+        const OP: &str = "encrypt";
+        self.check_id(OP, pk_host.params_id)?;
+        protection.check(self, OP)?;
+        if m.device() != self.device {
+            return Err(Error::DeviceMismatch {
+                op: OP,
+                lhs: self.device,
+                rhs: m.device(),
+            });
+        }
+        if m.form != Form::Ntt {
+            return Err(Error::FormMismatch {
+                op: OP,
+                expected: Form::Ntt,
+                found: m.form,
+            });
+        }
+        let ell = m.shape.q_limbs;
+        if m.shape.p_limbs != 0 {
+            return Err(Error::ShapeMismatch {
+                op: OP,
+                lhs: self.ring.shape_q(ell),
+                rhs: m.shape,
+            });
+        }
+        let zero = self.encrypt_zero_pk_on_host(pk_host, ell, rng)?;
+        let mut parts = Vec::with_capacity(2);
+        for c in &zero {
+            parts.push(self.ring.transfer(c, self.device)?);
+        }
+        self.ring
+            .lite_plain_assign(protection.session(), &mut parts[0], m, false)?;
+        Ok(parts)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rhea_math::sampler::Prng;
+
+    use crate::backend::Device;
+    use crate::error::Error;
+    use crate::params::CkksParametersLiteral;
+
+    /// The protected public-key encryption's decomposition on the CPU: the host encryption of
+    /// zero plus `m` (one modular addition, as the kernel adds it) is
+    /// [`super::RlweContext::encrypt_pk`]'s ciphertext word for word, at three levels with
+    /// three seeds (and `c_0` differs before `m` is added: the comparison can fail).
+    #[test]
+    fn encryption_of_zero_plus_m_is_the_public_key_encryption() {
+        let params = CkksParametersLiteral::test_n13_levels10_insecure()
+            .build()
+            .unwrap();
+        let ctx = crate::ckks::CkksContext::new(&params, Device::Cpu).unwrap();
+        let rlwe = ctx.rlwe();
+        let ring = rlwe.ring();
+        let mut kg = Prng::from_seed([3; 32]);
+        let sk = rlwe.gen_secret_key(&mut kg).unwrap();
+        let pk = rlwe.gen_public_key(&sk, &mut kg).unwrap();
+        for (ell, seed) in [(ring.q_len(), 11u8), (1, 12), (4, 13)] {
+            let shape = ring.shape_q(ell);
+            let m = ring
+                .sample_uniform_from_seed(Device::Cpu, &[seed ^ 0x5a; 32], 0, shape)
+                .unwrap();
+            let want = rlwe
+                .encrypt_pk(&pk, &m, &mut Prng::from_seed([seed; 32]))
+                .unwrap();
+            let [mut c0, c1] = rlwe
+                .encrypt_zero_pk_on_host(&pk, ell, &mut Prng::from_seed([seed; 32]))
+                .unwrap();
+            assert_ne!(
+                ring.download(&c0).unwrap(),
+                ring.download(&want[0]).unwrap(),
+                "level {ell}: c0 before adding m"
+            );
+            ring.add_assign(&mut c0, &m).unwrap();
+            assert_eq!(want.len(), 2);
+            assert_eq!(
+                ring.download(&c0).unwrap(),
+                ring.download(&want[0]).unwrap(),
+                "level {ell}: c0"
+            );
+            assert_eq!(
+                ring.download(&c1).unwrap(),
+                ring.download(&want[1]).unwrap(),
+                "level {ell}: c1"
+            );
+            assert_eq!(c0.shape(), shape);
+        }
+        // A key of other parameters and a level outside 1..=|Q| are refused.
+        let other = CkksParametersLiteral::n13_logqp200_levels2()
+            .build()
+            .unwrap();
+        let octx = crate::ckks::CkksContext::new(&other, Device::Cpu).unwrap();
+        let osk = octx.rlwe().gen_secret_key(&mut kg).unwrap();
+        let opk = octx.rlwe().gen_public_key(&osk, &mut kg).unwrap();
+        assert!(matches!(
+            rlwe.encrypt_zero_pk_on_host(&opk, 1, &mut kg),
+            Err(Error::ParametersMismatch { .. })
+        ));
+        assert!(matches!(
+            rlwe.encrypt_zero_pk_on_host(&pk, 0, &mut kg),
+            Err(Error::InvalidInput(_))
+        ));
+        assert!(matches!(
+            rlwe.encrypt_zero_pk_on_host(&pk, ring.q_len() + 1, &mut kg),
+            Err(Error::InvalidInput(_))
+        ));
     }
 }
