@@ -33,8 +33,9 @@ fn check(report: &HelrReport) {
         "{}",
         report.prediction_agreement
     );
-    // Measured (seed 36): 20.7 bits after 16 iterations (7 bootstraps of w and v, each about
-    // 2^-20 on weights below 1), 19.3 after 32.
+    // Measured (seed 36): 20.3 bits after 16 iterations (7 bootstraps of w and v, each about
+    // 2^-20 on weights below 1), 18.8 after 32 (20.7 and 19.3 when SlotToCoeff ran at the top
+    // of the chain and the iterations went down to level 0).
     assert!(
         report.weight_error_bits >= 19.5,
         "{}",

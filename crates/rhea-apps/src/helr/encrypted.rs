@@ -28,8 +28,10 @@
 //!    the former, off the critical path).
 //!
 //! Five levels an iteration at degree 3 (`v'` is 5 levels below `v`, `w'` 6): with the 13 levels
-//! a bootstrap leaves, two iterations between bootstraps, and `v` and `w` are refreshed together
-//! by one bootstrapping (two real vectors, [`Bootstrapper::bootstrap_two_real`]).
+//! a bootstrap leaves (from its output level down to its input level, SlotToCoeff's three
+//! levels lying below: 16 down to 3 at both sizes), two iterations between bootstraps, and `v`
+//! and `w` are refreshed together by one bootstrapping (two real vectors,
+//! [`Bootstrapper::bootstrap_two_real`]) from the level `w` reached.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -112,7 +114,8 @@ struct Trainer<'a> {
     eval: Evaluator,
     boot: Bootstrapper,
     layout: Layout,
-    /// The mask (`γ/κ` on the first slot of each real feature's block), by level.
+    /// The mask (`γ/κ` on the first slot of each real feature's block), by level (above the
+    /// bootstrapper's input level only).
     masks: Vec<Option<Plaintext>>,
     /// `i·c_t·p_0` in every slot for iteration `t`, at the level and scale it is added at.
     constants: Vec<Plaintext>,
@@ -242,7 +245,7 @@ impl Trainer<'_> {
                 .ok_or(Error::LevelUnderflow {
                     op: "helr mask",
                     level: y.level(),
-                    needed: 1,
+                    needed: self.boot.input_level() + 1,
                 })?;
         let step = eval.rotate_and_sum(&eval.mul_plain(&y, mask)?, -1, s)?;
         timed(&mut stages.gradient, start)?;
@@ -309,15 +312,17 @@ pub(super) fn train(job: &Job<'_>) -> Result<Outcome> {
     let decryptor = Decryptor::new(&ctx, sk)?;
     let (s, features) = (layout.samples_per_ciphertext, layout.features);
 
-    // The masks, at every level an iteration may apply one.
+    // The masks, at every level an iteration may apply one: above the bootstrapper's input
+    // level (the product takes one), up to its output level.
+    let floor = boot.input_level();
     let mut mask_values = vec![0.0; layout.slots];
     for f in 0..features {
         mask_values[f * s] = job.learning_rate / job.weight_scale;
     }
-    let masks = (0..=params.default_level())
-        .map(|level| match (level, params.scale_at_level(level)) {
-            (0, _) | (_, None) => Ok(None),
-            (_, Some(scale)) => encoder.encode_at(&mask_values, level, scale).map(Some),
+    let masks = (0..=boot.output_level())
+        .map(|level| match params.scale_at_level(level) {
+            Some(scale) if level > floor => encoder.encode_at(&mask_values, level, scale).map(Some),
+            _ => Ok(None),
         })
         .collect::<Result<Vec<_>>>()?;
 
@@ -362,10 +367,11 @@ pub(super) fn train(job: &Job<'_>) -> Result<Outcome> {
     device.synchronize()?;
     let encrypt_s = start.elapsed().as_secs_f64();
 
-    // Levels an iteration takes from v (w' lands one lower), and what it needs on entry.
+    // Levels an iteration takes from v (w' lands one lower), and the level it needs on entry:
+    // w' must stay at or above the bootstrapper's input level.
     let depth = Polynomial::monomial(job.sigmoid.to_vec())?.depth();
     let levels_per_iteration = depth + 3;
-    let needed = levels_per_iteration + 1;
+    let needed = floor + levels_per_iteration + 1;
     let mut trainer = Trainer {
         ctx: ctx.clone(),
         eval,
@@ -379,8 +385,10 @@ pub(super) fn train(job: &Job<'_>) -> Result<Outcome> {
     let top = trainer.boot.output_level();
     if top < needed || v.level() != top {
         return Err(Error::InvalidInput(format!(
-            "helr: an iteration needs {needed} levels, a bootstrap leaves {top} (fresh \
-             ciphertexts at level {})",
+            "helr: an iteration needs {} levels, a bootstrap leaves {} (levels {top} down to \
+             {floor}; fresh ciphertexts at level {})",
+            needed - floor,
+            top - floor,
             v.level()
         )));
     }

@@ -190,9 +190,14 @@ pub struct ParametersReport {
     pub log_qp: f64,
     /// Whether they meet 128-bit security.
     pub secure_128: bool,
-    /// Levels after a bootstrap (the user's).
+    /// Levels after a bootstrap (the user's): from [`ParametersReport::output_level`] down to
+    /// [`ParametersReport::input_level`].
     pub user_levels: usize,
-    /// Levels the bootstrapping consumes.
+    /// The level a bootstrap lands on (fresh ciphertexts too).
+    pub output_level: usize,
+    /// The lowest level a ciphertext is bootstrapped from (SlotToCoeff's levels lie below it).
+    pub input_level: usize,
+    /// Levels the bootstrapping consumes (at the top of the chain and at its bottom).
     pub bootstrap_depth: usize,
     /// Key-switching digits.
     pub dnum: usize,
@@ -456,7 +461,9 @@ pub fn run(device: Device, config: &HelrConfig) -> Result<HelrReport> {
             log_n: params.log_n(),
             log_qp: params.log_qp(),
             secure_128: params.security().meets_128_bits,
-            user_levels: params.default_level(),
+            user_levels: params.default_level() - boot_config.bottom_depth(),
+            output_level: params.default_level(),
+            input_level: boot_config.bottom_depth(),
             bootstrap_depth: boot_config.depth(),
             dnum: params.dnum(),
         },
@@ -527,8 +534,11 @@ mod tests {
     #[test]
     fn the_small_chain_leaves_13_levels_after_bootstrapping() {
         let (params, config, _) = HelrConfig::new(Size::Small).parameters().unwrap();
-        assert_eq!(params.default_level(), 13);
-        assert_eq!(params.max_level() - config.depth(), 13);
+        // A bootstrap lands on level 16 and takes ciphertexts from level 3 (SlotToCoeff's
+        // three levels lie below): 13 levels for the iterations.
+        assert_eq!(params.default_level(), 16);
+        assert_eq!(params.max_level() - config.top_depth(), 16);
+        assert_eq!(config.bottom_depth(), 3);
         assert_eq!(params.log_n(), 12);
     }
 

@@ -1,12 +1,13 @@
 //! The inference on ciphertexts.
 //!
 //! One image, its `W × W × 3` pixels packed in the multiplexed layout (replicated over the
-//! slots), encrypted at level 1. Then, for every convolution: the map (a
-//! [`LinearTransform`] at level 1, to level 0), its bias (a plaintext), and the activation —
-//! [`Bootstrapper::bootstrap_real`] (to the bootstrap's output level), [`Sign::relu`] at the
-//! exact scale of its output level, a drop to level 1. A block's second convolution adds the
-//! shortcut's map of the block's input (both at level 1 with the same scale, so their outputs
-//! add exactly). At the end the pooling sums (`rotate_and_sum` twice, no level) and the dense
+//! slots), encrypted at the maps' level ([`super::conv_level`]: 4, one above the
+//! bootstrapper's input level 3). Then, for every convolution: the map (a [`LinearTransform`]
+//! at level 4, to level 3), its bias (a plaintext), and the activation —
+//! [`Bootstrapper::bootstrap_real`] (from level 3 to the bootstrap's output level),
+//! [`Sign::relu`] at the exact scale of its output level, a drop to level 4. A block's second
+//! convolution adds the shortcut's map of the block's input (both at level 4 with the same
+//! scale, so their outputs add exactly). At the end the pooling sums (`rotate_and_sum` twice, no level) and the dense
 //! layer's map give the logits at slots `0..classes`.
 //!
 //! Every map's diagonals are encoded during the warm-up inference (untimed) and stay on the
@@ -25,7 +26,7 @@ use rhea::ckks::{
 use rhea::params::CkksParameters;
 use rhea::{Device, Error, Result};
 
-use super::{layout::pool_sums, pool_rotations, Network, Plan, TimingReport, CONV_LEVEL};
+use super::{layout::pool_sums, pool_rotations, Network, Plan, TimingReport};
 
 /// The inputs of [`infer`].
 pub(crate) struct Job<'a> {
@@ -101,21 +102,22 @@ impl Runner<'_> {
         st.bootstraps += 1;
         let start = Instant::now();
         let params = self.ctx.params();
+        let conv_level = self.job.plan.conv_level;
         let level = fresh
             .level()
             .checked_sub(self.job.plan.relu_depth)
-            .filter(|&l| l >= CONV_LEVEL)
+            .filter(|&l| l >= conv_level)
             .ok_or(Error::LevelUnderflow {
                 op: "resnet20 ReLU",
                 level: fresh.level(),
-                needed: self.job.plan.relu_depth + CONV_LEVEL,
+                needed: self.job.plan.relu_depth + conv_level,
             })?;
         let scale = params
             .scale_at_level(level)
             .ok_or_else(|| Error::InvalidInput(format!("resnet20: no scale at level {level}")))?;
         let mut out = self.job.sign.relu(&self.eval, &fresh, scale)?;
-        if out.level() > CONV_LEVEL {
-            out = self.eval.drop_to_level(&out, CONV_LEVEL)?;
+        if out.level() > conv_level {
+            out = self.eval.drop_to_level(&out, conv_level)?;
         }
         st.relu += self.sync_ms(start)?;
         Ok(out)
@@ -217,14 +219,24 @@ pub(crate) fn infer(job: &Job<'_>) -> Result<Outcome> {
         encryptor = encryptor.with_seed(seed);
     }
     let decryptor = Decryptor::new(&ctx, sk)?;
+    let conv_level = job.plan.conv_level;
+    if conv_level != boot.input_level() + 1 || job.plan.top_level != boot.output_level() {
+        return Err(Error::InvalidInput(format!(
+            "resnet20: the plan has bootstraps land on level {} and maps at level {conv_level}, \
+             the bootstrapper lands on {} and takes ciphertexts from level {}",
+            job.plan.top_level,
+            boot.output_level(),
+            boot.input_level()
+        )));
+    }
     let scale = job
         .params
-        .scale_at_level(CONV_LEVEL)
+        .scale_at_level(conv_level)
         .ok_or_else(|| Error::InvalidInput("resnet20: no scale at the maps' level".into()))?;
 
     let start = Instant::now();
     let packed = net.layouts[0].pack(job.image, net.period, slots)?;
-    let x = encryptor.encrypt(&encoder.encode_at(&packed, CONV_LEVEL, scale)?)?;
+    let x = encryptor.encrypt(&encoder.encode_at(&packed, conv_level, scale)?)?;
     device.synchronize()?;
     let encrypt_ms = start.elapsed().as_secs_f64() * 1e3;
 

@@ -22,10 +22,12 @@
 //! cell), so every convolution, shortcut and the pooling + dense layer is one slot → slot
 //! [`rhea::ckks::LinearTransform`] (baby-step/giant-step, hoisted) built from the weights.
 //! Each activation is: bootstrapping (real slots, [`Bootstrapper::bootstrap_real`]) to the 13
-//! levels of `boot_n16_levels13`, the ReLU (`B·relu_p(z/B)` with [`Sign::relu`], the bound `B`
-//! folded into the weights), a drop to level 1, and the next convolution at level 1 (its
-//! diagonals encoded over 2 + |P| limbs: small and fast), which brings the ciphertext to
-//! level 0 for the next bootstrapping. 19 bootstraps at the paper's size, one per convolution.
+//! levels of `boot_n16_levels13` (levels 16 down to 3; SlotToCoeff's three levels lie below),
+//! the ReLU (`B·relu_p(z/B)` with [`Sign::relu`], the bound `B` folded into the weights), a drop
+//! to level 4 ([`conv_level`]: one above the bootstrapper's input level), and the next
+//! convolution at level 4 (its diagonals encoded over 5 + |P| limbs: small and fast), which
+//! brings the ciphertext to level 3, the lowest a bootstrap takes, for the next bootstrapping.
+//! 19 bootstraps at the paper's size, one per convolution.
 //!
 //! **Weights and data** ([`plain`]): fixed-seed He-initialised weights with random batch
 //! normalisations folded in, and a deterministic synthetic image — nothing trained or
@@ -66,8 +68,12 @@ pub const CHEDDAR_H100_S: f64 = 1.05;
 /// Cheddar's ResNet-20 on an A100 80GB, seed 004's Table 4, seconds.
 pub const CHEDDAR_A100_S: f64 = 1.50;
 
-/// The level the linear maps run at (their output, level 0, goes to bootstrapping).
-pub const CONV_LEVEL: usize = 1;
+/// The level the linear maps run at under `config`: one above the bootstrapper's input level
+/// ([`BootstrapConfig::bottom_depth`], SlotToCoeff's levels), so that their output goes to
+/// bootstrapping from the lowest level it takes. 4 at both sizes.
+pub fn conv_level(config: &BootstrapConfig) -> usize {
+    config.bottom_depth() + 1
+}
 
 /// What to run.
 #[derive(Clone, Debug)]
@@ -206,17 +212,20 @@ pub struct Plan {
     pub total_diagonals: usize,
     /// Distinct rotation steps (the maps' and the pooling's; bootstrapping's apart).
     pub rotation_keys: usize,
-    /// Levels a bootstrap leaves.
+    /// Levels a bootstrap leaves: from [`Plan::top_level`] down to the bootstrapper's input
+    /// level (`conv_level − 1`).
     pub levels_after_bootstrap: usize,
+    /// The level a bootstrap lands on.
+    pub top_level: usize,
     /// Levels a ReLU takes (the sign's depth + 1).
     pub relu_depth: usize,
-    /// The level the maps run at.
+    /// The level the maps run at ([`conv_level`]).
     pub conv_level: usize,
     /// Levels left unused between the ReLU and the map (dropped).
     pub spare_levels: usize,
     /// Bootstraps an inference (one a convolution).
     pub bootstraps: usize,
-    /// Bytes of one encoded diagonal at the maps' level (over `Q_1 ∪ P`).
+    /// Bytes of one encoded diagonal at the maps' level (over `Q_conv_level ∪ P`).
     pub diagonal_bytes: u64,
     /// Bytes of one compact diagonal (its `q_0` residues: one limb).
     pub compact_diagonal_bytes: u64,
@@ -397,11 +406,9 @@ pub fn plan(config: &ResnetConfig) -> Result<Plan> {
     config.check()?;
     let arch = config.arch();
     let (params, boot, _) = config.parameters()?;
-    let top = params
-        .max_level()
-        .checked_sub(boot.depth())
-        .ok_or_else(|| Error::InvalidInput("resnet20: bootstrapping takes every level".into()))?;
-    let max_relu = top.saturating_sub(CONV_LEVEL);
+    let (top, floor) = crate::size::user_level_range("resnet20", &params, &boot)?;
+    let conv = conv_level(&boot);
+    let max_relu = top.saturating_sub(conv);
     let sign = choose_sign(config.relu_precision_bits, max_relu.saturating_sub(1))?;
     let relu_depth = sign.depth() + 1;
     let weights = Weights::generate(&arch, config.weight_seed);
@@ -415,7 +422,7 @@ pub fn plan(config: &ResnetConfig) -> Result<Plan> {
     }
     let n = params.n() as u64;
     let p_limbs = params.p_primes().len() as u64;
-    let diagonal_bytes = (CONV_LEVEL as u64 + 1 + p_limbs) * n * 8;
+    let diagonal_bytes = (conv as u64 + 1 + p_limbs) * n * 8;
     let key_bytes = params.dnum() as u64 * 2 * (params.max_level() as u64 + 1 + p_limbs) * n * 8;
 
     let mut seen: HashMap<Vec<usize>, (usize, usize, usize, Vec<i64>)> = HashMap::new();
@@ -467,10 +474,11 @@ pub fn plan(config: &ResnetConfig) -> Result<Plan> {
         maps,
         total_diagonals: total,
         rotation_keys,
-        levels_after_bootstrap: top,
+        levels_after_bootstrap: top - floor,
+        top_level: top,
         relu_depth,
-        conv_level: CONV_LEVEL,
-        spare_levels: top - relu_depth - CONV_LEVEL,
+        conv_level: conv,
+        spare_levels: top - relu_depth - conv,
         bootstraps: arch.convs().len(),
         diagonal_bytes,
         compact_diagonal_bytes: n * 8,
@@ -614,7 +622,9 @@ pub fn run(device: Device, config: &ResnetConfig) -> Result<ResnetReport> {
             log_n: params.log_n(),
             log_qp: params.log_qp(),
             secure_128: params.security().meets_128_bits,
-            user_levels: params.default_level(),
+            user_levels: params.default_level() - boot_config.bottom_depth(),
+            output_level: params.default_level(),
+            input_level: boot_config.bottom_depth(),
             bootstrap_depth: boot_config.depth(),
             dnum: params.dnum(),
         },
@@ -669,14 +679,17 @@ mod tests {
         assert_eq!(plan.period, 1 << 14);
         assert_eq!(plan.copies, 2);
         assert_eq!(plan.levels_after_bootstrap, 13);
-        assert!(plan.relu_depth + CONV_LEVEL <= 13);
+        // Bootstraps land on level 16; the maps run at level 4, their outputs are bootstrapped
+        // from level 3 (SlotToCoeff's three levels lie below).
+        assert_eq!((plan.top_level, plan.conv_level), (16, 4));
+        assert!(plan.relu_depth + plan.conv_level <= plan.top_level);
         assert_eq!(plan.bootstraps, 19);
         // conv0, 9 × (conv1, conv2, shortcut), pool+dense.
         assert_eq!(plan.maps.len(), 1 + 27 + 1);
         let stage3 = plan.maps.iter().find(|m| m.name == "s3b2 conv1").unwrap();
         assert_eq!(stage3.diagonals, 7 * 15 * 15);
-        // One encoded diagonal over Q_1 ∪ P (2 + 6 limbs of 2^16 words): 4 MiB.
-        assert_eq!(plan.diagonal_bytes, 4 << 20);
+        // One encoded diagonal over Q_4 ∪ P (5 + 6 limbs of 2^16 words): 5.5 MiB.
+        assert_eq!(plan.diagonal_bytes, 11 << 19);
         // Everything the maps need (whole and compact diagonals, the largest compact map
         // expanded, rotation keys)
         // leaves room on an 80 GB card for bootstrapping's keys and the ciphertexts.
@@ -689,8 +702,8 @@ mod tests {
         // One n1 (64) for every map: 79 rotation keys (184 with each map's own best n1).
         assert!(plan.rotation_keys <= 100, "{}", plan.rotation_keys);
         assert!(plan.maps.iter().any(|m| !m.whole));
-        // Every map compact: 1/8 of the bytes.
-        assert_eq!(plan.compact_diagonal_bytes * 8, plan.diagonal_bytes);
+        // Every map compact: 1/11 of the bytes.
+        assert_eq!(plan.compact_diagonal_bytes * 11, plan.diagonal_bytes);
     }
 
     #[test]
@@ -712,6 +725,7 @@ mod tests {
         assert_eq!(plan.bootstraps, 7);
         assert!(plan.maps.iter().all(|m| m.whole));
         assert_eq!(plan.levels_after_bootstrap, 13);
+        assert_eq!((plan.top_level, plan.conv_level), (16, 4));
     }
 
     #[test]

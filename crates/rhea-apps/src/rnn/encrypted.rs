@@ -14,7 +14,8 @@
 //!    pre-activation real. Then `+ b` (a plaintext, encoded before the timed loop).
 //! 2. `h' = p(a)`, the odd degree-7 tanh polynomial at the target scale `Δ`: 3 levels.
 //!
-//! Four levels a step, twelve for the three steps between bootstraps (13 left by one).
+//! Four levels a step, twelve for the three steps between bootstraps (13 left by one: from
+//! the bootstrap's output level 16 down to its input level 3, below which SlotToCoeff runs).
 //! The state is refreshed by [`Bootstrapper::bootstrap_real`] (the real-input variant: the
 //! imaginary part, which the polynomial would otherwise carry along, is removed) before steps
 //! `3, 6, …`. After the last step, the dense layer is one more transform, `W_o ⊗ I_batch`
@@ -129,7 +130,7 @@ impl Network {
         let bias = self.biases.get(&a.level()).ok_or(Error::LevelUnderflow {
             op: "rnn bias",
             level: a.level(),
-            needed: self.tanh.depth(),
+            needed: self.boot.input_level() + self.tanh.depth(),
         })?;
         let a = eval.add_plain(&a, bias)?;
         self.timed(&mut stages.linear, start)?;
@@ -139,14 +140,15 @@ impl Network {
         Ok(h)
     }
 
-    /// The dense layer (bootstrapping first if no level is left): the logits ciphertext.
+    /// The dense layer (bootstrapping first if no level is left above the bootstrapper's input
+    /// level): the logits ciphertext.
     fn dense(
         &self,
         h: &Ciphertext,
         bootstrap_ms: &mut Vec<f64>,
         stages: &mut Stages,
     ) -> Result<Ciphertext> {
-        let h = if h.level() < 1 {
+        let h = if h.level() < self.boot.input_level() + 1 {
             let start = Instant::now();
             let out = self.boot.bootstrap_real(h)?;
             self.device.synchronize()?;
@@ -202,10 +204,12 @@ pub(super) fn infer(job: &Job<'_>) -> Result<Outcome> {
     let keygen_s = start.elapsed().as_secs_f64();
 
     let top = boot.output_level();
-    if top != job.plan.user_levels {
+    if top != job.plan.top_level || boot.input_level() != job.plan.input_level {
         return Err(Error::InvalidInput(format!(
-            "rnn: the bootstrapper leaves {top} levels, the plan {}",
-            job.plan.user_levels
+            "rnn: the bootstrapper leaves levels {top} down to {}, the plan {} down to {}",
+            boot.input_level(),
+            job.plan.top_level,
+            job.plan.input_level
         )));
     }
     let delta = params.default_scale();

@@ -26,8 +26,10 @@
 //!
 //! **Levels.** A step takes 1 level for the matrix–vector products and 3 for the degree-7
 //! polynomial (`⌈log2 8⌉`): 4 a step, 12 for three steps, within the 13 a bootstrap leaves
-//! ([`plan`] checks it; degree 15 would take 5 a step, 15 for three, too many). The dense
-//! layer takes one more after the last step.
+//! (from its output level 16 down to its input level 3, SlotToCoeff's levels lying below;
+//! [`plan`] checks it; degree 15 would take 5 a step, 15 for three, too many). The steps after
+//! a bootstrap start at levels 16, 12 and 8; the state is bootstrapped from level 4. The dense
+//! layer takes one more level after the last step.
 //!
 //! **Data** ([`data`]): synthetic and deterministic (a toy sentiment task: sequences of
 //! embeddings of neutral words and of their class's words); weights of a fixed seed, `W_h` at
@@ -257,9 +259,14 @@ pub fn output_transform(w_o: &[Vec<f64>], layout: &Layout) -> Result<LinearTrans
 /// keys and a device-memory estimate ([`plan`]).
 #[derive(Clone, Debug, Serialize)]
 pub struct RnnPlan {
-    /// Levels after a bootstrap (fresh ciphertexts are there too).
+    /// Levels after a bootstrap: from [`RnnPlan::top_level`] down to [`RnnPlan::input_level`].
     pub user_levels: usize,
-    /// Levels the bootstrapping consumes.
+    /// The level a bootstrap lands on (fresh ciphertexts are there too).
+    pub top_level: usize,
+    /// The lowest level the state may reach: the bootstrapper's input level (SlotToCoeff's
+    /// levels lie below it).
+    pub input_level: usize,
+    /// Levels the bootstrapping consumes (at the top of the chain and at its bottom).
     pub bootstrap_depth: usize,
     /// Levels a step consumes: 1 (the products) + the polynomial's depth.
     pub levels_per_iteration: usize,
@@ -269,7 +276,7 @@ pub struct RnnPlan {
     /// The level each step starts at, by its position after a bootstrap.
     pub step_levels: Vec<usize>,
     /// Bootstraps of the run (before steps `k, 2k, …`, and one before the dense layer if the
-    /// last step leaves no level).
+    /// last step leaves no level above [`RnnPlan::input_level`]).
     pub bootstraps: usize,
     /// The dense layer's input level.
     pub output_level: usize,
@@ -313,28 +320,25 @@ pub fn plan(config: &RnnConfig) -> Result<RnnPlan> {
     config.check()?;
     let layout = config.layout();
     let (params, boot_config, _) = config.parameters()?;
-    let top = params
-        .max_level()
-        .checked_sub(boot_config.depth())
-        .ok_or_else(|| {
-            Error::InvalidInput("rnn: the chain is shorter than bootstrapping".into())
-        })?;
+    let (top, floor) = crate::size::user_level_range("rnn", &params, &boot_config)?;
+    let user_levels = top - floor;
     let tanh = Polynomial::monomial(config.tanh())?;
     let levels_per_iteration = 1 + tanh.depth();
     let k = config.iterations_per_bootstrap;
     let levels_between_bootstraps = levels_per_iteration * k;
-    if levels_between_bootstraps > top {
+    if levels_between_bootstraps > user_levels {
         return Err(Error::InvalidInput(format!(
             "rnn: {k} steps of {levels_per_iteration} levels (1 + the degree-{} tanh's {}) need \
-             {levels_between_bootstraps} levels between bootstraps, a bootstrap leaves {top}: \
-             lower the degree or the steps between bootstraps",
+             {levels_between_bootstraps} levels between bootstraps, a bootstrap leaves \
+             {user_levels}: lower the degree or the steps between bootstraps",
             config.tanh_degree,
             tanh.depth()
         )));
     }
     let step_levels: Vec<usize> = (0..k).map(|p| top - levels_per_iteration * p).collect();
     let last_out = top - levels_per_iteration * ((config.iterations - 1) % k + 1);
-    let extra = usize::from(last_out < 1);
+    // The dense layer takes one level and stays above the floor, like every step.
+    let extra = usize::from(last_out < floor + 1);
     let output_level = if extra == 1 { top } else { last_out };
     let bootstraps = (config.iterations - 1) / k + extra;
 
@@ -384,7 +388,9 @@ pub fn plan(config: &RnnConfig) -> Result<RnnPlan> {
     let boot_cache = bootstrap_keys as u64 * key_bytes_each;
     let keyswitches_per_iteration = recurrent.keyswitches() + 1 + tanh.relinearizations();
     Ok(RnnPlan {
-        user_levels: top,
+        user_levels,
+        top_level: top,
+        input_level: floor,
         bootstrap_depth: boot_config.depth(),
         levels_per_iteration,
         levels_between_bootstraps,
@@ -591,13 +597,15 @@ mod tests {
         let plan = plan(&config).unwrap();
         eprintln!("{plan:#?}");
         assert_eq!(plan.user_levels, 13);
+        // From level 16 down to 3 (SlotToCoeff's three levels lie below).
+        assert_eq!((plan.top_level, plan.input_level), (16, 3));
         assert_eq!(plan.levels_per_iteration, 4); // 1 + ⌈log2 8⌉
         assert!(plan.levels_between_bootstraps <= plan.user_levels);
-        assert_eq!(plan.step_levels, vec![13, 9, 5]);
+        assert_eq!(plan.step_levels, vec![16, 12, 8]);
         // Before steps 3, 6, …, 198; the last step (199, the second after a bootstrap) leaves
-        // 13 − 8 = 5 levels for the dense layer.
+        // the dense layer level 16 − 8 = 8, 5 above the floor.
         assert_eq!(plan.bootstraps, 66);
-        assert_eq!(plan.output_level, 5);
+        assert_eq!(plan.output_level, 8);
         assert_eq!(plan.recurrent_diagonals, 128);
         assert!(
             plan.recurrent_keyswitches <= 24,
@@ -614,8 +622,9 @@ mod tests {
         let (params, boot, _) = config.parameters().unwrap();
         assert!(params.security().meets_128_bits);
         assert_eq!(boot.slots, 4096);
-        assert_eq!(params.max_level() - boot.depth(), 13);
-        assert_eq!(params.default_level(), 13);
+        assert_eq!(params.max_level() - boot.top_depth(), 16);
+        assert_eq!(params.default_level(), 16);
+        assert_eq!(boot.bottom_depth(), 3);
         // Degree 9 is refused (4 levels: it would fit, but 7 is the largest of depth 3), and
         // four steps between bootstraps would need 16 levels.
         let mut c = RnnConfig::new(Size::Paper);
@@ -635,10 +644,11 @@ mod tests {
         let config = RnnConfig::new(Size::Small);
         let plan = plan(&config).unwrap();
         assert_eq!(plan.user_levels, 13);
-        assert_eq!(plan.step_levels, vec![13, 9, 5]);
-        // 9 steps: bootstraps before steps 3 and 6; step 8 leaves 1 level.
+        assert_eq!((plan.top_level, plan.input_level), (16, 3));
+        assert_eq!(plan.step_levels, vec![16, 12, 8]);
+        // 9 steps: bootstraps before steps 3 and 6; step 8 leaves level 4, one above the floor.
         assert_eq!(plan.bootstraps, 2);
-        assert_eq!(plan.output_level, 1);
+        assert_eq!(plan.output_level, 4);
         let (params, boot, _) = config.parameters().unwrap();
         assert_eq!(params.log_n(), 12);
         assert_eq!(boot.slots, 1024);
