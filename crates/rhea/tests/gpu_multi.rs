@@ -485,7 +485,7 @@ fn check_rescale(
             assert!(ww[0].iter().any(|&w| w != 0), "a tautology: zero words");
             assert_eq!(want.level(), level - 1);
             let one = s.gpu_eval.rescale(&x.to_device(&s.gpu).unwrap()).unwrap();
-            assert_eq!(words(&s.gpu, &one), ww, "{}", at("one GPU vs the CPU"));
+            assert!(words(&s.gpu, &one) == ww, "{}", at("one GPU vs the CPU"));
             let px = group.scatter(x).unwrap();
             group.reset_nccl_counters();
             let r = group.rescale(&px).unwrap();
@@ -518,7 +518,11 @@ fn check_rescale(
         assert!(wo[1].iter().any(|&w| w != 0), "a tautology: zero words");
         if cpu_mul(level) {
             let cpu = s.cpu_eval.mul_relin_rescale(&a, &b).unwrap();
-            assert_eq!(words(&s.cpu, &cpu), wo, "{}", at("one GPU vs the CPU"));
+            assert!(
+                words(&s.cpu, &cpu) == wo,
+                "{}",
+                at("mul_relin_rescale, one GPU vs the CPU")
+            );
             assert_eq!(cpu.scale().to_bits(), one.scale().to_bits());
         }
         let (pa, pb) = (group.scatter(&a).unwrap(), group.scatter(&b).unwrap());
