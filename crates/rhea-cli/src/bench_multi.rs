@@ -8,9 +8,10 @@
 //! Throughput is the operations of all GPUs over the slowest GPU's wall time. The refreshed
 //! ciphertexts of every GPU are compared word for word with GPU 0's.
 //!
-//! `--mode latency` ([`run_latency`]): one mul+relin and one rotation split by limb over the
-//! GPUs (`rhea::unstable::multi::GpuGroup`, NCCL between them), against the single-GPU path in
-//! the same run, with the NCCL time and bytes of one key switching beside them.
+//! `--mode latency` ([`run_latency`]): one mul+relin, one rotation and one mul+relin+rescale
+//! split by limb over the GPUs (`rhea::unstable::multi::GpuGroup`, NCCL between them), against
+//! the single-GPU path in the same run, with the NCCL time and bytes of one key switching beside
+//! them.
 
 use std::sync::Barrier;
 use std::time::Instant;
@@ -217,6 +218,10 @@ pub struct LatencyRow {
     pub mul_relin_ms: f64,
     /// Median wall time of one rotation by one slot, ms.
     pub rotate_ms: f64,
+    /// Median wall time of one mul+relin+rescale, ms (`Evaluator::mul_relin_rescale`, whose
+    /// rescale shares the ModDown's NTTs; `GpuGroup::mul_relin_rescale`: `mul_relin`, then a
+    /// rescale with one broadcast limb per component).
+    pub mul_relin_rescale_ms: f64,
     /// The two NCCL all-gathers of one key switching alone (mean, ms); 0 without NCCL.
     pub nccl_ms_per_keyswitch: f64,
     /// Bytes each GPU received through NCCL in one mul+relin (one key switching), counted.
@@ -256,6 +261,8 @@ pub struct LatencyReport {
     pub mul_relin_speedup: f64,
     /// The same for the rotation.
     pub rotate_speedup: f64,
+    /// The same for mul+relin+rescale.
+    pub mul_relin_rescale_speedup: f64,
     /// The speedups of the default split with the ModUp exchange overlapped (mul+relin,
     /// rotation); `None` for one GPU.
     pub overlap_speedups: Option<(f64, f64)>,
@@ -345,7 +352,7 @@ impl LatencyReport {
     pub fn table(&self) -> String {
         let mut out = format!(
             "rhea bench multi --mode latency — {} (N = 2^{}, {} Q + {} P primes, dnum {}), \
-             level {}, median of {}\n{:<11} {:<11} {:>7} {:>5} {:>13} {:>11} {:>14} {:>22} {:>14}\n",
+             level {}, median of {}\n{:<11} {:<11} {:>7} {:>5} {:>13} {:>11} {:>16} {:>14} {:>22} {:>14}\n",
             self.preset,
             self.log_n,
             self.q_limbs,
@@ -359,6 +366,7 @@ impl LatencyReport {
             "GPUs",
             "mul+relin ms",
             "rotate ms",
+            "mul+relin+rs ms",
             "NCCL ms / ks",
             "NCCL MiB / ks per GPU",
             "(Q, P) limbs"
@@ -375,21 +383,26 @@ impl LatencyReport {
                 .map(|(q, p)| format!("({q},{p})"))
                 .collect();
             out.push_str(&format!(
-                "{:<11} {:<11} {:>7} {:>5} {:>13.3} {:>11.3} {:>14.3} {:>22} {:>14}\n",
+                "{:<11} {:<11} {:>7} {:>5} {:>13.3} {:>11.3} {:>16.3} {:>14.3} {:>22} {:>14}\n",
                 r.path,
                 r.partition,
                 if r.overlap { "yes" } else { "no" },
                 r.gpus,
                 r.mul_relin_ms,
                 r.rotate_ms,
+                r.mul_relin_rescale_ms,
                 r.nccl_ms_per_keyswitch,
                 mib.join(" / "),
                 limbs.join(" ")
             ));
         }
         out.push_str(&format!(
-            "speedup over one GPU: mul+relin {:.2}×, rotation {:.2}×; words identical: {}\n",
-            self.mul_relin_speedup, self.rotate_speedup, self.identical_words
+            "speedup over one GPU: mul+relin {:.2}×, rotation {:.2}×, mul+relin+rescale {:.2}×; \
+             words identical: {}\n",
+            self.mul_relin_speedup,
+            self.rotate_speedup,
+            self.mul_relin_rescale_speedup,
+            self.identical_words
         ));
         if let Some((m, r)) = self.overlap_speedups {
             out.push_str(&format!(
@@ -475,6 +488,7 @@ pub fn run_latency(preset: &str, gpus: usize, reps: usize) -> Result<LatencyRepo
     };
     let want_mul = words(&eval.mul_relin(&a, &b).map_err(err)?).map_err(err)?;
     let want_rot = words(&eval.rotate(&a, 1).map_err(err)?).map_err(err)?;
+    let want_mrr = words(&eval.mul_relin_rescale(&a, &b).map_err(err)?).map_err(err)?;
     let sync0 = || gpu0.synchronize();
     let rlk_bytes = rlk.key().size_bytes();
     let mut rows = vec![LatencyRow {
@@ -484,6 +498,8 @@ pub fn run_latency(preset: &str, gpus: usize, reps: usize) -> Result<LatencyRepo
         gpus: 1,
         mul_relin_ms: median_ms(reps, || eval.mul_relin(&a, &b).map(drop), sync0).map_err(err)?,
         rotate_ms: median_ms(reps, || eval.rotate(&a, 1).map(drop), sync0).map_err(err)?,
+        mul_relin_rescale_ms: median_ms(reps, || eval.mul_relin_rescale(&a, &b).map(drop), sync0)
+            .map_err(err)?,
         nccl_ms_per_keyswitch: 0.0,
         nccl_bytes_per_keyswitch: vec![0],
         relin_key_bytes_per_gpu: vec![rlk_bytes],
@@ -515,6 +531,12 @@ pub fn run_latency(preset: &str, gpus: usize, reps: usize) -> Result<LatencyRepo
         let mul =
             median_ms(reps, || group.mul_relin(&pa, &pb, &prlk).map(drop), sync).map_err(err)?;
         let rot = median_ms(reps, || group.rotate(&pa, 1, &pgk).map(drop), sync).map_err(err)?;
+        let mrr = median_ms(
+            reps,
+            || group.mul_relin_rescale(&pa, &pb, &prlk).map(drop),
+            sync,
+        )
+        .map_err(err)?;
         group.reset_nccl_counters();
         let prod = group.mul_relin(&pa, &pb, &prlk).map_err(err)?;
         group.synchronize().map_err(err)?;
@@ -522,6 +544,8 @@ pub fn run_latency(preset: &str, gpus: usize, reps: usize) -> Result<LatencyRepo
         let rotated = group.rotate(&pa, 1, &pgk).map_err(err)?;
         identical &= words(&group.gather(&prod, &ctx).map_err(err)?).map_err(err)? == want_mul;
         identical &= words(&group.gather(&rotated, &ctx).map_err(err)?).map_err(err)? == want_rot;
+        let rescaled = group.mul_relin_rescale(&pa, &pb, &prlk).map_err(err)?;
+        identical &= words(&group.gather(&rescaled, &ctx).map_err(err)?).map_err(err)? == want_mrr;
         let nccl_ms = group
             .time_keyswitch_exchanges(a.level(), reps)
             .map_err(err)?;
@@ -532,6 +556,7 @@ pub fn run_latency(preset: &str, gpus: usize, reps: usize) -> Result<LatencyRepo
             gpus: k,
             mul_relin_ms: mul,
             rotate_ms: rot,
+            mul_relin_rescale_ms: mrr,
             nccl_ms_per_keyswitch: nccl_ms,
             nccl_bytes_per_keyswitch: bytes,
             relin_key_bytes_per_gpu: prlk.bytes_per_gpu(),
@@ -566,6 +591,7 @@ pub fn run_latency(preset: &str, gpus: usize, reps: usize) -> Result<LatencyRepo
         partition: default.to_string(),
         mul_relin_speedup: one.mul_relin_ms / last.mul_relin_ms,
         rotate_speedup: one.rotate_ms / last.rotate_ms,
+        mul_relin_rescale_speedup: one.mul_relin_rescale_ms / last.mul_relin_rescale_ms,
         overlap_speedups,
         identical_words: identical,
         bootstrapping_keys: boot_keys,

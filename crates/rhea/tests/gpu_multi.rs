@@ -1,7 +1,10 @@
 //! Latency mode over several GPUs (`rhea::unstable::multi`): mul+relin and rotations with the
 //! key switching split by limb over 1, 2 and all GPUs give the words of one GPU and of the CPU,
 //! at two shapes and at the top and low levels (where the last GPUs hold no ciphertext limb),
-//! from random (seeded) messages; the NCCL byte counters match the communication model.
+//! from random (seeded) messages; the NCCL byte counters match the communication model. The
+//! same for rescale and mul_relin_rescale over a group, at every level of the small shapes (the
+//! last limb's owner alternating between the GPUs), on a ring below the fast NTT kernels and at
+//! the N = 2^17 bootstrapping preset's parameters.
 //!
 //! The GPU tests are `#[ignore]`d: `cargo test --release -p rhea --test gpu_multi --
 //! --include-ignored`. A test that needs more GPUs than the machine has says so and passes,
@@ -97,18 +100,7 @@ fn setup(lit: &CkksParametersLiteral, device: Device) -> Setup {
     let rlk = keygen.relinearization_key(&sk).unwrap();
     let gk = keygen.galois_keys(&sk, &STEPS, false).unwrap();
     let encoder = Encoder::new(&ctx).unwrap();
-    let msg = |seed: u64| -> Vec<Complex64> {
-        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-        (0..encoder.slots())
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                let re = (x % 2001) as f64 / 1000.0 - 1.0;
-                Complex64::new(re, ((x >> 20) % 2001) as f64 / 1000.0 - 1.0)
-            })
-            .collect()
-    };
+    let msg = |seed: u64| message(encoder.slots(), seed);
     let enc = Encryptor::with_secret_key(&ctx, &sk)
         .unwrap()
         .with_seed([30; 32]);
@@ -131,6 +123,20 @@ fn setup(lit: &CkksParametersLiteral, device: Device) -> Setup {
         a,
         b,
     }
+}
+
+/// `slots` seeded random complex values in the unit square.
+fn message(slots: usize, seed: u64) -> Vec<Complex64> {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..slots)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let re = (x % 2001) as f64 / 1000.0 - 1.0;
+            Complex64::new(re, ((x >> 20) % 2001) as f64 / 1000.0 - 1.0)
+        })
+        .collect()
 }
 
 fn words(ctx: &CkksContext, ct: &Ciphertext) -> Vec<Vec<u64>> {
@@ -325,4 +331,438 @@ fn multi_group_requests_are_checked() {
     let two = [Device::Cuda(0), Device::Cuda(1)];
     let e = GpuGroup::with_partition(&ctx, &two, PartitionKind::Strided { block: 0 }).unwrap_err();
     assert!(matches!(e, rhea::Error::InvalidInput(_)), "{e}");
+}
+
+// ---------------------------------------------------------------------------------- rescale
+
+/// Shape C: N = 2^11, below the fast NTT kernels (the composed launches), 5 Q primes.
+fn shape_c() -> CkksParametersLiteral {
+    CkksParametersLiteral {
+        log_n: 11,
+        log_q: vec![50, 35, 35, 35, 35],
+        log_p: vec![55],
+        q: vec![],
+        p: vec![],
+        log_default_scale: 35,
+        dnum: 5,
+        secret: Default::default(),
+        error_std_dev: 3.2,
+        allow_insecure_below_128_bits: false,
+    }
+    .insecure_allow_below_128_bits()
+}
+
+/// The parameters of the bootstrapping preset `boot_n17_levels24` (N = 2^17, 39 Q primes of
+/// 60, 42, 40, 60 and 56 bits, 10 P primes, 4 digits), which `rhea bench multi --mode latency`
+/// runs.
+fn preset_n17() -> CkksParametersLiteral {
+    rhea::ckks::bootstrap::BootstrapPreset::by_name("boot_n17_levels24")
+        .expect("the preset")
+        .params
+}
+
+/// The rescale tests' inputs: the relinearisation key and two ciphertexts of seeded random
+/// messages, made on `make` (a GPU: fast at N = 2^17) and moved to the CPU, and the evaluators
+/// of the CPU and of `gpu` holding that key.
+struct RescaleSetup {
+    cpu: CkksContext,
+    cpu_eval: Evaluator,
+    gpu: CkksContext,
+    gpu_eval: Evaluator,
+    /// On the CPU (the groups take keys from anywhere).
+    rlk: RelinearizationKey,
+    /// On the CPU, at the encryption level.
+    a: Ciphertext,
+    b: Ciphertext,
+}
+
+fn rescale_setup(lit: &CkksParametersLiteral, make: Device, gpu: Device) -> RescaleSetup {
+    let params = lit.build().expect("parameters");
+    let made = CkksContext::new(&params, make).expect("context");
+    let mut keygen = KeyGenerator::from_seed(&made, [31; 32]);
+    let sk = keygen.secret_key().unwrap();
+    let rlk = keygen.relinearization_key(&sk).unwrap();
+    let encoder = Encoder::new(&made).unwrap();
+    let enc = Encryptor::with_secret_key(&made, &sk)
+        .unwrap()
+        .with_seed([32; 32]);
+    let ct = |seed: u64| {
+        enc.encrypt(
+            &encoder
+                .encode_complex(&message(encoder.slots(), seed))
+                .unwrap(),
+        )
+        .unwrap()
+    };
+    let (a, b) = (ct(3), ct(4));
+    let cpu = CkksContext::new(&params, Device::Cpu).unwrap();
+    let gpu = CkksContext::new(&params, gpu).unwrap();
+    let eval_on = |ctx: &CkksContext| {
+        Evaluator::new(ctx)
+            .with_relinearization_key(rlk.to_device(ctx).unwrap())
+            .unwrap()
+    };
+    RescaleSetup {
+        cpu_eval: eval_on(&cpu),
+        gpu_eval: eval_on(&gpu),
+        rlk: rlk.to_device(&cpu).unwrap(),
+        a: a.to_device(&cpu).unwrap(),
+        b: b.to_device(&cpu).unwrap(),
+        cpu,
+        gpu,
+    }
+}
+
+/// Which levels a rescale test runs (`top` is the encryption level).
+#[derive(Clone, Copy)]
+enum Levels {
+    /// Every level from `top` down to 1.
+    All,
+    /// `top`, `top − 1`, `top / 2`, 2 and 1 (the last limb's owner alternates between two GPUs
+    /// from one to the next but the middle).
+    Some,
+}
+
+impl Levels {
+    fn of(self, top: usize) -> Vec<usize> {
+        let mut l = match self {
+            Levels::All => (1..=top).rev().collect(),
+            Levels::Some => vec![top, top - 1, top / 2, 2, 1],
+        };
+        l.dedup();
+        l
+    }
+}
+
+/// `rescale` (of the 2-component `a` and of the 3-component unrelinearised `a · b`) and, where
+/// `mul` says, `mul_relin_rescale(a, b)` over a group of `k` GPUs (0: all) split by `kind`, at
+/// `levels`: the words and the scale of one GPU's `Evaluator` and of the CPU's (the CPU's
+/// `mul_relin_rescale` only where `cpu_mul` says: it is slow at N = 2^17), the level one
+/// lower, and the NCCL bytes of the model (the rescale: the owner of the last limb sends
+/// `components · N` words to each other GPU). Then level 0 is a `LevelUnderflow`.
+fn check_rescale(
+    test: &str,
+    lit: CkksParametersLiteral,
+    k: usize,
+    kind: PartitionKind,
+    levels: Levels,
+    mul: impl Fn(usize) -> bool,
+    cpu_mul: impl Fn(usize) -> bool,
+) {
+    let _one_at_a_time = GPU_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(devices) = gpus(test, k) else {
+        return;
+    };
+    let s = rescale_setup(&lit, devices[0], devices[0]);
+    let group =
+        GpuGroup::with_partition(&s.cpu, &devices, kind).expect("group (NCCL on LD_LIBRARY_PATH?)");
+    let rlk = group.partition_relinearization_key(&s.rlk).unwrap();
+    let n = s.cpu.ring().n() as u64;
+    let multi = devices.len() > 1;
+    let top = s.a.level();
+    let mut owners = std::collections::BTreeSet::new();
+    for level in levels.of(top) {
+        let a = s.cpu_eval.drop_to_level(&s.a, level).unwrap();
+        let b = s.cpu_eval.drop_to_level(&s.b, level).unwrap();
+        // Limb `level` is the top one: its GPU broadcasts it.
+        let (owner, local) = group.partition().owner_of_q(level).unwrap();
+        assert_eq!(
+            local + 1,
+            group.partition().q_active(owner, level + 1).len()
+        );
+        owners.insert(owner);
+        let at = |what: &str| {
+            format!(
+                "{test}: {what} over {} GPU(s) ({kind}) at level {level} (limb {level} on GPU \
+                 {owner})",
+                devices.len()
+            )
+        };
+        let t = s.cpu_eval.mul_no_relin(&a, &b).unwrap();
+        for (what, x) in [("rescale", &a), ("rescale of 3 components", &t)] {
+            let want = s.cpu_eval.rescale(x).unwrap();
+            let ww = words(&s.cpu, &want);
+            assert!(ww[0].iter().any(|&w| w != 0), "a tautology: zero words");
+            assert_eq!(want.level(), level - 1);
+            let one = s.gpu_eval.rescale(&x.to_device(&s.gpu).unwrap()).unwrap();
+            assert!(words(&s.gpu, &one) == ww, "{}", at("one GPU vs the CPU"));
+            let px = group.scatter(x).unwrap();
+            group.reset_nccl_counters();
+            let r = group.rescale(&px).unwrap();
+            group.synchronize().unwrap();
+            let comps = x.parts().len() as u64;
+            let counted = group.nccl_bytes_received();
+            for (g, c) in counted.iter().enumerate() {
+                let want_bytes = if multi && g != owner {
+                    comps * n * 8
+                } else {
+                    0
+                };
+                assert_eq!(*c, want_bytes, "{}: NCCL bytes of GPU {g}", at(what));
+            }
+            assert_eq!(r.level(), level - 1, "{}", at(what));
+            assert_eq!(r.components(), x.parts().len());
+            assert_eq!(r.scale().to_bits(), want.scale().to_bits(), "{}", at(what));
+            let got = group.gather(&r, &s.cpu).unwrap();
+            assert_eq!(got.scale().to_bits(), want.scale().to_bits());
+            assert!(words(&s.cpu, &got) == ww, "{} differs", at(what));
+        }
+        if !mul(level) {
+            continue;
+        }
+        let one = s
+            .gpu_eval
+            .mul_relin_rescale(&a.to_device(&s.gpu).unwrap(), &b.to_device(&s.gpu).unwrap())
+            .unwrap();
+        let wo = words(&s.gpu, &one);
+        assert!(wo[1].iter().any(|&w| w != 0), "a tautology: zero words");
+        if cpu_mul(level) {
+            let cpu = s.cpu_eval.mul_relin_rescale(&a, &b).unwrap();
+            assert!(
+                words(&s.cpu, &cpu) == wo,
+                "{}",
+                at("mul_relin_rescale, one GPU vs the CPU")
+            );
+            assert_eq!(cpu.scale().to_bits(), one.scale().to_bits());
+        }
+        let (pa, pb) = (group.scatter(&a).unwrap(), group.scatter(&b).unwrap());
+        group.reset_nccl_counters();
+        let m = group.mul_relin_rescale(&pa, &pb, &rlk).unwrap();
+        group.synchronize().unwrap();
+        let model = group.keyswitch_traffic(level);
+        for (g, (c, ks)) in group.nccl_bytes_received().iter().zip(&model).enumerate() {
+            let want_bytes = if multi {
+                ks.total() + if g != owner { 2 * n * 8 } else { 0 }
+            } else {
+                0
+            };
+            assert_eq!(
+                *c,
+                want_bytes,
+                "{}: NCCL bytes of GPU {g}",
+                at("mul_relin_rescale")
+            );
+        }
+        assert_eq!(m.level(), level - 1);
+        assert_eq!(
+            m.scale().to_bits(),
+            one.scale().to_bits(),
+            "{}",
+            at("mul_relin_rescale")
+        );
+        let got = words(&s.cpu, &group.gather(&m, &s.cpu).unwrap());
+        assert!(got == wo, "{} differs", at("mul_relin_rescale"));
+        // What users chain by hand: the same words.
+        let chained = group
+            .rescale(&group.mul_relin(&pa, &pb, &rlk).unwrap())
+            .unwrap();
+        let chained = words(&s.cpu, &group.gather(&chained, &s.cpu).unwrap());
+        assert!(chained == wo, "{} differs", at("mul_relin then rescale"));
+    }
+    if multi && matches!(kind, PartitionKind::Strided { block: 1 }) {
+        assert!(owners.len() > 1, "{test}: the last limb on one GPU only");
+    }
+    // Level 0: nothing to drop.
+    let z = group
+        .scatter(&s.cpu_eval.drop_to_level(&s.a, 0).unwrap())
+        .unwrap();
+    match group.rescale(&z) {
+        Err(rhea::Error::LevelUnderflow {
+            op: "rescale",
+            level: 0,
+            needed: 1,
+        }) => {}
+        other => panic!("{test}: rescale at level 0 gave {other:?}"),
+    }
+    match group.mul_relin_rescale(&z, &z, &rlk) {
+        Err(rhea::Error::LevelUnderflow {
+            op: "mul_relin_rescale",
+            level: 0,
+            needed: 1,
+        }) => {}
+        other => panic!("{test}: mul_relin_rescale at level 0 gave {other:?}"),
+    }
+}
+
+/// [`check_rescale`] at every level of shapes A and B (mul_relin_rescale too, at every level of
+/// A and at five of B) with the default split.
+fn check_rescale_small(test: &str, k: usize) {
+    let strided = PartitionKind::Strided { block: 1 };
+    check_rescale(test, shape_a(), k, strided, Levels::All, |_| true, |_| true);
+    let some = Levels::Some.of(shape_b().log_q.len() - 1);
+    let mul = |l: usize| some.contains(&l);
+    check_rescale(test, shape_b(), k, strided, Levels::All, mul, mul);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored)"]
+fn multi_rescale_one_gpu_group_matches_cpu() {
+    check_rescale_small("multi_rescale_one_gpu_group_matches_cpu", 1);
+}
+
+#[test]
+#[ignore = "needs 2 CUDA GPUs and NCCL (run with --include-ignored)"]
+fn multi_rescale_two_gpus_match_cpu() {
+    check_rescale_small("multi_rescale_two_gpus_match_cpu", 2);
+}
+
+#[test]
+#[ignore = "needs CUDA GPUs (all of the machine's; NCCL for 2+) (run with --include-ignored)"]
+fn multi_rescale_all_gpus_match_cpu() {
+    // Shape B only: its 14 limbs split over up to 14 GPUs (shape A's 6 would not over 8).
+    let test = "multi_rescale_all_gpus_match_cpu";
+    let strided = PartitionKind::Strided { block: 1 };
+    check_rescale(test, shape_b(), 0, strided, Levels::All, |_| true, |_| true);
+}
+
+#[test]
+#[ignore = "needs 2 CUDA GPUs and NCCL (run with --include-ignored)"]
+fn multi_rescale_two_gpus_other_partitions_match_cpu() {
+    let test = "multi_rescale_two_gpus_other_partitions_match_cpu";
+    let all = |_: usize| true;
+    // Contiguous: limbs 3..6 on GPU 1, so the top limb's owner is GPU 1 down to level 3, then
+    // GPU 0 (GPU 1 then holds no limb, and receives the broadcast all the same).
+    let contiguous = PartitionKind::Contiguous;
+    check_rescale(test, shape_a(), 2, contiguous, Levels::All, all, all);
+    let blocks = PartitionKind::Strided { block: 2 };
+    check_rescale(test, shape_b(), 2, blocks, Levels::All, all, all);
+}
+
+/// Below the fast NTT kernels (N = 2^11): the composed launches of the rescale, every level.
+/// The key switching of `mul_relin_rescale` is left to
+/// `multi_small_ring_mul_relin_rescale_matches_cpu`.
+fn check_rescale_small_ring(test: &str, k: usize) {
+    let strided = PartitionKind::Strided { block: 1 };
+    check_rescale(
+        test,
+        shape_c(),
+        k,
+        strided,
+        Levels::All,
+        |_| false,
+        |_| false,
+    );
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored)"]
+fn multi_rescale_small_ring_one_gpu_matches_cpu() {
+    check_rescale_small_ring("multi_rescale_small_ring_one_gpu_matches_cpu", 1);
+}
+
+#[test]
+#[ignore = "needs 2 CUDA GPUs and NCCL (run with --include-ignored)"]
+fn multi_rescale_small_ring_two_gpus_match_cpu() {
+    check_rescale_small_ring("multi_rescale_small_ring_two_gpus_match_cpu", 2);
+}
+
+/// `mul_relin_rescale` at N = 2^11 over 1 and 2 GPUs: also the group's key switching without
+/// the fast NTT kernels (the composed path, which the other tests' shapes do not reach).
+#[test]
+#[ignore = "needs a CUDA GPU; 2 and NCCL for the second half (run with --include-ignored)"]
+fn multi_small_ring_mul_relin_rescale_matches_cpu() {
+    let test = "multi_small_ring_mul_relin_rescale_matches_cpu";
+    let strided = PartitionKind::Strided { block: 1 };
+    for k in [1, 2] {
+        check_rescale(test, shape_c(), k, strided, Levels::All, |_| true, |_| true);
+    }
+}
+
+/// The N = 2^17 preset (39 Q primes of mixed sizes): rescale at five levels against one GPU
+/// and the CPU, mul_relin_rescale at the same levels against one GPU and at levels 2 and 1
+/// against the CPU too.
+fn check_rescale_n17(test: &str, k: usize) {
+    let strided = PartitionKind::Strided { block: 1 };
+    let cpu_mul = |l: usize| l <= 2;
+    check_rescale(
+        test,
+        preset_n17(),
+        k,
+        strided,
+        Levels::Some,
+        |_| true,
+        cpu_mul,
+    );
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored)"]
+fn multi_rescale_n17_one_gpu_group_matches_cpu() {
+    check_rescale_n17("multi_rescale_n17_one_gpu_group_matches_cpu", 1);
+}
+
+#[test]
+#[ignore = "needs 2 CUDA GPUs and NCCL (run with --include-ignored)"]
+fn multi_rescale_n17_two_gpus_match_cpu() {
+    check_rescale_n17("multi_rescale_n17_two_gpus_match_cpu", 2);
+}
+
+/// A ciphertext split for another group is refused (a group of one's ciphertext given to a
+/// group of two), as is one of other parameters.
+#[test]
+#[ignore = "needs 2 CUDA GPUs and NCCL (run with --include-ignored)"]
+fn multi_rescale_refuses_other_groups_ciphertexts() {
+    let test = "multi_rescale_refuses_other_groups_ciphertexts";
+    let _one_at_a_time = GPU_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(devices) = gpus(test, 2) else {
+        return;
+    };
+    let s = rescale_setup(&shape_a(), devices[0], devices[0]);
+    let one = GpuGroup::new(&s.cpu, &devices[..1]).unwrap();
+    let two = GpuGroup::new(&s.cpu, &devices).unwrap();
+    let rlk = two.partition_relinearization_key(&s.rlk).unwrap();
+    let x = one.scatter(&s.a).unwrap();
+    let e = two.rescale(&x).unwrap_err();
+    assert!(matches!(e, rhea::Error::InvalidInput(_)), "{e}");
+    let e = two.mul_relin_rescale(&x, &x, &rlk).unwrap_err();
+    assert!(matches!(e, rhea::Error::InvalidInput(_)), "{e}");
+    let c = shape_c().build().unwrap();
+    let other = CkksContext::new(&c, devices[0]).unwrap();
+    let mut keygen = KeyGenerator::from_seed(&other, [5; 32]);
+    let sk = keygen.secret_key().unwrap();
+    let ct = Encryptor::with_secret_key(&other, &sk)
+        .unwrap()
+        .encrypt(&Encoder::new(&other).unwrap().encode(&[0.25]).unwrap())
+        .unwrap();
+    let y = GpuGroup::new(&other, &devices)
+        .unwrap()
+        .scatter(&ct)
+        .unwrap();
+    let e = two.rescale(&y).unwrap_err();
+    assert!(matches!(e, rhea::Error::ParametersMismatch { .. }), "{e}");
+}
+
+/// What the rescale relies on, on any machine: the last limb at every level is its owner's
+/// last active limb (so the limbs a rescale keeps are a prefix of each GPU's), under every
+/// split; strided over 2, the owner alternates.
+#[test]
+fn multi_rescale_last_limb_is_a_local_suffix() {
+    for kind in [
+        PartitionKind::Strided { block: 1 },
+        PartitionKind::Strided { block: 2 },
+        PartitionKind::Contiguous,
+    ] {
+        for gpus in 1..=4 {
+            let p = LimbPartition::with_kind(14, 5, gpus, kind).unwrap();
+            for ell in 2..=14 {
+                let (owner, local) = p.owner_of_q(ell - 1).unwrap();
+                assert_eq!(
+                    local + 1,
+                    p.q_active(owner, ell).len(),
+                    "{kind} {gpus} {ell}"
+                );
+                for k in 0..gpus {
+                    let kept = p.q_active(k, ell - 1);
+                    assert!(kept.iter().all(|&i| i < ell - 1));
+                    assert_eq!(kept, &p.q_limbs(k)[..kept.len()]);
+                    let lost = p.q_active(k, ell).len() - kept.len();
+                    assert_eq!(lost, usize::from(k == owner), "{kind} {gpus} {ell} GPU {k}");
+                }
+            }
+        }
+    }
+    let p = LimbPartition::new(6, 2, 2).unwrap();
+    assert_eq!(p.owner_of_q(5), Some((1, 2)));
+    assert_eq!(p.owner_of_q(4), Some((0, 2)));
+    assert_eq!(p.q_active(1, 5), &[1, 3]);
 }

@@ -30,6 +30,13 @@
 //! no NCCL. With [`GpuGroup::set_overlap`], the ModUp's exchange is the digit-by-digit
 //! broadcasts of `NcclGroup::all_gather_v_pipelined` into natural order instead.
 //!
+//! A rescale ([`GpuGroup::rescale`], [`GpuGroup::mul_relin_rescale`]; `rescale.rs`) moves one
+//! limb per component: the GPU owning limb `ℓ − 1` inverse-transforms it, broadcasts it (one
+//! NCCL broadcast rooted there, `components · N · 8` bytes to each other GPU), and every GPU
+//! lifts it to its own limbs below `ℓ − 1` and finishes `(x_i − NTT_i(lift)) · q_{ℓ-1}^{-1}`
+//! there with its local tables (the single-GPU fused launch), the words of
+//! `Evaluator::rescale`.
+//!
 //! **Unstable** (reached as `rhea::unstable::multi`): the API may change with issue 37's other
 //! parts (the throughput mode's device lists, bootstrapping over a group).
 
@@ -49,6 +56,7 @@ use crate::{backend::Form, Device};
 mod keyswitch;
 mod partition;
 mod plan;
+mod rescale;
 
 pub use partition::{KeySwitchTraffic, LimbPartition, PartitionKind};
 
@@ -72,6 +80,10 @@ struct LocalTables {
     /// The ModDown conversion's first-step factors `p̂_j^{-1}` on the GPU's `P` tables (1 on its
     /// `Q` tables), folded the same way; `None` without the fast NTT.
     mod_down_inverse: Option<DeviceBuffer>,
+    /// `rescale_w[ℓ − 2]` (`ℓ` in `2..=|Q|`): `(q_{ℓ-1}^{-1} mod q_i, shoup)` pairs of the GPU's
+    /// limbs `i < ℓ − 1` (the limbs a rescale at `ℓ` keeps: a prefix of its `Q` limbs), by
+    /// local table index, as the ring's `rescale_w`; `None` where it keeps none.
+    rescale_w: Vec<Option<DeviceBuffer>>,
 }
 
 /// A group of GPUs that runs one CKKS operation at a time split across all of them (latency
@@ -95,6 +107,9 @@ struct LocalTables {
 /// let x = group.scatter(&ct)?;
 /// let y = group.mul_relin(&x, &x, &rlk)?;
 /// let back = group.gather(&y, &ctx)?; // a CPU ciphertext, the words of `Evaluator::mul_relin`
+/// let z = group.rescale(&y)?; // one level down: `Evaluator::rescale`'s words
+/// let w = group.mul_relin_rescale(&x, &x, &rlk)?; // the same words as `z`
+/// assert_eq!(w.level(), z.level());
 /// # Ok::<(), rhea::Error>(())
 /// ```
 pub struct GpuGroup {
@@ -302,12 +317,28 @@ impl GpuGroup {
                     f.extend_from_slice(&q_hat_inv[part.p_range(k)]);
                     mod_down_inverse = Some(g.device().upload(&ntt.scaled_inverse_words(&f)?)?);
                 }
+                // The rescale's `q_{ℓ-1}^{-1}` of the kept limbs, per level: a rescale uploads
+                // nothing.
+                let rs = ring.rescaler();
+                let rescale_w = (2..=ring.q_len())
+                    .map(|ell| {
+                        let kept = part.q_active(k, ell - 1);
+                        if kept.is_empty() {
+                            return Ok(None);
+                        }
+                        let (w, ws) = (rs.q_last_inv_mod_q(ell)?, rs.q_last_inv_mod_q_shoup(ell)?);
+                        let pick = |v: &[u64]| -> Vec<u64> { kept.iter().map(|&i| v[i]).collect() };
+                        let pairs = super::shoup_pairs(&pick(w), &pick(ws));
+                        Ok(Some(g.device().upload(&pairs)?))
+                    })
+                    .collect::<Result<Vec<_>>>()?;
                 Ok(LocalTables {
                     moduli,
                     ntt,
                     p_inv_w,
                     mod_up_inverse,
                     mod_down_inverse,
+                    rescale_w,
                 })
             })
             .collect::<Result<Vec<_>>>()?;
