@@ -106,8 +106,9 @@ enum Command {
         #[arg(long, default_value_t = 2)]
         gpus: usize,
         /// Mode of the `multi` suite: `throughput` (independent work on each GPU) or `latency`
-        /// (one mul+relin, one mul+relin+rescale and one rotation split by limb over the GPUs through NCCL, keys
-        /// partitioned; default preset `boot_n17_levels24`'s parameters, N = 2^17, 39 Q primes).
+        /// (one mul+relin, one mul+relin+rescale and one rotation split by limb over the GPUs
+        /// through NCCL, keys partitioned; default preset `boot_n17_levels24`'s parameters,
+        /// N = 2^17, 39 Q primes).
         #[arg(long, default_value = "throughput")]
         mode: String,
         /// Shapes `MxKxN` for the `matmul` suite (comma-separated).
