@@ -203,6 +203,25 @@ pub struct ParametersReport {
     pub dnum: usize,
 }
 
+impl ParametersReport {
+    /// The report of `params` (the preset `preset`) bootstrapped by `boot`: the user's levels
+    /// run from the default level (where a bootstrap lands) down to `boot`'s bottom levels.
+    pub fn new(preset: String, params: &CkksParameters, boot: &BootstrapConfig) -> Self {
+        let (output_level, input_level) = (params.default_level(), boot.bottom_depth());
+        Self {
+            preset,
+            log_n: params.log_n(),
+            log_qp: params.log_qp(),
+            secure_128: params.security().meets_128_bits,
+            user_levels: output_level.saturating_sub(input_level),
+            output_level,
+            input_level,
+            bootstrap_depth: boot.depth(),
+            dnum: params.dnum(),
+        }
+    }
+}
+
 /// The training's settings.
 #[derive(Clone, Debug, Serialize)]
 pub struct TrainingReport {
@@ -456,17 +475,7 @@ pub fn run(device: Device, config: &HelrConfig) -> Result<HelrReport> {
         app: "helr".into(),
         size: config.size,
         device: device.to_string(),
-        parameters: ParametersReport {
-            preset,
-            log_n: params.log_n(),
-            log_qp: params.log_qp(),
-            secure_128: params.security().meets_128_bits,
-            user_levels: params.default_level() - boot_config.bottom_depth(),
-            output_level: params.default_level(),
-            input_level: boot_config.bottom_depth(),
-            bootstrap_depth: boot_config.depth(),
-            dnum: params.dnum(),
-        },
+        parameters: ParametersReport::new(preset, &params, &boot_config),
         layout: layout.clone(),
         training: TrainingReport {
             data: format!(

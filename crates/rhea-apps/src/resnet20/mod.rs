@@ -617,17 +617,7 @@ pub fn run(device: Device, config: &ResnetConfig) -> Result<ResnetReport> {
         app: "resnet20".into(),
         size: config.size,
         device: device.to_string(),
-        parameters: ParametersReport {
-            preset,
-            log_n: params.log_n(),
-            log_qp: params.log_qp(),
-            secure_128: params.security().meets_128_bits,
-            user_levels: params.default_level() - boot_config.bottom_depth(),
-            output_level: params.default_level(),
-            input_level: boot_config.bottom_depth(),
-            bootstrap_depth: boot_config.depth(),
-            dnum: params.dnum(),
-        },
+        parameters: ParametersReport::new(preset, &params, &boot_config),
         arch: arch.clone(),
         data: format!(
             "fixed-seed weights (He-initialised, batch norm with random statistics folded in; \

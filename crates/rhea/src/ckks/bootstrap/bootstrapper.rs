@@ -48,7 +48,7 @@ pub struct BootstrapConfig {
 impl BootstrapConfig {
     /// Full slots (`N/2`), CoeffToSlot and SlotToCoeff in 3 levels each, EvalMod with `K = 16`, a
     /// cosine of degree 60 and 2 double angles (no arcsine), a sparse secret of weight 32 and a
-    /// message ratio of 2^{MESSAGE_RATIO_BITS}: 11 levels at the top of the chain, 3 at the
+    /// message ratio of 2^12: 11 levels at the top of the chain, 3 at the
     /// bottom.
     ///
     /// EvalMod's noise against the message is the floor of the precision (measured at N = 2^16
@@ -436,8 +436,7 @@ impl Bootstrapper {
     /// Errors: a ciphertext of other parameters or slots, a 3-component one,
     /// [`Error::LevelUnderflow`] below [`Bootstrapper::input_level`].
     pub fn bootstrap(&self, ct: &Ciphertext) -> Result<Ciphertext> {
-        let mut parts = self.run(ct, Parts::Complex, &mut |_| Ok(()))?;
-        Ok(parts.swap_remove(0))
+        Ok(self.run(ct, Parts::Complex, &mut |_| Ok(()))?.0)
     }
 
     /// A ciphertext of real slots refreshed with its imaginary part removed (the input's, and
@@ -448,8 +447,7 @@ impl Bootstrapper {
     ///
     /// Errors: as [`Bootstrapper::bootstrap`].
     pub fn bootstrap_real(&self, ct: &Ciphertext) -> Result<Ciphertext> {
-        let mut parts = self.run(ct, Parts::Real, &mut |_| Ok(()))?;
-        Ok(parts.swap_remove(0))
+        Ok(self.run(ct, Parts::Real, &mut |_| Ok(()))?.0)
     }
 
     /// Two ciphertexts of real slots refreshed by one bootstrapping: packed as `a + i·b` (a
@@ -480,12 +478,10 @@ impl Bootstrapper {
         }
         self.mul_by_monomial(&mut ib0, &self.plus_i_input)?;
         let packed = e.add(&a0, &ib0)?;
-        let mut parts = self.run(&packed, Parts::Split, &mut |_| Ok(()))?;
-        let im = parts.pop();
-        match (parts.pop(), im) {
-            (Some(re), Some(im)) => Ok((re, im)),
-            _ => Err(Error::InvalidInput(
-                "bootstrap_two_real: the pipeline returned fewer than two parts".into(),
+        match self.run(&packed, Parts::Split, &mut |_| Ok(()))? {
+            (re, Some(im)) => Ok((re, im)),
+            (_, None) => Err(Error::InvalidInput(
+                "bootstrap_two_real: the pipeline returned one part".into(),
             )),
         }
     }
@@ -499,7 +495,7 @@ impl Bootstrapper {
         let mut stages = BootstrapStages::default();
         device.synchronize()?;
         let mut last = std::time::Instant::now();
-        let out = self.run(ct, Parts::Complex, &mut |stage| {
+        let (out, _) = self.run(ct, Parts::Complex, &mut |stage| {
             device.synchronize()?;
             let now = std::time::Instant::now();
             let slot = match stage {
@@ -512,20 +508,18 @@ impl Bootstrapper {
             last = now;
             Ok(())
         })?;
-        let out = out.into_iter().next().ok_or_else(|| {
-            Error::InvalidInput("bootstrap_with_stages: the pipeline returned nothing".into())
-        })?;
         Ok((out, stages))
     }
 
-    /// The pipeline; `parts` says what it returns (one ciphertext, or the real and imaginary
-    /// parts apart); `done(stage)` is called as each stage ends.
+    /// The pipeline; `parts` says what it returns: the complex slots or the real parts, and
+    /// `None`; or the real parts and the imaginary parts apart ([`Parts::Split`]).
+    /// `done(stage)` is called as each stage ends.
     fn run(
         &self,
         ct: &Ciphertext,
         parts: Parts,
         done: &mut dyn FnMut(Stage) -> Result<()>,
-    ) -> Result<Vec<Ciphertext>> {
+    ) -> Result<(Ciphertext, Option<Ciphertext>)> {
         let e = &self.eval;
         self.check_input(ct)?;
         let params = self.ctx.params();
@@ -567,7 +561,7 @@ impl Bootstrapper {
             .evaluate_with_factor(e, &twice_re, target, factor)?;
         if parts == Parts::Real {
             done(Stage::EvalMod)?;
-            return Ok(vec![re]);
+            return Ok((re, None));
         }
         let mut twice_im = e.sub(&w, &conj)?;
         self.mul_by_monomial(&mut twice_im, &self.minus_i)?;
@@ -576,12 +570,12 @@ impl Bootstrapper {
             .evaluate_with_factor(e, &twice_im, target, factor)?;
         if parts == Parts::Split {
             done(Stage::EvalMod)?;
-            return Ok(vec![re, im]);
+            return Ok((re, Some(im)));
         }
         self.mul_by_monomial(&mut im, &self.plus_i)?;
         let slots = e.add(&re, &im)?;
         done(Stage::EvalMod)?;
-        Ok(vec![slots])
+        Ok((slots, None))
     }
 
     /// What every bootstrap checks first: `ct` of this bootstrapper's parameters and slots.
@@ -641,6 +635,7 @@ impl std::fmt::Debug for Bootstrapper {
         f.debug_struct("Bootstrapper")
             .field("config", &self.config)
             .field("depth", &self.depth())
+            .field("input_level", &self.input_level())
             .field("output_level", &self.output_level())
             .finish()
     }
