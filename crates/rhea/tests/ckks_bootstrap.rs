@@ -31,7 +31,7 @@ fn literal() -> CkksParametersLiteral {
 }
 
 #[test]
-fn bootstrapping_refreshes_a_level_zero_ciphertext() {
+fn bootstrapping_refreshes_a_ciphertext_at_the_input_level() {
     let params = literal().build().unwrap();
     let ctx = CkksContext::new(&params, Device::Cpu).unwrap();
     let mut keygen = KeyGenerator::from_seed(&ctx, [21; 32]);
