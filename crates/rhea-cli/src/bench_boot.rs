@@ -267,14 +267,16 @@ pub struct BootOptions {
     pub diagonal_storage: DiagonalStorage,
 }
 
-/// `--diagonals`: `whole` or `compact`.
+/// `--diagonals`: `whole`, `q-only` or `compact`.
 pub fn parse_diagonal_storage(s: &str) -> Result<DiagonalStorage, String> {
     match s {
         "whole" => Ok(DiagonalStorage::Full),
+        "q-only" => Ok(DiagonalStorage::QOnly),
         "compact" => Ok(DiagonalStorage::Compact),
         other => Err(format!(
-            "rhea bench boot: --diagonals {other}: expected `whole` (the fastest) or `compact` \
-             (one limb a diagonal, expanded at each bootstrap)"
+            "rhea bench boot: --diagonals {other}: expected `whole` (the fastest), `q-only` \
+             (whole over Q only, the products after each baby step's ModDown) or `compact` (one \
+             limb a diagonal, expanded at each bootstrap)"
         )),
     }
 }
@@ -464,6 +466,7 @@ pub fn run_boot(opts: &BootOptions) -> Result<BootReport, String> {
             .to_string(),
             diagonals: match opts.diagonal_storage {
                 DiagonalStorage::Full => "whole",
+                DiagonalStorage::QOnly => "q-only",
                 DiagonalStorage::Compact => "compact",
             }
             .to_string(),

@@ -98,7 +98,8 @@ enum Command {
         #[arg(long, default_value = "per-baby-step")]
         keys: String,
         /// CoeffToSlot's and SlotToCoeff's encoded matrices for the `boot` suite: `whole` (the
-        /// fastest, default) or `compact` (one limb a diagonal, expanded at each bootstrap).
+        /// fastest, default), `q-only` (whole over `Q` only: the products after each baby
+        /// step's ModDown) or `compact` (one limb a diagonal, expanded at each bootstrap).
         #[arg(long, default_value = "whole")]
         diagonals: String,
         /// GPUs for the `multi` suite (throughput of bootstrapping and mul+relin spread over

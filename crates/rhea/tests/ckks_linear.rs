@@ -737,6 +737,60 @@ fn compact_matches_full(device: Device) {
     assert!(bits >= MIN_BITS, "{bits:.1} bits");
 }
 
+/// Diagonals kept over `Q_ℓ` only (each baby step brought down before the products): the same
+/// precision as whole ones over `Q_ℓ ∪ P`, `(ℓ + 1)/(ℓ + 1 + |P|)` of their memory, the same key
+/// switchings, hoisted or chained, and alone or beside other transforms in one call the same
+/// words.
+#[test]
+fn q_only_diagonals() {
+    q_only_matches_f64(Device::Cpu);
+}
+
+fn q_only_matches_f64(device: Device) -> Vec<Vec<Vec<u64>>> {
+    let slots = 4096;
+    let full = random_band(slots, 94);
+    let q_only = random_band(slots, 94).with_diagonal_storage(DiagonalStorage::QOnly);
+    let chained = random_band(slots, 95)
+        .with_rotation_keys(RotationKeys::Fewest)
+        .with_diagonal_storage(DiagonalStorage::QOnly);
+    let mut steps = full.rotations();
+    steps.extend(chained.rotations());
+    let fx = fixture(device, &steps);
+    let v = random_vec(slots, 96);
+    let ct = fx.encrypt_real(slots, &v);
+    let (yf, yq, yc) = (
+        fx.transform(&ct, &full),
+        fx.transform(&ct, &q_only),
+        fx.transform(&ct, &chained),
+    );
+    for (what, y, lt) in [
+        ("full", &yf, &full),
+        ("q-only", &yq, &q_only),
+        ("chained", &yc, &chained),
+    ] {
+        let bits = precision_bits(&fx.decrypt_real(y), &full_apply(lt, &v));
+        assert!(bits >= MIN_BITS, "{what}: {bits:.1} bits");
+    }
+    assert_ne!(
+        fx.words(&yf),
+        fx.words(&yq),
+        "one rounding per baby step, not one in all"
+    );
+    // Level 10: 11 Q limbs a diagonal instead of 11 + |P|.
+    let q = (fx.ctx.params().max_level() + 1) as u64;
+    let p = fx.ctx.params().p_primes().len() as u64;
+    assert_eq!(q_only.cached_bytes() * (q + p), full.cached_bytes() * q);
+    // In one call beside a transform over Q ∪ P: each its own words.
+    let both = fx
+        .eval
+        .linear_transforms(&ct, &[&full, &q_only, &chained])
+        .unwrap();
+    for (got, want) in both.iter().zip([&yf, &yq, &yc]) {
+        assert_eq!(fx.words(got), fx.words(want), "linear_transforms");
+    }
+    vec![fx.words(&yq), fx.words(&yc)]
+}
+
 /// `lt` applied to the real vector `v` in `f64` (real parts).
 fn full_apply(lt: &LinearTransform, v: &[f64]) -> Vec<f64> {
     lt.apply(&real(v)).unwrap().iter().map(|z| z.re).collect()
@@ -792,5 +846,10 @@ fn gpu_matches_cpu_on_the_gpu() {
     let before = device.fused_fallbacks();
     gpu_matches_cpu(device);
     compact_matches_full(device);
+    assert_eq!(
+        q_only_matches_f64(device),
+        q_only_matches_f64(Device::Cpu),
+        "q-only diagonals, hoisted and chained: the GPU's words are the CPU's"
+    );
     assert_eq!(device.fused_fallbacks(), before, "a fused path fell back");
 }

@@ -11,8 +11,10 @@
 //! layer's map give the logits at slots `0..classes`.
 //!
 //! Every map's diagonals are encoded during the warm-up inference (untimed) and stay on the
-//! device: whole where the plan says so, the others compact ([`DiagonalStorage::Compact`]:
-//! one limb a diagonal, expanded on the device at each use, inside the timed map).
+//! device: whole where the plan says so — over `Q_ℓ` alone ([`DiagonalStorage::QOnly`]: at the
+//! maps' level the special primes are most of the basis) — the others compact
+//! ([`DiagonalStorage::Compact`]: one limb a diagonal, expanded on the device at each use,
+//! inside the timed map).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -181,7 +183,7 @@ pub(crate) fn infer(job: &Job<'_>) -> Result<Outcome> {
         .map(|((_, m), mp)| {
             let lt = super::shape(m.transform(net.period, slots)?, job.baby_steps)?;
             Ok(lt.with_diagonal_storage(if mp.whole {
-                DiagonalStorage::Full
+                DiagonalStorage::QOnly
             } else {
                 DiagonalStorage::Compact
             }))

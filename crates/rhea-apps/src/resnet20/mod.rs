@@ -190,8 +190,9 @@ pub struct MapPlan {
     pub baby_steps: usize,
     /// Giant steps.
     pub giant_steps: usize,
-    /// Whether its encoded diagonals stay whole on the device (NTT form over `Q_1 ∪ P`);
-    /// otherwise compact ([`rhea::ckks::DiagonalStorage::Compact`]: one limb each), expanded at each use.
+    /// Whether its encoded diagonals stay whole on the device (NTT form over `Q_conv_level`
+    /// alone, [`rhea::ckks::DiagonalStorage::QOnly`]); otherwise compact
+    /// ([`rhea::ckks::DiagonalStorage::Compact`]: one limb each), expanded at each use.
     pub whole: bool,
 }
 
@@ -225,10 +226,13 @@ pub struct Plan {
     pub spare_levels: usize,
     /// Bootstraps an inference (one a convolution).
     pub bootstraps: usize,
-    /// Bytes of one encoded diagonal at the maps' level (over `Q_conv_level ∪ P`).
+    /// Bytes of one whole encoded diagonal at the maps' level (over `Q_conv_level` alone:
+    /// [`rhea::ckks::DiagonalStorage::QOnly`]).
     pub diagonal_bytes: u64,
     /// Bytes of one compact diagonal (its `q_0` residues: one limb).
     pub compact_diagonal_bytes: u64,
+    /// Bytes of one compact diagonal expanded for its use (over `Q_conv_level ∪ P`).
+    pub expanded_diagonal_bytes: u64,
     /// Bytes of all encoded diagonals, whole.
     pub all_diagonals_bytes: u64,
     /// Bytes of the diagonals kept whole.
@@ -388,10 +392,11 @@ fn budget_on(config: &ResnetConfig, device: Device, plan: &Plan) -> Result<f64> 
 }
 
 /// `total_gib` less the maps' rotation keys, 12 GiB for bootstrapping's keys and matrices, the
-/// largest map and 8 GiB of working memory (none when that is negative).
+/// largest map expanded (in case it is compact) and 8 GiB of working memory (none when that is
+/// negative).
 fn room_for_cache(total_gib: f64, p: &Plan) -> f64 {
     let largest = p.maps.iter().map(|m| m.diagonals).max().unwrap_or(0) as f64
-        * p.diagonal_bytes as f64
+        * p.expanded_diagonal_bytes as f64
         / GIB;
     (total_gib - p.rotation_key_bytes as f64 / GIB - BOOTSTRAP_GIB - largest - 8.0).max(0.0)
 }
@@ -422,7 +427,11 @@ pub fn plan(config: &ResnetConfig) -> Result<Plan> {
     }
     let n = params.n() as u64;
     let p_limbs = params.p_primes().len() as u64;
-    let diagonal_bytes = (conv as u64 + 1 + p_limbs) * n * 8;
+    // Whole diagonals over Q_conv alone (the products after each baby step's ModDown): at the
+    // bottom of the chain P is most of the basis (H200, all 29 maps whole: 621 ms over Q
+    // against 668 ms over Q ∪ P, 36 GiB against 87).
+    let diagonal_bytes = (conv as u64 + 1) * n * 8;
+    let expanded_diagonal_bytes = (conv as u64 + 1 + p_limbs) * n * 8;
     let key_bytes = params.dnum() as u64 * 2 * (params.max_level() as u64 + 1 + p_limbs) * n * 8;
 
     let mut seen: HashMap<Vec<usize>, (usize, usize, usize, Vec<i64>)> = HashMap::new();
@@ -482,6 +491,7 @@ pub fn plan(config: &ResnetConfig) -> Result<Plan> {
         bootstraps: arch.convs().len(),
         diagonal_bytes,
         compact_diagonal_bytes: n * 8,
+        expanded_diagonal_bytes,
         all_diagonals_bytes: total as u64 * diagonal_bytes,
         whole_diagonals_bytes: 0,
         compact_diagonals_bytes: 0,
@@ -503,6 +513,7 @@ impl Plan {
     pub fn set_cache_budget(&mut self, budget_gib: f64) {
         let budget = (budget_gib.max(0.0) * GIB) as u64;
         let (whole_d, compact_d) = (self.diagonal_bytes, self.compact_diagonal_bytes);
+        let expanded_d = self.expanded_diagonal_bytes;
         let all_compact: u64 =
             self.maps.iter().map(|m| m.diagonals as u64).sum::<u64>() * compact_d;
         let (mut used, mut whole, mut compact, mut largest) = (all_compact, 0u64, 0u64, 0u64);
@@ -514,7 +525,7 @@ impl Plan {
                 whole += d * whole_d;
             } else {
                 compact += d * compact_d;
-                largest = largest.max(d * whole_d);
+                largest = largest.max(d * expanded_d);
             }
         }
         self.whole_diagonals_bytes = whole;
@@ -678,8 +689,10 @@ mod tests {
         assert_eq!(plan.maps.len(), 1 + 27 + 1);
         let stage3 = plan.maps.iter().find(|m| m.name == "s3b2 conv1").unwrap();
         assert_eq!(stage3.diagonals, 7 * 15 * 15);
-        // One encoded diagonal over Q_4 ∪ P (5 + 7 limbs of 2^16 words): 6 MiB.
-        assert_eq!(plan.diagonal_bytes, 12 << 19);
+        // One whole diagonal over Q_4 (5 limbs of 2^16 words): 2.5 MiB; a compact one expanded
+        // over Q_4 ∪ P (5 + 7 limbs): 6 MiB.
+        assert_eq!(plan.diagonal_bytes, 5 << 19);
+        assert_eq!(plan.expanded_diagonal_bytes, 12 << 19);
         // Everything the maps need (whole and compact diagonals, the largest compact map
         // expanded, rotation keys)
         // leaves room on an 80 GB card for bootstrapping's keys and the ciphertexts.
@@ -692,8 +705,13 @@ mod tests {
         // One n1 (64) for every map: 79 rotation keys (184 with each map's own best n1).
         assert!(plan.rotation_keys <= 100, "{}", plan.rotation_keys);
         assert!(plan.maps.iter().any(|m| !m.whole));
-        // Every map compact: 1/12 of the bytes.
-        assert_eq!(plan.compact_diagonal_bytes * 12, plan.diagonal_bytes);
+        // Every map compact: 1/5 of the bytes.
+        assert_eq!(plan.compact_diagonal_bytes * 5, plan.diagonal_bytes);
+        // An 80 GB card holds every map whole (36.4 GiB).
+        let mut on_80 = plan.clone();
+        on_80.set_cache_budget(room_for_cache(79.2, &plan));
+        assert!(on_80.maps.iter().all(|m| m.whole));
+        assert_eq!(on_80.whole_diagonals_bytes, on_80.all_diagonals_bytes);
     }
 
     #[test]

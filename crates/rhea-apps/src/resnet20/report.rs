@@ -126,7 +126,7 @@ impl ResnetReport {
         );
         let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
         s += &format!(
-            "  device memory of the maps: {:.1} GiB of whole diagonals ({} of {} maps), {:.1} \
+            "  device memory of the maps: {:.1} GiB of whole diagonals over Q ({} of {} maps), {:.1} \
              GiB of compact ones, {:.1} GiB for the largest compact map expanded, {:.1} GiB of \
              rotation keys; bootstrapping's keys {:.1} GiB\n",
             gib(pl.whole_diagonals_bytes),

@@ -172,7 +172,8 @@ impl Encoder {
     /// The plaintexts of many complex vectors at `level` and `scale` over the extended basis
     /// `Q_ℓ ∪ P` (plaintexts that multiply key-switching results before their ModDown: the
     /// linear transforms' diagonals), on the context's device, stored as `storage` says: NTT
-    /// form, or (compact) the `q_0` residues of the coefficients when they lie below `q_0 / 2`.
+    /// form, or (compact) the `q_0` residues of the coefficients when they lie below `q_0 / 2`,
+    /// or ([`DiagonalStorage::QOnly`]) NTT form over `Q_ℓ` alone.
     /// On the CPU, each one's host part and device part in parallel; on a GPU, the host parts
     /// of a bounded number of polynomials at a time in parallel, while the previous ones are
     /// uploaded (lifted on the device from their `q_0` residues when their coefficients allow)
@@ -185,9 +186,10 @@ impl Encoder {
         storage: DiagonalStorage,
     ) -> Result<Vec<StoredDiagonal>> {
         let compact = storage == DiagonalStorage::Compact;
+        let extended = storage != DiagonalStorage::QOnly;
         let one = |v: &V| {
             let lift = compact || self.lifts();
-            self.encode_words(v.as_ref(), level, scale, true, lift)
+            self.encode_words(v.as_ref(), level, scale, extended, lift)
         };
         let store = |h: HostWords| -> Result<StoredDiagonal> {
             if compact && h.lifted {

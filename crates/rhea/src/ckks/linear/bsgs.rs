@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::storage::Encodings;
+use super::storage::{DiagonalStorage, Encodings};
 use super::transform::{CacheKey, Plan, RotationKeys};
 use super::LinearTransform;
 use crate::backend::Poly;
@@ -60,11 +60,15 @@ impl Evaluator {
         lts: &[&LinearTransform],
     ) -> Result<Vec<Ciphertext>> {
         // The groups that share their baby steps: every hoisted transform, and chained
-        // transforms with the same baby steps (a chain's gaps are its own transform's keys).
-        let mut groups: Vec<(Option<&[usize]>, Vec<usize>)> = Vec::new();
+        // transforms with the same baby steps (a chain's gaps are its own transform's keys),
+        // apart for baby steps over `Q_ℓ ∪ P` and over `Q_ℓ` ([`DiagonalStorage::QOnly`]).
+        type GroupKey<'a> = (Option<&'a [usize]>, bool);
+        let mut groups: Vec<(GroupKey<'_>, Vec<usize>)> = Vec::new();
         for (t, lt) in lts.iter().enumerate() {
-            let key =
-                (lt.rotation_keys() == RotationKeys::Fewest).then(|| lt.plan().babies.as_slice());
+            let key = (
+                (lt.rotation_keys() == RotationKeys::Fewest).then(|| lt.plan().babies.as_slice()),
+                lt.diagonal_storage() == DiagonalStorage::QOnly,
+            );
             match groups.iter_mut().find(|(k, _)| *k == key) {
                 Some((_, ix)) => ix.push(t),
                 None => groups.push((key, vec![t])),
@@ -101,7 +105,8 @@ impl Evaluator {
     }
 
     /// [`Evaluator::linear_transforms`] for transforms that share their baby steps: all hoisted,
-    /// or all chained over the same baby steps.
+    /// or all chained over the same baby steps; all with their products over `Q_ℓ ∪ P`, or all
+    /// over `Q_ℓ` ([`DiagonalStorage::QOnly`]).
     fn linear_transforms_sharing_babies(
         &self,
         ct: &Ciphertext,
@@ -126,6 +131,7 @@ impl Evaluator {
         }
         // Every key and every encoding first: nothing runs unless everything can.
         let chained = lts[0].rotation_keys() == RotationKeys::Fewest;
+        let q_only = lts[0].diagonal_storage() == DiagonalStorage::QOnly;
         let mut babies: BTreeMap<usize, Rot<'_>> = BTreeMap::new();
         let mut ready = Vec::with_capacity(lts.len());
         for &lt in lts {
@@ -190,15 +196,15 @@ impl Evaluator {
         let babies: Vec<(usize, Rot<'_>)> = babies.into_iter().collect();
         let parts = self.on_pool(|| -> Result<Vec<Vec<Poly>>> {
             let baby = if chained {
-                self.chained_baby_steps(ct, &babies)?
+                self.chained_baby_steps(ct, &babies, q_only)?
             } else {
-                self.baby_steps(ct, &babies)?
+                self.baby_steps(ct, &babies, q_only)?
             };
             ready
                 .iter()
                 .map(|r| {
                     let pts = r.pts.expand(ctx.ring())?;
-                    self.giant_steps(&baby, r.lt.plan(), &r.chains, &pts.giants())
+                    self.giant_steps(&baby, r.lt.plan(), &r.chains, &pts.giants(), q_only)
                 })
                 .collect()
         })?;
@@ -263,17 +269,24 @@ impl Evaluator {
         }
     }
 
-    /// The baby steps over `Q_ℓ ∪ P`, indexed by step: `(P·c_0, P·c_1)` for the identity,
-    /// `(σ_g(P·c_0 + u_0), σ_g(u_1))` from one shared ModUp of `c_1` for the others.
+    /// The baby steps, indexed by step. Over `Q_ℓ ∪ P` (`q_only` false): `(P·c_0, P·c_1)` for
+    /// the identity, `(σ_g(P·c_0 + u_0), σ_g(u_1))` from one shared ModUp of `c_1` for the
+    /// others. Over `Q_ℓ` (`q_only`): `(c_0, c_1)` and the hoisted rotations, each with its
+    /// ModDown.
     fn baby_steps(
         &self,
         ct: &Ciphertext,
         babies: &[(usize, Rot<'_>)],
+        q_only: bool,
     ) -> Result<Vec<Option<[Poly; 2]>>> {
         let rlwe = self.context().rlwe();
         let ring = self.context().ring();
         let (c0, c1) = (&ct.parts[0], &ct.parts[1]);
-        let c0p = ring.lift_times_p(c0)?;
+        let c0p = if q_only {
+            None
+        } else {
+            Some(ring.lift_times_p(c0)?)
+        };
         let digits = if babies.iter().any(|(_, r)| r.is_some()) {
             Some(rlwe.decompose(c1)?)
         } else {
@@ -282,9 +295,13 @@ impl Evaluator {
         let len = babies.iter().map(|&(i, _)| i + 1).max().unwrap_or(0);
         let mut baby: Vec<Option<[Poly; 2]>> = (0..len).map(|_| None).collect();
         for &(i, rot) in babies {
-            baby[i] = Some(match (rot, &digits) {
-                (Some((g, key)), Some(d)) => rlwe.automorphism_hoisted_extended(&c0p, d, g, key)?,
-                _ => [c0p.try_clone()?, ring.lift_times_p(c1)?],
+            baby[i] = Some(match (rot, &digits, &c0p) {
+                (Some((g, key)), Some(d), Some(c0p)) => {
+                    rlwe.automorphism_hoisted_extended(c0p, d, g, key)?
+                }
+                (Some((g, key)), Some(d), None) => pair(rlwe.automorphism_hoisted(c0, d, g, key)?)?,
+                (_, _, Some(c0p)) => [c0p.try_clone()?, ring.lift_times_p(c1)?],
+                (_, _, None) => [c0.try_clone()?, c1.try_clone()?],
             });
         }
         Ok(baby)
@@ -297,46 +314,60 @@ impl Evaluator {
         &self,
         ct: &Ciphertext,
         babies: &[(usize, Rot<'_>)],
+        q_only: bool,
     ) -> Result<Vec<Option<[Poly; 2]>>> {
         let ring = self.context().ring();
         let len = babies.iter().map(|&(i, _)| i + 1).max().unwrap_or(0);
         let mut baby: Vec<Option<[Poly; 2]>> = (0..len).map(|_| None).collect();
-        let mut cur = [
-            ring.lift_times_p(&ct.parts[0])?,
-            ring.lift_times_p(&ct.parts[1])?,
-        ];
+        let mut cur = if q_only {
+            [ct.parts[0].try_clone()?, ct.parts[1].try_clone()?]
+        } else {
+            [
+                ring.lift_times_p(&ct.parts[0])?,
+                ring.lift_times_p(&ct.parts[1])?,
+            ]
+        };
         for &(i, rot) in babies {
             if let Some(rot) = rot {
-                cur = self.rotate_extended(&cur, rot)?;
+                cur = self.rotate_pair(&cur, rot, q_only)?;
             }
             baby[i] = Some([cur[0].try_clone()?, cur[1].try_clone()?]);
         }
         Ok(baby)
     }
 
-    /// `rot_g` of a pair over `Q_ℓ ∪ P` that stands for `(a_0/P, a_1/P)`: `a_1` down to `Q_ℓ`
-    /// (ModDown), decomposed and key-switched; the result stays over `Q_ℓ ∪ P` (`a_0` is
-    /// already `P` times a `c_0`).
-    fn rotate_extended(&self, a: &[Poly; 2], (g, key): (u64, &KeySwitchKey)) -> Result<[Poly; 2]> {
+    /// `rot_g` of a pair: over `Q_ℓ` (`q_only`) a plain rotation; over `Q_ℓ ∪ P`, a pair that
+    /// stands for `(a_0/P, a_1/P)`: `a_1` down to `Q_ℓ` (ModDown), decomposed and key-switched,
+    /// the result kept over `Q_ℓ ∪ P` (`a_0` is already `P` times a `c_0`).
+    fn rotate_pair(
+        &self,
+        a: &[Poly; 2],
+        (g, key): (u64, &KeySwitchKey),
+        q_only: bool,
+    ) -> Result<[Poly; 2]> {
         let rlwe = self.context().rlwe();
+        if q_only {
+            return pair(rlwe.automorphism(a, g, key)?);
+        }
         let a1 = self.context().ring().mod_down(&a[1])?;
         let d = rlwe.decompose(&a1)?;
         rlwe.automorphism_hoisted_extended(&a[0], &d, g, key)
     }
 
     /// The giant steps of one transform from the baby steps; returns the rescaled parts. The
-    /// giant steps' plaintext products are summed over `Q_ℓ ∪ P`, all of them in one pass
-    /// ([`crate::backend::RnsRing::sums_of_products`]: on the GPU each baby step and diagonal read once); the
-    /// giant steps are chained by Horner's rule ([`Plan::chains`]), each
-    /// link a key switching of the running sum's `c_1` brought down to `Q_ℓ`, its `c_0` kept
-    /// over `Q_ℓ ∪ P`; every chain and the step `j = 0` are summed there, then one ModDown of
-    /// each part and the rescaling.
+    /// giant steps' plaintext products are summed over the baby steps' basis, all of them in
+    /// one pass ([`crate::backend::RnsRing::sums_of_products`]: on the GPU each baby step and
+    /// diagonal read once); the giant steps are chained by Horner's rule ([`Plan::chains`]),
+    /// each link a rotation of the running sum ([`Evaluator::rotate_pair`]); every chain and the
+    /// step `j = 0` are summed, then (over `Q_ℓ ∪ P`) one ModDown of each part, and the
+    /// rescaling.
     fn giant_steps(
         &self,
         baby: &[Option<[Poly; 2]>],
         plan: &Plan,
         chains: &[Vec<(usize, Rot<'_>)>],
         pts: &[Vec<&Poly>],
+        q_only: bool,
     ) -> Result<Vec<Poly>> {
         let ring = self.context().ring();
         // Every giant step's products in one pass over the baby steps (each read once).
@@ -391,7 +422,7 @@ impl Evaluator {
                     ring.add_assign(&mut sum[1], a1)?;
                 }
                 acc = Some(match rot {
-                    Some(rot) => self.rotate_extended(&sum, rot)?,
+                    Some(rot) => self.rotate_pair(&sum, rot, q_only)?,
                     None => sum,
                 });
             }
@@ -407,7 +438,21 @@ impl Evaluator {
         let [t0, t1] = total.ok_or_else(|| {
             Error::InvalidInput("linear_transform: a transform without diagonals".into())
         })?;
+        if q_only {
+            return ring.rescale_many(&[t0, t1]);
+        }
         let down = [ring.mod_down(&t0)?, ring.mod_down(&t1)?];
         ring.rescale_many(&down)
     }
+}
+
+/// The two parts of a rotated ciphertext as a pair.
+fn pair(parts: Vec<Poly>) -> Result<[Poly; 2]> {
+    let found = parts.len();
+    <[Poly; 2]>::try_from(parts).map_err(|_| Error::CiphertextDegree {
+        op: "linear_transform",
+        expected: 2,
+        found,
+        hint: "a rotation returned another number of parts",
+    })
 }
