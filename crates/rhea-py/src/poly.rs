@@ -110,9 +110,12 @@ impl Polynomial {
 /// A matrix on the slots, evaluated with baby-step giant-step (``Evaluator.linear_transform``).
 /// Build it from a dense matrix (``from_dense``) or from its diagonals (``from_diagonals``,
 /// ``{k: diag_k}`` with ``diag_k[i] = M[i][(i + k) mod slots]``); ``baby_steps`` forces the
-/// baby-step count; ``compact=True`` keeps each encoded diagonal as one limb, expanded at each
-/// evaluation (about ``1/(level + 1 + |P|)`` of the memory, the same results). The Galois keys
-/// it needs: ``rotations()``.
+/// baby-step count; ``storage`` says how the encoded diagonals are kept: ``"whole"`` (over
+/// ``Q ∪ P``, the default), ``"q-only"`` (over ``Q`` alone, each baby rotation brought down
+/// before the products: for many diagonals low in the chain, where the special primes are most
+/// of the basis) or ``"compact"`` (one limb each, expanded at each evaluation: about
+/// ``1/(level + 1 + |P|)`` of the memory, the same results; ``compact=True`` says the same).
+/// The Galois keys it needs: ``rotations()``.
 #[pyclass(module = "rhea.ckks", frozen)]
 pub struct LinearTransform {
     pub(crate) inner: RLinearTransform,
@@ -148,20 +151,47 @@ enum Values2 {
     Complex(Vec<Vec<Complex64>>),
 }
 
+/// The storage named by `storage` (`"whole"`, `"q-only"`, `"compact"`) or by `compact`.
+fn storage_of(compact: bool, storage: Option<&str>) -> rhea::Result<DiagonalStorage> {
+    let named = match storage {
+        None => None,
+        Some("whole") => Some(DiagonalStorage::Full),
+        Some("q-only") => Some(DiagonalStorage::QOnly),
+        Some("compact") => Some(DiagonalStorage::Compact),
+        Some(other) => {
+            return Err(rhea::Error::InvalidInput(format!(
+                "LinearTransform: storage {other:?}: expected \"whole\", \"q-only\" or \"compact\""
+            )))
+        }
+    };
+    match (compact, named) {
+        (false, None) => Ok(DiagonalStorage::Full),
+        (true, None | Some(DiagonalStorage::Compact)) => Ok(DiagonalStorage::Compact),
+        (false, Some(s)) => Ok(s),
+        (true, Some(_)) => Err(rhea::Error::InvalidInput(
+            "LinearTransform: compact=True with another storage".into(),
+        )),
+    }
+}
+
+fn storage_name(storage: DiagonalStorage) -> &'static str {
+    match storage {
+        DiagonalStorage::Full => "whole",
+        DiagonalStorage::QOnly => "q-only",
+        DiagonalStorage::Compact => "compact",
+    }
+}
+
 fn with_options(
     lt: RLinearTransform,
     baby_steps: Option<usize>,
-    compact: bool,
+    storage: DiagonalStorage,
 ) -> rhea::Result<RLinearTransform> {
     let lt = match baby_steps {
         Some(n1) => lt.with_baby_steps(n1)?,
         None => lt,
     };
-    Ok(if compact {
-        lt.with_diagonal_storage(DiagonalStorage::Compact)
-    } else {
-        lt
-    })
+    Ok(lt.with_diagonal_storage(storage))
 }
 
 #[pymethods]
@@ -169,34 +199,38 @@ impl LinearTransform {
     /// The transform of the dense matrix ``matrix`` (``m × n``, real or complex, at most
     /// ``slots × slots``): reads slots ``0..n``, writes ``M·v`` to slots ``0..m``.
     #[staticmethod]
-    #[pyo3(signature = (slots, matrix, baby_steps = None, *, compact = false))]
+    #[pyo3(signature = (slots, matrix, baby_steps = None, *, compact = false, storage = None))]
     fn from_dense(
         py: Python<'_>,
         slots: usize,
         matrix: &Bound<'_, PyAny>,
         baby_steps: Option<usize>,
         compact: bool,
+        storage: Option<&str>,
     ) -> PyResult<Self> {
         let rows = rows_of(matrix)?;
+        let storage = run(py, || storage_of(compact, storage))?;
         let inner = run(py, move || {
             let lt = match rows {
                 Values2::Real(r) => RLinearTransform::from_dense(slots, &r)?,
                 Values2::Complex(r) => RLinearTransform::from_dense(slots, &r)?,
             };
-            with_options(lt, baby_steps, compact)
+            with_options(lt, baby_steps, storage)
         })?;
         Ok(Self { inner })
     }
     /// The transform given by its diagonals ``{k: diag_k}`` (``slots`` values each).
     #[staticmethod]
-    #[pyo3(signature = (slots, diagonals, baby_steps = None, *, compact = false))]
+    #[pyo3(signature = (slots, diagonals, baby_steps = None, *, compact = false, storage = None))]
     fn from_diagonals(
         py: Python<'_>,
         slots: usize,
         diagonals: std::collections::BTreeMap<i64, Bound<'_, PyAny>>,
         baby_steps: Option<usize>,
         compact: bool,
+        storage: Option<&str>,
     ) -> PyResult<Self> {
+        let storage = run(py, || storage_of(compact, storage))?;
         let mut diags: Vec<(i64, Vec<Complex64>)> = Vec::with_capacity(diagonals.len());
         for (k, v) in &diagonals {
             let d = match values(v)? {
@@ -209,7 +243,7 @@ impl LinearTransform {
             with_options(
                 RLinearTransform::from_diagonals(slots, diags)?,
                 baby_steps,
-                compact,
+                storage,
             )
         })?;
         Ok(Self { inner })
@@ -238,6 +272,11 @@ impl LinearTransform {
     #[getter]
     fn compact(&self) -> bool {
         self.inner.diagonal_storage() == DiagonalStorage::Compact
+    }
+    /// How the encoded diagonals are kept: ``"whole"``, ``"q-only"`` or ``"compact"``.
+    #[getter]
+    fn storage(&self) -> &'static str {
+        storage_name(self.inner.diagonal_storage())
     }
     /// Bytes the cached encoded diagonals hold (0 before the first evaluation).
     #[getter]

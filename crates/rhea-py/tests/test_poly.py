@@ -85,6 +85,26 @@ def test_compact_linear_transform_gives_the_same_ciphertext(small, rng):
     assert precision_bits(small.decrypt(b)[:8], m @ v[:8]) > 15
 
 
+def test_q_only_linear_transform(small, rng):
+    n = small.encoder.slots
+    m = rng.uniform(-1, 1, (8, 8))
+    whole = ckks.LinearTransform.from_dense(n, m)
+    q_only = ckks.LinearTransform.from_dense(n, m, storage="q-only")
+    assert (whole.storage, q_only.storage) == ("whole", "q-only") and not q_only.compact
+    assert ckks.LinearTransform.from_dense(n, m, compact=True).storage == "compact"
+    ev = ckks.Evaluator(small.ctx, galois_keys=small.keygen.galois_keys(small.sk, whole.rotations()))
+    v = np.zeros(n)
+    v[:8] = rng.uniform(-1, 1, 8)
+    ct = small.encrypt(v)
+    b = ev.linear_transform(ct, q_only)
+    ev.linear_transform(ct, whole)
+    assert 0 < q_only.cached_bytes < whole.cached_bytes
+    assert precision_bits(small.decrypt(b)[:8], m @ v[:8]) > 15
+    for bad in ({"storage": "dense"}, {"storage": "whole", "compact": True}):
+        with pytest.raises(rhea.InvalidInputError):
+            ckks.LinearTransform.from_dense(n, m, **bad)
+
+
 def test_slot_sums(small, rng):
     n = small.encoder.slots
     x = rng.uniform(-1, 1, n)

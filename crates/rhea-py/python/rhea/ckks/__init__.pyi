@@ -1,6 +1,6 @@
 """Type stubs of ``rhea.ckks``."""
 
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Literal, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -121,12 +121,13 @@ class Polynomial:
 class LinearTransform:
     @staticmethod
     def from_dense(
-        slots: int, matrix: npt.ArrayLike, baby_steps: Optional[int] = None, *, compact: bool = False
+        slots: int, matrix: npt.ArrayLike, baby_steps: Optional[int] = None, *, compact: bool = False,
+        storage: Optional[Literal["whole", "q-only", "compact"]] = None,
     ) -> LinearTransform: ...
     @staticmethod
     def from_diagonals(
         slots: int, diagonals: Dict[int, _Values], baby_steps: Optional[int] = None,
-        *, compact: bool = False,
+        *, compact: bool = False, storage: Optional[Literal["whole", "q-only", "compact"]] = None,
     ) -> LinearTransform: ...
     @property
     def slots(self) -> int: ...
@@ -138,6 +139,8 @@ class LinearTransform:
     def keyswitches(self) -> int: ...
     @property
     def compact(self) -> bool: ...
+    @property
+    def storage(self) -> Literal["whole", "q-only", "compact"]: ...
     @property
     def cached_bytes(self) -> int: ...
     def rotations(self) -> List[int]: ...
