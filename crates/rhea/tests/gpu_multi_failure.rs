@@ -100,6 +100,7 @@ fn a_full_gpu_gives_a_typed_error_and_the_group_recovers() {
         Ok(_) => panic!("the operation fit beside a ballast of {words_left} words"),
     }
     assert!(took < Duration::from_secs(30), "the error took {took:?}");
+    eprintln!("GPU {second} full: DeviceOutOfMemory after {took:?}");
 
     drop(ballast);
     let again = group.mul_relin(&ga, &ga, &key).unwrap();
