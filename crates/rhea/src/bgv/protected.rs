@@ -450,7 +450,14 @@ mod tests {
                 .encrypt_zero_pk_on_host(&pk, level + 1, &mut Prng::from_seed(seed))
                 .unwrap();
             ring.add_assign(&mut c0, &m).unwrap();
-            let y = keygen::fresh_ciphertext(&ctx, py.log_norm, py.params_id, vec![c0, c1], None, false);
+            let y = keygen::fresh_ciphertext(
+                &ctx,
+                py.log_norm,
+                py.params_id,
+                vec![c0, c1],
+                None,
+                false,
+            );
             assert_eq!(words(&ctx, &y), words(&ctx, &want), "level {level}: pk");
             assert!(y.seed().is_none());
             assert_eq!(y.noise_bound_bits(), want.noise_bound_bits());
@@ -478,7 +485,11 @@ mod tests {
                     .zip(&ys)
                     .map(|(&a, &b)| ((a as u128 * b as u128) % t as u128) as u64)
                     .collect();
-                assert_ne!(z.factor(), 1, "the product was switched down: f ≠ 1 is exercised");
+                assert_ne!(
+                    z.factor(),
+                    1,
+                    "the product was switched down: f ≠ 1 is exercised"
+                );
                 assert_eq!(encoder.decode(&d).unwrap(), prod, "level {level}: x·y");
                 assert_eq!(d, dec.decrypt(&z).unwrap());
             }

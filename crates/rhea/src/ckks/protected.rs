@@ -73,7 +73,12 @@ impl ProtectedKeyGenerator {
     fn with_prng(ctx: &CkksContext, protection: &Protection, prng: Prng) -> Result<Self> {
         Ok(Self {
             ctx: ctx.clone(),
-            core: ProtectedKeyGenCore::new("ProtectedKeyGenerator::new", ctx.rlwe(), protection, prng)?,
+            core: ProtectedKeyGenCore::new(
+                "ProtectedKeyGenerator::new",
+                ctx.rlwe(),
+                protection,
+                prng,
+            )?,
         })
     }
 
