@@ -1119,3 +1119,111 @@ fn bgv_raw_memory_of_an_unprotected_context_shows_the_secrets() {
     assert!(f.secret_ntt > 1000, "{f:?}");
     assert!(f.plaintext > 1000, "{f:?}");
 }
+
+// ------------------------------------------------------------------------------ bootstrapping
+
+/// Bootstrapping keys in protected mode (`Bootstrapper::new_protected`: relinearisation,
+/// conjugation, every rotation, the two encapsulation keys with the sparse secret protected):
+/// from one seed, the same keys as `Bootstrapper::new`'s, so the same bootstrap words of one
+/// ciphertext; the generators' streams stay aligned (their next public keys agree); the
+/// protected decryption of the result gives the message.
+#[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
+fn protected_bootstrapping_keys_are_bit_identical() {
+    use rhea::ckks::bootstrap::{BootstrapPreset, Bootstrapper};
+    let _gpu = require_gpu("protected_bootstrapping_keys_are_bit_identical");
+    let preset = BootstrapPreset::by_name("boot_test_n12_insecure").unwrap();
+    let params = preset.params.build().unwrap();
+    let gpu = CkksContext::new(&params, GPU).unwrap();
+    let cpu = CkksContext::new(&params, Device::Cpu).unwrap();
+    let seed = [27u8; 32];
+    // Protected first: then device memory holds no key of this seed in the clear (the
+    // unprotected generator below puts `s` there).
+    let protection = Protection::new(&gpu).unwrap();
+    let mut kp = ProtectedKeyGenerator::from_seed(&gpu, &protection, seed).unwrap();
+    let psk = Arc::new(kp.secret_key().unwrap());
+    let mut reports = 0;
+    let pboot = Bootstrapper::new_protected_with_progress(
+        &gpu,
+        &mut kp,
+        &psk,
+        preset.config.clone(),
+        &mut |_| reports += 1,
+    )
+    .unwrap();
+    assert!(reports > 4);
+    let secret = distinctive(&cpu, secret_key_poly(psk.host_key()));
+    assert!(secret.len() > 1000);
+    let dump = rhea::unstable::cuda::GpuDevice::new(0)
+        .unwrap()
+        .raw_memory_dump()
+        .unwrap();
+    let found = dump
+        .iter()
+        .flat_map(|r| r.words.chunks_exact(2))
+        .filter(|b| secret.contains(&[b[0], b[1]]))
+        .count();
+    assert_eq!(
+        found, 0,
+        "secret-key words in device memory after the protected keys"
+    );
+    drop(dump);
+    let mut kg = KeyGenerator::from_seed(&gpu, seed);
+    let sk = kg.secret_key().unwrap();
+    let boot = Bootstrapper::new(&gpu, &mut kg, &sk, preset.config.clone()).unwrap();
+    assert_eq!(pboot.keyswitch_keys(), boot.keyswitch_keys());
+    assert_eq!(pboot.key_bytes(), boot.key_bytes());
+    assert_eq!(pboot.rotations(), boot.rotations());
+    let pk = kg.public_key(&sk).unwrap();
+    let ppk = kp.public_key(&psk).unwrap();
+    for i in 0..2 {
+        assert_eq!(
+            words(&gpu, &public_key_parts(&ppk)[i]),
+            words(&gpu, &public_key_parts(&pk)[i]),
+            "the next key after the bootstrapping keys: pk[{i}]"
+        );
+    }
+
+    let enc_host = Encoder::new(&cpu).unwrap();
+    let m = message(enc_host.slots(), 0.6);
+    let pt = enc_host.encode(&m).unwrap();
+    let ct = Encryptor::with_secret_key(&gpu, &sk)
+        .unwrap()
+        .with_seed([28; 32])
+        .encrypt(&pt.to_device(&gpu).unwrap())
+        .unwrap();
+    let low = Evaluator::new(&gpu)
+        .drop_to_level(&ct, boot.input_level())
+        .unwrap();
+    let out = boot.bootstrap(&low).unwrap();
+    let pout = pboot.bootstrap(&low).unwrap();
+    assert_eq!(
+        ct_words(&gpu, &pout),
+        ct_words(&gpu, &out),
+        "bootstrap words"
+    );
+    let got = enc_host
+        .decode(
+            &ProtectedDecryptor::new(&gpu, psk)
+                .unwrap()
+                .decrypt(&pout)
+                .unwrap(),
+        )
+        .unwrap();
+    let err = got
+        .iter()
+        .zip(&m)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max);
+    assert!(err < 1e-3, "bootstrapped values off by {err}");
+    // A generator of another seed gives other keys: the comparison above can fail.
+    let mut ko = ProtectedKeyGenerator::from_seed(&gpu, &protection, seed).unwrap();
+    let osk = ko.secret_key().unwrap();
+    let mut ko = ProtectedKeyGenerator::from_seed(&gpu, &protection, [29; 32]).unwrap();
+    let oboot = Bootstrapper::new_protected(&gpu, &mut ko, &osk, preset.config).unwrap();
+    assert_ne!(
+        ct_words(&gpu, &oboot.bootstrap(&low).unwrap()),
+        ct_words(&gpu, &out),
+        "keys of another stream"
+    );
+}

@@ -82,11 +82,10 @@ impl ProtectedKeyGenerator {
         })
     }
 
-    /// The context, the session and the CSPRNG (bootstrapping's encapsulation keys continue
-    /// the same stream).
-    pub(crate) fn parts(&mut self) -> (&CkksContext, &Protection, &mut Prng) {
-        let (_, protection, prng) = self.core.parts();
-        (&self.ctx, protection, prng)
+    /// The context and the CSPRNG (bootstrapping's encapsulation keys continue the same
+    /// stream).
+    pub(crate) fn parts(&mut self) -> (&CkksContext, &mut Prng) {
+        (&self.ctx, self.core.prng())
     }
 
     /// A fresh secret key: generated on the host, protected on the GPU.

@@ -467,10 +467,10 @@ impl ProtectedKeyGenCore {
         })
     }
 
-    /// The context, the session and the CSPRNG (for keys made outside the RLWE core, e.g.
-    /// bootstrapping's encapsulation keys: the draws continue the same stream).
-    pub(crate) fn parts(&mut self) -> (&RlweContext, &Protection, &mut Prng) {
-        (&self.rlwe, &self.protection, &mut self.prng)
+    /// The CSPRNG (for keys made outside the RLWE core, e.g. bootstrapping's encapsulation
+    /// keys: the draws continue the same stream).
+    pub(crate) fn prng(&mut self) -> &mut Prng {
+        &mut self.prng
     }
 
     /// A fresh secret key: generated on the host, protected on the GPU.
