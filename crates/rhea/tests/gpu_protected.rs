@@ -16,6 +16,13 @@
 //!   none of them; the same steps unprotected show the first three (so the search can fail; the
 //!   ephemeral count is printed there, not asserted: the unprotected GPU path zeroises `v`).
 //!
+//! - `bgv_protected_mode_is_bit_identical`, `bgv_raw_memory_*`: the same for BGV's façade
+//!   (keys, secret- and public-key encryption, decryption and noise budget, mul+relin exact; the
+//!   search adds `t^{-1}·m` and the decryption's phase `Σ ĉ_i·s^i` and `t` times it).
+//! - `protected_bootstrapping_keys_are_bit_identical`: `Bootstrapper::new_protected` makes the
+//!   keys of `Bootstrapper::new` (same bootstrap words from one seed), with no word of `s` in
+//!   device memory.
+//!
 //! Every test is `#[ignore]`d: a machine without a GPU lists them as ignored;
 //! `--include-ignored` runs them, and then a missing GPU is a failure.
 
