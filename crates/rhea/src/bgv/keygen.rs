@@ -7,8 +7,11 @@ use num_traits::ToPrimitive;
 use rhea_math::sampler::Prng;
 
 use super::{BgvContext, Ciphertext, Decrypted, Plaintext};
+use crate::backend::Poly;
 use crate::error::{Error, Result};
-use crate::rlwe::{EncryptorCore, GaloisKeys, PublicKey, RelinearizationKey, SecretKey};
+use crate::rlwe::{
+    check_degree, EncryptorCore, GaloisKeys, PublicKey, RelinearizationKey, SecretKey,
+};
 
 /// Generates keys from a ChaCha20 CSPRNG (OS-seeded, or explicitly seeded for reproducible
 /// tests). The keys are the RLWE core's, identical in form to CKKS keys (see [`crate::bgv`]).
@@ -66,13 +69,18 @@ impl KeyGenerator {
     /// The Galois keys [`super::Evaluator::inner_sum`] needs: row rotations by `1, 2, 4, …, N/4`
     /// and the column swap.
     pub fn inner_sum_keys(&mut self, sk: &SecretKey) -> Result<GaloisKeys> {
-        let half = self.ctx.params().n() / 2;
-        let steps: Vec<i64> = (0..)
-            .map(|i| 1i64 << i)
-            .take_while(|&s| (s as usize) < half)
-            .collect();
-        self.galois_keys(sk, &steps, true)
+        self.galois_keys(sk, &inner_sum_steps(&self.ctx), true)
     }
+}
+
+/// The row rotations [`super::Evaluator::inner_sum`] needs keys for: `1, 2, 4, …, N/4` (with
+/// the column swap).
+pub(super) fn inner_sum_steps(ctx: &BgvContext) -> Vec<i64> {
+    let half = ctx.params().n() / 2;
+    (0..)
+        .map(|i| 1i64 << i)
+        .take_while(|&s| (s as usize) < half)
+        .collect()
 }
 
 /// Encrypts plaintexts under a public key or (symmetrically) a secret key. `Send + Sync`. It
@@ -114,24 +122,51 @@ impl Encryptor {
     pub fn encrypt(&self, pt: &Plaintext) -> Result<Ciphertext> {
         let rlwe = self.ctx.rlwe();
         rlwe.check_id("encrypt", pt.params_id)?;
-        let ring = self.ctx.ring();
-        let mut m = pt.poly.try_clone()?;
-        let t_inv = self.ctx.t_inv_times(1, m.q_limbs());
-        ring.mul_scalar_assign(&mut m, &t_inv)?;
+        let m = encryption_input(&self.ctx, &pt.poly)?;
         let (parts, seed) = self.core.encrypt(rlwe, &m)?;
-        let noise = &self.ctx.noise;
-        let log_noise = if self.core.uses_secret_key() {
-            noise.fresh_sk(pt.log_norm)
-        } else {
-            noise.fresh_pk(pt.log_norm)
-        };
-        Ok(Ciphertext {
+        Ok(fresh_ciphertext(
+            &self.ctx,
+            pt.log_norm,
+            pt.params_id,
             parts,
-            factor: 1,
-            log_noise,
-            params_id: pt.params_id,
             seed,
-        })
+            self.core.uses_secret_key(),
+        ))
+    }
+}
+
+/// What the RLWE core encrypts for the plaintext polynomial `m` (NTT form, level `ℓ`):
+/// `t^{-1}·m mod Q_ℓ`, on `m`'s device (shared with the protected encryptor, which computes it
+/// on the host and protects it).
+pub(super) fn encryption_input(ctx: &BgvContext, m: &Poly) -> Result<Poly> {
+    let mut m = m.try_clone()?;
+    let t_inv = ctx.t_inv_times(1, m.q_limbs());
+    ctx.ring().mul_scalar_assign(&mut m, &t_inv)?;
+    Ok(m)
+}
+
+/// The fresh encryption (components `parts`) of a plaintext of norm bound `2^log_norm`:
+/// correction factor 1 and the noise model's bound for a secret-key (`secret`) or public-key
+/// encryption.
+pub(super) fn fresh_ciphertext(
+    ctx: &BgvContext,
+    log_norm: f64,
+    params_id: u64,
+    parts: Vec<Poly>,
+    seed: Option<[u8; 32]>,
+    secret: bool,
+) -> Ciphertext {
+    let log_noise = if secret {
+        ctx.noise.fresh_sk(log_norm)
+    } else {
+        ctx.noise.fresh_pk(log_norm)
+    };
+    Ciphertext {
+        parts,
+        factor: 1,
+        log_noise,
+        params_id,
+        seed,
     }
 }
 
@@ -154,11 +189,101 @@ pub struct Decryptor {
 }
 
 /// The phase of a ciphertext over the integers: its coefficients centred modulo `Q_ℓ`.
-struct Phase {
+pub(super) struct Phase {
     coeffs: Vec<BigInt>,
     budget: i64,
     /// `log2 ‖v‖_∞`.
     log_norm: f64,
+}
+
+/// `v = t · Σ ĉ_i·s^i`, centred modulo `Q_ℓ`, and `⌊log2(Q_ℓ / (2·‖v‖_∞))⌋`, from the RLWE
+/// decryption `decrypt(ĉ) = Σ ĉ_i·s^i` (NTT form; on the context's device, or in host memory
+/// for the protected decryptor, whose `Σ ĉ_i·s^i` never exists in device memory in the clear).
+pub(super) fn phase(
+    ctx: &BgvContext,
+    op: &'static str,
+    ct: &Ciphertext,
+    decrypt: impl FnOnce(&[Poly]) -> Result<Poly>,
+) -> Result<Phase> {
+    let rlwe = ctx.rlwe();
+    rlwe.check_id(op, ct.params_id)?;
+    check_degree(
+        op,
+        ct.parts.len(),
+        "a BGV ciphertext has 2 components (3 before relinearization)",
+    )?;
+    let ring = ctx.ring();
+    let limbs = ct.parts[0].q_limbs();
+    let mut v = decrypt(&ct.parts)?;
+    ring.mul_scalar_assign(&mut v, &ctx.t_scalars(limbs))?;
+    ring.ntt_inverse(&mut v)?;
+    let words = ring.download(&v)?;
+    let basis = ring.q().prefix(limbs)?;
+    let coeffs = basis.poly_reconstruct_centered(&words, ring.n())?;
+    let max = coeffs
+        .iter()
+        .map(|c| c.magnitude())
+        .max()
+        .cloned()
+        .unwrap_or_default();
+    let log_max = log2_big(&max).max(0.0);
+    let log_q = ctx.noise.log_modulus(limbs - 1);
+    let budget = (log_q - 1.0 - log_max).floor() as i64;
+    Ok(Phase {
+        coeffs,
+        budget,
+        log_norm: log_max,
+    })
+}
+
+/// Whether the measured phase of `ct` can be trusted: the tracked bound on its noise is below
+/// `Q_ℓ / 2`. Past it (only reachable with the evaluator's noise checks off,
+/// [`super::Evaluator::with_noise_check`]`(false)`) the true phase may have wrapped modulo
+/// `Q_ℓ`, and the measured one says nothing about it.
+pub(super) fn budget_known(ctx: &BgvContext, ct: &Ciphertext) -> bool {
+    ct.log_noise < ctx.noise.log_modulus(ct.level()) - 1.0
+}
+
+/// The noise budget reported for `ct` with the measured `phase` (see
+/// [`Decryptor::noise_budget`]).
+pub(super) fn reported_budget(ctx: &BgvContext, ct: &Ciphertext, phase: &Phase) -> Option<u32> {
+    budget_known(ctx, ct).then_some(phase.budget.max(0) as u32)
+}
+
+/// `m mod t` from the phase of `ct` (correction factor divided out), after checking the
+/// measured budget (see [`Decryptor::decrypt`]).
+pub(super) fn decrypted(ctx: &BgvContext, ct: &Ciphertext, phase: Phase) -> Result<Decrypted> {
+    if phase.budget <= 0 {
+        let level = ct.level();
+        return Err(Error::NoiseBudgetExhausted {
+            op: "decrypt",
+            level,
+            log_noise: phase.log_norm,
+            log_modulus: ctx.noise.log_modulus(level),
+        });
+    }
+    let t = &ctx.tables.t;
+    let f_inv = t.inv(ct.factor)?;
+    let tb = BigUint::from(t.value());
+    let coeffs = phase
+        .coeffs
+        .iter()
+        .map(|c| {
+            let r = (c.magnitude() % &tb).to_u64().unwrap_or(0);
+            let r = if c.sign() == num_bigint::Sign::Minus {
+                t.neg(r)
+            } else {
+                r
+            };
+            t.mul(r, f_inv)
+        })
+        .collect();
+    Ok(Decrypted {
+        coeffs,
+        noise_budget: budget_known(ctx, ct).then_some(phase.budget as u32),
+        level: ct.level(),
+        params_id: ct.params_id,
+    })
 }
 
 impl Decryptor {
@@ -173,48 +298,10 @@ impl Decryptor {
         })
     }
 
-    /// `v = t · Σ ĉ_i·s^i`, centred modulo `Q_ℓ`, and `⌊log2(Q_ℓ / (2·‖v‖_∞))⌋`.
     fn phase(&self, op: &'static str, ct: &Ciphertext) -> Result<Phase> {
-        let rlwe = self.ctx.rlwe();
-        rlwe.check_id(op, ct.params_id)?;
-        if !(2..=3).contains(&ct.parts.len()) {
-            return Err(Error::CiphertextDegree {
-                op,
-                expected: 2,
-                found: ct.parts.len(),
-                hint: "a BGV ciphertext has 2 components (3 before relinearization)",
-            });
-        }
-        let ring = self.ctx.ring();
-        let limbs = ct.parts[0].q_limbs();
-        let mut v = rlwe.decrypt(&self.sk, &ct.parts)?;
-        ring.mul_scalar_assign(&mut v, &self.ctx.t_scalars(limbs))?;
-        ring.ntt_inverse(&mut v)?;
-        let words = ring.download(&v)?;
-        let basis = ring.q().prefix(limbs)?;
-        let coeffs = basis.poly_reconstruct_centered(&words, ring.n())?;
-        let max = coeffs
-            .iter()
-            .map(|c| c.magnitude())
-            .max()
-            .cloned()
-            .unwrap_or_default();
-        let log_max = log2_big(&max).max(0.0);
-        let log_q = self.ctx.noise.log_modulus(limbs - 1);
-        let budget = (log_q - 1.0 - log_max).floor() as i64;
-        Ok(Phase {
-            coeffs,
-            budget,
-            log_norm: log_max,
+        phase(&self.ctx, op, ct, |parts| {
+            self.ctx.rlwe().decrypt(&self.sk, parts)
         })
-    }
-
-    /// Whether the measured phase of `ct` can be trusted: the tracked bound on its noise is below
-    /// `Q_ℓ / 2`. Past it (only reachable with the evaluator's noise checks off,
-    /// [`super::Evaluator::with_noise_check`]`(false)`) the true phase may have wrapped modulo
-    /// `Q_ℓ`, and the measured one says nothing about it.
-    fn budget_known(&self, ct: &Ciphertext) -> bool {
-        ct.log_noise < self.ctx.noise.log_modulus(ct.level()) - 1.0
     }
 
     /// The measured noise budget of `ct` in bits, `⌊log2(Q_ℓ / (2·‖v‖_∞))⌋` (`Some(0)` when
@@ -223,7 +310,7 @@ impl Decryptor {
     /// phase may have wrapped modulo `Q_ℓ` and a measured budget would be a guess.
     pub fn noise_budget(&self, ct: &Ciphertext) -> Result<Option<u32>> {
         let phase = self.phase("noise_budget", ct)?;
-        Ok(self.budget_known(ct).then_some(phase.budget.max(0) as u32))
+        Ok(reported_budget(&self.ctx, ct, &phase))
     }
 
     /// Decrypts `ct` to `m mod t`, checking the measured noise budget.
@@ -238,36 +325,6 @@ impl Decryptor {
     /// shape errors.
     pub fn decrypt(&self, ct: &Ciphertext) -> Result<Decrypted> {
         let phase = self.phase("decrypt", ct)?;
-        if phase.budget <= 0 {
-            let level = ct.level();
-            return Err(Error::NoiseBudgetExhausted {
-                op: "decrypt",
-                level,
-                log_noise: phase.log_norm,
-                log_modulus: self.ctx.noise.log_modulus(level),
-            });
-        }
-        let t = &self.ctx.tables.t;
-        let f_inv = t.inv(ct.factor)?;
-        let tb = BigUint::from(t.value());
-        let coeffs = phase
-            .coeffs
-            .iter()
-            .map(|c| {
-                let r = (c.magnitude() % &tb).to_u64().unwrap_or(0);
-                let r = if c.sign() == num_bigint::Sign::Minus {
-                    t.neg(r)
-                } else {
-                    r
-                };
-                t.mul(r, f_inv)
-            })
-            .collect();
-        Ok(Decrypted {
-            coeffs,
-            noise_budget: self.budget_known(ct).then_some(phase.budget as u32),
-            level: ct.level(),
-            params_id: ct.params_id,
-        })
+        decrypted(&self.ctx, ct, phase)
     }
 }

@@ -75,12 +75,16 @@ mod encoder;
 mod evaluator;
 mod keygen;
 pub(crate) mod noise;
+mod protected;
 
 pub use ciphertext::{Ciphertext, Decrypted, Plaintext};
 pub use context::BgvContext;
 pub use encoder::Encoder;
 pub use evaluator::Evaluator;
 pub use keygen::{Decryptor, Encryptor, KeyGenerator};
+pub use protected::{
+    ProtectedDecryptor, ProtectedEncryptor, ProtectedKeyGenerator, ProtectedPlaintext,
+};
 // The parameter types live with CKKS's in `crate::params` (one place, one shape); re-exported
 // here so that `rhea::bgv::BgvParameters` keeps working.
 pub use crate::params::{

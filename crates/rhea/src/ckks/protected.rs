@@ -34,7 +34,7 @@
 //! # Ok::<(), rhea::Error>(())
 //! ```
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use rhea_math::sampler::Prng;
 
@@ -42,7 +42,8 @@ use super::{Ciphertext, CkksContext, Plaintext};
 use crate::backend::{Device, ProtectedPoly};
 use crate::error::{Error, Result};
 use crate::rlwe::{
-    GaloisKeys, KeySwitchKey, ProtectedSecretKey, Protection, PublicKey, RelinearizationKey,
+    GaloisKeys, KeySwitchKey, ProtectedEncryptorCore, ProtectedKeyGenCore, ProtectedSecretKey,
+    Protection, PublicKey, RelinearizationKey,
 };
 
 /// [`super::KeyGenerator`] in protected mode: the same draws from its ChaCha20 CSPRNG, so the
@@ -51,8 +52,7 @@ use crate::rlwe::{
 /// host and reach the GPU only as ciphertext.
 pub struct ProtectedKeyGenerator {
     ctx: CkksContext,
-    protection: Protection,
-    prng: Prng,
+    core: ProtectedKeyGenCore,
 }
 
 impl ProtectedKeyGenerator {
@@ -71,37 +71,36 @@ impl ProtectedKeyGenerator {
     }
 
     fn with_prng(ctx: &CkksContext, protection: &Protection, prng: Prng) -> Result<Self> {
-        if ctx.device() != protection.device() {
-            return Err(Error::DeviceMismatch {
-                op: "ProtectedKeyGenerator::new",
-                lhs: ctx.device(),
-                rhs: protection.device(),
-            });
-        }
         Ok(Self {
             ctx: ctx.clone(),
-            protection: protection.clone(),
-            prng,
+            core: ProtectedKeyGenCore::new(
+                "ProtectedKeyGenerator::new",
+                ctx.rlwe(),
+                protection,
+                prng,
+            )?,
         })
+    }
+
+    /// The context and the CSPRNG (bootstrapping's encapsulation keys continue the same
+    /// stream).
+    pub(crate) fn parts(&mut self) -> (&CkksContext, &mut Prng) {
+        (&self.ctx, self.core.prng())
     }
 
     /// A fresh secret key: generated on the host, protected on the GPU.
     pub fn secret_key(&mut self) -> Result<ProtectedSecretKey> {
-        self.ctx
-            .rlwe()
-            .gen_protected_secret_key(&self.protection, &mut self.prng)
+        self.core.secret_key()
     }
 
     /// The public key of `sk`.
     pub fn public_key(&mut self, sk: &ProtectedSecretKey) -> Result<PublicKey> {
-        self.ctx.rlwe().gen_public_key_protected(sk, &mut self.prng)
+        self.core.public_key(sk)
     }
 
     /// The relinearisation key of `sk` (`s²` exists only in registers).
     pub fn relinearization_key(&mut self, sk: &ProtectedSecretKey) -> Result<RelinearizationKey> {
-        self.ctx
-            .rlwe()
-            .gen_relinearization_key_protected(sk, &mut self.prng)
+        self.core.relinearization_key(sk)
     }
 
     /// The Galois key for element `g` (see [`super::KeyGenerator::galois_key_for_element`]).
@@ -110,9 +109,7 @@ impl ProtectedKeyGenerator {
         sk: &ProtectedSecretKey,
         g: u64,
     ) -> Result<KeySwitchKey> {
-        self.ctx
-            .rlwe()
-            .gen_galois_key_protected(sk, g, &mut self.prng)
+        self.core.galois_key_for_element(sk, g)
     }
 
     /// Galois keys for rotations by `steps` and, if `conjugation`, complex conjugation (the
@@ -123,20 +120,7 @@ impl ProtectedKeyGenerator {
         steps: &[i64],
         conjugation: bool,
     ) -> Result<GaloisKeys> {
-        let rlwe = self.ctx.rlwe().clone();
-        let mut keys = GaloisKeys::empty(rlwe.params_id());
-        let rotations = steps
-            .iter()
-            .map(|&k| rlwe.galois_element_for_rotation(k))
-            .filter(|&g| g != 1);
-        let conjugation = conjugation.then(|| rlwe.galois_element_for_conjugation());
-        let elements: Vec<u64> = rotations.chain(conjugation).collect();
-        for g in elements {
-            if !keys.contains(g) {
-                keys.insert(g, self.galois_key_for_element(sk, g)?)?;
-            }
-        }
-        Ok(keys)
+        self.core.galois_keys(sk, steps, conjugation)
     }
 }
 
@@ -259,18 +243,6 @@ impl ProtectedPlaintext {
     }
 }
 
-/// The key a [`ProtectedEncryptor`] encrypts under.
-enum ProtectedEncryptionKey {
-    /// A protected secret key (its session is the key's).
-    Secret(Arc<ProtectedSecretKey>),
-    /// A public key, held in host memory (the encryption of zero is computed there), and the
-    /// session whose plaintexts it encrypts.
-    Public {
-        host: Box<PublicKey>,
-        protection: Protection,
-    },
-}
-
 /// Encryption of protected plaintexts, with a protected secret key or a public key.
 ///
 /// - [`ProtectedEncryptor::new`] (secret key): `(−a·s + e + m, a)`, the words of
@@ -283,8 +255,7 @@ enum ProtectedEncryptionKey {
 ///   registers. No secret is in device memory in the clear.
 pub struct ProtectedEncryptor {
     ctx: CkksContext,
-    key: ProtectedEncryptionKey,
-    prng: Mutex<Prng>,
+    core: ProtectedEncryptorCore,
 }
 
 impl ProtectedEncryptor {
@@ -293,8 +264,7 @@ impl ProtectedEncryptor {
     pub fn new(ctx: &CkksContext, sk: impl Into<Arc<ProtectedSecretKey>>) -> Result<Self> {
         Ok(Self {
             ctx: ctx.clone(),
-            key: ProtectedEncryptionKey::Secret(sk.into()),
-            prng: Mutex::new(Prng::from_os()?),
+            core: ProtectedEncryptorCore::secret(sk.into())?,
         })
     }
 
@@ -311,44 +281,28 @@ impl ProtectedEncryptor {
         pk: &PublicKey,
         protection: &Protection,
     ) -> Result<Self> {
-        const OP: &str = "ProtectedEncryptor::with_public_key";
-        if ctx.device() != protection.device() {
-            return Err(Error::DeviceMismatch {
-                op: OP,
-                lhs: ctx.device(),
-                rhs: protection.device(),
-            });
-        }
-        ctx.rlwe().check_id(OP, pk.params_id())?;
-        let host = Box::new(pk.to_device(&ctx.rlwe().on_host())?);
         Ok(Self {
             ctx: ctx.clone(),
-            key: ProtectedEncryptionKey::Public {
-                host,
-                protection: protection.clone(),
-            },
-            prng: Mutex::new(Prng::from_os()?),
+            core: ProtectedEncryptorCore::public(
+                "ProtectedEncryptor::with_public_key",
+                ctx.rlwe(),
+                pk,
+                protection,
+            )?,
         })
     }
 
     /// Replaces the randomness with an explicitly seeded stream (reproducible tests only).
     pub fn with_seed(self, seed: [u8; 32]) -> Self {
         Self {
-            prng: Mutex::new(Prng::from_seed(seed)),
-            ..self
+            ctx: self.ctx,
+            core: self.core.with_seed(seed),
         }
     }
 
     /// Whether it encrypts under a (protected) secret key; a public key otherwise.
     pub fn uses_secret_key(&self) -> bool {
-        matches!(self.key, ProtectedEncryptionKey::Secret(_))
-    }
-
-    fn protection(&self) -> &Protection {
-        match &self.key {
-            ProtectedEncryptionKey::Secret(sk) => sk.protection(),
-            ProtectedEncryptionKey::Public { protection, .. } => protection,
-        }
+        self.core.uses_secret_key()
     }
 
     /// Encrypts `pt` at its level and scale: under a secret key its `c_1` is seeded (as
@@ -360,33 +314,9 @@ impl ProtectedEncryptor {
     /// [`ProtectedEncryptor::with_public_key`] (its ciphertext would not decrypt).
     pub fn encrypt(&self, pt: &ProtectedPlaintext) -> Result<Ciphertext> {
         self.ctx.rlwe().check_id("encrypt", pt.params_id)?;
-        if !pt.protection.is_same_session(self.protection()) {
-            return Err(Error::InvalidInput(
-                "ProtectedEncryptor::encrypt: the plaintext and the encryptor are protected by \
-                 different sessions (use one Protection for both)"
-                    .into(),
-            ));
-        }
-        let mut prng = self
-            .prng
-            .lock()
-            .map_err(|_| Error::InvalidInput("the encryptor's CSPRNG lock is poisoned".into()))?;
-        let (parts, seed) = match &self.key {
-            ProtectedEncryptionKey::Secret(sk) => {
-                let (parts, seed) = self
-                    .ctx
-                    .rlwe()
-                    .encrypt_sk_protected(sk, &pt.poly, &mut prng)?;
-                (parts, Some(seed))
-            }
-            ProtectedEncryptionKey::Public { host, protection } => {
-                let parts = self
-                    .ctx
-                    .rlwe()
-                    .encrypt_pk_protected(protection, host, &pt.poly, &mut prng)?;
-                (parts, None)
-            }
-        };
+        let (parts, seed) = self
+            .core
+            .encrypt(self.ctx.rlwe(), &pt.poly, &pt.protection)?;
         Ok(Ciphertext {
             parts,
             scale: pt.scale,

@@ -32,6 +32,7 @@ pub(crate) use facade::{
 };
 pub(crate) use keys::check_galois_element;
 pub use keys::{GaloisKeys, KeySwitchKey, PublicKey, RelinearizationKey, SecretKey};
+pub(crate) use protected::{ProtectedEncryptorCore, ProtectedKeyGenCore};
 pub use protected::{ProtectedSecretKey, Protection};
 
 /// What the RLWE core needs to know: the ring, the secret and error distributions, the device,
@@ -294,17 +295,28 @@ impl RlweContext {
         rng: &mut Prng,
     ) -> Result<GaloisKeys> {
         let mut keys = GaloisKeys::empty(self.params_id());
+        for g in self.galois_elements(steps, conjugation) {
+            keys.insert(g, self.gen_galois_key(sk, g, rng)?)?;
+        }
+        Ok(keys)
+    }
+
+    /// The distinct Galois elements of [`RlweContext::gen_galois_keys`] in the order their keys
+    /// are generated: the rotations by `steps` (skipping the identity), then `2N − 1` if
+    /// `conjugation`; the protected generator uses the same list, hence the same draws.
+    pub(crate) fn galois_elements(&self, steps: &[i64], conjugation: bool) -> Vec<u64> {
         let rotations = steps
             .iter()
             .map(|&k| self.galois_element_for_rotation(k))
             .filter(|&g| g != 1);
         let conjugation = conjugation.then(|| self.galois_element_for_conjugation());
+        let mut elements: Vec<u64> = Vec::new();
         for g in rotations.chain(conjugation) {
-            if !keys.contains(g) {
-                keys.insert(g, self.gen_galois_key(sk, g, rng)?)?;
+            if !elements.contains(&g) {
+                elements.push(g);
             }
         }
-        Ok(keys)
+        elements
     }
 
     // ------------------------------------------------------------------ encryption

@@ -13,12 +13,14 @@
 //! result public) is computed on the host by the CPU backend (the draws and words of
 //! [`RlweContext::encrypt_pk`]), uploaded, and the protected message is added in a kernel.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use rhea_cuda::lite::LiteSession;
 use rhea_math::sampler::Prng;
 
-use super::{keys, KeySwitchKey, PublicKey, RelinearizationKey, RlweContext, SecretKey};
+use super::{
+    keys, GaloisKeys, KeySwitchKey, PublicKey, RelinearizationKey, RlweContext, SecretKey,
+};
 use crate::backend::{Device, Form, LiteTerm, Poly, ProtectedPoly, Storage};
 use crate::error::{Error, Result};
 
@@ -215,8 +217,9 @@ impl RlweContext {
     }
 
     /// [`RlweContext::gen_keyswitch_key`] from `s_from` (protected, or `None` for `s²`) to the
-    /// protected `s_to`: the same words.
-    fn gen_keyswitch_key_protected(
+    /// protected `s_to` (both over this context's `Q ∪ P`, NTT form, protected by
+    /// `protection`): the same words.
+    pub(crate) fn gen_keyswitch_key_protected(
         &self,
         protection: &Protection,
         s_to: &ProtectedPoly,
@@ -253,6 +256,19 @@ impl RlweContext {
         })
     }
 
+    /// [`RlweContext::gen_keyswitch_key`] from the protected `s_from` (over `Q ∪ P`, NTT form,
+    /// protected by `sk`'s session) to `sk`: the same words (e.g. bootstrapping's sparse→dense
+    /// key).
+    pub(crate) fn gen_keyswitch_key_to_protected(
+        &self,
+        sk: &ProtectedSecretKey,
+        s_from: &ProtectedPoly,
+        rng: &mut Prng,
+    ) -> Result<KeySwitchKey> {
+        self.check_protected_key("gen_keyswitch_key", sk)?;
+        self.gen_keyswitch_key_protected(&sk.protection, &sk.s_qp, Some(s_from), rng)
+    }
+
     /// [`RlweContext::gen_relinearization_key`] with `s` protected (`s²` only in registers).
     pub(crate) fn gen_relinearization_key_protected(
         &self,
@@ -280,6 +296,22 @@ impl RlweContext {
         s_to_host.zeroize();
         let s_to = s_to?;
         self.gen_keyswitch_key_protected(&sk.protection, &s_to, Some(&sk.s_qp), rng)
+    }
+
+    /// [`RlweContext::gen_galois_keys`] with `s` protected: the same elements in the same order
+    /// ([`RlweContext::galois_elements`]), so the same draws and words.
+    pub(crate) fn gen_galois_keys_protected(
+        &self,
+        sk: &ProtectedSecretKey,
+        steps: &[i64],
+        conjugation: bool,
+        rng: &mut Prng,
+    ) -> Result<GaloisKeys> {
+        let mut keys = GaloisKeys::empty(self.params_id());
+        for g in self.galois_elements(steps, conjugation) {
+            keys.insert(g, self.gen_galois_key_protected(sk, g, rng)?)?;
+        }
+        Ok(keys)
     }
 
     /// [`RlweContext::decrypt`] with `s` protected; the result is in host memory (decrypted
@@ -404,6 +436,189 @@ impl RlweContext {
         self.ring
             .lite_plain_assign(protection.session(), &mut parts[0], m, false)?;
         Ok(parts)
+    }
+}
+
+/// The state of a protected key generator, shared by the CKKS and BGV façades: the context (a
+/// GPU one), the session, and the ChaCha20 CSPRNG whose draws are the unprotected generator's
+/// (the same seed gives the same keys).
+pub(crate) struct ProtectedKeyGenCore {
+    rlwe: RlweContext,
+    protection: Protection,
+    prng: Prng,
+}
+
+impl ProtectedKeyGenCore {
+    /// A generator for `rlwe` with `prng` (`op` names the façade's constructor in errors).
+    ///
+    /// Errors: [`Error::DeviceMismatch`] for a protection of another device than `rlwe`'s (a
+    /// CPU context included).
+    pub(crate) fn new(
+        op: &'static str,
+        rlwe: &RlweContext,
+        protection: &Protection,
+        prng: Prng,
+    ) -> Result<Self> {
+        protection.check(rlwe, op)?;
+        Ok(Self {
+            rlwe: rlwe.clone(),
+            protection: protection.clone(),
+            prng,
+        })
+    }
+
+    /// The CSPRNG (for keys made outside the RLWE core, e.g. bootstrapping's encapsulation
+    /// keys: the draws continue the same stream).
+    pub(crate) fn prng(&mut self) -> &mut Prng {
+        &mut self.prng
+    }
+
+    /// A fresh secret key: generated on the host, protected on the GPU.
+    pub(crate) fn secret_key(&mut self) -> Result<ProtectedSecretKey> {
+        self.rlwe
+            .gen_protected_secret_key(&self.protection, &mut self.prng)
+    }
+
+    /// The public key of `sk`.
+    pub(crate) fn public_key(&mut self, sk: &ProtectedSecretKey) -> Result<PublicKey> {
+        self.rlwe.gen_public_key_protected(sk, &mut self.prng)
+    }
+
+    /// The relinearisation key of `sk`.
+    pub(crate) fn relinearization_key(
+        &mut self,
+        sk: &ProtectedSecretKey,
+    ) -> Result<RelinearizationKey> {
+        self.rlwe
+            .gen_relinearization_key_protected(sk, &mut self.prng)
+    }
+
+    /// The Galois key for element `g`.
+    pub(crate) fn galois_key_for_element(
+        &mut self,
+        sk: &ProtectedSecretKey,
+        g: u64,
+    ) -> Result<KeySwitchKey> {
+        self.rlwe.gen_galois_key_protected(sk, g, &mut self.prng)
+    }
+
+    /// Galois keys for rotations by `steps` and, if `conjugation`, for `2N − 1`.
+    pub(crate) fn galois_keys(
+        &mut self,
+        sk: &ProtectedSecretKey,
+        steps: &[i64],
+        conjugation: bool,
+    ) -> Result<GaloisKeys> {
+        self.rlwe
+            .gen_galois_keys_protected(sk, steps, conjugation, &mut self.prng)
+    }
+}
+
+/// The key a protected encryptor encrypts under.
+enum ProtectedEncryptionKey {
+    /// A protected secret key (its session is the key's).
+    Secret(Arc<ProtectedSecretKey>),
+    /// A public key, held in host memory (the encryption of zero is computed there), and the
+    /// session whose plaintexts it encrypts.
+    Public {
+        host: Box<PublicKey>,
+        protection: Protection,
+    },
+}
+
+/// The key and the mutex-guarded CSPRNG of a protected encryptor (the CKKS and BGV façades'):
+/// secret-key ([`RlweContext::encrypt_sk_protected`]) or public-key
+/// ([`RlweContext::encrypt_pk_protected`]) encryption of a protected NTT-form polynomial.
+pub(crate) struct ProtectedEncryptorCore {
+    key: ProtectedEncryptionKey,
+    prng: Mutex<Prng>,
+}
+
+impl ProtectedEncryptorCore {
+    /// A secret-key encryptor (OS-seeded).
+    pub(crate) fn secret(sk: Arc<ProtectedSecretKey>) -> Result<Self> {
+        Ok(Self {
+            key: ProtectedEncryptionKey::Secret(sk),
+            prng: Mutex::new(Prng::from_os()?),
+        })
+    }
+
+    /// A public-key encryptor (OS-seeded) for `rlwe` (a GPU context) and the plaintexts
+    /// protected by `protection`; `pk` (on any device) is copied to host memory here, once.
+    ///
+    /// Errors: [`Error::DeviceMismatch`] for a protection of another device than `rlwe`'s (a
+    /// CPU context included); [`Error::ParametersMismatch`]; the device's errors.
+    pub(crate) fn public(
+        op: &'static str,
+        rlwe: &RlweContext,
+        pk: &PublicKey,
+        protection: &Protection,
+    ) -> Result<Self> {
+        protection.check(rlwe, op)?;
+        rlwe.check_id(op, pk.params_id())?;
+        let host = Box::new(pk.to_device(&rlwe.on_host())?);
+        Ok(Self {
+            key: ProtectedEncryptionKey::Public {
+                host,
+                protection: protection.clone(),
+            },
+            prng: Mutex::new(Prng::from_os()?),
+        })
+    }
+
+    /// The same key with an explicitly seeded stream (reproducible tests only).
+    pub(crate) fn with_seed(self, seed: [u8; 32]) -> Self {
+        Self {
+            prng: Mutex::new(Prng::from_seed(seed)),
+            ..self
+        }
+    }
+
+    /// Whether it encrypts under a (protected) secret key; a public key otherwise.
+    pub(crate) fn uses_secret_key(&self) -> bool {
+        matches!(self.key, ProtectedEncryptionKey::Secret(_))
+    }
+
+    fn protection(&self) -> &Protection {
+        match &self.key {
+            ProtectedEncryptionKey::Secret(sk) => sk.protection(),
+            ProtectedEncryptionKey::Public { protection, .. } => protection,
+        }
+    }
+
+    /// Encrypts the protected `m` (protected by `m_protection`): the components, and the seed
+    /// of the uniform half under a secret key (`None` under a public key).
+    ///
+    /// Errors: [`Error::InvalidInput`] for a plaintext of another session than the key's (or
+    /// the one the public-key encryptor was made for: its ciphertext would not decrypt); those
+    /// of the two encryptions.
+    pub(crate) fn encrypt(
+        &self,
+        rlwe: &RlweContext,
+        m: &ProtectedPoly,
+        m_protection: &Protection,
+    ) -> Result<(Vec<Poly>, Option<[u8; 32]>)> {
+        if !m_protection.is_same_session(self.protection()) {
+            return Err(Error::InvalidInput(
+                "ProtectedEncryptor::encrypt: the plaintext and the encryptor are protected by \
+                 different sessions (use one Protection for both)"
+                    .into(),
+            ));
+        }
+        let mut prng = self
+            .prng
+            .lock()
+            .map_err(|_| Error::InvalidInput("the encryptor's CSPRNG lock is poisoned".into()))?;
+        match &self.key {
+            ProtectedEncryptionKey::Secret(sk) => {
+                let (parts, seed) = rlwe.encrypt_sk_protected(sk, m, &mut prng)?;
+                Ok((parts, Some(seed)))
+            }
+            ProtectedEncryptionKey::Public { host, protection } => Ok((
+                rlwe.encrypt_pk_protected(protection, host, m, &mut prng)?,
+                None,
+            )),
+        }
     }
 }
 

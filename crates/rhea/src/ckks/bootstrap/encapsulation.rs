@@ -27,14 +27,14 @@
 //! parameters. Its key switching is counted in the main context's
 //! [`CkksContext::keyswitches`].
 
-use rhea_math::sampler;
+use rhea_math::sampler::{self, Prng};
 use zeroize::Zeroize;
 
 use crate::backend::{Device, Form, Poly, RnsRing};
-use crate::ckks::{Ciphertext, CkksContext, Evaluator, KeyGenerator};
+use crate::ckks::{Ciphertext, CkksContext, Evaluator, KeyGenerator, ProtectedKeyGenerator};
 use crate::error::{Error, Result};
 use crate::params::{sparse_secret_is_128_bit, CkksParametersLiteral, SecretDistribution};
-use crate::rlwe::{check_two_components, KeySwitchKey, SecretKey};
+use crate::rlwe::{check_two_components, KeySwitchKey, ProtectedSecretKey, SecretKey};
 
 /// The two key-switching keys of sparse-secret encapsulation for one dense secret key, with the
 /// ephemeral sparse secret's weight: the dense→sparse key in its own context over `q_0·p_0`,
@@ -79,16 +79,22 @@ impl Drop for Secret {
 }
 
 /// The secret with the small signed coefficients `coeffs` over all of `ring`'s limbs (`Q ∪ P`,
-/// NTT form) on `device`: lifted and transformed on the host, then moved (the host words,
-/// staging included, are zeroised).
-fn secret_from_signed(ring: &RnsRing, device: Device, coeffs: &[i64]) -> Result<Secret> {
+/// NTT form), lifted and transformed in host memory.
+fn secret_from_signed(ring: &RnsRing, coeffs: &[i64]) -> Result<Secret> {
     let mut host = Secret(ring.from_signed(Device::Cpu, coeffs, ring.full_shape())?);
     ring.ntt_forward(&mut host.0)?;
+    Ok(host)
+}
+
+/// `host` moved to `device` (the host words, staging included, are zeroised when `host` is
+/// dropped and by `transfer`).
+fn to_device(ring: &RnsRing, host: Secret, device: Device) -> Result<Secret> {
     Ok(Secret(ring.transfer(&host.0, device)?))
 }
 
-/// `sk`'s secret over `q_0·p_0` in the small context: its `q_0` and `p_0` limbs (NTT form: the
-/// same words in both rings, whose NTT tables depend on the prime and `N` only).
+/// `sk`'s secret over `q_0·p_0` in the small context, in host memory: its `q_0` and `p_0`
+/// limbs (NTT form: the same words in both rings, whose NTT tables depend on the prime and `N`
+/// only).
 fn restrict_to_sparse_context(
     main: &CkksContext,
     small: &CkksContext,
@@ -104,10 +110,84 @@ fn restrict_to_sparse_context(
         .collect();
     words.zeroize();
     let small_ring = small.ring();
-    // On the host first (the vector becomes the polynomial's storage, zeroised on drop), then
-    // moved by `transfer`, which zeroises its staging copy.
-    let host = Secret(small_ring.upload(Device::Cpu, limbs, small_ring.full_shape(), Form::Ntt)?);
-    Ok(Secret(small_ring.transfer(&host.0, small.device())?))
+    // The vector becomes the polynomial's storage, zeroised on drop.
+    Ok(Secret(small_ring.upload(
+        Device::Cpu,
+        limbs,
+        small_ring.full_shape(),
+        Form::Ntt,
+    )?))
+}
+
+/// What both generators of the encapsulation keys start with: the checks, the small context
+/// over `q_0·p_0` on `ctx`'s device, and the sparse secret's coefficients drawn from `prng`
+/// (the first draw; the caller zeroises them).
+fn sparse_setup(
+    ctx: &CkksContext,
+    sk_params_id: u64,
+    weight: usize,
+    prng: &mut Prng,
+) -> Result<(CkksContext, Vec<i64>)> {
+    ctx.rlwe().check_id("encapsulation_keys", sk_params_id)?;
+    let params = ctx.params().clone();
+    let n = params.n();
+    if weight == 0 || weight > n {
+        return Err(Error::InvalidInput(format!(
+            "encapsulation_keys: a sparse secret of weight {weight} in a ring of degree {n} \
+             (1..={n}; 32 is the usual choice)"
+        )));
+    }
+    let (q0, p0) = (params.q_primes()[0], params.p_primes()[0]);
+    let log_q = (q0 as f64).log2() + (p0 as f64).log2();
+    if !sparse_secret_is_128_bit(params.log_n(), weight, log_q)
+        && !params.security().insecure_opt_in
+    {
+        return Err(Error::InsecureParameters {
+            reason: format!(
+                "bootstrapping's dense→sparse key: a secret of Hamming weight {weight} modulo \
+                 q_0·p_0 ({log_q:.1} bits) at N = 2^{} is not covered by the sparse-secret \
+                 bound (params::sparse_secret_max_log_q_128: weight ≥ 32, N = 2^14..=2^17, \
+                 log q at most the 128-bit bound of N/4)",
+                params.log_n()
+            ),
+        });
+    }
+    // The small set: explicit primes, the sparse secret as its distribution. Its own
+    // (uniform-ternary) check knows no sparse secrets, hence the opt-in here: the check
+    // that applies is the one above.
+    let small_params = CkksParametersLiteral {
+        log_n: params.log_n(),
+        log_q: Vec::new(),
+        log_p: Vec::new(),
+        q: vec![q0],
+        p: vec![p0],
+        log_default_scale: params.log_default_scale(),
+        dnum: 1,
+        secret: SecretDistribution::HammingWeight(weight),
+        error_std_dev: params.error_std_dev(),
+        allow_insecure_below_128_bits: true,
+    }
+    .build()?;
+    let small = CkksContext::new(&small_params, ctx.device())?.sharing_keyswitch_count(ctx);
+    let coeffs = sampler::ternary_hamming(prng, n, weight)?;
+    Ok((small, coeffs))
+}
+
+/// The sparse secret of `coeffs` in the small and in the main context (host memory); the
+/// coefficients are zeroised.
+fn sparse_secrets(
+    ctx: &CkksContext,
+    small: &CkksContext,
+    mut coeffs: Vec<i64>,
+) -> Result<[Secret; 2]> {
+    let secrets = (|| -> Result<[Secret; 2]> {
+        Ok([
+            secret_from_signed(small.ring(), &coeffs)?,
+            secret_from_signed(ctx.ring(), &coeffs)?,
+        ])
+    })();
+    coeffs.zeroize();
+    secrets
 }
 
 impl KeyGenerator {
@@ -127,65 +207,62 @@ impl KeyGenerator {
         sk: &SecretKey,
         weight: usize,
     ) -> Result<EncapsulationKeys> {
-        let rlwe = self.ctx.rlwe().clone();
-        rlwe.check_id("encapsulation_keys", sk.params_id)?;
-        let params = self.ctx.params().clone();
-        let n = params.n();
-        if weight == 0 || weight > n {
-            return Err(Error::InvalidInput(format!(
-                "encapsulation_keys: a sparse secret of weight {weight} in a ring of degree {n} \
-                 (1..={n}; 32 is the usual choice)"
-            )));
-        }
-        let (q0, p0) = (params.q_primes()[0], params.p_primes()[0]);
-        let log_q = (q0 as f64).log2() + (p0 as f64).log2();
-        if !sparse_secret_is_128_bit(params.log_n(), weight, log_q)
-            && !params.security().insecure_opt_in
-        {
-            return Err(Error::InsecureParameters {
-                reason: format!(
-                    "bootstrapping's dense→sparse key: a secret of Hamming weight {weight} modulo \
-                     q_0·p_0 ({log_q:.1} bits) at N = 2^{} is not covered by the sparse-secret \
-                     bound (params::sparse_secret_max_log_q_128: weight ≥ 32, N = 2^14..=2^17, \
-                     log q at most the 128-bit bound of N/4)",
-                    params.log_n()
-                ),
-            });
-        }
-        // The small set: explicit primes, the sparse secret as its distribution. Its own
-        // (uniform-ternary) check knows no sparse secrets, hence the opt-in here: the check
-        // that applies is the one above.
-        let small_params = CkksParametersLiteral {
-            log_n: params.log_n(),
-            log_q: Vec::new(),
-            log_p: Vec::new(),
-            q: vec![q0],
-            p: vec![p0],
-            log_default_scale: params.log_default_scale(),
-            dnum: 1,
-            secret: SecretDistribution::HammingWeight(weight),
-            error_std_dev: params.error_std_dev(),
-            allow_insecure_below_128_bits: true,
-        }
-        .build()?;
-        let small =
-            CkksContext::new(&small_params, self.ctx.device())?.sharing_keyswitch_count(&self.ctx);
-
-        let mut coeffs = sampler::ternary_hamming(&mut self.prng, n, weight)?;
-        let secrets = (|| -> Result<[Secret; 2]> {
-            Ok([
-                secret_from_signed(small.ring(), small.device(), &coeffs)?,
-                secret_from_signed(self.ctx.ring(), self.ctx.device(), &coeffs)?,
-            ])
-        })();
-        coeffs.zeroize();
-        let [sparse_small, sparse_main] = secrets?;
+        let (small, coeffs) = sparse_setup(&self.ctx, sk.params_id, weight, &mut self.prng)?;
+        let [sparse_small, sparse_main] = sparse_secrets(&self.ctx, &small, coeffs)?;
+        let sparse_small = to_device(small.ring(), sparse_small, small.device())?;
+        let sparse_main = to_device(self.ctx.ring(), sparse_main, self.ctx.device())?;
         let dense_small = restrict_to_sparse_context(&self.ctx, &small, sk)?;
+        let dense_small = to_device(small.ring(), dense_small, small.device())?;
         let to_sparse =
             small
                 .rlwe()
                 .gen_keyswitch_key(&sparse_small.0, &dense_small.0, &mut self.prng)?;
-        let to_dense = rlwe.gen_keyswitch_key(&sk.s_qp, &sparse_main.0, &mut self.prng)?;
+        let to_dense =
+            self.ctx
+                .rlwe()
+                .gen_keyswitch_key(&sk.s_qp, &sparse_main.0, &mut self.prng)?;
+        Ok(EncapsulationKeys {
+            sparse_ctx: small,
+            to_sparse,
+            to_dense,
+            weight,
+        })
+    }
+}
+
+impl ProtectedKeyGenerator {
+    /// [`KeyGenerator::encapsulation_keys`] in LITE's protected mode: the sparse secret, its
+    /// restriction of `sk` to `q_0·p_0` and `sk` reach the GPU only as XTS ciphertext (made on
+    /// the host, protected, the host copies zeroised), and both keys are made by the protected
+    /// key-row kernel. The same draws in the same order, so the same keys, word for word, as
+    /// the unprotected generator of the same seed and state.
+    ///
+    /// Errors: as [`KeyGenerator::encapsulation_keys`]; a key of another session's GPU.
+    pub fn encapsulation_keys(
+        &mut self,
+        sk: &ProtectedSecretKey,
+        weight: usize,
+    ) -> Result<EncapsulationKeys> {
+        let (ctx, prng) = self.parts();
+        let ctx = ctx.clone();
+        // Everything is protected by the key's session, so that one kernel never combines
+        // words of two sessions (as the generator's other keys).
+        let protection = sk.protection();
+        let (small, coeffs) = sparse_setup(&ctx, sk.params_id(), weight, prng)?;
+        let [sparse_small, sparse_main] = sparse_secrets(&ctx, &small, coeffs)?;
+        let dense_small = restrict_to_sparse_context(&ctx, &small, sk.host_key())?;
+        let sparse_small = protection.protect(small.rlwe(), &sparse_small.0)?;
+        let sparse_main = protection.protect(ctx.rlwe(), &sparse_main.0)?;
+        let dense_small = protection.protect(small.rlwe(), &dense_small.0)?;
+        let to_sparse = small.rlwe().gen_keyswitch_key_protected(
+            protection,
+            &sparse_small,
+            Some(&dense_small),
+            prng,
+        )?;
+        let to_dense = ctx
+            .rlwe()
+            .gen_keyswitch_key_to_protected(sk, &sparse_main, prng)?;
         Ok(EncapsulationKeys {
             sparse_ctx: small,
             to_sparse,

@@ -1,0 +1,498 @@
+//! LITE's protected mode for a BGV context on a GPU (issue 38; `docs/lite.md` "Protected
+//! mode"): key generation, secret- and public-key encryption and decryption with the secret
+//! key, the errors, the plaintexts and the decrypted phases only ever in device memory as
+//! AES-XTS ciphertext. The RLWE steps are the scheme-independent protected core's (the CKKS
+//! façade's too); what is BGV's is shared with the unprotected [`super::Encryptor`] and
+//! [`super::Decryptor`]: a plaintext `m` is encrypted as `t^{-1}·m mod Q_ℓ` (computed on the
+//! host, then protected), and a decryption's `Σ ĉ_i·s^i` (written encrypted on the GPU,
+//! decrypted on the host) is multiplied by `t`, centred and reduced modulo `t` on the host,
+//! with the ciphertext's correction factor divided out and the noise budget measured.
+//!
+//! ```no_run
+//! use rhea::bgv::{BgvContext, BgvParametersLiteral, Encoder, Evaluator, ProtectedDecryptor,
+//!                 ProtectedEncryptor, ProtectedKeyGenerator, ProtectedPlaintext};
+//! use rhea::rlwe::Protection;
+//! use rhea::Device;
+//!
+//! let params = BgvParametersLiteral::test_n12_levels5_insecure().build()?;
+//! let gpu = BgvContext::new(&params, Device::Cuda(0))?;
+//! let host = BgvContext::new(&params, Device::Cpu)?; // encoding and decoding stay on the host
+//! let protection = Protection::new(&gpu)?; // session keys from the OS CSPRNG
+//! let mut keygen = ProtectedKeyGenerator::new(&gpu, &protection)?;
+//! let sk = std::sync::Arc::new(keygen.secret_key()?); // on the GPU only as ciphertext
+//! let rlk = keygen.relinearization_key(&sk)?; // public: plain, usable by any evaluator
+//! let pk = keygen.public_key(&sk)?;
+//! let encoder = Encoder::new(&host)?;
+//! let x = ProtectedPlaintext::new(&gpu, &protection, &encoder.encode(&[3, 4])?)?;
+//! let y = ProtectedPlaintext::new(&gpu, &protection, &encoder.encode(&[5, 6])?)?;
+//! let x = ProtectedEncryptor::new(&gpu, sk.clone())?.encrypt(&x)?;
+//! // Or under the public key (no secret key needed; the same words as `Encryptor::new`'s):
+//! let y = ProtectedEncryptor::with_public_key(&gpu, &pk, &protection)?.encrypt(&y)?;
+//! let eval = Evaluator::new(&gpu).with_relinearization_key(rlk)?;
+//! let z = eval.mul(&x, &y)?; // evaluation is unchanged
+//! let out = ProtectedDecryptor::new(&gpu, sk)?.decrypt(&z)?; // in host memory
+//! assert_eq!(&encoder.decode(&out)?[..2], &[15, 24]);
+//! # Ok::<(), rhea::Error>(())
+//! ```
+
+use std::sync::Arc;
+
+use rhea_math::sampler::Prng;
+
+use super::keygen::{self, inner_sum_steps};
+use super::{BgvContext, Ciphertext, Decrypted, Plaintext};
+use crate::backend::{Device, ProtectedPoly};
+use crate::error::{Error, Result};
+use crate::rlwe::{
+    GaloisKeys, KeySwitchKey, ProtectedEncryptorCore, ProtectedKeyGenCore, ProtectedSecretKey,
+    Protection, PublicKey, RelinearizationKey,
+};
+
+/// [`super::KeyGenerator`] in protected mode: the same draws from its ChaCha20 CSPRNG, so the
+/// same seed gives the same secret key and the same public, relinearisation and Galois key words
+/// as the unprotected generator; the secret key and the error polynomials are generated on the
+/// host and reach the GPU only as ciphertext. The keys are the RLWE core's, as BGV's always are.
+pub struct ProtectedKeyGenerator {
+    ctx: BgvContext,
+    core: ProtectedKeyGenCore,
+}
+
+impl ProtectedKeyGenerator {
+    /// A generator seeded from the operating system, for a GPU context.
+    ///
+    /// Errors: [`Error::DeviceMismatch`] for a protection of another device than `ctx`'s (a
+    /// CPU context included: its memory is trusted, use [`super::KeyGenerator`]).
+    pub fn new(ctx: &BgvContext, protection: &Protection) -> Result<Self> {
+        Self::with_prng(ctx, protection, Prng::from_os()?)
+    }
+
+    /// A generator with an explicit seed (tests; see [`super::KeyGenerator::from_seed`]).
+    ///
+    /// Errors: as [`ProtectedKeyGenerator::new`].
+    pub fn from_seed(ctx: &BgvContext, protection: &Protection, seed: [u8; 32]) -> Result<Self> {
+        Self::with_prng(ctx, protection, Prng::from_seed(seed))
+    }
+
+    fn with_prng(ctx: &BgvContext, protection: &Protection, prng: Prng) -> Result<Self> {
+        let op = "ProtectedKeyGenerator::new";
+        Ok(Self {
+            ctx: ctx.clone(),
+            core: ProtectedKeyGenCore::new(op, ctx.rlwe(), protection, prng)?,
+        })
+    }
+
+    /// A fresh secret key: generated on the host, protected on the GPU.
+    pub fn secret_key(&mut self) -> Result<ProtectedSecretKey> {
+        self.core.secret_key()
+    }
+
+    /// The public key of `sk`.
+    pub fn public_key(&mut self, sk: &ProtectedSecretKey) -> Result<PublicKey> {
+        self.core.public_key(sk)
+    }
+
+    /// The relinearisation key of `sk` (`s²` exists only in registers).
+    pub fn relinearization_key(&mut self, sk: &ProtectedSecretKey) -> Result<RelinearizationKey> {
+        self.core.relinearization_key(sk)
+    }
+
+    /// Galois keys for row rotations by each of `steps` and, if `column_swap`, for the swap of
+    /// the two rows (the elements and order of [`super::KeyGenerator::galois_keys`]).
+    pub fn galois_keys(
+        &mut self,
+        sk: &ProtectedSecretKey,
+        steps: &[i64],
+        column_swap: bool,
+    ) -> Result<GaloisKeys> {
+        self.core.galois_keys(sk, steps, column_swap)
+    }
+
+    /// The Galois key for element `g`.
+    pub fn galois_key_for_element(
+        &mut self,
+        sk: &ProtectedSecretKey,
+        g: u64,
+    ) -> Result<KeySwitchKey> {
+        self.core.galois_key_for_element(sk, g)
+    }
+
+    /// The Galois keys [`super::Evaluator::inner_sum`] needs (those of
+    /// [`super::KeyGenerator::inner_sum_keys`]).
+    pub fn inner_sum_keys(&mut self, sk: &ProtectedSecretKey) -> Result<GaloisKeys> {
+        let steps = inner_sum_steps(&self.ctx);
+        self.galois_keys(sk, &steps, true)
+    }
+}
+
+/// A BGV plaintext protected on a GPU, for [`ProtectedEncryptor::encrypt`]: encoded on the host
+/// (a [`Plaintext`] in host memory, e.g. from an [`super::Encoder`] of a CPU context), turned
+/// there into what the RLWE core encrypts (`t^{-1}·m mod Q_ℓ`, the unprotected encryptor's
+/// words) and uploaded as ciphertext, so none of its words crosses the bus or sits in device
+/// memory in the clear.
+#[derive(Debug)]
+pub struct ProtectedPlaintext {
+    /// `t^{-1}·m mod Q_ℓ`, NTT form.
+    poly: ProtectedPoly,
+    log_norm: f64,
+    params_id: u64,
+    protection: Protection,
+}
+
+impl ProtectedPlaintext {
+    /// `pt` (in host memory) protected on the GPU of `ctx`.
+    ///
+    /// Errors: [`Error::InvalidInput`] for a plaintext on a GPU (already plaintext in device
+    /// memory: encode it with an encoder of a CPU context); [`Error::ParametersMismatch`];
+    /// [`Error::DeviceMismatch`] for a protection of another device.
+    pub fn new(ctx: &BgvContext, protection: &Protection, pt: &Plaintext) -> Result<Self> {
+        const OP: &str = "ProtectedPlaintext::new";
+        ctx.rlwe().check_id(OP, pt.params_id)?;
+        if ctx.device() != protection.device() {
+            return Err(Error::DeviceMismatch {
+                op: OP,
+                lhs: ctx.device(),
+                rhs: protection.device(),
+            });
+        }
+        if pt.device() != Device::Cpu {
+            return Err(Error::InvalidInput(
+                "ProtectedPlaintext::new: the plaintext is on a GPU already; encode it with an \
+                 Encoder of a CPU context of the same parameters"
+                    .into(),
+            ));
+        }
+        // `t^{-1}·m` on the host (the words of `Encryptor::encrypt`'s), protected, zeroised.
+        let mut m = keygen::encryption_input(ctx, &pt.poly)?;
+        let poly = protection.protect(ctx.rlwe(), &m);
+        m.zeroize();
+        Ok(Self {
+            poly: poly?,
+            log_norm: pt.log_norm,
+            params_id: pt.params_id,
+            protection: protection.clone(),
+        })
+    }
+
+    /// The level.
+    pub fn level(&self) -> usize {
+        self.poly.shape().q_limbs - 1
+    }
+
+    /// `log2` of the noise model's bound on `m` (the encoded plaintext's).
+    pub fn log_norm(&self) -> f64 {
+        self.log_norm
+    }
+
+    /// The id of the parameters.
+    pub fn params_id(&self) -> u64 {
+        self.params_id
+    }
+}
+
+/// Encryption of protected BGV plaintexts, with a protected secret key or a public key: the
+/// words of [`super::Encryptor::with_secret_key`] and [`super::Encryptor::new`] for the same
+/// seed (correction factor 1, the same noise bound), the RLWE encryption of `t^{-1}·m` done as
+/// in the CKKS façade ([`crate::ckks::ProtectedEncryptor`]: under a secret key `s`, `e` and `m`
+/// are decrypted only in registers; under a public key the encryption of zero is computed on
+/// the host and `m` is added in a kernel).
+pub struct ProtectedEncryptor {
+    ctx: BgvContext,
+    core: ProtectedEncryptorCore,
+}
+
+impl ProtectedEncryptor {
+    /// A secret-key encryptor for `sk` (OS-seeded randomness); `sk` is the key or an `Arc` of
+    /// it.
+    ///
+    /// Errors: [`Error::ParametersMismatch`] for a key of other parameters.
+    pub fn new(ctx: &BgvContext, sk: impl Into<Arc<ProtectedSecretKey>>) -> Result<Self> {
+        let sk = sk.into();
+        ctx.rlwe()
+            .check_id("ProtectedEncryptor::new", sk.params_id())?;
+        Ok(Self {
+            ctx: ctx.clone(),
+            core: ProtectedEncryptorCore::secret(sk)?,
+        })
+    }
+
+    /// A public-key encryptor (OS-seeded randomness) for the plaintexts protected by
+    /// `protection`, on the GPU of `ctx`. `pk` (on any device) is copied to host memory once,
+    /// here.
+    ///
+    /// Errors: [`Error::DeviceMismatch`] for a protection of another device than `ctx`'s (a
+    /// CPU context included: use [`super::Encryptor`]); [`Error::ParametersMismatch`]; the
+    /// device's errors.
+    pub fn with_public_key(
+        ctx: &BgvContext,
+        pk: &PublicKey,
+        protection: &Protection,
+    ) -> Result<Self> {
+        let op = "ProtectedEncryptor::with_public_key";
+        Ok(Self {
+            ctx: ctx.clone(),
+            core: ProtectedEncryptorCore::public(op, ctx.rlwe(), pk, protection)?,
+        })
+    }
+
+    /// Replaces the randomness with an explicitly seeded stream (reproducible tests only).
+    pub fn with_seed(self, seed: [u8; 32]) -> Self {
+        Self {
+            ctx: self.ctx,
+            core: self.core.with_seed(seed),
+        }
+    }
+
+    /// Whether it encrypts under a (protected) secret key; a public key otherwise.
+    pub fn uses_secret_key(&self) -> bool {
+        self.core.uses_secret_key()
+    }
+
+    /// Encrypts `pt` at its level (correction factor 1): under a secret key its `ĉ_1` is seeded
+    /// (as [`super::Encryptor::with_secret_key`]'s), under a public key it is not.
+    ///
+    /// Errors: [`Error::ParametersMismatch`]; [`Error::InvalidInput`] for a plaintext protected
+    /// by another [`Protection`] than the key's or the one given to
+    /// [`ProtectedEncryptor::with_public_key`].
+    pub fn encrypt(&self, pt: &ProtectedPlaintext) -> Result<Ciphertext> {
+        let rlwe = self.ctx.rlwe();
+        rlwe.check_id("encrypt", pt.params_id)?;
+        let (parts, seed) = self.core.encrypt(rlwe, &pt.poly, &pt.protection)?;
+        let secret = self.core.uses_secret_key();
+        Ok(keygen::fresh_ciphertext(
+            &self.ctx,
+            pt.log_norm,
+            pt.params_id,
+            parts,
+            seed,
+            secret,
+        ))
+    }
+}
+
+/// [`super::Decryptor`] in protected mode: `Σ ĉ_i·s^i` (2 or 3 components) is computed on the
+/// GPU with `s` protected, written there as ciphertext and decrypted on the host, where it is
+/// multiplied by `t`, centred and reduced modulo `t` (the unprotected decryptor's code): the
+/// phase and the message exist only in host memory. The same results and errors as
+/// [`super::Decryptor`] (noise budget included).
+pub struct ProtectedDecryptor {
+    ctx: BgvContext,
+    sk: Arc<ProtectedSecretKey>,
+}
+
+impl ProtectedDecryptor {
+    /// A decryptor for `sk` (the key or an `Arc` of it).
+    ///
+    /// Errors: [`Error::ParametersMismatch`].
+    pub fn new(ctx: &BgvContext, sk: impl Into<Arc<ProtectedSecretKey>>) -> Result<Self> {
+        let sk = sk.into();
+        ctx.rlwe()
+            .check_id("ProtectedDecryptor::new", sk.params_id())?;
+        Ok(Self {
+            ctx: ctx.clone(),
+            sk,
+        })
+    }
+
+    fn phase(&self, op: &'static str, ct: &Ciphertext) -> Result<keygen::Phase> {
+        keygen::phase(&self.ctx, op, ct, |parts| {
+            self.ctx.rlwe().decrypt_protected(&self.sk, parts)
+        })
+    }
+
+    /// The measured noise budget of `ct` (see [`super::Decryptor::noise_budget`]).
+    ///
+    /// Errors: as [`ProtectedDecryptor::decrypt`], the budget check apart.
+    pub fn noise_budget(&self, ct: &Ciphertext) -> Result<Option<u32>> {
+        let phase = self.phase("noise_budget", ct)?;
+        Ok(keygen::reported_budget(&self.ctx, ct, &phase))
+    }
+
+    /// Decrypts `ct` to `m mod t` in host memory, checking the measured noise budget (see
+    /// [`super::Decryptor::decrypt`]).
+    ///
+    /// Errors: [`Error::NoiseBudgetExhausted`]; [`Error::ParametersMismatch`];
+    /// [`Error::CiphertextDegree`] for other than 2 or 3 components; a ciphertext not on the
+    /// key's GPU.
+    pub fn decrypt(&self, ct: &Ciphertext) -> Result<Decrypted> {
+        let phase = self.phase("decrypt", ct)?;
+        keygen::decrypted(&self.ctx, ct, phase)
+    }
+}
+
+/// On the CPU (no GPU here: the protected kernels are checked word for word against the
+/// unprotected RLWE core by `tests/gpu_protected.rs`), the BGV half of the façade: the words it
+/// hands the protected RLWE core and what it does with the core's results, composed with the
+/// unprotected core's steps the kernels replace, give exactly [`super::Encryptor`]'s and
+/// [`super::Decryptor`]'s results, and the messages.
+#[cfg(test)]
+mod tests {
+    use rhea_math::sampler::Prng;
+
+    use super::keygen;
+    use crate::backend::Device;
+    use crate::bgv::{
+        BgvContext, BgvParametersLiteral, Ciphertext, Decryptor, Encoder, Encryptor, Evaluator,
+        KeyGenerator,
+    };
+    use crate::rlwe::Protection;
+
+    fn context() -> BgvContext {
+        let params = BgvParametersLiteral::test_n12_levels5_insecure()
+            .build()
+            .unwrap();
+        BgvContext::new(&params, Device::Cpu).unwrap()
+    }
+
+    /// `n` pseudo-random values modulo `t` (splitmix64 from `seed`).
+    fn random_values(n: usize, t: u64, seed: u64) -> Vec<u64> {
+        let mut x = seed;
+        (0..n)
+            .map(|_| {
+                x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+                let mut z = x;
+                z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+                z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+                (z ^ (z >> 31)) % t
+            })
+            .collect()
+    }
+
+    fn words(ctx: &BgvContext, ct: &Ciphertext) -> Vec<Vec<u64>> {
+        ct.parts
+            .iter()
+            .map(|p| ctx.ring().download(p).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn protection_refuses_a_cpu_context() {
+        assert!(matches!(
+            Protection::new(&context()),
+            Err(crate::Error::InvalidInput(_))
+        ));
+    }
+
+    /// The Galois elements the protected generator walks (`RlweContext::galois_elements`) are
+    /// the unprotected generator's keys, in the order that fixes the draws: distinct, identity
+    /// and repeats skipped, the column swap last.
+    #[test]
+    fn the_protected_galois_elements_are_the_unprotected_keys() {
+        let ctx = context();
+        let rlwe = ctx.rlwe();
+        let half = (ctx.params().n() / 2) as i64;
+        let steps = [1, -3, 1, half, 2 * half + 1, 5];
+        let elements = rlwe.galois_elements(&steps, true);
+        let mut kg = KeyGenerator::from_seed(&ctx, [1; 32]);
+        let sk = kg.secret_key().unwrap();
+        let keys = kg.galois_keys(&sk, &steps, true).unwrap();
+        let mut sorted = elements.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, keys.elements());
+        assert_eq!(elements.len(), 4, "{elements:?}"); // 1 (twice, and 2N/2+1), -3, 5, swap
+        assert_eq!(elements[0], rlwe.galois_element_for_rotation(1));
+        assert_eq!(elements[3], rlwe.galois_element_for_conjugation());
+        let sums = rlwe.galois_elements(&keygen::inner_sum_steps(&ctx), true);
+        let mut sorted = sums.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, kg.inner_sum_keys(&sk).unwrap().elements());
+    }
+
+    /// Secret- and public-key encryption of random messages at three levels, decomposed as the
+    /// protected path runs them (`t^{-1}·m` made on the host; the secret-key RLWE encryption of
+    /// it; the host encryption of zero plus it, the public-key kernel's one addition): the
+    /// words, seed and noise bound of `Encryptor`'s ciphertexts; the decryption through the
+    /// shared phase code gives the messages exactly, and so does a mul+relin of two of them.
+    #[test]
+    fn the_protected_encryption_steps_give_the_unprotected_ciphertexts() {
+        let ctx = context();
+        let rlwe = ctx.rlwe();
+        let ring = ctx.ring();
+        let t = ctx.t();
+        let mut kg = KeyGenerator::from_seed(&ctx, [2; 32]);
+        let sk = kg.secret_key().unwrap();
+        let pk = kg.public_key(&sk).unwrap();
+        let rlk = kg.relinearization_key(&sk).unwrap();
+        let eval = Evaluator::new(&ctx).with_relinearization_key(rlk).unwrap();
+        let encoder = Encoder::new(&ctx).unwrap();
+        let dec = Decryptor::new(&ctx, &sk).unwrap();
+        let top = ctx.params().max_level();
+        for (k, level) in [top, 2, 1].into_iter().enumerate() {
+            let seed = [10 + k as u8; 32];
+            let xs = random_values(encoder.slots(), t, 100 + k as u64);
+            let ys = random_values(encoder.slots(), t, 200 + k as u64);
+            let (px, py) = (
+                encoder.encode_at(&xs, level).unwrap(),
+                encoder.encode_at(&ys, level).unwrap(),
+            );
+            // Secret key.
+            let want = Encryptor::with_secret_key(&ctx, &sk)
+                .unwrap()
+                .with_seed(seed)
+                .encrypt(&px)
+                .unwrap();
+            let m = keygen::encryption_input(&ctx, &px.poly).unwrap();
+            let (parts, s) = rlwe
+                .encrypt_sk(&sk, &m, &mut Prng::from_seed(seed))
+                .unwrap();
+            let x = keygen::fresh_ciphertext(&ctx, px.log_norm, px.params_id, parts, Some(s), true);
+            assert_eq!(words(&ctx, &x), words(&ctx, &want), "level {level}: sk");
+            assert_eq!(x.seed(), want.seed());
+            assert_eq!(x.noise_bound_bits(), want.noise_bound_bits());
+            assert_eq!((x.level(), x.factor()), (level, 1));
+            // Public key: the encryption of zero on the host, then `+ t^{-1}·m`.
+            let want = Encryptor::new(&ctx, &pk)
+                .unwrap()
+                .with_seed(seed)
+                .encrypt(&py)
+                .unwrap();
+            let m = keygen::encryption_input(&ctx, &py.poly).unwrap();
+            let [mut c0, c1] = rlwe
+                .encrypt_zero_pk_on_host(&pk, level + 1, &mut Prng::from_seed(seed))
+                .unwrap();
+            ring.add_assign(&mut c0, &m).unwrap();
+            let y = keygen::fresh_ciphertext(
+                &ctx,
+                py.log_norm,
+                py.params_id,
+                vec![c0, c1],
+                None,
+                false,
+            );
+            assert_eq!(words(&ctx, &y), words(&ctx, &want), "level {level}: pk");
+            assert!(y.seed().is_none());
+            assert_eq!(y.noise_bound_bits(), want.noise_bound_bits());
+            // Decryption (the shared phase code, as the protected decryptor runs it on the
+            // host copy of `Σ ĉ_i·s^i`): exact, and equal to the Decryptor's.
+            let host_decrypt = |ct: &Ciphertext| {
+                let phase = keygen::phase(&ctx, "decrypt", ct, |parts| {
+                    let v = rlwe.decrypt(&sk, parts)?;
+                    assert_eq!(v.device(), Device::Cpu);
+                    Ok(v)
+                })
+                .unwrap();
+                keygen::decrypted(&ctx, ct, phase).unwrap()
+            };
+            for (ct, msg) in [(&x, &xs), (&y, &ys)] {
+                let d = host_decrypt(ct);
+                assert_eq!(&encoder.decode(&d).unwrap(), msg, "level {level}");
+                assert_eq!(d, dec.decrypt(ct).unwrap());
+            }
+            if level > 0 {
+                let z = eval.mul(&x, &y).unwrap();
+                let d = host_decrypt(&z);
+                let prod: Vec<u64> = xs
+                    .iter()
+                    .zip(&ys)
+                    .map(|(&a, &b)| ((a as u128 * b as u128) % t as u128) as u64)
+                    .collect();
+                assert_ne!(
+                    z.factor(),
+                    1,
+                    "the product was switched down: f ≠ 1 is exercised"
+                );
+                assert_eq!(encoder.decode(&d).unwrap(), prod, "level {level}: x·y");
+                assert_eq!(d, dec.decrypt(&z).unwrap());
+            }
+        }
+    }
+}
