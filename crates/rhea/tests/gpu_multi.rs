@@ -698,7 +698,7 @@ fn multi_rescale_n17_two_gpus_match_cpu() {
 }
 
 /// A ciphertext split for another group is refused (a group of one's ciphertext given to a
-/// group of two), as is one of other parameters.
+/// group of two: a `GroupMismatch`), as is one of other parameters.
 #[test]
 #[ignore = "needs 2 CUDA GPUs and NCCL (run with --include-ignored)"]
 fn multi_rescale_refuses_other_groups_ciphertexts() {
@@ -713,9 +713,9 @@ fn multi_rescale_refuses_other_groups_ciphertexts() {
     let rlk = two.partition_relinearization_key(&s.rlk).unwrap();
     let x = one.scatter(&s.a).unwrap();
     let e = two.rescale(&x).unwrap_err();
-    assert!(matches!(e, rhea::Error::InvalidInput(_)), "{e}");
+    assert!(matches!(e, rhea::Error::GroupMismatch { .. }), "{e}");
     let e = two.mul_relin_rescale(&x, &x, &rlk).unwrap_err();
-    assert!(matches!(e, rhea::Error::InvalidInput(_)), "{e}");
+    assert!(matches!(e, rhea::Error::GroupMismatch { .. }), "{e}");
     let c = shape_c().build().unwrap();
     let other = CkksContext::new(&c, devices[0]).unwrap();
     let mut keygen = KeyGenerator::from_seed(&other, [5; 32]);
@@ -765,4 +765,73 @@ fn multi_rescale_last_limb_is_a_local_suffix() {
     assert_eq!(p.owner_of_q(5), Some((1, 2)));
     assert_eq!(p.owner_of_q(4), Some((0, 2)));
     assert_eq!(p.q_active(1, 5), &[1, 3]);
+}
+
+/// Ciphertexts and keys remember the split that made them: over the same two GPUs, the
+/// strided and the contiguous split of shape A give every GPU 3 limbs at the top level (equal
+/// buffer lengths, other limbs), and every operation of one group refuses the other's
+/// ciphertexts and keys with a `GroupMismatch` instead of reading them as its own limbs.
+#[test]
+#[ignore = "needs 2 CUDA GPUs and NCCL (run with --include-ignored)"]
+fn multi_refuses_ciphertexts_and_keys_of_another_partition() {
+    let test = "multi_refuses_ciphertexts_and_keys_of_another_partition";
+    let _one_at_a_time = GPU_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(devices) = gpus(test, 2) else {
+        return;
+    };
+    let s = setup(&shape_a(), Device::Cpu);
+    let strided = GpuGroup::new(&s.ctx, &devices).unwrap();
+    let contiguous = GpuGroup::with_partition(&s.ctx, &devices, PartitionKind::Contiguous).unwrap();
+    let top = s.a.level() + 1;
+    for k in 0..2 {
+        let (p, q) = (strided.partition(), contiguous.partition());
+        assert_eq!(p.q_active(k, top).len(), q.q_active(k, top).len());
+        assert_ne!(p.q_active(k, top), q.q_active(k, top));
+    }
+    let mine = strided.scatter(&s.a).unwrap();
+    let theirs = contiguous.scatter(&s.a).unwrap();
+    assert_eq!(theirs.partition_kind(), PartitionKind::Contiguous);
+    assert_eq!(mine.devices(), &devices[..]);
+    let rlk = strided.partition_relinearization_key(&s.rlk).unwrap();
+    let rot = strided.partition_rotation_keys(&s.gk, &STEPS).unwrap();
+    let their_rlk = contiguous.partition_relinearization_key(&s.rlk).unwrap();
+    let their_rot = contiguous.partition_rotation_keys(&s.gk, &STEPS).unwrap();
+    let mismatch = |what: &str, r: rhea::Result<_>| match r {
+        Err(rhea::Error::GroupMismatch { .. }) => {}
+        Err(e) => panic!("{test}: {what} gave {e}"),
+        Ok(_) => panic!("{test}: {what} took another split's operand"),
+    };
+    mismatch("gather", strided.gather(&theirs, &s.ctx).map(|_| ()));
+    mismatch(
+        "mul_relin",
+        strided.mul_relin(&mine, &theirs, &rlk).map(|_| ()),
+    );
+    mismatch(
+        "mul_relin",
+        strided.mul_relin(&theirs, &mine, &rlk).map(|_| ()),
+    );
+    mismatch(
+        "mul_relin key",
+        strided.mul_relin(&mine, &mine, &their_rlk).map(|_| ()),
+    );
+    mismatch(
+        "rotate",
+        strided.rotate(&theirs, STEPS[0], &rot).map(|_| ()),
+    );
+    mismatch(
+        "rotate key",
+        strided.rotate(&mine, STEPS[0], &their_rot).map(|_| ()),
+    );
+    mismatch("rescale", strided.rescale(&theirs).map(|_| ()));
+    mismatch(
+        "mul_relin_rescale",
+        strided
+            .mul_relin_rescale(&theirs, &theirs, &rlk)
+            .map(|_| ()),
+    );
+    // Each group still takes its own.
+    let back = contiguous.gather(&theirs, &s.ctx).unwrap();
+    assert!(words(&s.ctx, &back) == words(&s.ctx, &s.a));
+    let r = strided.rotate(&mine, STEPS[0], &rot).unwrap();
+    assert_eq!(r.partition_kind(), PartitionKind::Strided { block: 1 });
 }

@@ -86,6 +86,43 @@ struct LocalTables {
     rescale_w: Vec<Option<DeviceBuffer>>,
 }
 
+/// Which group split a partitioned object: the partition rule and the GPUs in rank order. With
+/// the parameters (checked by their id) they fix every GPU's limbs, so two objects of equal
+/// splits hold the same limbs on the same GPUs; a ciphertext of another split can have the
+/// same buffer lengths (strided and contiguous over 2 GPUs hold equally many limbs at the top)
+/// and would be read as other limbs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Split {
+    kind: PartitionKind,
+    devices: Vec<Device>,
+}
+
+impl std::fmt::Display for Split {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} over ", self.kind)?;
+        for (k, d) in self.devices.iter().enumerate() {
+            write!(f, "{}{d}", if k == 0 { "" } else { ", " })?;
+        }
+        Ok(())
+    }
+}
+
+impl Split {
+    /// [`Error::GroupMismatch`] unless `found` (the split of `what`, an operand of `op`) is
+    /// this one.
+    fn check(&self, op: &'static str, what: &'static str, found: &Split) -> Result<()> {
+        if self == found {
+            return Ok(());
+        }
+        Err(Error::GroupMismatch {
+            op,
+            what,
+            expected: self.to_string(),
+            found: found.to_string(),
+        })
+    }
+}
+
 /// A group of GPUs that runs one CKKS operation at a time split across all of them (latency
 /// mode), with keys partitioned by limb so that a key set larger than one card fits.
 ///
@@ -116,6 +153,8 @@ pub struct GpuGroup {
     ctx: CkksContext,
     eval: Evaluator,
     devices: Vec<Device>,
+    /// The partition rule and the devices, recorded in every object the group splits.
+    split: Split,
     rings: Vec<Arc<GpuRing>>,
     local: Vec<LocalTables>,
     part: LimbPartition,
@@ -137,6 +176,8 @@ impl std::fmt::Debug for GpuGroup {
 /// key's `Q` limbs it owns and its `P` limbs (`[|Q_k| + |P_k|][N]` per polynomial).
 pub struct PartitionedKey {
     params_id: u64,
+    /// The group split that made it.
+    split: Split,
     /// `parts[k][d]`: GPU `k`'s limbs of digit `d`'s `(b, a)`.
     parts: Vec<Vec<[DeviceBuffer; 2]>>,
 }
@@ -144,7 +185,7 @@ pub struct PartitionedKey {
 impl std::fmt::Debug for PartitionedKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PartitionedKey")
-            .field("gpus", &self.parts.len())
+            .field("split", &self.split.to_string())
             .field("digits", &self.parts.first().map_or(0, Vec::len))
             .field("bytes_per_gpu", &self.bytes_per_gpu())
             .finish()
@@ -202,6 +243,9 @@ pub struct PartitionedCiphertext {
     scale: f64,
     slots: usize,
     params_id: u64,
+    /// The split of the group that made it: another group's (another partition rule, other
+    /// GPUs) is refused, even where the buffer lengths agree.
+    split: Split,
 }
 
 impl std::fmt::Debug for PartitionedCiphertext {
@@ -209,7 +253,7 @@ impl std::fmt::Debug for PartitionedCiphertext {
         f.debug_struct("PartitionedCiphertext")
             .field("level", &self.level())
             .field("components", &self.parts.len())
-            .field("gpus", &self.parts.first().map_or(0, Vec::len))
+            .field("split", &self.split.to_string())
             .finish()
     }
 }
@@ -228,6 +272,17 @@ impl PartitionedCiphertext {
     /// The number of components.
     pub fn components(&self) -> usize {
         self.parts.len()
+    }
+
+    /// The partition rule of the group that split it (only a group of the same rule and
+    /// GPUs takes it).
+    pub fn partition_kind(&self) -> PartitionKind {
+        self.split.kind
+    }
+
+    /// The GPUs of the group that split it, in rank order.
+    pub fn devices(&self) -> &[Device] {
+        &self.split.devices
     }
 }
 
@@ -352,6 +407,10 @@ impl GpuGroup {
             ctx: ctx.clone(),
             eval: Evaluator::new(ctx),
             devices: devices.to_vec(),
+            split: Split {
+                kind,
+                devices: devices.to_vec(),
+            },
             rings,
             local,
             part,
@@ -447,6 +506,7 @@ impl GpuGroup {
         }
         Ok(PartitionedKey {
             params_id: key.params_id(),
+            split: self.split.clone(),
             parts,
         })
     }
@@ -518,14 +578,20 @@ impl GpuGroup {
             scale: ct.scale,
             slots: ct.slots,
             params_id: ct.params_id,
+            split: self.split.clone(),
         })
     }
 
     /// `ct` whole again, on the device of `ctx` (a context of the group's parameters).
     ///
-    /// Errors: [`Error::ParametersMismatch`] for another parameter set; device errors.
+    /// Errors: [`Error::ParametersMismatch`] for another parameter set;
+    /// [`Error::GroupMismatch`] for a ciphertext that another split made; device errors.
     pub fn gather(&self, ct: &PartitionedCiphertext, ctx: &CkksContext) -> Result<Ciphertext> {
-        ctx.rlwe().check_id("gather a ciphertext", ct.params_id)?;
+        const OP: &str = "gather a ciphertext";
+        ctx.rlwe().check_id(OP, ct.params_id)?;
+        self.ctx.rlwe().check_id(OP, ct.params_id)?;
+        let n = self.ctx.ring().n();
+        check_operand(OP, &self.split, &self.part, n, ct, None)?;
         let ring = ctx.ring();
         let shape = ring.shape_q(ct.ell);
         let parts = ct
@@ -560,24 +626,33 @@ impl GpuGroup {
         })
     }
 
+    /// `ct` an operand of `op` of `parts` components: of the group's parameters and split
+    /// ([`Error::GroupMismatch`] otherwise), each GPU's buffer as long as its limbs at the
+    /// ciphertext's level.
     fn check(&self, op: &'static str, ct: &PartitionedCiphertext, parts: usize) -> Result<()> {
         self.ctx.rlwe().check_id(op, ct.params_id)?;
-        if ct.parts.len() != parts || ct.parts.iter().any(|p| p.len() != self.gpus()) {
-            return Err(Error::InvalidInput(format!(
-                "{op}: a ciphertext of {} components over {} GPU(s); {parts} over {} expected",
-                ct.parts.len(),
-                ct.parts.first().map_or(0, Vec::len),
-                self.gpus()
-            )));
-        }
-        Ok(())
+        check_operand(
+            op,
+            &self.split,
+            &self.part,
+            self.ctx.ring().n(),
+            ct,
+            Some(parts),
+        )
+    }
+
+    /// `key` (an operand of `op`) of the group's parameters and split.
+    fn check_key(&self, op: &'static str, key: &PartitionedKey) -> Result<()> {
+        self.ctx.rlwe().check_id(op, key.params_id)?;
+        self.split.check(op, "the key", &key.split)
     }
 
     /// `a · b` relinearised, not rescaled: the words of [`Evaluator::mul_relin`] on one device,
     /// with the key switching split over the group.
     ///
-    /// Errors: [`Error::InvalidInput`] for operands of other shapes or levels, or ciphertexts
-    /// not of this group; [`Error::ParametersMismatch`]; the evaluator's scale checks; device
+    /// Errors: [`Error::GroupMismatch`] for a ciphertext or key that another group split
+    /// (another partition rule or other GPUs); [`Error::InvalidInput`] for operands of other
+    /// shapes or levels; [`Error::ParametersMismatch`]; the evaluator's scale checks; device
     /// and NCCL errors.
     pub fn mul_relin(
         &self,
@@ -587,7 +662,7 @@ impl GpuGroup {
     ) -> Result<PartitionedCiphertext> {
         self.check("mul_relin", a, 2)?;
         self.check("mul_relin", b, 2)?;
-        self.ctx.rlwe().check_id("mul_relin", rlk.params_id)?;
+        self.check_key("mul_relin", rlk)?;
         if a.ell != b.ell {
             return Err(Error::InvalidInput(format!(
                 "mul_relin: levels {} and {} (bring them to one level first)",
@@ -605,6 +680,7 @@ impl GpuGroup {
             scale,
             slots: a.slots,
             params_id: a.params_id,
+            split: self.split.clone(),
         })
     }
 
@@ -632,7 +708,7 @@ impl GpuGroup {
                 step,
                 galois_element: g,
             })?;
-            self.ctx.rlwe().check_id("rotate", key.params_id)?;
+            self.check_key("rotate", key)?;
             let adds = [Some(&ct.parts[0][..]), None];
             let [c0, c1] = self.keyswitch(ct.ell, &ct.parts[1], key, adds, Some(g))?;
             vec![c0, c1]
@@ -643,6 +719,147 @@ impl GpuGroup {
             scale: ct.scale,
             slots: ct.slots,
             params_id: ct.params_id,
+            split: self.split.clone(),
         })
+    }
+}
+
+/// The checks of a partitioned operand of `op` that need no GPU: `ct` made by a group of
+/// `split` ([`Error::GroupMismatch`] otherwise), of `components` components where given and
+/// at least one, split over every GPU of `part` with each GPU's buffer as long as its limbs at
+/// the ciphertext's level (`n` words each) and a level the chain has ([`Error::InvalidInput`]
+/// otherwise).
+fn check_operand(
+    op: &'static str,
+    split: &Split,
+    part: &LimbPartition,
+    n: usize,
+    ct: &PartitionedCiphertext,
+    components: Option<usize>,
+) -> Result<()> {
+    split.check(op, "the ciphertext", &ct.split)?;
+    let lengths_ok = |bufs: &Vec<DeviceBuffer>| {
+        bufs.len() == part.gpus()
+            && bufs
+                .iter()
+                .enumerate()
+                .all(|(k, b)| b.len() == part.q_active(k, ct.ell).len() * n)
+    };
+    let count_ok = components.map_or(!ct.parts.is_empty(), |c| ct.parts.len() == c);
+    if !count_ok || ct.ell == 0 || ct.ell > part.q_len() || !ct.parts.iter().all(lengths_ok) {
+        return Err(Error::InvalidInput(format!(
+            "{op}: a ciphertext of {} component(s) at {} limbs not split as this group of {} \
+             GPU(s) splits its limbs ({}){}",
+            ct.parts.len(),
+            ct.ell,
+            part.gpus(),
+            part.kind(),
+            components.map_or(String::new(), |c| format!("; {c} components expected")),
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn split(kind: PartitionKind, devices: &[usize]) -> Split {
+        Split {
+            kind,
+            devices: devices.iter().map(|&i| Device::Cuda(i)).collect(),
+        }
+    }
+
+    /// A ciphertext of no buffers (no GPU needed) recorded as made by `split`.
+    fn empty(split: Split, ell: usize) -> PartitionedCiphertext {
+        PartitionedCiphertext {
+            parts: Vec::new(),
+            ell,
+            scale: 1.0,
+            slots: 1,
+            params_id: 7,
+            split,
+        }
+    }
+
+    /// The gap this closes: strided and contiguous over 2 GPUs give every GPU as many limbs at
+    /// the top level (a ciphertext of one would pass every length check of the other) but
+    /// different limbs; the recorded split tells them apart, as it does other GPUs or another
+    /// rank order, before anything else is looked at.
+    #[test]
+    fn another_split_is_a_group_mismatch() {
+        let strided = PartitionKind::Strided { block: 1 };
+        let contiguous = PartitionKind::Contiguous;
+        let (s, c) = (
+            LimbPartition::with_kind(6, 2, 2, strided).unwrap(),
+            LimbPartition::with_kind(6, 2, 2, contiguous).unwrap(),
+        );
+        for k in 0..2 {
+            assert_eq!(s.q_active(k, 6).len(), c.q_active(k, 6).len());
+            assert_ne!(s.q_active(k, 6), c.q_active(k, 6));
+        }
+        let group = split(strided, &[0, 1]);
+        for (other, text) in [
+            (split(contiguous, &[0, 1]), "contiguous over cuda:0, cuda:1"),
+            (
+                split(PartitionKind::Strided { block: 2 }, &[0, 1]),
+                "strided-2 over cuda:0, cuda:1",
+            ),
+            (split(strided, &[1, 0]), "strided over cuda:1, cuda:0"),
+            (split(strided, &[0]), "strided over cuda:0"),
+        ] {
+            let e = check_operand("rotate", &group, &s, 1 << 12, &empty(other, 6), Some(2))
+                .unwrap_err();
+            match &e {
+                Error::GroupMismatch {
+                    op: "rotate",
+                    what: "the ciphertext",
+                    expected,
+                    found,
+                } => {
+                    assert_eq!(expected, "strided over cuda:0, cuda:1");
+                    assert_eq!(found, text);
+                }
+                other => panic!("{other:?}"),
+            }
+            assert!(e.to_string().contains(text), "{e}");
+        }
+        // The same split passes on to the shape checks (here: no components).
+        let e = check_operand(
+            "rotate",
+            &group,
+            &s,
+            1 << 12,
+            &empty(group.clone(), 6),
+            Some(2),
+        )
+        .unwrap_err();
+        assert!(matches!(e, Error::InvalidInput(_)), "{e}");
+        let e = check_operand(
+            "gather",
+            &group,
+            &s,
+            1 << 12,
+            &empty(group.clone(), 6),
+            None,
+        )
+        .unwrap_err();
+        assert!(matches!(e, Error::InvalidInput(_)), "{e}");
+        // Keys are checked by the same rule.
+        assert!(group.check("mul_relin", "the key", &group.clone()).is_ok());
+        let e = group
+            .check("mul_relin", "the key", &split(contiguous, &[0, 1]))
+            .unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::GroupMismatch {
+                    what: "the key",
+                    ..
+                }
+            ),
+            "{e}"
+        );
     }
 }
