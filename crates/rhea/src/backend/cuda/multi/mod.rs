@@ -30,6 +30,14 @@
 //! no NCCL. With [`GpuGroup::set_overlap`], the ModUp's exchange is the digit-by-digit
 //! broadcasts of `NcclGroup::all_gather_v_pipelined` into natural order instead.
 //!
+//! Hoisted rotations ([`GpuGroup::rotate_many`]) split the key switching there: steps 1–2 (and
+//! each GPU's forward NTT of its converted limbs, its digits' own limbs copied in) once for all
+//! the rotations, then per Galois element the inner product with its key (the unfused kernel:
+//! the shared digits are only read) and step 4 with that element's permutation — one ModUp
+//! exchange and one ModDown exchange per element instead of one of each per rotation, the
+//! words of the single-GPU rotations (whose keys also switch before the permutation, so one
+//! ModUp of `c_1` serves every element).
+//!
 //! A rescale ([`GpuGroup::rescale`], [`GpuGroup::mul_relin_rescale`]; `rescale.rs`) moves one
 //! limb per component: the GPU owning limb `ℓ − 1` inverse-transforms it, broadcasts it (one
 //! NCCL broadcast rooted there, `components · N · 8` bytes to each other GPU), and every GPU
