@@ -11,7 +11,8 @@
 //! `--mode latency` ([`run_latency`]): one mul+relin, one rotation and one mul+relin+rescale
 //! split by limb over the GPUs (`rhea::unstable::multi::GpuGroup`, NCCL between them), against
 //! the single-GPU path in the same run, with the NCCL time and bytes of one key switching beside
-//! them.
+//! them; and hoisted rotations ([`HOISTED_STEPS`], one shared ModUp: `Evaluator::rotate_hoisted`,
+//! `GpuGroup::rotate_many`) against as many separate rotations, on one GPU and over the group.
 
 use std::sync::Barrier;
 use std::time::Instant;
@@ -232,6 +233,31 @@ pub struct LatencyRow {
     pub limbs_per_gpu: Vec<(usize, usize)>,
 }
 
+/// The steps of the hoisted rotations of `rhea bench multi --mode latency` (a baby-step set).
+pub const HOISTED_STEPS: [i64; 8] = [1, 2, 3, 4, 5, 6, 7, 8];
+
+/// Hoisted rotations in `rhea bench multi --mode latency`: the rotations of one ciphertext by
+/// every step of [`HOISTED_STEPS`] sharing one ModUp, against one separate rotation per step.
+#[derive(Debug, Serialize)]
+pub struct HoistedRow {
+    /// `single-gpu` (`Evaluator::rotate_hoisted` against `Evaluator::rotate` per step) or
+    /// `group` (`GpuGroup::rotate_many` against `GpuGroup::rotate` per step).
+    pub path: String,
+    /// The group's split (`none` for the single-GPU path).
+    pub partition: String,
+    /// GPUs used.
+    pub gpus: usize,
+    /// Median wall time of all the hoisted rotations (one call), ms.
+    pub hoisted_ms: f64,
+    /// Median wall time of the separate rotations, one per step in a row, ms.
+    pub separate_ms: f64,
+    /// `separate_ms / hoisted_ms`: what hoisting saves.
+    pub saving: f64,
+    /// Bytes each GPU received through NCCL in one call of the hoisted rotations (one ModUp
+    /// exchange, one ModDown exchange per step).
+    pub nccl_bytes: Vec<u64>,
+}
+
 /// The result of `rhea bench multi --mode latency`.
 #[derive(Debug, Serialize)]
 pub struct LatencyReport {
@@ -266,7 +292,15 @@ pub struct LatencyReport {
     /// The speedups of the default split with the ModUp exchange overlapped (mul+relin,
     /// rotation); `None` for one GPU.
     pub overlap_speedups: Option<(f64, f64)>,
-    /// Whether every group's results had the single-GPU path's words.
+    /// The steps of the hoisted rotations.
+    pub hoisted_steps: Vec<i64>,
+    /// Hoisted rotations: the single-GPU path, a group of one and a group of all `--gpus`
+    /// (default split; the last only for 2+ GPUs).
+    pub hoisted: Vec<HoistedRow>,
+    /// Single-GPU time over the largest group's (default split) for the hoisted rotations.
+    pub hoisted_speedup: f64,
+    /// Whether every group's results (the hoisted rotations' too, each against one rotation
+    /// on one GPU) had the single-GPU path's words.
     pub identical_words: bool,
     /// The preset's bootstrapping key set split over the `--gpus` GPUs (default split).
     pub bootstrapping_keys: BootKeySplit,
@@ -404,6 +438,38 @@ impl LatencyReport {
             self.mul_relin_rescale_speedup,
             self.identical_words
         ));
+        out.push_str(&format!(
+            "hoisted rotations by {:?}:\n{:<11} {:<11} {:>5} {:>12} {:>13} {:>8} {:>18}\n",
+            self.hoisted_steps,
+            "path",
+            "partition",
+            "GPUs",
+            "hoisted ms",
+            "separate ms",
+            "saving",
+            "NCCL MiB per GPU"
+        ));
+        for h in &self.hoisted {
+            let mib: Vec<String> = h
+                .nccl_bytes
+                .iter()
+                .map(|b| format!("{:.1}", *b as f64 / (1u64 << 20) as f64))
+                .collect();
+            out.push_str(&format!(
+                "{:<11} {:<11} {:>5} {:>12.3} {:>13.3} {:>7.2}× {:>18}\n",
+                h.path,
+                h.partition,
+                h.gpus,
+                h.hoisted_ms,
+                h.separate_ms,
+                h.saving,
+                mib.join(" / ")
+            ));
+        }
+        out.push_str(&format!(
+            "hoisted rotations, speedup over one GPU: {:.2}×\n",
+            self.hoisted_speedup
+        ));
         if let Some((m, r)) = self.overlap_speedups {
             out.push_str(&format!(
                 "with the ModUp exchange overlapped: mul+relin {m:.2}×, rotation {r:.2}×\n"
@@ -465,7 +531,9 @@ pub fn run_latency(preset: &str, gpus: usize, reps: usize) -> Result<LatencyRepo
     let mut keygen = KeyGenerator::from_seed(&ctx, [37; 32]);
     let sk = keygen.secret_key().map_err(err)?;
     let rlk = keygen.relinearization_key(&sk).map_err(err)?;
-    let gk = keygen.galois_keys(&sk, &[1], false).map_err(err)?;
+    let gk = keygen
+        .galois_keys(&sk, &HOISTED_STEPS, false)
+        .map_err(err)?;
     let eval = Evaluator::new(&ctx)
         .with_relinearization_key(rlk.clone())
         .and_then(|e| e.with_galois_keys(gk.clone()))
@@ -489,6 +557,12 @@ pub fn run_latency(preset: &str, gpus: usize, reps: usize) -> Result<LatencyRepo
     let want_mul = words(&eval.mul_relin(&a, &b).map_err(err)?).map_err(err)?;
     let want_rot = words(&eval.rotate(&a, 1).map_err(err)?).map_err(err)?;
     let want_mrr = words(&eval.mul_relin_rescale(&a, &b).map_err(err)?).map_err(err)?;
+    let steps = HOISTED_STEPS;
+    let want_hoisted = steps
+        .iter()
+        .map(|&k| words(&eval.rotate(&a, k)?))
+        .collect::<rhea::Result<Vec<_>>>()
+        .map_err(err)?;
     let sync0 = || gpu0.synchronize();
     let rlk_bytes = rlk.key().size_bytes();
     let mut rows = vec![LatencyRow {
@@ -506,6 +580,32 @@ pub fn run_latency(preset: &str, gpus: usize, reps: usize) -> Result<LatencyRepo
         limbs_per_gpu: vec![(a.level() + 1, params.p_primes().len())],
     }];
     let mut identical = true;
+    // The single GPU's hoisted rotations have its own rotations' words.
+    for (h, w) in eval
+        .rotate_hoisted(&a, &steps)
+        .map_err(err)?
+        .iter()
+        .zip(&want_hoisted)
+    {
+        identical &= words(h).map_err(err)? == *w;
+    }
+    let single_hoisted =
+        median_ms(reps, || eval.rotate_hoisted(&a, &steps).map(drop), sync0).map_err(err)?;
+    let single_separate = median_ms(
+        reps,
+        || steps.iter().try_for_each(|&k| eval.rotate(&a, k).map(drop)),
+        sync0,
+    )
+    .map_err(err)?;
+    let mut hoisted = vec![HoistedRow {
+        path: "single-gpu".into(),
+        partition: "none".into(),
+        gpus: 1,
+        hoisted_ms: single_hoisted,
+        separate_ms: single_separate,
+        saving: single_separate / single_hoisted,
+        nccl_bytes: vec![0],
+    }];
     let default = PartitionKind::Strided { block: 1 };
     let mut runs = vec![(1, default, false)];
     if gpus > 1 {
@@ -549,6 +649,39 @@ pub fn run_latency(preset: &str, gpus: usize, reps: usize) -> Result<LatencyRepo
         let nccl_ms = group
             .time_keyswitch_exchanges(a.level(), reps)
             .map_err(err)?;
+        if kind == default && !overlap {
+            // Hoisted rotations (their keys split only for these rows).
+            let hk = group.partition_rotation_keys(&gk, &steps).map_err(err)?;
+            let t_h = median_ms(reps, || group.rotate_many(&pa, &steps, &hk).map(drop), sync)
+                .map_err(err)?;
+            let t_s = median_ms(
+                reps,
+                || {
+                    steps
+                        .iter()
+                        .try_for_each(|&s| group.rotate(&pa, s, &hk).map(drop))
+                },
+                sync,
+            )
+            .map_err(err)?;
+            group.reset_nccl_counters();
+            let many = group.rotate_many(&pa, &steps, &hk).map_err(err)?;
+            group.synchronize().map_err(err)?;
+            let nccl_bytes = group.nccl_bytes_received();
+            for (r, w) in many.iter().zip(&want_hoisted) {
+                identical &= words(&group.gather(r, &ctx).map_err(err)?).map_err(err)? == *w;
+            }
+            identical &= many.len() == steps.len();
+            hoisted.push(HoistedRow {
+                path: "group".into(),
+                partition: kind.to_string(),
+                gpus: k,
+                hoisted_ms: t_h,
+                separate_ms: t_s,
+                saving: t_s / t_h,
+                nccl_bytes,
+            });
+        }
         rows.push(LatencyRow {
             path: "group".into(),
             partition: kind.to_string(),
@@ -572,6 +705,7 @@ pub fn run_latency(preset: &str, gpus: usize, reps: usize) -> Result<LatencyRepo
     let boot_keys = boot_key_split(&preset, &ctx, &mut keygen, &sk, &group).map_err(err)?;
     drop(group);
     let (one, last) = (&rows[0], &rows[if gpus > 1 { 2 } else { 1 }]);
+    let hoisted_speedup = hoisted[0].hoisted_ms / hoisted[hoisted.len() - 1].hoisted_ms;
     let overlap_speedups = (gpus > 1).then(|| {
         let o = &rows[3];
         (
@@ -593,6 +727,9 @@ pub fn run_latency(preset: &str, gpus: usize, reps: usize) -> Result<LatencyRepo
         rotate_speedup: one.rotate_ms / last.rotate_ms,
         mul_relin_rescale_speedup: one.mul_relin_rescale_ms / last.mul_relin_rescale_ms,
         overlap_speedups,
+        hoisted_steps: steps.to_vec(),
+        hoisted,
+        hoisted_speedup,
         identical_words: identical,
         bootstrapping_keys: boot_keys,
         rows,

@@ -332,6 +332,24 @@ pub enum Error {
         /// `2N`.
         two_n: u64,
     },
+
+    /// A ciphertext or key split over a GPU group (`rhea::unstable::multi`) given to a group
+    /// that splits its limbs otherwise (another partition rule or other GPUs): its limbs would
+    /// be read as other limbs.
+    #[error(
+        "`{op}`: {what} split as {found}, but this GPU group splits as {expected}; scatter or \
+         partition it with this group"
+    )]
+    GroupMismatch {
+        /// The operation.
+        op: &'static str,
+        /// What was given (a ciphertext, a key).
+        what: &'static str,
+        /// The group's split (its partition rule and GPUs).
+        expected: String,
+        /// The split the operand was made with.
+        found: String,
+    },
 }
 
 /// The result type of `rhea`.

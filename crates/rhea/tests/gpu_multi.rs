@@ -4,7 +4,9 @@
 //! from random (seeded) messages; the NCCL byte counters match the communication model. The
 //! same for rescale and mul_relin_rescale over a group, at every level of the small shapes (the
 //! last limb's owner alternating between the GPUs), on a ring below the fast NTT kernels and at
-//! the N = 2^17 bootstrapping preset's parameters.
+//! the N = 2^17 bootstrapping preset's parameters. Hoisted rotations over a group
+//! (`GpuGroup::rotate_many`: steps with repeats, negative ones, 0 and `N/2`) give the words of
+//! one rotation at a time on one GPU and on the CPU, with one ModUp exchange for all of them.
 //!
 //! The GPU tests are `#[ignore]`d: `cargo test --release -p rhea --test gpu_multi --
 //! --include-ignored`. A test that needs more GPUs than the machine has says so and passes,
@@ -88,9 +90,29 @@ struct Setup {
     gk: GaloisKeys,
     a: Ciphertext,
     b: Ciphertext,
+    /// The steps of the hoisted rotations ([`hoisted_steps`]).
+    hoisted: Vec<i64>,
 }
 
 const STEPS: [i64; 2] = [1, -3];
+
+/// The hoisted rotations' steps at ring degree `n`: negative ones, a repeat (computed once),
+/// 0 and `n/2` (Galois element 1: copies), the single rotations' steps among them.
+fn hoisted_steps(n: usize) -> Vec<i64> {
+    vec![2, -3, 0, 1, -1, (n / 2) as i64, 2, 7]
+}
+
+/// The distinct Galois elements other than 1 among `steps`: one ModDown exchange each.
+fn keyed_elements(ctx: &CkksContext, steps: &[i64]) -> usize {
+    let mut g: Vec<u64> = steps
+        .iter()
+        .map(|&k| ctx.rlwe().galois_element_for_rotation(k))
+        .filter(|&g| g != 1)
+        .collect();
+    g.sort_unstable();
+    g.dedup();
+    g.len()
+}
 
 fn setup(lit: &CkksParametersLiteral, device: Device) -> Setup {
     let params = lit.build().expect("parameters");
@@ -98,7 +120,10 @@ fn setup(lit: &CkksParametersLiteral, device: Device) -> Setup {
     let mut keygen = KeyGenerator::from_seed(&ctx, [29; 32]);
     let sk = keygen.secret_key().unwrap();
     let rlk = keygen.relinearization_key(&sk).unwrap();
-    let gk = keygen.galois_keys(&sk, &STEPS, false).unwrap();
+    let hoisted = hoisted_steps(ctx.ring().n());
+    let mut all_steps = STEPS.to_vec();
+    all_steps.extend(&hoisted);
+    let gk = keygen.galois_keys(&sk, &all_steps, false).unwrap();
     let encoder = Encoder::new(&ctx).unwrap();
     let msg = |seed: u64| message(encoder.slots(), seed);
     let enc = Encryptor::with_secret_key(&ctx, &sk)
@@ -122,6 +147,7 @@ fn setup(lit: &CkksParametersLiteral, device: Device) -> Setup {
         gk,
         a,
         b,
+        hoisted,
     }
 }
 
@@ -146,7 +172,9 @@ fn words(ctx: &CkksContext, ct: &Ciphertext) -> Vec<Vec<u64>> {
         .collect()
 }
 
-/// The results `(mul_relin, rotate by each step)` at `level` on the setup's device.
+/// The results `(mul_relin, rotate by each step, rotate by each hoisted step)` at `level` on
+/// the setup's device, the hoisted ones one rotation at a time (and checked against the
+/// device's own hoisted rotations, `Evaluator::rotate_hoisted`).
 fn reference(s: &Setup, level: usize) -> Vec<Vec<Vec<u64>>> {
     let a = s.eval.drop_to_level(&s.a, level).unwrap();
     let b = s.eval.drop_to_level(&s.b, level).unwrap();
@@ -154,7 +182,25 @@ fn reference(s: &Setup, level: usize) -> Vec<Vec<Vec<u64>>> {
     for step in STEPS {
         out.push(words(&s.ctx, &s.eval.rotate(&a, step).unwrap()));
     }
+    let hoisted = s.eval.rotate_hoisted(&a, &s.hoisted).unwrap();
+    for (&step, h) in s.hoisted.iter().zip(&hoisted) {
+        let one = words(&s.ctx, &s.eval.rotate(&a, step).unwrap());
+        assert!(
+            words(&s.ctx, h) == one,
+            "rotate_hoisted by {step} vs rotate"
+        );
+        out.push(one);
+    }
     out
+}
+
+/// The label of result `i` of [`reference`].
+fn op_name(s: &Setup, i: usize) -> String {
+    match i {
+        0 => "mul_relin".into(),
+        i if i <= STEPS.len() => format!("rotate {}", STEPS[i - 1]),
+        i => format!("rotate_many, step {}", s.hoisted[i - 1 - STEPS.len()]),
+    }
 }
 
 /// The group's results on the CPU setup's ciphertexts and keys, gathered back to the CPU.
@@ -170,7 +216,9 @@ fn on_group(
     assert_eq!(group.partition().kind(), kind);
     group.set_overlap(overlap);
     let rlk = group.partition_relinearization_key(&s.rlk).unwrap();
-    let rot = group.partition_rotation_keys(&s.gk, &STEPS).unwrap();
+    let mut all_steps = STEPS.to_vec();
+    all_steps.extend(&s.hoisted);
+    let rot = group.partition_rotation_keys(&s.gk, &all_steps).unwrap();
     // The key's limbs are split, not copied: the GPUs together hold the key once.
     let ring = s.ctx.ring();
     let key_words = s.rlk.key().dnum() * 2 * (ring.q_len() + ring.p_len()) * ring.n();
@@ -199,6 +247,31 @@ fn on_group(
     for step in STEPS {
         let r = group.rotate(&a, step, &rot).unwrap();
         out.push(words(&s.ctx, &group.gather(&r, &s.ctx).unwrap()));
+    }
+    // Hoisted: one ModUp exchange for all the rotations, one ModDown exchange per distinct
+    // keyed element (the repeat and the copies exchange nothing).
+    group.reset_nccl_counters();
+    let many = group.rotate_many(&a, &s.hoisted, &rot).unwrap();
+    group.synchronize().unwrap();
+    let keyed = keyed_elements(&s.ctx, &s.hoisted) as u64;
+    for (k, (t, c)) in model.iter().zip(group.nccl_bytes_received()).enumerate() {
+        let want = if devices.len() > 1 {
+            t.modup_bytes + keyed * t.moddown_bytes
+        } else {
+            0
+        };
+        assert_eq!(
+            c,
+            want,
+            "GPU {k}: NCCL bytes of {} hoisted rotations ({keyed} keyed) at level {level}",
+            s.hoisted.len()
+        );
+    }
+    assert_eq!(many.len(), s.hoisted.len());
+    for r in &many {
+        assert_eq!((r.level(), r.components()), (level, 2));
+        assert_eq!(r.scale().to_bits(), a.scale().to_bits());
+        out.push(words(&s.ctx, &group.gather(r, &s.ctx).unwrap()));
     }
     out
 }
@@ -248,12 +321,9 @@ fn check_modes(
         );
         for &overlap in overlaps {
             let got = on_group(&cpu, &devices, kind, overlap, level);
+            assert_eq!(got.len(), want.len());
             for (i, (g, w)) in got.iter().zip(&want).enumerate() {
-                let op = if i == 0 {
-                    "mul_relin".to_string()
-                } else {
-                    format!("rotate {}", STEPS[i - 1])
-                };
+                let op = op_name(&cpu, i);
                 assert!(
                     g == w,
                     "{test}: {op} over {} GPU(s) ({kind}, overlap {overlap}) at level {level} \
@@ -698,7 +768,7 @@ fn multi_rescale_n17_two_gpus_match_cpu() {
 }
 
 /// A ciphertext split for another group is refused (a group of one's ciphertext given to a
-/// group of two), as is one of other parameters.
+/// group of two: a `GroupMismatch`), as is one of other parameters.
 #[test]
 #[ignore = "needs 2 CUDA GPUs and NCCL (run with --include-ignored)"]
 fn multi_rescale_refuses_other_groups_ciphertexts() {
@@ -713,9 +783,9 @@ fn multi_rescale_refuses_other_groups_ciphertexts() {
     let rlk = two.partition_relinearization_key(&s.rlk).unwrap();
     let x = one.scatter(&s.a).unwrap();
     let e = two.rescale(&x).unwrap_err();
-    assert!(matches!(e, rhea::Error::InvalidInput(_)), "{e}");
+    assert!(matches!(e, rhea::Error::GroupMismatch { .. }), "{e}");
     let e = two.mul_relin_rescale(&x, &x, &rlk).unwrap_err();
-    assert!(matches!(e, rhea::Error::InvalidInput(_)), "{e}");
+    assert!(matches!(e, rhea::Error::GroupMismatch { .. }), "{e}");
     let c = shape_c().build().unwrap();
     let other = CkksContext::new(&c, devices[0]).unwrap();
     let mut keygen = KeyGenerator::from_seed(&other, [5; 32]);
@@ -765,4 +835,123 @@ fn multi_rescale_last_limb_is_a_local_suffix() {
     assert_eq!(p.owner_of_q(5), Some((1, 2)));
     assert_eq!(p.owner_of_q(4), Some((0, 2)));
     assert_eq!(p.q_active(1, 5), &[1, 3]);
+}
+
+/// Ciphertexts and keys remember the split that made them: over the same two GPUs, the
+/// strided and the contiguous split of shape A give every GPU 3 limbs at the top level (equal
+/// buffer lengths, other limbs), and every operation of one group refuses the other's
+/// ciphertexts and keys with a `GroupMismatch` instead of reading them as its own limbs.
+#[test]
+#[ignore = "needs 2 CUDA GPUs and NCCL (run with --include-ignored)"]
+fn multi_refuses_ciphertexts_and_keys_of_another_partition() {
+    let test = "multi_refuses_ciphertexts_and_keys_of_another_partition";
+    let _one_at_a_time = GPU_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(devices) = gpus(test, 2) else {
+        return;
+    };
+    let s = setup(&shape_a(), Device::Cpu);
+    let strided = GpuGroup::new(&s.ctx, &devices).unwrap();
+    let contiguous = GpuGroup::with_partition(&s.ctx, &devices, PartitionKind::Contiguous).unwrap();
+    let top = s.a.level() + 1;
+    for k in 0..2 {
+        let (p, q) = (strided.partition(), contiguous.partition());
+        assert_eq!(p.q_active(k, top).len(), q.q_active(k, top).len());
+        assert_ne!(p.q_active(k, top), q.q_active(k, top));
+    }
+    let mine = strided.scatter(&s.a).unwrap();
+    let theirs = contiguous.scatter(&s.a).unwrap();
+    assert_eq!(theirs.partition_kind(), PartitionKind::Contiguous);
+    assert_eq!(mine.devices(), &devices[..]);
+    let rlk = strided.partition_relinearization_key(&s.rlk).unwrap();
+    let rot = strided.partition_rotation_keys(&s.gk, &STEPS).unwrap();
+    let their_rlk = contiguous.partition_relinearization_key(&s.rlk).unwrap();
+    let their_rot = contiguous.partition_rotation_keys(&s.gk, &STEPS).unwrap();
+    let mismatch = |what: &str, r: rhea::Result<_>| match r {
+        Err(rhea::Error::GroupMismatch { .. }) => {}
+        Err(e) => panic!("{test}: {what} gave {e}"),
+        Ok(_) => panic!("{test}: {what} took another split's operand"),
+    };
+    mismatch("gather", strided.gather(&theirs, &s.ctx).map(|_| ()));
+    mismatch(
+        "mul_relin",
+        strided.mul_relin(&mine, &theirs, &rlk).map(|_| ()),
+    );
+    mismatch(
+        "mul_relin",
+        strided.mul_relin(&theirs, &mine, &rlk).map(|_| ()),
+    );
+    mismatch(
+        "mul_relin key",
+        strided.mul_relin(&mine, &mine, &their_rlk).map(|_| ()),
+    );
+    mismatch(
+        "rotate",
+        strided.rotate(&theirs, STEPS[0], &rot).map(|_| ()),
+    );
+    mismatch(
+        "rotate key",
+        strided.rotate(&mine, STEPS[0], &their_rot).map(|_| ()),
+    );
+    mismatch(
+        "rotate_many",
+        strided.rotate_many(&theirs, &STEPS, &rot).map(|_| ()),
+    );
+    mismatch(
+        "rotate_many key",
+        strided.rotate_many(&mine, &STEPS, &their_rot).map(|_| ()),
+    );
+    // Even where every step is a copy (no key used): the ciphertext is still another's.
+    mismatch(
+        "rotate_many",
+        strided.rotate_many(&theirs, &[0], &rot).map(|_| ()),
+    );
+    mismatch("rescale", strided.rescale(&theirs).map(|_| ()));
+    mismatch(
+        "mul_relin_rescale",
+        strided
+            .mul_relin_rescale(&theirs, &theirs, &rlk)
+            .map(|_| ()),
+    );
+    // Each group still takes its own.
+    let back = contiguous.gather(&theirs, &s.ctx).unwrap();
+    assert!(words(&s.ctx, &back) == words(&s.ctx, &s.a));
+    let r = strided.rotate(&mine, STEPS[0], &rot).unwrap();
+    assert_eq!(r.partition_kind(), PartitionKind::Strided { block: 1 });
+}
+
+/// `rotate_many`'s wrong requests are typed errors, found before any GPU work: a step without
+/// a key (after steps with keys), a 3-component ciphertext; no steps give no results, copies
+/// only give the input's words.
+#[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored)"]
+fn multi_rotate_many_requests_are_checked() {
+    let test = "multi_rotate_many_requests_are_checked";
+    let _one_at_a_time = GPU_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(devices) = gpus(test, 1) else {
+        return;
+    };
+    let s = setup(&shape_a(), Device::Cpu);
+    let group = GpuGroup::new(&s.ctx, &devices).unwrap();
+    let rot = group.partition_rotation_keys(&s.gk, &STEPS).unwrap();
+    let x = group.scatter(&s.a).unwrap();
+    match group.rotate_many(&x, &[1, -3, 4], &rot) {
+        Err(rhea::Error::MissingRotationKey { step: 4, .. }) => {}
+        other => panic!("{test}: a step without a key gave {other:?}"),
+    }
+    let t = group
+        .scatter(&s.eval.mul_no_relin(&s.a, &s.b).unwrap())
+        .unwrap();
+    match group.rotate_many(&t, &STEPS, &rot) {
+        Err(rhea::Error::InvalidInput(_)) => {}
+        other => panic!("{test}: a 3-component ciphertext gave {other:?}"),
+    }
+    assert!(group.rotate_many(&x, &[], &rot).unwrap().is_empty());
+    let n = s.ctx.ring().n() as i64;
+    let copies = group.rotate_many(&x, &[0, n / 2, -n], &rot).unwrap();
+    assert_eq!(copies.len(), 3);
+    let input = words(&s.ctx, &s.a);
+    assert!(input[1].iter().any(|&w| w != 0), "a tautology: zero words");
+    for c in &copies {
+        assert!(words(&s.ctx, &group.gather(c, &s.ctx).unwrap()) == input);
+    }
 }

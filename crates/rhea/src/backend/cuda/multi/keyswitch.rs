@@ -52,6 +52,36 @@ fn copy_limbs(
     Ok(())
 }
 
+/// The forward NTT runs of every digit's converted limbs (`plan`): digit `d` is buffer `d`.
+fn digit_runs(plan: &KsPlan) -> Vec<NttRun> {
+    plan.digits
+        .iter()
+        .enumerate()
+        .flat_map(|(dg, dp)| {
+            dp.runs.iter().map(move |(r, table)| NttRun {
+                buf: dg,
+                first_limb: r.start,
+                limbs: r.len(),
+                table: *table,
+            })
+        })
+        .collect()
+}
+
+/// The key-independent half of a partitioned key switching ([`GpuGroup::decompose`]): per
+/// GPU, its plan and every active digit over its limbs (`[width][N]` each; none for a GPU
+/// without limbs).
+pub(super) struct Decomposed {
+    /// Active `Q` limbs of the input.
+    ell: usize,
+    plans: Vec<KsPlan>,
+    /// `convs[k][digit]`.
+    convs: Vec<Vec<DeviceBuffer>>,
+    /// Finished in NTT form for several inner products (hoisting), or in coefficient form for
+    /// one fused inner product that spends them.
+    shared: bool,
+}
+
 impl GpuGroup {
     /// `(a_0 b_0, a_0 b_1 + a_1 b_0, a_1 b_1)`, limb by limb on each GPU (no communication), one
     /// fused launch per GPU.
@@ -114,7 +144,8 @@ impl GpuGroup {
     /// One key switching of `d` (NTT form over `Q_ell`, split by limb): `(u_0 + add_0, u_1 +
     /// add_1)`, permuted by `σ_g` for `galois = Some(g)`, split by limb: the words of the
     /// single-GPU `keyswitch_poly` (relinearisation's adds `c_0, c_1`; a rotation's `c_0` and
-    /// its automorphism), bit for bit.
+    /// its automorphism), bit for bit. [`GpuGroup::decompose`] for one use (the inner
+    /// product then fuses the forward NTT's row phase), then [`GpuGroup::keyswitch_from`].
     pub(super) fn keyswitch(
         &self,
         ell: usize,
@@ -123,38 +154,77 @@ impl GpuGroup {
         adds: [Option<&[DeviceBuffer]>; 2],
         galois: Option<u64>,
     ) -> Result<[Vec<DeviceBuffer>; 2]> {
+        let digits = self.check_decomposable(ell, d)?;
+        self.check_key_digits(key, digits)?;
+        let mut dec = self.decompose(ell, d, false)?;
+        self.keyswitch_from(&mut dec, d, key, adds, galois)
+    }
+
+    /// The number of active digits at `ell` limbs, once `ell` and `d` (one buffer per GPU)
+    /// are checked ([`Error::InvalidInput`]).
+    pub(super) fn check_decomposable(&self, ell: usize, d: &[DeviceBuffer]) -> Result<usize> {
         let ring = self.ctx.ring();
-        let (n, lq, pl) = (ring.n(), ring.q_len(), ring.p_len());
-        let digits = ring.active_digits(ell);
-        if ell == 0 || ell > lq || d.len() != self.gpus() {
+        if ell == 0 || ell > ring.q_len() || d.len() != self.gpus() {
             return Err(Error::InvalidInput(format!(
                 "partitioned key switching at {ell} limbs over {} buffers",
                 d.len()
             )));
         }
-        if digits > fused::MAX_DIGITS || key.parts.iter().any(|p| p.len() < digits) {
+        let digits = ring.active_digits(ell);
+        if digits > fused::MAX_DIGITS {
             return Err(Error::InvalidInput(format!(
-                "partitioned key switching: {digits} digits (at most {}), a key of {}",
+                "partitioned key switching: {digits} digits (at most {})",
                 fused::MAX_DIGITS,
-                key.parts.first().map_or(0, Vec::len)
             )));
         }
+        Ok(digits)
+    }
+
+    /// `key` split over this group's GPU count with at least `digits` digits on every GPU
+    /// ([`Error::InvalidInput`] otherwise).
+    pub(super) fn check_key_digits(&self, key: &PartitionedKey, digits: usize) -> Result<()> {
         if key.parts.len() != self.gpus() {
             return Err(Error::InvalidInput(
                 "a key partitioned for another group".into(),
             ));
         }
+        if key.parts.iter().any(|p| p.len() < digits) {
+            return Err(Error::InvalidInput(format!(
+                "partitioned key switching: {digits} digits, a key of {}",
+                key.parts.first().map_or(0, Vec::len)
+            )));
+        }
+        Ok(())
+    }
+
+    /// The ModUp of `d` (NTT form over `Q_ell`, split by limb; checked by
+    /// [`GpuGroup::check_decomposable`]): the part of a key switching that does not depend on
+    /// the key. Each GPU inverse-transforms its limbs, one NCCL all-gather (or, overlapped, one
+    /// per digit) gives every GPU all of them, and each converts every digit to its own limbs.
+    /// With `shared` (hoisting: several keys will read the result), each GPU also finishes its
+    /// digits in NTT form — the digit's own limbs copied from `d`, the converted ones
+    /// forward-transformed — so that the inner products only read them; otherwise the digits
+    /// stay in coefficient form for one fused inner product that consumes them.
+    ///
+    /// Collectives, the same on every GPU in this order: the ModUp's one all-gather (or its
+    /// per-digit stages); none for a group of one.
+    pub(super) fn decompose(
+        &self,
+        ell: usize,
+        d: &[DeviceBuffer],
+        shared: bool,
+    ) -> Result<Decomposed> {
+        let ring = self.ctx.ring();
+        let (n, lq) = (ring.n(), ring.q_len());
+        let digits = ring.active_digits(ell);
         let gpus = self.gpus();
         let fold = self.folds_mod_up();
-        // The exchanges (module docs): without overlap, one all-gather of equal chunks each,
-        // rank-major, read back through a few strided copies (ModUp) or in place (ModDown,
-        // where the ranks' `P` ranges start at `k · p_share`); with the ModUp overlapped, its
+        // The exchange (module docs): without overlap, one all-gather of equal chunks,
+        // rank-major, read back through a few strided copies; with the ModUp overlapped, its
         // all-gather moves digit by digit into the natural order.
         let pipelined = self.overlap && self.comm.is_some();
         let (share, up_copies) = plan::modup_gather(&self.part, ell);
-        let (p_share, p_copies) = plan::moddown_gather(&self.part);
-        let p_rows = gpus * p_share;
-        let (up, down) = self.gathers(ell, share, p_share);
+        let (up, _) = self.gathers(ell, share, 0);
         let plans: Vec<KsPlan> = (0..self.gpus())
             .map(|k| KsPlan::new(&self.part, ring.digits(), lq, ell, k, fold))
             .collect();
@@ -252,19 +322,80 @@ impl GpuGroup {
             }
         }
         drop(coeff);
+        // 3. (Shared) the digits finished in NTT form on each GPU (no communication).
+        if shared {
+            for (k, plan) in plans.iter().enumerate() {
+                if !convs[k].is_empty() {
+                    self.finish_digits(k, plan, &mut convs[k], &d[k])?;
+                }
+            }
+        }
+        Ok(Decomposed {
+            ell,
+            plans,
+            convs,
+            shared,
+        })
+    }
+
+    /// The key-dependent part of a key switching of `d` from its ModUp `dec`
+    /// ([`GpuGroup::decompose`] of the same `d`; `key` checked by
+    /// [`GpuGroup::check_key_digits`]): each GPU's inner product with its part of `key`, the
+    /// ModDown's exchange of the `P` limbs, and the ModDown to each GPU's own limbs with the
+    /// addends and the automorphism `σ_g` for `galois = Some(g)` ([`GpuGroup::keyswitch`]).
+    /// A shared `dec` is only read (any number of keys may follow); an unshared one is spent.
+    ///
+    /// Collectives, the same on every GPU in this order: one NCCL group of two all-gathers
+    /// (the `P` limbs of both halves); none for a group of one.
+    pub(super) fn keyswitch_from(
+        &self,
+        dec: &mut Decomposed,
+        d: &[DeviceBuffer],
+        key: &PartitionedKey,
+        adds: [Option<&[DeviceBuffer]>; 2],
+        galois: Option<u64>,
+    ) -> Result<[Vec<DeviceBuffer>; 2]> {
+        let ring = self.ctx.ring();
+        let (n, pl) = (ring.n(), ring.p_len());
+        let (ell, gpus) = (dec.ell, self.gpus());
+        if dec.plans.len() != gpus || dec.convs.len() != gpus || d.len() != gpus {
+            return Err(Error::InvalidInput("a ModUp of another group".into()));
+        }
+        self.check_key_digits(key, ring.active_digits(ell))?;
+        if !dec.shared
+            && dec
+                .convs
+                .iter()
+                .zip(&dec.plans)
+                .any(|(c, p)| p.width() > 0 && c.is_empty())
+        {
+            return Err(Error::InvalidInput(
+                "a ModUp for one key switching, used twice".into(),
+            ));
+        }
+        // The ModDown's exchange: one all-gather per half, read in place where the ranks'
+        // `P` ranges start at `k · p_share`.
+        let (p_share, p_copies) = plan::moddown_gather(&self.part);
+        let p_rows = gpus * p_share;
+        let (_, down) = self.gathers(ell, 0, p_share);
         // 3. The inner product with each GPU's part of the key (`[2][width][N]`), and the
         //    inverse NTT of its P limbs into `[2][|P|][N]`.
-        let mut accs = Vec::with_capacity(self.gpus());
-        let mut pcs = Vec::with_capacity(self.gpus());
-        for ((k, g), (plan, mut conv)) in self.rings.iter().enumerate().zip(plans.iter().zip(convs))
-        {
+        let mut accs = Vec::with_capacity(gpus);
+        let mut pcs = Vec::with_capacity(gpus);
+        for (k, g) in self.rings.iter().enumerate() {
+            let plan = &dec.plans[k];
             let (nq, np, width) = (plan.nq(), plan.np(), plan.width());
             let loc = &self.local[k];
             let mut acc = g.alloc(2 * width * n)?;
             if width > 0 {
-                self.inner_product(k, plan, &mut conv, &d[k], key, &mut acc)?;
+                if dec.shared {
+                    self.inner_product_ntt(k, plan, &dec.convs[k], key, &mut acc)?;
+                } else {
+                    // Spent here (the fused row phase consumes the conversions).
+                    let mut conv = std::mem::take(&mut dec.convs[k]);
+                    self.inner_product(k, plan, &mut conv, &d[k], key, &mut acc)?;
+                }
             }
-            drop(conv);
             // The P limbs of both halves, inverse-transformed, into the GPU's chunks of
             // `[2][rank][p_share][N]` (read in place by the fast kernels; copied first for the
             // small rings).
@@ -317,7 +448,7 @@ impl GpuGroup {
         // 5. ModDown to each GPU's own Q limbs (both halves in one conversion), the addends,
         //    the automorphism.
         let mut out: [Vec<DeviceBuffer>; 2] = Default::default();
-        for ((k, g), plan) in self.rings.iter().enumerate().zip(&plans) {
+        for ((k, g), plan) in self.rings.iter().enumerate().zip(&dec.plans) {
             let (nq, width) = (plan.nq(), plan.width());
             let mut res = [g.alloc(nq * n)?, g.alloc(nq * n)?];
             if nq > 0 {
@@ -402,8 +533,8 @@ impl GpuGroup {
     /// (`[2][width][N]`). With the fast NTT and at most `ntt_keyswitch::MAX_DIGITS` digits, the
     /// single-GPU path's fusion on the GPU's own limbs and tables: the column phase of the
     /// forward NTT, then one kernel for its row phase and the inner product (no transformed
-    /// limb written, the own limbs read from `d_k` in place). Otherwise the composition (own
-    /// limbs copied, full NTT, inner product).
+    /// limb written, the own limbs read from `d_k` in place; `conv` is spent). Otherwise the
+    /// composition ([`GpuGroup::finish_digits`], then [`GpuGroup::inner_product_ntt`]).
     fn inner_product(
         &self,
         k: usize,
@@ -414,54 +545,76 @@ impl GpuGroup {
         acc: &mut DeviceBuffer,
     ) -> Result<()> {
         let loc = &self.local[k];
-        let n = self.ctx.ring().n();
         let (nq, np, q_full) = (plan.nq(), plan.np(), plan.q_full());
         let digits = plan.digits.len();
         let fuse =
             loc.ntt.has_fast_kernels() && digits <= ntt_keyswitch::MAX_DIGITS && nq > 0 && np > 0;
-        let mut runs = Vec::new();
-        for (dg, dp) in plan.digits.iter().enumerate() {
-            if !fuse {
-                let own = dp.own.start * n..dp.own.end * n;
-                DeviceBuffer::copy_region(d_k, own.start, &mut conv[dg], own.start, own.len())?;
-            }
-            runs.extend(dp.runs.iter().map(|(r, table)| NttRun {
-                buf: dg,
-                first_limb: r.start,
-                limbs: r.len(),
-                table: *table,
-            }));
+        if !fuse {
+            self.finish_digits(k, plan, conv, d_k)?;
+            return self.inner_product_ntt(k, plan, conv, key, acc);
         }
-        let keys: Vec<(&DeviceBuffer, &DeviceBuffer)> =
-            key.parts[k].iter().map(|[b, a]| (b, a)).collect();
-        if fuse {
-            for chunk in runs.chunks(MAX_RUNS) {
-                let mut bufs: Vec<&mut DeviceBuffer> = conv.iter_mut().collect();
-                loc.ntt.forward_columns_runs(&mut bufs, chunk)?;
-            }
-            let kd: Vec<KsDigit<'_>> = conv
-                .iter()
-                .zip(&plan.digits)
-                .zip(&keys)
-                .map(|((c, dp), (b, a))| KsDigit {
-                    converted: c,
-                    own: dp.own.clone(),
-                    key_b: b,
-                    key_a: a,
-                })
-                .collect();
-            return Ok(loc
-                .ntt
-                .forward_rows_keyswitch(d_k, nq, q_full, &loc.moduli, &kd, acc)?);
-        }
-        {
+        let runs = digit_runs(plan);
+        for chunk in runs.chunks(MAX_RUNS) {
             let mut bufs: Vec<&mut DeviceBuffer> = conv.iter_mut().collect();
-            transform(&loc.ntt, &mut bufs, &runs, NttDirection::Forward)?;
+            loc.ntt.forward_columns_runs(&mut bufs, chunk)?;
         }
+        let kd: Vec<KsDigit<'_>> = conv
+            .iter()
+            .zip(&plan.digits)
+            .zip(&key.parts[k])
+            .map(|((c, dp), [b, a])| KsDigit {
+                converted: c,
+                own: dp.own.clone(),
+                key_b: b,
+                key_a: a,
+            })
+            .collect();
+        Ok(loc
+            .ntt
+            .forward_rows_keyswitch(d_k, nq, q_full, &loc.moduli, &kd, acc)?)
+    }
+
+    /// GPU `k`'s digits (`plan`, at least one local limb) finished in NTT form, in place: each
+    /// digit's own limbs copied from the NTT-form input `d_k` (same local index), its
+    /// converted limbs forward-transformed (local tables). What the single GPU's ModUp returns
+    /// (`RnsRing::mod_up`), on this GPU's limbs: read by any number of
+    /// [`GpuGroup::inner_product_ntt`]s.
+    fn finish_digits(
+        &self,
+        k: usize,
+        plan: &KsPlan,
+        conv: &mut [DeviceBuffer],
+        d_k: &DeviceBuffer,
+    ) -> Result<()> {
+        let n = self.ctx.ring().n();
+        for (dg, dp) in plan.digits.iter().enumerate() {
+            let own = dp.own.start * n..dp.own.end * n;
+            DeviceBuffer::copy_region(d_k, own.start, &mut conv[dg], own.start, own.len())?;
+        }
+        let runs = digit_runs(plan);
+        let mut bufs: Vec<&mut DeviceBuffer> = conv.iter_mut().collect();
+        transform(&self.local[k].ntt, &mut bufs, &runs, NttDirection::Forward)
+    }
+
+    /// GPU `k`'s inner product of its NTT-form digits `conv` ([`GpuGroup::finish_digits`],
+    /// only read) with its part of `key`, into `acc` (`[2][width][N]`).
+    fn inner_product_ntt(
+        &self,
+        k: usize,
+        plan: &KsPlan,
+        conv: &[DeviceBuffer],
+        key: &PartitionedKey,
+        acc: &mut DeviceBuffer,
+    ) -> Result<()> {
+        let loc = &self.local[k];
+        let n = self.ctx.ring().n();
+        let digits = plan.digits.len();
+        let keys: Vec<(&DeviceBuffer, &DeviceBuffer)> =
+            key.parts[k][..digits].iter().map(|[b, a]| (b, a)).collect();
         let refs: Vec<&DeviceBuffer> = conv.iter().collect();
         let none = [None, None];
-        let keys = &keys[..digits];
-        fused::ks_inner_product_pair(&loc.moduli, nq, q_full, &refs, keys, none, acc, n)?;
+        let (nq, q_full) = (plan.nq(), plan.q_full());
+        fused::ks_inner_product_pair(&loc.moduli, nq, q_full, &refs, &keys, none, acc, n)?;
         Ok(())
     }
 

@@ -30,6 +30,14 @@
 //! no NCCL. With [`GpuGroup::set_overlap`], the ModUp's exchange is the digit-by-digit
 //! broadcasts of `NcclGroup::all_gather_v_pipelined` into natural order instead.
 //!
+//! Hoisted rotations ([`GpuGroup::rotate_many`]) split the key switching there: steps 1–2 (and
+//! each GPU's forward NTT of its converted limbs, its digits' own limbs copied in) once for all
+//! the rotations, then per Galois element the inner product with its key (the unfused kernel:
+//! the shared digits are only read) and step 4 with that element's permutation — one ModUp
+//! exchange and one ModDown exchange per element instead of one of each per rotation, the
+//! words of the single-GPU rotations (whose keys also switch before the permutation, so one
+//! ModUp of `c_1` serves every element).
+//!
 //! A rescale ([`GpuGroup::rescale`], [`GpuGroup::mul_relin_rescale`]; `rescale.rs`) moves one
 //! limb per component: the GPU owning limb `ℓ − 1` inverse-transforms it, broadcasts it (one
 //! NCCL broadcast rooted there, `components · N · 8` bytes to each other GPU), and every GPU
@@ -86,6 +94,43 @@ struct LocalTables {
     rescale_w: Vec<Option<DeviceBuffer>>,
 }
 
+/// Which group split a partitioned object: the partition rule and the GPUs in rank order. With
+/// the parameters (checked by their id) they fix every GPU's limbs, so two objects of equal
+/// splits hold the same limbs on the same GPUs; a ciphertext of another split can have the
+/// same buffer lengths (strided and contiguous over 2 GPUs hold equally many limbs at the top)
+/// and would be read as other limbs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Split {
+    kind: PartitionKind,
+    devices: Vec<Device>,
+}
+
+impl std::fmt::Display for Split {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} over ", self.kind)?;
+        for (k, d) in self.devices.iter().enumerate() {
+            write!(f, "{}{d}", if k == 0 { "" } else { ", " })?;
+        }
+        Ok(())
+    }
+}
+
+impl Split {
+    /// [`Error::GroupMismatch`] unless `found` (the split of `what`, an operand of `op`) is
+    /// this one.
+    fn check(&self, op: &'static str, what: &'static str, found: &Split) -> Result<()> {
+        if self == found {
+            return Ok(());
+        }
+        Err(Error::GroupMismatch {
+            op,
+            what,
+            expected: self.to_string(),
+            found: found.to_string(),
+        })
+    }
+}
+
 /// A group of GPUs that runs one CKKS operation at a time split across all of them (latency
 /// mode), with keys partitioned by limb so that a key set larger than one card fits.
 ///
@@ -116,6 +161,8 @@ pub struct GpuGroup {
     ctx: CkksContext,
     eval: Evaluator,
     devices: Vec<Device>,
+    /// The partition rule and the devices, recorded in every object the group splits.
+    split: Split,
     rings: Vec<Arc<GpuRing>>,
     local: Vec<LocalTables>,
     part: LimbPartition,
@@ -137,6 +184,8 @@ impl std::fmt::Debug for GpuGroup {
 /// key's `Q` limbs it owns and its `P` limbs (`[|Q_k| + |P_k|][N]` per polynomial).
 pub struct PartitionedKey {
     params_id: u64,
+    /// The group split that made it.
+    split: Split,
     /// `parts[k][d]`: GPU `k`'s limbs of digit `d`'s `(b, a)`.
     parts: Vec<Vec<[DeviceBuffer; 2]>>,
 }
@@ -144,7 +193,7 @@ pub struct PartitionedKey {
 impl std::fmt::Debug for PartitionedKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PartitionedKey")
-            .field("gpus", &self.parts.len())
+            .field("split", &self.split.to_string())
             .field("digits", &self.parts.first().map_or(0, Vec::len))
             .field("bytes_per_gpu", &self.bytes_per_gpu())
             .finish()
@@ -202,6 +251,9 @@ pub struct PartitionedCiphertext {
     scale: f64,
     slots: usize,
     params_id: u64,
+    /// The split of the group that made it: another group's (another partition rule, other
+    /// GPUs) is refused, even where the buffer lengths agree.
+    split: Split,
 }
 
 impl std::fmt::Debug for PartitionedCiphertext {
@@ -209,7 +261,7 @@ impl std::fmt::Debug for PartitionedCiphertext {
         f.debug_struct("PartitionedCiphertext")
             .field("level", &self.level())
             .field("components", &self.parts.len())
-            .field("gpus", &self.parts.first().map_or(0, Vec::len))
+            .field("split", &self.split.to_string())
             .finish()
     }
 }
@@ -228,6 +280,17 @@ impl PartitionedCiphertext {
     /// The number of components.
     pub fn components(&self) -> usize {
         self.parts.len()
+    }
+
+    /// The partition rule of the group that split it (only a group of the same rule and
+    /// GPUs takes it).
+    pub fn partition_kind(&self) -> PartitionKind {
+        self.split.kind
+    }
+
+    /// The GPUs of the group that split it, in rank order.
+    pub fn devices(&self) -> &[Device] {
+        &self.split.devices
     }
 }
 
@@ -352,6 +415,10 @@ impl GpuGroup {
             ctx: ctx.clone(),
             eval: Evaluator::new(ctx),
             devices: devices.to_vec(),
+            split: Split {
+                kind,
+                devices: devices.to_vec(),
+            },
             rings,
             local,
             part,
@@ -447,6 +514,7 @@ impl GpuGroup {
         }
         Ok(PartitionedKey {
             params_id: key.params_id(),
+            split: self.split.clone(),
             parts,
         })
     }
@@ -518,14 +586,20 @@ impl GpuGroup {
             scale: ct.scale,
             slots: ct.slots,
             params_id: ct.params_id,
+            split: self.split.clone(),
         })
     }
 
     /// `ct` whole again, on the device of `ctx` (a context of the group's parameters).
     ///
-    /// Errors: [`Error::ParametersMismatch`] for another parameter set; device errors.
+    /// Errors: [`Error::ParametersMismatch`] for another parameter set;
+    /// [`Error::GroupMismatch`] for a ciphertext that another split made; device errors.
     pub fn gather(&self, ct: &PartitionedCiphertext, ctx: &CkksContext) -> Result<Ciphertext> {
-        ctx.rlwe().check_id("gather a ciphertext", ct.params_id)?;
+        const OP: &str = "gather a ciphertext";
+        ctx.rlwe().check_id(OP, ct.params_id)?;
+        self.ctx.rlwe().check_id(OP, ct.params_id)?;
+        let n = self.ctx.ring().n();
+        check_operand(OP, &self.split, &self.part, n, ct, None)?;
         let ring = ctx.ring();
         let shape = ring.shape_q(ct.ell);
         let parts = ct
@@ -560,24 +634,33 @@ impl GpuGroup {
         })
     }
 
+    /// `ct` an operand of `op` of `parts` components: of the group's parameters and split
+    /// ([`Error::GroupMismatch`] otherwise), each GPU's buffer as long as its limbs at the
+    /// ciphertext's level.
     fn check(&self, op: &'static str, ct: &PartitionedCiphertext, parts: usize) -> Result<()> {
         self.ctx.rlwe().check_id(op, ct.params_id)?;
-        if ct.parts.len() != parts || ct.parts.iter().any(|p| p.len() != self.gpus()) {
-            return Err(Error::InvalidInput(format!(
-                "{op}: a ciphertext of {} components over {} GPU(s); {parts} over {} expected",
-                ct.parts.len(),
-                ct.parts.first().map_or(0, Vec::len),
-                self.gpus()
-            )));
-        }
-        Ok(())
+        check_operand(
+            op,
+            &self.split,
+            &self.part,
+            self.ctx.ring().n(),
+            ct,
+            Some(parts),
+        )
+    }
+
+    /// `key` (an operand of `op`) of the group's parameters and split.
+    fn check_key(&self, op: &'static str, key: &PartitionedKey) -> Result<()> {
+        self.ctx.rlwe().check_id(op, key.params_id)?;
+        self.split.check(op, "the key", &key.split)
     }
 
     /// `a · b` relinearised, not rescaled: the words of [`Evaluator::mul_relin`] on one device,
     /// with the key switching split over the group.
     ///
-    /// Errors: [`Error::InvalidInput`] for operands of other shapes or levels, or ciphertexts
-    /// not of this group; [`Error::ParametersMismatch`]; the evaluator's scale checks; device
+    /// Errors: [`Error::GroupMismatch`] for a ciphertext or key that another group split
+    /// (another partition rule or other GPUs); [`Error::InvalidInput`] for operands of other
+    /// shapes or levels; [`Error::ParametersMismatch`]; the evaluator's scale checks; device
     /// and NCCL errors.
     pub fn mul_relin(
         &self,
@@ -587,7 +670,7 @@ impl GpuGroup {
     ) -> Result<PartitionedCiphertext> {
         self.check("mul_relin", a, 2)?;
         self.check("mul_relin", b, 2)?;
-        self.ctx.rlwe().check_id("mul_relin", rlk.params_id)?;
+        self.check_key("mul_relin", rlk)?;
         if a.ell != b.ell {
             return Err(Error::InvalidInput(format!(
                 "mul_relin: levels {} and {} (bring them to one level first)",
@@ -605,10 +688,12 @@ impl GpuGroup {
             scale,
             slots: a.slots,
             params_id: a.params_id,
+            split: self.split.clone(),
         })
     }
 
     /// The rotation of the slots by `step`: the words of [`Evaluator::rotate`] on one device.
+    /// Step 0 (or any multiple of `N/2`, Galois element 1) gives a copy.
     ///
     /// Errors: [`Error::MissingRotationKey`] without the step's key in `keys`; as
     /// [`GpuGroup::mul_relin`].
@@ -618,31 +703,276 @@ impl GpuGroup {
         step: i64,
         keys: &PartitionedGaloisKeys,
     ) -> Result<PartitionedCiphertext> {
-        self.check("rotate", ct, 2)?;
-        let g = self.ctx.rlwe().galois_element_for_rotation(step);
-        let clone = |bufs: &Vec<DeviceBuffer>| {
+        self.rotations("rotate", ct, &[step], keys)?
+            .pop()
+            .ok_or_else(|| Error::InvalidInput("rotate: no result".into()))
+    }
+
+    /// The rotations of the slots by each of `steps`, one result per step, in order, sharing
+    /// one distributed ModUp of `c_1` (hoisting: one all-gather of the input limbs and one
+    /// decomposition for all of them); each rotation then runs only its inner product, its
+    /// ModDown (one exchange of the `P` limbs) and the permutation. Each result has the words
+    /// of [`GpuGroup::rotate`] by its step and of [`Evaluator::rotate`] (and
+    /// [`Evaluator::rotate_hoisted`]) on one device. Steps with Galois element 1 (0, multiples
+    /// of `N/2`) give copies; a repeated step (or one of the same element) is computed once
+    /// and copied; with one keyed step this is [`GpuGroup::rotate`]. No steps, no results.
+    ///
+    /// ```no_run
+    /// # use rhea::ckks::{CkksContext, Encoder, Encryptor, KeyGenerator};
+    /// # use rhea::params::CkksParametersLiteral;
+    /// # use rhea::unstable::multi::GpuGroup;
+    /// # use rhea::Device;
+    /// # let params = CkksParametersLiteral::n13_logqp200_levels2().build()?;
+    /// # let ctx = CkksContext::new(&params, Device::Cpu)?;
+    /// # let mut keygen = KeyGenerator::from_seed(&ctx, [1; 32]);
+    /// # let sk = keygen.secret_key()?;
+    /// # let ct = Encryptor::with_secret_key(&ctx, &sk)?.encrypt(&Encoder::new(&ctx)?.encode(&[0.5])?)?;
+    /// let steps = [1, 2, -4, 0];
+    /// let gk = keygen.galois_keys(&sk, &steps, false)?;
+    /// let group = GpuGroup::new(&ctx, &Device::all_gpus())?;
+    /// let keys = group.partition_rotation_keys(&gk, &steps)?;
+    /// let x = group.scatter(&ct)?;
+    /// let r = group.rotate_many(&x, &steps, &keys)?; // one ModUp, three ModDowns, one copy
+    /// assert_eq!(r.len(), steps.len());
+    /// # Ok::<(), rhea::Error>(())
+    /// ```
+    ///
+    /// Errors (all before any GPU work): [`Error::MissingRotationKey`] for the first step
+    /// without a key in `keys`; [`Error::GroupMismatch`] for a ciphertext or key that another
+    /// group split; [`Error::InvalidInput`] for a ciphertext of other than 2 components or not
+    /// of this group's limbs; [`Error::ParametersMismatch`]; then device and NCCL errors.
+    pub fn rotate_many(
+        &self,
+        ct: &PartitionedCiphertext,
+        steps: &[i64],
+        keys: &PartitionedGaloisKeys,
+    ) -> Result<Vec<PartitionedCiphertext>> {
+        self.rotations("rotate_many", ct, steps, keys)
+    }
+
+    /// [`GpuGroup::rotate_many`] as `op`. The collectives, the same on every GPU in this
+    /// order: none without a keyed step; else the ModUp's all-gather (or its per-digit
+    /// stages), then one ModDown exchange per distinct keyed Galois element, in the order of
+    /// their first steps. Every check runs before the first.
+    fn rotations(
+        &self,
+        op: &'static str,
+        ct: &PartitionedCiphertext,
+        steps: &[i64],
+        keys: &PartitionedGaloisKeys,
+    ) -> Result<Vec<PartitionedCiphertext>> {
+        self.check(op, ct, 2)?;
+        let rlwe = self.ctx.rlwe();
+        let plan = steps
+            .iter()
+            .map(|&step| {
+                let g = rlwe.galois_element_for_rotation(step);
+                if g == 1 {
+                    return Ok((g, None));
+                }
+                let key = keys.keys.get(&g).ok_or(Error::MissingRotationKey {
+                    step,
+                    galois_element: g,
+                })?;
+                self.check_key(op, key)?;
+                Ok((g, Some(key)))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let mut keyed: Vec<u64> = Vec::new();
+        for (g, key) in &plan {
+            if key.is_some() && !keyed.contains(g) {
+                keyed.push(*g);
+            }
+        }
+        let mut dec = None;
+        if !keyed.is_empty() {
+            let digits = self.check_decomposable(ct.ell, &ct.parts[1])?;
+            for (_, key) in &plan {
+                if let Some(key) = key {
+                    self.check_key_digits(key, digits)?;
+                }
+            }
+            // One element: the unshared ModUp, whose inner product fuses the forward NTT's
+            // row phase (`rotate`'s path); several: the digits finished in NTT form once.
+            dec = Some(self.decompose(ct.ell, &ct.parts[1], keyed.len() > 1)?);
+        }
+        let mut done: Vec<(u64, usize)> = Vec::new();
+        let mut out: Vec<PartitionedCiphertext> = Vec::with_capacity(steps.len());
+        for (g, key) in plan {
+            let parts = match (key, dec.as_mut()) {
+                (Some(key), Some(dec)) => match done.iter().find(|(h, _)| *h == g) {
+                    Some(&(_, i)) => clone_parts(&out[i].parts)?,
+                    None => {
+                        let adds = [Some(&ct.parts[0][..]), None];
+                        let d = &ct.parts[1];
+                        let [c0, c1] = self.keyswitch_from(dec, d, key, adds, Some(g))?;
+                        done.push((g, out.len()));
+                        vec![c0, c1]
+                    }
+                },
+                _ => clone_parts(&ct.parts)?,
+            };
+            out.push(PartitionedCiphertext {
+                parts,
+                ell: ct.ell,
+                scale: ct.scale,
+                slots: ct.slots,
+                params_id: ct.params_id,
+                split: self.split.clone(),
+            });
+        }
+        Ok(out)
+    }
+}
+
+/// A copy of `parts` (`[component][GPU]`) on the same GPUs.
+fn clone_parts(parts: &[Vec<DeviceBuffer>]) -> Result<Vec<Vec<DeviceBuffer>>> {
+    parts
+        .iter()
+        .map(|bufs| {
             bufs.iter()
                 .map(|b| Ok(b.try_clone()?))
                 .collect::<Result<Vec<_>>>()
-        };
-        let parts = if g == 1 {
-            ct.parts.iter().map(clone).collect::<Result<Vec<_>>>()?
-        } else {
-            let key = keys.keys.get(&g).ok_or(Error::MissingRotationKey {
-                step,
-                galois_element: g,
-            })?;
-            self.ctx.rlwe().check_id("rotate", key.params_id)?;
-            let adds = [Some(&ct.parts[0][..]), None];
-            let [c0, c1] = self.keyswitch(ct.ell, &ct.parts[1], key, adds, Some(g))?;
-            vec![c0, c1]
-        };
-        Ok(PartitionedCiphertext {
-            parts,
-            ell: ct.ell,
-            scale: ct.scale,
-            slots: ct.slots,
-            params_id: ct.params_id,
         })
+        .collect()
+}
+
+/// The checks of a partitioned operand of `op` that need no GPU: `ct` made by a group of
+/// `split` ([`Error::GroupMismatch`] otherwise), of `components` components where given and
+/// at least one, split over every GPU of `part` with each GPU's buffer as long as its limbs at
+/// the ciphertext's level (`n` words each) and a level the chain has ([`Error::InvalidInput`]
+/// otherwise).
+fn check_operand(
+    op: &'static str,
+    split: &Split,
+    part: &LimbPartition,
+    n: usize,
+    ct: &PartitionedCiphertext,
+    components: Option<usize>,
+) -> Result<()> {
+    split.check(op, "the ciphertext", &ct.split)?;
+    let lengths_ok = |bufs: &Vec<DeviceBuffer>| {
+        bufs.len() == part.gpus()
+            && bufs
+                .iter()
+                .enumerate()
+                .all(|(k, b)| b.len() == part.q_active(k, ct.ell).len() * n)
+    };
+    let count_ok = components.map_or(!ct.parts.is_empty(), |c| ct.parts.len() == c);
+    if !count_ok || ct.ell == 0 || ct.ell > part.q_len() || !ct.parts.iter().all(lengths_ok) {
+        return Err(Error::InvalidInput(format!(
+            "{op}: a ciphertext of {} component(s) at {} limbs not split as this group of {} \
+             GPU(s) splits its limbs ({}){}",
+            ct.parts.len(),
+            ct.ell,
+            part.gpus(),
+            part.kind(),
+            components.map_or(String::new(), |c| format!("; {c} components expected")),
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn split(kind: PartitionKind, devices: &[usize]) -> Split {
+        Split {
+            kind,
+            devices: devices.iter().map(|&i| Device::Cuda(i)).collect(),
+        }
+    }
+
+    /// A ciphertext of no buffers (no GPU needed) recorded as made by `split`.
+    fn empty(split: Split, ell: usize) -> PartitionedCiphertext {
+        PartitionedCiphertext {
+            parts: Vec::new(),
+            ell,
+            scale: 1.0,
+            slots: 1,
+            params_id: 7,
+            split,
+        }
+    }
+
+    /// The gap this closes: strided and contiguous over 2 GPUs give every GPU as many limbs at
+    /// the top level (a ciphertext of one would pass every length check of the other) but
+    /// different limbs; the recorded split tells them apart, as it does other GPUs or another
+    /// rank order, before anything else is looked at.
+    #[test]
+    fn another_split_is_a_group_mismatch() {
+        let strided = PartitionKind::Strided { block: 1 };
+        let contiguous = PartitionKind::Contiguous;
+        let (s, c) = (
+            LimbPartition::with_kind(6, 2, 2, strided).unwrap(),
+            LimbPartition::with_kind(6, 2, 2, contiguous).unwrap(),
+        );
+        for k in 0..2 {
+            assert_eq!(s.q_active(k, 6).len(), c.q_active(k, 6).len());
+            assert_ne!(s.q_active(k, 6), c.q_active(k, 6));
+        }
+        let group = split(strided, &[0, 1]);
+        for (other, text) in [
+            (split(contiguous, &[0, 1]), "contiguous over cuda:0, cuda:1"),
+            (
+                split(PartitionKind::Strided { block: 2 }, &[0, 1]),
+                "strided-2 over cuda:0, cuda:1",
+            ),
+            (split(strided, &[1, 0]), "strided over cuda:1, cuda:0"),
+            (split(strided, &[0]), "strided over cuda:0"),
+        ] {
+            let e = check_operand("rotate", &group, &s, 1 << 12, &empty(other, 6), Some(2))
+                .unwrap_err();
+            match &e {
+                Error::GroupMismatch {
+                    op: "rotate",
+                    what: "the ciphertext",
+                    expected,
+                    found,
+                } => {
+                    assert_eq!(expected, "strided over cuda:0, cuda:1");
+                    assert_eq!(found, text);
+                }
+                other => panic!("{other:?}"),
+            }
+            assert!(e.to_string().contains(text), "{e}");
+        }
+        // The same split passes on to the shape checks (here: no components).
+        let e = check_operand(
+            "rotate",
+            &group,
+            &s,
+            1 << 12,
+            &empty(group.clone(), 6),
+            Some(2),
+        )
+        .unwrap_err();
+        assert!(matches!(e, Error::InvalidInput(_)), "{e}");
+        let e = check_operand(
+            "gather",
+            &group,
+            &s,
+            1 << 12,
+            &empty(group.clone(), 6),
+            None,
+        )
+        .unwrap_err();
+        assert!(matches!(e, Error::InvalidInput(_)), "{e}");
+        // Keys are checked by the same rule.
+        assert!(group.check("mul_relin", "the key", &group.clone()).is_ok());
+        let e = group
+            .check("mul_relin", "the key", &split(contiguous, &[0, 1]))
+            .unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::GroupMismatch {
+                    what: "the key",
+                    ..
+                }
+            ),
+            "{e}"
+        );
     }
 }

@@ -31,8 +31,9 @@ impl GpuGroup {
     /// number of components (a 3-component product too).
     ///
     /// Errors: [`Error::LevelUnderflow`] at level 0; [`Error::ParametersMismatch`] for another
-    /// parameter set; [`Error::InvalidInput`] for a ciphertext not split as this group splits
-    /// its limbs (another group's); device and NCCL errors.
+    /// parameter set; [`Error::GroupMismatch`] for a ciphertext another group split (another
+    /// partition rule or other GPUs); [`Error::InvalidInput`] for one whose buffers do not
+    /// hold this group's limbs; device and NCCL errors.
     pub fn rescale(&self, ct: &PartitionedCiphertext) -> Result<PartitionedCiphertext> {
         self.check_rescalable("rescale", ct)?;
         let q_last = self.ctx.params().q_primes()[ct.level()] as f64;
@@ -46,6 +47,7 @@ impl GpuGroup {
             scale: ct.scale / q_last,
             slots: ct.slots,
             params_id: ct.params_id,
+            split: self.split.clone(),
         })
     }
 
@@ -76,28 +78,13 @@ impl GpuGroup {
         self.rescale(&prod)
     }
 
-    /// The parameters, the split (every component on every GPU with the limbs the partition
-    /// gives it at the ciphertext's level) and the level (at least 1) of a rescale's input.
+    /// The parameters, the split (the group's split, every component on every GPU with the
+    /// limbs the partition gives it at the ciphertext's level) and the level (at least 1) of a
+    /// rescale's input.
     fn check_rescalable(&self, op: &'static str, ct: &PartitionedCiphertext) -> Result<()> {
         self.ctx.rlwe().check_id(op, ct.params_id)?;
         let n = self.ctx.ring().n();
-        let split = |bufs: &Vec<DeviceBuffer>| {
-            bufs.len() == self.gpus()
-                && bufs
-                    .iter()
-                    .enumerate()
-                    .all(|(k, b)| b.len() == self.part.q_active(k, ct.ell).len() * n)
-        };
-        if ct.parts.is_empty() || !ct.parts.iter().all(split) || ct.ell > self.part.q_len() {
-            return Err(Error::InvalidInput(format!(
-                "{op}: a ciphertext of {} component(s) at level {} not split as this group of {} \
-                 GPU(s) splits its limbs ({})",
-                ct.parts.len(),
-                ct.level(),
-                self.gpus(),
-                self.part.kind()
-            )));
-        }
+        super::check_operand(op, &self.split, &self.part, n, ct, None)?;
         if ct.ell < 2 {
             return Err(Error::LevelUnderflow {
                 op,
