@@ -75,32 +75,35 @@ fn a_full_gpu_gives_a_typed_error_and_the_group_recovers() {
     let want = words(&group.mul_relin(&ga, &ga, &key).unwrap());
     assert!(want[0].iter().any(|&w| w != 0), "a tautology: zero words");
 
-    // Fill the second GPU: its cached buffers back to the driver, then all but 1 MiB of its
-    // free memory in one ballast (a smaller one if the driver refuses that).
+    // Fill the second GPU: its cached buffers back to the driver, then all of its memory in
+    // chunks of 1 GiB, then smaller ones down to 128 KiB, until the driver refuses each size.
     let Device::Cuda(second) = devices[1] else {
         unreachable!("all_gpus lists GPUs")
     };
     let dev = GpuDevice::new(second).unwrap();
     dev.synchronize().unwrap();
     dev.trim();
-    let mut words_left = dev.free_memory().unwrap() / 8 - (1 << 17);
-    let ballast = loop {
-        match dev.alloc(words_left) {
-            Ok(b) => break b,
-            Err(_) if words_left > 1 << 20 => words_left -= 1 << 17,
-            Err(e) => panic!("no ballast: {e}"),
+    let mut ballast = Vec::new();
+    for chunk in [1usize << 27, 1 << 24, 1 << 20, 1 << 17, 1 << 14] {
+        while let Ok(b) = dev.alloc(chunk) {
+            ballast.push(b);
         }
-    };
+    }
+    let held: usize = ballast.iter().map(|b| b.len()).sum();
+    assert!(held > 0, "no ballast");
     let start = Instant::now();
     let failed = group.mul_relin(&ga, &ga, &key);
     let took = start.elapsed();
     match failed {
         Err(Error::DeviceOutOfMemory { device, .. }) => assert_eq!(device, second),
         Err(e) => panic!("expected DeviceOutOfMemory on GPU {second}, got {e}"),
-        Ok(_) => panic!("the operation fit beside a ballast of {words_left} words"),
+        Ok(_) => panic!("the operation fit beside a ballast of {held} words"),
     }
     assert!(took < Duration::from_secs(30), "the error took {took:?}");
-    eprintln!("GPU {second} full: DeviceOutOfMemory after {took:?}");
+    eprintln!(
+        "GPU {second} full ({} GiB of ballast): DeviceOutOfMemory after {took:?}",
+        held >> 27
+    );
 
     drop(ballast);
     let again = group.mul_relin(&ga, &ga, &key).unwrap();
