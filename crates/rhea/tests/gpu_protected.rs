@@ -41,7 +41,7 @@ use rhea::unstable::math::sampler::Prng;
 use rhea::unstable::{public_key_parts, secret_key_poly, HasRing};
 use rhea::Device;
 
-use protected_common::{distinctive_in, require_gpu, Found, GPU};
+use protected_common::{distinctive_in, require_gpu, search_device_memory, Found, GPU};
 
 /// 11 Q primes, 2 P primes, 6 digits: every key-switching digit shape.
 fn params() -> CkksParameters {
@@ -517,58 +517,14 @@ fn secrets_in_device_memory(protected: bool, seed: [u8; 32], salt: f64) -> Found
         .collect();
     assert!(ephemeral.len() > qp.words() / 2, "{}", ephemeral.len());
 
-    let dev = rhea::unstable::cuda::GpuDevice::new(0).unwrap();
-    let dump = dev.raw_memory_dump().unwrap();
-    let mut found = Found::default();
-    let (mut fs, mut fp, mut fd, mut fe) = (
-        HashSet::new(),
-        HashSet::new(),
-        HashSet::new(),
-        HashSet::new(),
-    );
-    for region in &dump {
-        found.bytes += 8 * region.words.len();
-        for b in region.words.chunks_exact(2) {
-            let w = [b[0], b[1]];
-            if secret.contains(&w) {
-                fs.insert(w);
-            }
-            if plain.contains(&w) {
-                fp.insert(w);
-            }
-            if dec.contains(&w) {
-                fd.insert(w);
-            }
-            if ephemeral.contains(&w) {
-                fe.insert(w);
-            }
-        }
-        found.secret_coeff_runs += region
-            .words
-            .chunks_exact(32)
-            .filter(|c| runs.contains(c))
-            .count();
-    }
-    (
-        found.secret_ntt,
-        found.plaintext,
-        found.decrypted,
-        found.ephemeral,
-    ) = (fs.len(), fp.len(), fd.len(), fe.len());
-    println!(
-        "{}: {found:?} (searched {} distinct secret blocks, {} plaintext, {} decrypted, {} \
-         ephemeral, {} runs; {} regions)",
+    let found = search_device_memory(
         if protected {
             "protected"
         } else {
             "unprotected"
         },
-        secret.len(),
-        plain.len(),
-        dec.len(),
-        ephemeral.len(),
-        runs.len(),
-        dump.len()
+        [&secret, &plain, &dec, &ephemeral],
+        &runs,
     );
     drop(keep);
     found

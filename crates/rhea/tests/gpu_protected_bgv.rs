@@ -21,7 +21,7 @@ use rhea::unstable::math::sampler::Prng;
 use rhea::unstable::{public_key_parts, secret_key_poly, HasRing};
 use rhea::Device;
 
-use protected_common::{distinctive_in, require_gpu, Found, GPU};
+use protected_common::{distinctive_in, require_gpu, search_device_memory, Found, GPU};
 
 fn bgv_params() -> bgv::BgvParameters {
     bgv::BgvParametersLiteral::test_n12_levels5_insecure()
@@ -416,46 +416,14 @@ fn bgv_secrets_in_device_memory(protected: bool, seed: [u8; 32]) -> Found {
     assert!(plain.len() > 1000 && dec.len() > 1000 && ephemeral.len() > 1000);
     assert!(runs.len() > coeff.len() / 64);
 
-    let dev = rhea::unstable::cuda::GpuDevice::new(0).unwrap();
-    let dump = dev.raw_memory_dump().unwrap();
-    let mut found = Found::default();
-    let mut sets: [HashSet<[u64; 2]>; 4] = Default::default();
-    for region in &dump {
-        found.bytes += 8 * region.words.len();
-        for b in region.words.chunks_exact(2) {
-            let w = [b[0], b[1]];
-            for (k, set) in [&secret, &plain, &dec, &ephemeral].into_iter().enumerate() {
-                if set.contains(&w) {
-                    sets[k].insert(w);
-                }
-            }
-        }
-        found.secret_coeff_runs += region
-            .words
-            .chunks_exact(32)
-            .filter(|c| runs.contains(c))
-            .count();
-    }
-    [
-        found.secret_ntt,
-        found.plaintext,
-        found.decrypted,
-        found.ephemeral,
-    ] = sets.map(|s| s.len());
-    println!(
-        "BGV {}: {found:?} (searched {} secret blocks, {} plaintext, {} phase, {} ephemeral, {} \
-         runs; {} regions)",
+    let found = search_device_memory(
         if protected {
-            "protected"
+            "BGV protected"
         } else {
-            "unprotected"
+            "BGV unprotected"
         },
-        secret.len(),
-        plain.len(),
-        dec.len(),
-        ephemeral.len(),
-        runs.len(),
-        dump.len()
+        [&secret, &plain, &dec, &ephemeral],
+        &runs,
     );
     drop(keep);
     found

@@ -5,6 +5,7 @@ use std::collections::HashSet;
 use std::sync::{Mutex, MutexGuard};
 
 use rhea::backend::Poly;
+use rhea::unstable::cuda::GpuDevice;
 use rhea::unstable::RnsRing;
 use rhea::Device;
 
@@ -60,4 +61,48 @@ pub fn distinctive_in(ring: &RnsRing, p: &Poly) -> HashSet<[u64; 2]> {
                 .collect::<Vec<_>>()
         })
         .collect()
+}
+
+/// Every word the pool of GPU 0 holds (live and cached buffers) searched for the 16-byte blocks
+/// of `blocks` — the secret key (NTT form), the plaintexts, the decryption's values and a
+/// public-key encryption's ephemeral secrets, in [`Found`]'s order — and for the secret key's
+/// 32-word coefficient runs `runs`; the counts printed under `label`.
+pub fn search_device_memory(
+    label: &str,
+    blocks: [&HashSet<[u64; 2]>; 4],
+    runs: &HashSet<&[u64]>,
+) -> Found {
+    let dump = GpuDevice::new(0).unwrap().raw_memory_dump().unwrap();
+    let mut found = Found::default();
+    let mut sets: [HashSet<[u64; 2]>; 4] = Default::default();
+    for region in &dump {
+        found.bytes += 8 * region.words.len();
+        for b in region.words.chunks_exact(2) {
+            let w = [b[0], b[1]];
+            for (set, hits) in blocks.iter().zip(sets.iter_mut()) {
+                if set.contains(&w) {
+                    hits.insert(w);
+                }
+            }
+        }
+        found.secret_coeff_runs += region
+            .words
+            .chunks_exact(32)
+            .filter(|c| runs.contains(c))
+            .count();
+    }
+    [
+        found.secret_ntt,
+        found.plaintext,
+        found.decrypted,
+        found.ephemeral,
+    ] = sets.map(|s| s.len());
+    let [secret, plain, dec, ephemeral] = blocks.map(|b| b.len());
+    println!(
+        "{label}: {found:?} (searched {secret} distinct secret blocks, {plain} plaintext, {dec} \
+         decryption, {ephemeral} ephemeral, {} runs; {} regions)",
+        runs.len(),
+        dump.len()
+    );
+    found
 }
