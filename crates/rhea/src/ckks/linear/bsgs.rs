@@ -1,4 +1,5 @@
-//! The evaluation of a [`LinearTransform`]: baby-step/giant-step with double hoisting.
+//! The evaluation of a [`LinearTransform`]: baby-step/giant-step with double hoisting (or, for
+//! [`DiagonalStorage::QOnly`], single hoisting over `Q_ℓ`).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -30,7 +31,9 @@ impl Evaluator {
     ///
     /// Baby-step/giant-step with double hoisting (see the [module docs](crate::ckks::linear)):
     /// one ModUp of `c_1` shared by every baby rotation, the baby results and the per-giant sums
-    /// kept over `Q_ℓ ∪ P`, one ModDown of `c_1` per non-zero giant step and one of the total.
+    /// kept over `Q_ℓ ∪ P`, one ModDown of `c_1` per non-zero giant step and one of the total
+    /// (with [`DiagonalStorage::QOnly`]: each baby result brought down to `Q_ℓ`, the giant steps
+    /// plain rotations over `Q_ℓ`).
     /// The diagonals are encoded at the first evaluation at a level (on this evaluator's device)
     /// and cached in `lt`.
     ///

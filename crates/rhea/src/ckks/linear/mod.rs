@@ -44,6 +44,14 @@
 //! rotation keys, for cards without room for one per baby step (bootstrapping at N = 2^16
 //! holds 9 rotation keys instead of 43).
 //!
+//! [`DiagonalStorage::QOnly`] ([`LinearTransform::with_diagonal_storage`]) hoists singly
+//! instead: one ModUp still serves every baby rotation, but each baby result is brought down
+//! to `Q_ℓ` (its ModDown fused with the key switching), the diagonals are encoded over `Q_ℓ`
+//! alone and the giant links are plain rotations — `b + g` ModDowns instead of `g + 2`, for
+//! `(ℓ + 1)/(ℓ + 1 + |P|)` of the diagonals' memory and products over `Q_ℓ`: the better trade
+//! low in the chain with many diagonals (ResNet-20's maps at 5 + 7 limbs: 2.4× less memory and
+//! 20 % faster, H200), the worse one high in it (bootstrapping's DFTs, measured).
+//!
 //! In all, for `b` non-zero baby steps and `g` non-zero giant steps: `b + g` key switchings
 //! (counted by [`CkksContext::keyswitches`](crate::ckks::CkksContext::keyswitches)),
 //! `1 + g` ModUps, `g + 2` ModDowns, `2·D` plaintext products over `Q_ℓ ∪ P`, one rescaling.
