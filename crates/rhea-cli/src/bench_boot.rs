@@ -104,7 +104,7 @@ pub struct BootReport {
     pub key_bytes: u64,
     /// `per-baby-step` or `fewest` (`--keys`).
     pub rotation_keys: String,
-    /// `whole` or `compact` (`--diagonals`): how the DFT matrices are kept.
+    /// `whole`, `q-only` or `compact` (`--diagonals`): how the DFT matrices are kept.
     pub diagonals: String,
     /// Bytes of the encoded DFT matrices after the runs.
     pub matrix_bytes: u64,
@@ -269,16 +269,13 @@ pub struct BootOptions {
 
 /// `--diagonals`: `whole`, `q-only` or `compact`.
 pub fn parse_diagonal_storage(s: &str) -> Result<DiagonalStorage, String> {
-    match s {
-        "whole" => Ok(DiagonalStorage::Full),
-        "q-only" => Ok(DiagonalStorage::QOnly),
-        "compact" => Ok(DiagonalStorage::Compact),
-        other => Err(format!(
-            "rhea bench boot: --diagonals {other}: expected `whole` (the fastest), `q-only` \
-             (whole over Q only, the products after each baby step's ModDown) or `compact` (one \
-             limb a diagonal, expanded at each bootstrap)"
-        )),
-    }
+    DiagonalStorage::from_name(s).ok_or_else(|| {
+        format!(
+            "rhea bench boot: --diagonals {s}: expected `whole` (the fastest), `q-only` (whole \
+             over Q only, the products after each baby step's ModDown) or `compact` (one limb a \
+             diagonal, expanded at each bootstrap)"
+        )
+    })
 }
 
 /// `--keys`: `per-baby-step` or `fewest`.
@@ -464,12 +461,7 @@ pub fn run_boot(opts: &BootOptions) -> Result<BootReport, String> {
                 RotationKeys::Fewest => "fewest",
             }
             .to_string(),
-            diagonals: match opts.diagonal_storage {
-                DiagonalStorage::Full => "whole",
-                DiagonalStorage::QOnly => "q-only",
-                DiagonalStorage::Compact => "compact",
-            }
-            .to_string(),
+            diagonals: opts.diagonal_storage.name().to_string(),
             matrix_bytes: boot.matrix_bytes(),
             device_memory_bytes: device.memory_in_use()?,
             device_peak_bytes: device.buffer_peak_bytes()?,

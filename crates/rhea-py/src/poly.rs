@@ -151,18 +151,15 @@ enum Values2 {
     Complex(Vec<Vec<Complex64>>),
 }
 
-/// The storage named by `storage` (`"whole"`, `"q-only"`, `"compact"`) or by `compact`.
+/// The storage named by `storage` ([`DiagonalStorage::from_name`]) or by `compact`.
 fn storage_of(compact: bool, storage: Option<&str>) -> rhea::Result<DiagonalStorage> {
     let named = match storage {
         None => None,
-        Some("whole") => Some(DiagonalStorage::Full),
-        Some("q-only") => Some(DiagonalStorage::QOnly),
-        Some("compact") => Some(DiagonalStorage::Compact),
-        Some(other) => {
-            return Err(rhea::Error::InvalidInput(format!(
-                "LinearTransform: storage {other:?}: expected \"whole\", \"q-only\" or \"compact\""
-            )))
-        }
+        Some(name) => Some(DiagonalStorage::from_name(name).ok_or_else(|| {
+            rhea::Error::InvalidInput(format!(
+                "LinearTransform: storage {name:?}: expected \"whole\", \"q-only\" or \"compact\""
+            ))
+        })?),
     };
     match (compact, named) {
         (false, None) => Ok(DiagonalStorage::Full),
@@ -171,14 +168,6 @@ fn storage_of(compact: bool, storage: Option<&str>) -> rhea::Result<DiagonalStor
         (true, Some(_)) => Err(rhea::Error::InvalidInput(
             "LinearTransform: compact=True with another storage".into(),
         )),
-    }
-}
-
-fn storage_name(storage: DiagonalStorage) -> &'static str {
-    match storage {
-        DiagonalStorage::Full => "whole",
-        DiagonalStorage::QOnly => "q-only",
-        DiagonalStorage::Compact => "compact",
     }
 }
 
@@ -276,7 +265,7 @@ impl LinearTransform {
     /// How the encoded diagonals are kept: ``"whole"``, ``"q-only"`` or ``"compact"``.
     #[getter]
     fn storage(&self) -> &'static str {
-        storage_name(self.inner.diagonal_storage())
+        self.inner.diagonal_storage().name()
     }
     /// Bytes the cached encoded diagonals hold (0 before the first evaluation).
     #[getter]

@@ -46,6 +46,32 @@ pub enum DiagonalStorage {
     Compact,
 }
 
+impl DiagonalStorage {
+    /// Every storage, in the order of [`DiagonalStorage::name`]'s documentation.
+    pub const ALL: [DiagonalStorage; 3] = [Self::Full, Self::QOnly, Self::Compact];
+
+    /// The name the command line and Python use: `"whole"`, `"q-only"` or `"compact"`.
+    ///
+    /// ```
+    /// use rhea::ckks::DiagonalStorage;
+    /// assert_eq!(DiagonalStorage::QOnly.name(), "q-only");
+    /// assert_eq!(DiagonalStorage::from_name("whole"), Some(DiagonalStorage::Full));
+    /// assert_eq!(DiagonalStorage::from_name("dense"), None);
+    /// ```
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Full => "whole",
+            Self::QOnly => "q-only",
+            Self::Compact => "compact",
+        }
+    }
+
+    /// The storage called `name` ([`DiagonalStorage::name`]), or `None`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.name() == name)
+    }
+}
+
 /// One encoded diagonal as cached.
 pub(crate) enum StoredDiagonal {
     /// Ready to multiply: NTT form over `Q_ℓ ∪ P` (or `Q_ℓ` for [`DiagonalStorage::QOnly`]).
