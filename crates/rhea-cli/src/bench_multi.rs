@@ -406,11 +406,6 @@ impl LatencyReport {
             "(Q, P) limbs"
         );
         for r in &self.rows {
-            let mib: Vec<String> = r
-                .nccl_bytes_per_keyswitch
-                .iter()
-                .map(|b| format!("{:.1}", *b as f64 / (1u64 << 20) as f64))
-                .collect();
             let limbs: Vec<String> = r
                 .limbs_per_gpu
                 .iter()
@@ -426,7 +421,7 @@ impl LatencyReport {
                 r.rotate_ms,
                 r.mul_relin_rescale_ms,
                 r.nccl_ms_per_keyswitch,
-                mib.join(" / "),
+                mib_per_gpu(&r.nccl_bytes_per_keyswitch),
                 limbs.join(" ")
             ));
         }
@@ -450,11 +445,6 @@ impl LatencyReport {
             "NCCL MiB per GPU"
         ));
         for h in &self.hoisted {
-            let mib: Vec<String> = h
-                .nccl_bytes
-                .iter()
-                .map(|b| format!("{:.1}", *b as f64 / (1u64 << 20) as f64))
-                .collect();
             out.push_str(&format!(
                 "{:<11} {:<11} {:>5} {:>12.3} {:>13.3} {:>7.2}× {:>18}\n",
                 h.path,
@@ -463,7 +453,7 @@ impl LatencyReport {
                 h.hoisted_ms,
                 h.separate_ms,
                 h.saving,
-                mib.join(" / ")
+                mib_per_gpu(&h.nccl_bytes)
             ));
         }
         out.push_str(&format!(
@@ -734,6 +724,15 @@ pub fn run_latency(preset: &str, gpus: usize, reps: usize) -> Result<LatencyRepo
         bootstrapping_keys: boot_keys,
         rows,
     })
+}
+
+/// Bytes per GPU as MiB with one decimal, `" / "` between GPUs.
+fn mib_per_gpu(bytes: &[u64]) -> String {
+    bytes
+        .iter()
+        .map(|&b| format!("{:.1}", b as f64 / (1u64 << 20) as f64))
+        .collect::<Vec<_>>()
+        .join(" / ")
 }
 
 #[cfg(test)]
