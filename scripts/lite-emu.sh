@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs LITE's kernels (crates/rhea-cuda/kernels/lite.cu, lite_fhe.cu, lite_aes_xts.cuh) on the CPU, one
+# Runs LITE's kernels (crates/rhea-cuda/kernels/lite.cu, lite_fhe.cu, lite_ops.cu, lite_aes_xts.cuh) on the CPU, one
 # thread per lane (scripts/lite-emu/): checks them against the IEEE 1619 vectors, an oracle of the
 # memory form and the plain kernels, without a GPU. Needs g++ (C++17) and python3.
 #   scripts/lite-emu.sh
@@ -8,8 +8,8 @@ cd "$(dirname "$0")/.."
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 cp crates/rhea-cuda/kernels/lite_aes_xts.cuh crates/rhea-cuda/kernels/lite.cu \
-   crates/rhea-cuda/kernels/lite_fhe.cu scripts/lite-emu/common.cuh scripts/lite-emu/emu.cpp \
-   scripts/lite-emu/emu_fhe.cpp "$TMP/"
+   crates/rhea-cuda/kernels/lite_fhe.cu crates/rhea-cuda/kernels/lite_ops.cu scripts/lite-emu/common.cuh scripts/lite-emu/emu.cpp \
+   scripts/lite-emu/emu_fhe.cpp scripts/lite-emu/emu_ops.cpp "$TMP/"
 python3 - crates/rhea-cuda/tests/common/xts_vectors.rs "$TMP/vectors.txt" <<'PY'
 import re, sys
 src = open(sys.argv[1]).read()
@@ -24,4 +24,5 @@ open(sys.argv[2], 'w').write('\n'.join(rows) + '\n')
 PY
 g++ -O1 -std=c++17 -pthread -DLITE_HOST_EMULATION -I"$TMP" "$TMP/emu.cpp" -o "$TMP/lite-emu"
 g++ -O1 -std=c++17 -pthread -DLITE_HOST_EMULATION -I"$TMP" "$TMP/emu_fhe.cpp" -o "$TMP/lite-emu-fhe"
-(cd "$TMP" && ./lite-emu && ./lite-emu-fhe)
+g++ -O1 -std=c++17 -pthread -ffp-contract=off -DLITE_HOST_EMULATION -I"$TMP" "$TMP/emu_ops.cpp" -o "$TMP/lite-emu-ops"
+(cd "$TMP" && ./lite-emu && ./lite-emu-fhe && ./lite-emu-ops)

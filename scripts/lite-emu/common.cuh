@@ -103,6 +103,17 @@ inline u64 mod_add(u64 a, u64 b, u64 q) { u64 s = a + b; return s >= q ? s - q :
 inline u64 mod_sub(u64 a, u64 b, u64 q) { return a >= b ? a - b : a + q - b; }
 inline u64 mod_mul(u64 a, u64 b, const RheaModulus& m) { return (u64)((unsigned __int128)a * b % m.value); }
 inline u64 mod_mul_add(u64 a, u64 b, u64 c, const RheaModulus& m) { return (u64)(((unsigned __int128)a * b + c) % m.value); }
+inline u64 reduce_u64(u64 a, const RheaModulus& m) { return a % m.value; }
+inline u64 shoup_mul(u64 a, u64 w, u64, u64 q) { return (u64)((unsigned __int128)a * w % q); }
+// f64 built-ins: the host's IEEE-754 double operations (round to nearest; compiled without FMA
+// contraction: -ffp-contract=off in lite-emu.sh)
+#include <cmath>
+#include <cstring>
+inline double __dadd_rn(double a, double b) { return a + b; }
+inline double __dsub_rn(double a, double b) { return a - b; }
+inline double __dmul_rn(double a, double b) { return a * b; }
+inline double __ull2double_rn(u64 a) { return (double)a; }
+inline double __longlong_as_double(long long a) { double d; memcpy(&d, &a, 8); return d; }
 inline ulonglong2 ld_dep2(const u64* p) { return {p[0], p[1]}; }
 inline void store2(u64* p, ulonglong2 v) { p[0] = v.x; p[1] = v.y; }
 // host versions of the header's asm helpers

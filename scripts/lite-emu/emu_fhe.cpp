@@ -1,8 +1,9 @@
 // CPU emulation of kernels/lite_fhe.cu (scripts/lite-emu.sh): the protected mode's kernels run
 // with one std::thread per lane (common.cuh here) on buffers in LITE's memory form at their own
 // host addresses, against host modular arithmetic: decryption (2 and 3 components, s longer than
-// the operation), key rows (no term, f·s', f·s²), plaintext add and multiply in place. Checks the
-// kernels' indexing and arithmetic, and that protected outputs are ciphertext in memory.
+// the operation, components plain or protected), key rows (no term, f·s', f·s²), plaintext add
+// and multiply in place. Checks the kernels' indexing and arithmetic, and that protected outputs
+// are ciphertext in memory.
 #include "lite_fhe.cu"
 #include <vector>
 #include <thread>
@@ -79,6 +80,25 @@ int main() {
         CHECK(bad == 0, "decrypt, %d components: %d wrong words", comps, bad);
         CHECK(same == 0, "decrypt, %d components: %d plaintext words in memory", comps, same);
     }
+    // decryption with protected components (flag 2: decrypt_protected), 2 and 3 components
+    for (int comps = 2; comps <= 3; ++comps) {
+        u64* out = alloc16(WORDS);
+        u64 *q0 = protect(K, c0, WORDS), *q1 = protect(K, c1, WORDS), *q2 = protect(K, c2, WORDS);
+        A = {}; A.moduli = (u64)mods; A.words = WORDS; A.log_n = LOG_N; A.flags = 2;
+        A.out = (u64)out; A.x0 = (u64)q0; A.x1 = (u64)q1; A.x2 = comps == 3 ? (u64)q2 : 0; A.x3 = (u64)sp;
+        launch(2, [&] { lite_fhe_decrypt(K, A); });
+        std::vector<u64> raw(out, out + WORDS);
+        oracle(K, out, WORDS, false);
+        int bad = 0, same = 0;
+        for (u32 i = 0; i < WORDS; ++i) {
+            const u64 q = Q[i / N];
+            u64 m = c1[i]; if (comps == 3) m = (mulm(c2[i], s[i], q) + c1[i]) % q;
+            m = (mulm(m, s[i], q) + c0[i]) % q;
+            bad += out[i] != m; same += raw[i] == m;
+        }
+        CHECK(bad == 0, "decrypt (protected components), %d components: %d wrong words", comps, bad);
+        CHECK(same == 0, "decrypt (protected components), %d components: %d plaintext words in memory", comps, same);
+    }
     // key rows
     u64 *a = random_poly(LIMBS), *e = random_poly(LIMBS), *x = random_poly(LIMBS);
     u64 *ep = protect(K, e, WORDS), *xp = protect(K, x, WORDS);
@@ -109,7 +129,7 @@ int main() {
     launch(1, [&] { lite_fhe_plain_mul(K, A); });
     bad = 0; for (u32 i = 0; i < WORDS; ++i) bad += c[i] != mulm((c0[i] + pt[i]) % Q[i / N], pt[i], Q[i / N]);
     CHECK(bad == 0, "plain mul: %d wrong words", bad);
-    printf("lite_fhe.cu: decrypt (2, 3 components), key rows (3 terms), plaintext add and multiply: %s\n",
+    printf("lite_fhe.cu: decrypt (2, 3 components, plain and protected), key rows (3 terms), plaintext add and multiply: %s\n",
            fails ? "FAILED" : "all equal to host arithmetic");
     return fails ? 1 : 0;
 }

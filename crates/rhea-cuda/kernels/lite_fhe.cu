@@ -10,7 +10,8 @@
 // registers, computes, and stores: protected results are encrypted in registers (lite_encrypt_v4),
 // public ones (key rows, ciphertexts) are stored plain.
 //
-//   lite_fhe_decrypt     out = c0 + c1·s (+ c2·s²)             c plain, s protected, out protected
+//   lite_fhe_decrypt     out = c0 + c1·s (+ c2·s²)             c plain (or protected: flag 2),
+//                                                               s protected, out protected
 //   lite_fhe_key_row     out = e − a·s + f_l·x   (x = s'),      a plain, e, s, s' protected,
 //                        or f_l·s² (flag 1),  or nothing (x = 0) out plain (a public key row)
 //   lite_fhe_plain_add   out = c + pt                           c plain, pt protected, out plain
@@ -32,7 +33,8 @@ struct LiteFheArgs {
     u64 moduli;   // const RheaModulus*, limb l uses moduli[l]
     u64 words;    // limbs · N (even)
     u32 log_n;    // N = 2^log_n
-    u32 flags;    // lite_fhe_key_row: bit 0 = x is s² (x3 unused)
+    u32 flags;    // lite_fhe_key_row: bit 0 = x is s² (x3 unused); lite_fhe_decrypt: bit 1 =
+                  // the components are protected
 };
 static_assert(sizeof(LiteFheArgs) == 72, "LiteFheArgs: not the Rust size");
 static_assert(RHEA_OFFSETOF(LiteFheArgs, factors) == 40, "LiteFheArgs::factors: not the Rust offset");
@@ -60,7 +62,8 @@ RHEA_INLINE const uint4* fhe_blocks(u64 p) { return reinterpret_cast<const uint4
     for (u64 k = blockIdx.x * (u64)blockDim.x + threadIdx.x; 2 * k < A.words;         \
          k += (u64)gridDim.x * blockDim.x)
 
-// x0 = c0, x1 = c1, x2 = c2 (or 0), x3 = s; out protected.
+// x0 = c0, x1 = c1, x2 = c2 (or 0), x3 = s; out protected; the c_i plain, or protected with
+// flag 2 (rhea_cuda::lite::fhe::decrypt_protected, the all-data mode).
 extern "C" __global__ void lite_fhe_decrypt(const LiteKeys K, const LiteFheArgs A) {
     FHE_PROLOGUE
     FHE_FOR_BLOCKS(k) {
@@ -70,7 +73,12 @@ extern "C" __global__ void lite_fhe_decrypt(const LiteKeys K, const LiteFheArgs 
         const uint4 r1 = lite_ld4(fhe_blocks(A.x1) + k);
         const uint4 r2 = A.x2 ? lite_ld4(fhe_blocks(A.x2) + k) : make_uint4(0u, 0u, 0u, 0u);
         const ulonglong2 s = fhe_words(lite_decrypt_v4_loaded(T, K, fhe_blocks(A.x3) + k, rs));
-        const ulonglong2 c0 = fhe_words(r0), c1 = fhe_words(r1), c2 = fhe_words(r2);
+        ulonglong2 c0 = fhe_words(r0), c1 = fhe_words(r1), c2 = fhe_words(r2);
+        if (A.flags & 2u) {  // decrypt_protected: the components are protected too
+            c0 = fhe_words(lite_decrypt_v4_loaded(T, K, fhe_blocks(A.x0) + k, r0));
+            c1 = fhe_words(lite_decrypt_v4_loaded(T, K, fhe_blocks(A.x1) + k, r1));
+            if (A.x2) c2 = fhe_words(lite_decrypt_v4_loaded(T, K, fhe_blocks(A.x2) + k, r2));
+        }
         // Horner, as the unprotected path: ((c2·s + c1)·s + c0); the words are canonical
         // residues either way.
         u64 m0 = c1.x, m1 = c1.y;

@@ -88,6 +88,7 @@ pub static ALL_KERNEL_SOURCES: &[KernelSource] = &[
     crate::fused::FUSED,
     crate::lite::LITE,
     crate::lite::fhe::LITE_FHE,
+    crate::lite::ops::LITE_OPS,
 ];
 
 /// Every kernel source of the crate.

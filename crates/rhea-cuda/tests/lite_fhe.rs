@@ -93,6 +93,34 @@ fn protected_kernels_equal_host_arithmetic() {
         q.add(c0[i], q.mul(q.add(c1[i], q.mul(c2[i], s[i])), s[i]))
     });
     assert_words(&session.download(&out).unwrap(), &want, "c0 + c1·s + c2·s²");
+    // Components protected too (decrypt_protected), 3 then 2 components.
+    let (p0, p1, p2) = (
+        session.upload(&dev, &c0, LiteForm::Encrypted).unwrap(),
+        session.upload(&dev, &c1, LiteForm::Encrypted).unwrap(),
+        session.upload(&dev, &c2, LiteForm::Encrypted).unwrap(),
+    );
+    let mut out_p = LiteBuffer::alloc(&dev, LIMBS * N, LiteForm::Encrypted).unwrap();
+    fhe::decrypt_protected(&session, &mut out_p, &[&p0, &p1, &p2], &s_prot, &shape).unwrap();
+    assert_words(
+        &session.download(&out_p).unwrap(),
+        &want,
+        "c0 + c1·s + c2·s² (protected components)",
+    );
+    fhe::decrypt_protected(&session, &mut out_p, &[&p0, &p1], &s_prot, &shape).unwrap();
+    let want2 = per_word(m, |q, i| q.add(c0[i], q.mul(c1[i], s[i])));
+    assert_words(
+        &session.download(&out_p).unwrap(),
+        &want2,
+        "c0 + c1·s (protected components)",
+    );
+    let raw = out_p.raw().to_host().unwrap();
+    assert!(raw.iter().zip(&want2).all(|(a, b)| a != b), "m in memory");
+    // A plain component or a single component is refused.
+    let plain_c = session.upload(&dev, &c0, LiteForm::Plain).unwrap();
+    assert!(
+        fhe::decrypt_protected(&session, &mut out_p, &[&plain_c, &p1], &s_prot, &shape).is_err()
+    );
+    assert!(fhe::decrypt_protected(&session, &mut out_p, &[&p0], &s_prot, &shape).is_err());
 
     // Key rows: none, s', s².
     let a = random_poly(&mut r, m);

@@ -4,6 +4,7 @@
 //! | launch | computes | protected (XTS ciphertext) | plain |
 //! |---|---|---|---|
 //! | [`decrypt`] | `m = c0 + c1·s (+ c2·s²)` | `s`, `m` | `c_i` |
+//! | [`decrypt_protected`] | the same | `s`, `m`, `c_i` | |
 //! | [`key_row`] | `b = e − a·s + f_l·x`, `x` = `s'`, `s²` or none | `e`, `s`, `s'` | `a`, `f`, `b` |
 //! | [`plain_add`] / [`plain_mul`] | `c + pt` / `c · pt` | `pt` | `c`, result |
 //!
@@ -176,6 +177,45 @@ pub fn decrypt(
         moduli: shape.moduli.device_ptr(),
         words: shape.words() as u64,
         log_n,
+        ..Default::default()
+    };
+    launch(session, "lite_fhe_decrypt", shape, args)
+}
+
+/// [`decrypt`] with the ciphertext components protected too (the all-data mode: a ciphertext
+/// whose components stay LITE ciphertext in device memory): `out = c0 + c1·s (+ c2·s²)` over
+/// `shape`, `cs` the 2 or 3 components and `s` protected ([`LiteForm::Encrypted`]), `out`
+/// protected. The `c_i` exist in the clear only in registers.
+///
+/// Errors: as [`decrypt`] ([`CudaError::InvalidArgument`] also for an unprotected component).
+pub fn decrypt_protected(
+    session: &LiteSession,
+    out: &mut LiteBuffer,
+    cs: &[&LiteBuffer],
+    s: &LiteBuffer,
+    shape: &FheShape,
+) -> Result<()> {
+    let log_n = shape.check()?;
+    if !(2..=3).contains(&cs.len()) {
+        return Err(CudaError::InvalidArgument(format!(
+            "protected decryption of {} components (2 or 3)",
+            cs.len()
+        )));
+    }
+    let c = cs
+        .iter()
+        .map(|c| shape.protected("decrypt_protected (component)", c))
+        .collect::<Result<Vec<_>>>()?;
+    let args = FheArgs {
+        out: shape.protected("decrypt_protected (out)", out)?,
+        x0: c[0],
+        x1: c[1],
+        x2: c.get(2).copied().unwrap_or(0),
+        x3: shape.protected("decrypt_protected (s)", s)?,
+        moduli: shape.moduli.device_ptr(),
+        words: shape.words() as u64,
+        log_n,
+        flags: 2,
         ..Default::default()
     };
     launch(session, "lite_fhe_decrypt", shape, args)

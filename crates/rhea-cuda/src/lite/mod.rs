@@ -32,7 +32,11 @@
 //!   partial encryption); every instantiated variant is in [`LITE_KERNEL_NAMES`].
 //! - [`fhe`]: the protected mode's kernels (`kernels/lite_fhe.cu`): decryption, key rows and
 //!   plaintext operands of an RLWE scheme on protected buffers (used by `rhea`'s protected key
-//!   generator, encryptor and decryptor).
+//!   generator, encryptor and decryptor), and [`fhe::decrypt_protected`] (the components
+//!   protected too).
+//! - [`ops`]: the all-data mode's primitives (`kernels/lite_ops.cu`): element-wise ops, the NTT,
+//!   the centred base conversion and the automorphism on buffers plain or protected in any mix,
+//!   word for word the host math.
 //!
 //! The round keys travel in each launch's parameter block (528 bytes, `struct LiteKeys`); the
 //! driver copies them into the launch, so they exist in the GPU's constant bank while a kernel
@@ -169,6 +173,7 @@ mod aes;
 mod bench;
 pub mod fhe;
 mod kernels;
+pub mod ops;
 #[cfg(test)]
 mod tests;
 
