@@ -1,6 +1,7 @@
 //! LITE's protected mode against the unprotected GPU path (issue 38, `docs/lite.md` "Protected
 //! mode"): key generation (secret, public, relinearisation and one rotation key), decryption and
-//! mul+relin, at a CKKS preset (default: the deep `n16_logqp1560_levels24`, N = 2^16), on GPU 0.
+//! mul+relin, and the all-data mode's add, mul+relin, rescale, rotation and decryption (the
+//! ciphertexts protected too, `ProtectedEvaluator`) against the same unprotected operations, at a CKKS preset (default: the deep `n16_logqp1560_levels24`, N = 2^16), on GPU 0.
 //! Each row is the median wall time of `REPS` runs after one warm-up, the device synchronised
 //! after each run; the protected rows check their words against the unprotected ones first.
 //!
@@ -12,7 +13,7 @@ use std::time::Instant;
 
 use rhea::ckks::{
     Ciphertext, CkksContext, Decryptor, Encoder, Encryptor, Evaluator, KeyGenerator,
-    ProtectedDecryptor, ProtectedKeyGenerator,
+    ProtectedDecryptor, ProtectedEvaluator, ProtectedKeyGenerator,
 };
 use rhea::params::CkksParametersLiteral;
 use rhea::rlwe::{Protection, PublicKey};
@@ -156,9 +157,10 @@ fn main() -> Result<()> {
     let pk = kg.public_key(&sk)?;
     let rlk = kg.relinearization_key(&sk)?;
     let mut kp = ProtectedKeyGenerator::from_seed(&gpu, &protection, seed)?;
-    let psk = kp.secret_key()?;
+    let psk = std::sync::Arc::new(kp.secret_key()?);
     let ppk = kp.public_key(&psk)?;
     let prlk = kp.relinearization_key(&psk)?;
+    let pgk = kp.galois_keys(&psk, &[1], false)?;
     if !same_pk(&gpu, &pk, &ppk)? {
         return Err(Error::InvalidInput(
             "the protected public key differs from the unprotected one".into(),
@@ -174,7 +176,7 @@ fn main() -> Result<()> {
         .encrypt(&enc.encode(&msg)?)?
         .to_device(&gpu)?;
     let dec = Decryptor::new(&gpu, &sk)?;
-    let pdec = ProtectedDecryptor::new(&gpu, psk)?;
+    let pdec = ProtectedDecryptor::new(&gpu, psk.clone())?;
     let want = gpu.ring().download(dec.decrypt(&ct)?.poly())?;
     if host.ring().download(pdec.decrypt(&ct)?.poly())? != want {
         return Err(Error::InvalidInput(
@@ -196,10 +198,50 @@ fn main() -> Result<()> {
 
     // mul+relin: the evaluator is the same code in both contexts; only the key's origin differs.
     let eval = Evaluator::new(&gpu).with_relinearization_key(rlk)?;
-    let peval = Evaluator::new(&gpu).with_relinearization_key(prlk)?;
+    let peval = Evaluator::new(&gpu).with_relinearization_key(prlk.clone())?;
     let u = median_ms(reps.max(25), || eval.mul(&ct, &ct).map(drop))?;
     let p = median_ms(reps.max(25), || peval.mul(&ct, &ct).map(drop))?;
     rows.push(("mul+relin (+rescale)".into(), u, p));
+
+    // The all-data mode: the ciphertexts themselves protected, every kernel of the operation
+    // on XTS ciphertext (the unprotected evaluator in manual mode: the same operation).
+    let manual = Evaluator::new(&gpu)
+        .with_auto_rescale(false)
+        .with_relinearization_key(prlk.clone())?
+        .with_galois_keys(pgk.clone())?;
+    let all = ProtectedEvaluator::new(&gpu, &protection)?
+        .with_relinearization_key(prlk)?
+        .with_galois_keys(pgk)?;
+    let pct = all.protect(&ct)?;
+    let prod = manual.mul_relin(&ct, &ct)?;
+    let pprod = all.mul_relin(&pct, &pct)?;
+    let words = |c: &Ciphertext| -> Result<Vec<Vec<u64>>> {
+        c.parts().iter().map(|p| gpu.ring().download(p)).collect()
+    };
+    if words(&all.unprotect(&pprod)?)? != words(&prod)? {
+        return Err(Error::InvalidInput(
+            "the all-data mul+relin differs from the unprotected one".into(),
+        ));
+    }
+    let reps_ops = reps.max(25);
+    let u = median_ms(reps_ops, || manual.add(&ct, &ct).map(drop))?;
+    let p = median_ms(reps_ops, || all.add(&pct, &pct).map(drop))?;
+    rows.push(("all-data: add".into(), u, p));
+    let u = median_ms(reps_ops, || manual.mul_relin(&ct, &ct).map(drop))?;
+    let p = median_ms(reps_ops, || all.mul_relin(&pct, &pct).map(drop))?;
+    rows.push(("all-data: mul+relin".into(), u, p));
+    let u = median_ms(reps_ops, || manual.rescale(&prod).map(drop))?;
+    let p = median_ms(reps_ops, || all.rescale(&pprod).map(drop))?;
+    rows.push(("all-data: rescale".into(), u, p));
+    let u = median_ms(reps_ops, || manual.rotate(&ct, 1).map(drop))?;
+    let p = median_ms(reps_ops, || all.rotate(&pct, 1).map(drop))?;
+    rows.push(("all-data: rotate".into(), u, p));
+    let u = median_ms(reps, || {
+        gpu.ring().download(dec.decrypt(&ct)?.poly())?;
+        Ok(())
+    })?;
+    let p = median_ms(reps, || pdec.decrypt_protected(&pct).map(drop))?;
+    rows.push(("all-data: decrypt (to host words)".into(), u, p));
 
     println!(
         "{:<40} {:>14} {:>14} {:>10}",

@@ -26,6 +26,7 @@
 //! [`RnsRing::upload`]: crate::unstable::RnsRing::upload
 //! [`RnsRing::download`]: crate::unstable::RnsRing::download
 
+mod all_data;
 mod awake;
 mod cpu;
 mod cuda;
@@ -37,6 +38,7 @@ mod poly;
 mod protected;
 pub(crate) mod ring;
 
+pub(crate) use all_data::AllDataPlan;
 pub use awake::{cpu_spin, set_cpu_spin};
 pub use device::Device;
 pub(crate) use poly::Storage;

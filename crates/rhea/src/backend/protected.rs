@@ -58,7 +58,7 @@ pub(crate) enum LiteTerm<'a> {
     TimesSecretSquared(&'a [u64]),
 }
 
-fn gpu_buf<'a>(op: &'static str, p: &'a Poly) -> Result<&'a DeviceBuffer> {
+pub(super) fn gpu_buf<'a>(op: &'static str, p: &'a Poly) -> Result<&'a DeviceBuffer> {
     match &p.storage {
         Storage::Cuda(b) => Ok(b),
         Storage::Cpu(_) => Err(Error::DeviceMismatch {
@@ -72,7 +72,7 @@ fn gpu_buf<'a>(op: &'static str, p: &'a Poly) -> Result<&'a DeviceBuffer> {
 impl RnsRing {
     /// The GPU's device and the shape of a protected operation over `shape` (Q limbs only, or
     /// the full `Q ∪ P`: a prefix of the ring's moduli table).
-    fn lite_device(
+    pub(super) fn lite_device(
         &self,
         op: &'static str,
         index: usize,
@@ -89,7 +89,7 @@ impl RnsRing {
         Ok(self.gpu_ring(index)?.device().clone())
     }
 
-    fn with_lite_shape<T>(
+    pub(super) fn with_lite_shape<T>(
         &self,
         index: usize,
         shape: &PolyShape,
@@ -132,7 +132,7 @@ impl RnsRing {
         })
     }
 
-    fn check_protected(
+    pub(super) fn check_protected(
         &self,
         op: &'static str,
         p: &ProtectedPoly,

@@ -200,6 +200,11 @@ impl RnsRing {
         &self.ntt[self.prime_index(shape, i)]
     }
 
+    /// The NTT tables of every prime, `Q` then `P` (the full shape's limbs).
+    pub(crate) fn ntt_tables(&self) -> &[NttTable] {
+        &self.ntt
+    }
+
     /// The moduli of every limb of a polynomial of this shape.
     pub fn moduli(&self, shape: &PolyShape) -> Vec<Modulus> {
         (0..shape.limbs())

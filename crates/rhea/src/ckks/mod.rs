@@ -30,6 +30,7 @@
 //! # Ok::<(), rhea::Error>(())
 //! ```
 
+mod all_data;
 pub mod bootstrap;
 mod ciphertext;
 mod context;
@@ -42,6 +43,7 @@ pub mod linear;
 mod poly;
 mod protected;
 
+pub use all_data::{ProtectedCiphertext, ProtectedEvaluator};
 pub use ciphertext::{Ciphertext, Plaintext};
 pub use context::CkksContext;
 pub(crate) use encoder::check_stored_scale;

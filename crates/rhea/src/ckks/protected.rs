@@ -131,11 +131,11 @@ impl ProtectedKeyGenerator {
 /// [`ProtectedEncryptor::encrypt`].
 #[derive(Debug)]
 pub struct ProtectedPlaintext {
-    poly: ProtectedPoly,
-    scale: f64,
-    slots: usize,
-    params_id: u64,
-    protection: Protection,
+    pub(super) poly: ProtectedPoly,
+    pub(super) scale: f64,
+    pub(super) slots: usize,
+    pub(super) params_id: u64,
+    pub(super) protection: Protection,
 }
 
 impl ProtectedPlaintext {
@@ -332,8 +332,8 @@ impl ProtectedEncryptor {
 /// returns is in host memory (decode it with any encoder of the parameters: decoding reads
 /// host words). No noise flooding.
 pub struct ProtectedDecryptor {
-    ctx: CkksContext,
-    sk: Arc<ProtectedSecretKey>,
+    pub(super) ctx: CkksContext,
+    pub(super) sk: Arc<ProtectedSecretKey>,
 }
 
 impl ProtectedDecryptor {

@@ -89,7 +89,7 @@ impl RlweContext {
         self
     }
 
-    fn count_keyswitch(&self) {
+    pub(crate) fn count_keyswitch(&self) {
         self.keyswitches.fetch_add(1, Ordering::Relaxed);
     }
 

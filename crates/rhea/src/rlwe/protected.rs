@@ -322,6 +322,18 @@ impl RlweContext {
             .lite_decrypt(sk.protection.session(), cs, &sk.s_qp)
     }
 
+    /// [`RlweContext::decrypt_protected`] of a ciphertext whose components are protected too
+    /// (LITE's all-data mode).
+    pub(crate) fn decrypt_all_data(
+        &self,
+        sk: &ProtectedSecretKey,
+        cs: &[&ProtectedPoly],
+    ) -> Result<Poly> {
+        self.check_protected_key("decrypt", sk)?;
+        self.ring
+            .all_data_decrypt(sk.protection.session(), cs, &sk.s_qp)
+    }
+
     /// [`RlweContext::encrypt_sk`] of a protected plaintext with `s` and `e` protected: the
     /// same words.
     pub(crate) fn encrypt_sk_protected(
