@@ -4,7 +4,8 @@
 //!
 //! Layout: `params` (devices, parameter sets), `keys`, `ckks` (context, keys, encoder,
 //! encryptor, decryptor), `ckks_ct` (ciphertext and its operators), `ckks_eval` (evaluator),
-//! `poly` (polynomials, linear transforms), `functions`, `boot` (bootstrapping), `bgv`,
+//! `poly` (polynomials, linear transforms), `functions`, `boot` (bootstrapping), `protected`
+//! (LITE's protected and all-data modes), `bgv`,
 //! `serial`, `errors`, `convert` (numpy).
 
 // PyO3's macros (`#[pyclass]`, `#[pymethods]`, `#[pymodule]`) expand to `unsafe` FFI glue; this
@@ -22,6 +23,7 @@ mod functions;
 mod keys;
 mod params;
 mod poly;
+mod protected;
 mod serial;
 
 use pyo3::prelude::*;
@@ -44,12 +46,14 @@ fn _rhea(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     params::register(m)?;
     keys::register(m)?;
+    protected::register_top(m)?;
     serial::register(m)?;
     let ckks_m = submodule(m, "ckks", |c| {
         ckks::register(c)?;
         ckks_ct::register(c)?;
         ckks_eval::register(c)?;
         poly::register(c)?;
+        protected::register_ckks(c)?;
         boot::register(c)
     })?;
     submodule(&ckks_m, "functions", functions::register)?;

@@ -8,7 +8,8 @@ every object can be shared between threads.
   ``KeyGenerator``, ``Encoder``, ``Encryptor``, ``Decryptor``, ``Evaluator``, ``Ciphertext``,
   ``Polynomial``, ``LinearTransform``, ``Bootstrapper``; :mod:`rhea.ckks.functions`).
 - :mod:`rhea.bgv`: exact arithmetic on integers modulo ``t`` (int64 arrays).
-- Here: ``Device``, ``CkksParameters``, ``BgvParameters``, the keys, ``Codec``
+- Here: ``Device``, ``CkksParameters``, ``BgvParameters``, the keys, ``Protection`` (LITE's
+  memory encryption: :class:`rhea.ckks.ProtectedEvaluator` and friends), ``Codec``
   (serialisation) and the exceptions (``RheaError`` and its subclasses).
 """
 
@@ -18,6 +19,8 @@ from rhea._rhea import (
     Codec,
     Device,
     GaloisKeys,
+    ProtectedSecretKey,
+    Protection,
     PublicKey,
     RelinearizationKey,
     SecretKey,
@@ -50,6 +53,8 @@ __all__ = [
     "Codec",
     "Device",
     "GaloisKeys",
+    "ProtectedSecretKey",
+    "Protection",
     "PublicKey",
     "RelinearizationKey",
     "SecretKey",

@@ -21,6 +21,12 @@ Polynomial = _m.Polynomial
 LinearTransform = _m.LinearTransform
 BootstrapPreset = _m.BootstrapPreset
 Bootstrapper = _m.Bootstrapper
+ProtectedKeyGenerator = _m.ProtectedKeyGenerator
+ProtectedPlaintext = _m.ProtectedPlaintext
+ProtectedEncryptor = _m.ProtectedEncryptor
+ProtectedDecryptor = _m.ProtectedDecryptor
+ProtectedEvaluator = _m.ProtectedEvaluator
+ProtectedCiphertext = _m.ProtectedCiphertext
 
 __all__ = [
     "CkksContext",
@@ -35,5 +41,11 @@ __all__ = [
     "LinearTransform",
     "BootstrapPreset",
     "Bootstrapper",
+    "ProtectedKeyGenerator",
+    "ProtectedPlaintext",
+    "ProtectedEncryptor",
+    "ProtectedDecryptor",
+    "ProtectedEvaluator",
+    "ProtectedCiphertext",
     "functions",
 ]
