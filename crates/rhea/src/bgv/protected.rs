@@ -207,7 +207,10 @@ impl ProtectedPlaintext {
     /// components is left to the evaluator's degree check).
     fn check_device(&self, op: &'static str, eval: &Evaluator, ct: &Ciphertext) -> Result<()> {
         let here = self.poly.device();
-        let there = [Some(eval.context().device()), ct.parts.first().map(|p| p.device())];
+        let there = [
+            Some(eval.context().device()),
+            ct.parts.first().map(|p| p.device()),
+        ];
         for device in there.into_iter().flatten() {
             if device != here {
                 return Err(Error::DeviceMismatch {
@@ -618,8 +621,12 @@ mod tests {
                 random_values(slots, t, 400 + k),
                 random_values(slots, t, 500 + k),
             );
-            let x = enc.encrypt(&encoder.encode_at(&xs, level).unwrap()).unwrap();
-            let z = enc.encrypt(&encoder.encode_at(&zs, level).unwrap()).unwrap();
+            let x = enc
+                .encrypt(&encoder.encode_at(&xs, level).unwrap())
+                .unwrap();
+            let z = enc
+                .encrypt(&encoder.encode_at(&zs, level).unwrap())
+                .unwrap();
             // A product switched down one level: factor q_level^{-1} mod t.
             let w = evals[0].mul(&x, &z).unwrap();
             assert_ne!(w.factor(), 1);
