@@ -6,7 +6,10 @@
 //! [`super::Decryptor`]: a plaintext `m` is encrypted as `t^{-1}·m mod Q_ℓ` (computed on the
 //! host, then protected), and a decryption's `Σ ĉ_i·s^i` (written encrypted on the GPU,
 //! decrypted on the host) is multiplied by `t`, centred and reduced modulo `t` on the host,
-//! with the ciphertext's correction factor divided out and the noise budget measured.
+//! with the ciphertext's correction factor divided out and the noise budget measured. A
+//! protected plaintext is also an operand of a ciphertext ([`ProtectedPlaintext::add_to`],
+//! [`ProtectedPlaintext::multiply`]), with the evaluator's bookkeeping
+//! (`evaluator/protected_plain.rs`).
 //!
 //! ```no_run
 //! use rhea::bgv::{BgvContext, BgvParametersLiteral, Encoder, Evaluator, ProtectedDecryptor,
@@ -30,8 +33,13 @@
 //! let y = ProtectedEncryptor::with_public_key(&gpu, &pk, &protection)?.encrypt(&y)?;
 //! let eval = Evaluator::new(&gpu).with_relinearization_key(rlk)?;
 //! let z = eval.mul(&x, &y)?; // evaluation is unchanged
-//! let out = ProtectedDecryptor::new(&gpu, sk)?.decrypt(&z)?; // in host memory
+//! let dec = ProtectedDecryptor::new(&gpu, sk)?;
+//! let out = dec.decrypt(&z)?; // in host memory
 //! assert_eq!(&encoder.decode(&out)?[..2], &[15, 24]);
+//! // A protected plaintext as an operand (`add_plain`'s and `mul_plain`'s words):
+//! let w = ProtectedPlaintext::new(&gpu, &protection, &encoder.encode(&[2, 10])?)?;
+//! let z = w.add_to(&eval, &w.multiply(&eval, &z)?)?; // z·w + w
+//! assert_eq!(&encoder.decode(&dec.decrypt(&z)?)?[..2], &[32, 250]);
 //! # Ok::<(), rhea::Error>(())
 //! ```
 
