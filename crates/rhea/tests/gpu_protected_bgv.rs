@@ -3,6 +3,8 @@
 //! - `bgv_protected_mode_is_bit_identical`: BGV's façade (keys, secret- and public-key
 //!   encryption, decryption and noise budget, mul+relin exact) gives the words of the
 //!   unprotected GPU path and of the CPU.
+//! - `bgv_protected_plaintext_operands_are_bit_identical`: `ProtectedPlaintext::add_to` /
+//!   `multiply` give the words of `add_plain` / `mul_plain` on the GPU and the CPU.
 //! - `bgv_raw_memory_*`: the raw-memory search of `gpu_protected.rs` for BGV, adding `t^{-1}·m`
 //!   and the decryption's phase `Σ ĉ_i·s^i` and `t` times it: none in a protected context, the
 //!   secrets found in an unprotected one (so the search can fail).
@@ -245,8 +247,151 @@ fn bgv_protected_mode_is_bit_identical() {
     ));
 }
 
+/// Protected plaintext operands: `ProtectedPlaintext::add_to` / `multiply` on GPU ciphertexts
+/// equal `Evaluator::add_plain` / `mul_plain` with the unprotected plaintext on the GPU and on
+/// the CPU (words, factor, noise bound), in auto and manual mode, at three levels, for fresh
+/// ciphertexts and products switched down (factor ≠ 1), with the plaintext at, above and below
+/// the ciphertext's level; they decrypt (protected) to `a + m` and `a·m` mod t exactly. An
+/// evaluator or a ciphertext on the CPU and a plaintext of other parameters are refused.
+#[test]
+#[ignore = "needs a CUDA GPU (run with --include-ignored; scripts/gpu-run.sh does)"]
+fn bgv_protected_plaintext_operands_are_bit_identical() {
+    let _gpu = require_gpu("bgv_protected_plaintext_operands_are_bit_identical");
+    let params = bgv_params();
+    let gpu = BgvContext::new(&params, GPU).unwrap();
+    let cpu = BgvContext::new(&params, Device::Cpu).unwrap();
+    let t = params.t();
+    let protection = Protection::new(&gpu).unwrap();
+    let mut kp = bgv::ProtectedKeyGenerator::from_seed(&gpu, &protection, [31; 32]).unwrap();
+    let psk = Arc::new(kp.secret_key().unwrap());
+    let rlk = Arc::new(kp.relinearization_key(&psk).unwrap());
+    let rlk_c = Arc::new(rlk.to_device(&cpu).unwrap());
+    let mode = |ctx: &BgvContext, rlk: &Arc<rhea::rlwe::RelinearizationKey>, auto: bool| {
+        bgv::Evaluator::new(ctx)
+            .with_relinearization_key(rlk.clone())
+            .unwrap()
+            .with_auto_mod_switch(auto)
+    };
+    let encoder = bgv::Encoder::new(&cpu).unwrap();
+    let enc = bgv::ProtectedEncryptor::new(&gpu, psk.clone()).unwrap();
+    let pdec = bgv::ProtectedDecryptor::new(&gpu, psk.clone()).unwrap();
+    let slots = encoder.slots();
+    let op_t = |a: &[u64], b: &[u64], mul: bool| -> Vec<u64> {
+        a.iter()
+            .zip(b)
+            .map(|(&x, &y)| {
+                let (x, y) = (x as u128, y as u128);
+                (if mul { x * y } else { x + y } % t as u128) as u64
+            })
+            .collect()
+    };
+    let mut checked = 0;
+    let top = params.max_level();
+    for (k, level) in [top, 3, 1].into_iter().enumerate() {
+        let k = k as u64;
+        let (xs, zs, ys) = (
+            random_mod_t(slots, t, 600 + k),
+            random_mod_t(slots, t, 700 + k),
+            random_mod_t(slots, t, 800 + k),
+        );
+        let protect = |v: &[u64], l: usize| {
+            let pt = encoder.encode_at(v, l).unwrap();
+            bgv::ProtectedPlaintext::new(&gpu, &protection, &pt).unwrap()
+        };
+        let x = enc.encrypt(&protect(&xs, level)).unwrap();
+        let z = enc.encrypt(&protect(&zs, level)).unwrap();
+        let w = mode(&gpu, &rlk, true).mul(&x, &z).unwrap();
+        assert_ne!(w.factor(), 1, "a product switched down");
+        let xz = op_t(&xs, &zs, true);
+        for pt_level in [level, level - 1] {
+            let pt = encoder.encode_at(&ys, pt_level).unwrap();
+            let pt_gpu = pt.to_device(&gpu).unwrap();
+            let ppt = bgv::ProtectedPlaintext::new(&gpu, &protection, &pt).unwrap();
+            for (ct, msg) in [(&x, &xs), (&w, &xz)] {
+                let ct_c = ct.to_device(&cpu).unwrap();
+                for auto in [true, false] {
+                    let (eg, ec) = (mode(&gpu, &rlk, auto), mode(&cpu, &rlk_c, auto));
+                    let what = format!("level {level}, plaintext at {pt_level}, auto {auto}");
+                    let cases = [
+                        (
+                            ppt.add_to(&eg, ct),
+                            eg.add_plain(ct, &pt_gpu),
+                            ec.add_plain(&ct_c, &pt),
+                            false,
+                        ),
+                        (
+                            ppt.multiply(&eg, ct),
+                            eg.mul_plain(ct, &pt_gpu),
+                            ec.mul_plain(&ct_c, &pt),
+                            true,
+                        ),
+                    ];
+                    for (got, want, want_c, mul) in cases {
+                        let (got, want, want_c) = match (got, want, want_c) {
+                            (Ok(a), Ok(b), Ok(c)) => (a, b, c),
+                            (Err(_), Err(_), Err(_)) => continue, // the noise check, alike
+                            (a, b, c) => panic!("{what}: {a:?} / {b:?} / {c:?}"),
+                        };
+                        let words = bgv_ct_words(&gpu, &got);
+                        assert_eq!(words, bgv_ct_words(&gpu, &want), "{what}, mul {mul}");
+                        assert_eq!(words, bgv_ct_words(&cpu, &want_c), "{what}, mul {mul} CPU");
+                        assert_eq!((got.factor(), got.level()), (want.factor(), want.level()));
+                        assert_eq!(got.noise_bound_bits(), want.noise_bound_bits());
+                        let d = pdec.decrypt(&got).unwrap();
+                        assert_eq!(
+                            encoder.decode(&d).unwrap(),
+                            op_t(msg, &ys, mul),
+                            "{what}, mul {mul}"
+                        );
+                        checked += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert!(checked >= 40, "{checked} results compared");
+
+    // Errors: a CPU evaluator, a CPU ciphertext, a plaintext of other parameters.
+    let ppt =
+        bgv::ProtectedPlaintext::new(&gpu, &protection, &encoder.encode(&[5]).unwrap()).unwrap();
+    let x = enc.encrypt(&ppt).unwrap();
+    let (eg, ec) = (mode(&gpu, &rlk, true), mode(&cpu, &rlk_c, true));
+    let x_c = x.to_device(&cpu).unwrap();
+    for r in [
+        ppt.add_to(&ec, &x),
+        ppt.multiply(&ec, &x),
+        ppt.add_to(&eg, &x_c),
+        ppt.multiply(&eg, &x_c),
+    ] {
+        assert!(
+            matches!(r, Err(rhea::Error::DeviceMismatch { .. })),
+            "{r:?}"
+        );
+    }
+    let other_params = bgv::BgvParametersLiteral::he_booster_n13_logqp218()
+        .build()
+        .unwrap();
+    let other_gpu = BgvContext::new(&other_params, GPU).unwrap();
+    let other_cpu = BgvContext::new(&other_params, Device::Cpu).unwrap();
+    let other_protection = Protection::new(&other_gpu).unwrap();
+    let foreign = bgv::ProtectedPlaintext::new(
+        &other_gpu,
+        &other_protection,
+        &bgv::Encoder::new(&other_cpu).unwrap().encode(&[5]).unwrap(),
+    )
+    .unwrap();
+    for r in [foreign.add_to(&eg, &x), foreign.multiply(&eg, &x)] {
+        assert!(
+            matches!(r, Err(rhea::Error::ParametersMismatch { .. })),
+            "{r:?}"
+        );
+    }
+}
+
 /// BGV's raw-memory search: keys (secret, public, relinearisation, one row rotation), a
-/// secret- and a public-key encryption, a mul+relin, a rotation and a decryption on the GPU,
+/// secret- and a public-key encryption, a mul+relin, a rotation, a plaintext product and a
+/// plaintext sum (`ProtectedPlaintext::multiply` / `add_to`, or `mul_plain` / `add_plain`
+/// unprotected) and a decryption on the GPU,
 /// protected or not, then every pool allocation searched for `s` (NTT over `Q ∪ P`, and
 /// coefficient runs), the encoded plaintexts `m` and what the RLWE core encrypts for them
 /// (`t^{-1}·m`), the decryption's RLWE phase `Σ ĉ_i·s^i` (NTT form, recomputed on the host) and
@@ -290,6 +435,14 @@ fn bgv_secrets_in_device_memory(protected: bool, seed: [u8; 32]) -> Found {
             .with_galois_keys(gk)
             .unwrap();
         let z = eval.rotate_rows(&eval.mul(&x, &y).unwrap(), 1).unwrap();
+        // Plaintext operands: x·m_x + m_y, the plaintexts read only in registers.
+        let z = eval
+            .add(
+                &z,
+                &ppy.add_to(&eval, &ppx.multiply(&eval, &x).unwrap())
+                    .unwrap(),
+            )
+            .unwrap();
         let d = bgv::ProtectedDecryptor::new(&gpu, sk.clone())
             .unwrap()
             .decrypt(&z)
@@ -328,6 +481,14 @@ fn bgv_secrets_in_device_memory(protected: bool, seed: [u8; 32]) -> Found {
             .with_galois_keys(gk)
             .unwrap();
         let z = eval.rotate_rows(&eval.mul(&x, &y).unwrap(), 1).unwrap();
+        let z = eval
+            .add(
+                &z,
+                &eval
+                    .add_plain(&eval.mul_plain(&x, &gx).unwrap(), &gy)
+                    .unwrap(),
+            )
+            .unwrap();
         let d = bgv::Decryptor::new(&gpu, &sk).unwrap().decrypt(&z).unwrap();
         let s = rc
             .upload(

@@ -11,6 +11,9 @@ use crate::rlwe::{
 };
 
 mod assign;
+mod protected_plain;
+
+pub(super) use protected_plain::PlainInfo;
 
 /// A ciphertext that is either the caller's or an aligned (lowered) copy.
 type Aligned<'a> = crate::rlwe::Aligned<'a, Ciphertext>;

@@ -6,7 +6,10 @@
 //! [`super::Decryptor`]: a plaintext `m` is encrypted as `t^{-1}·m mod Q_ℓ` (computed on the
 //! host, then protected), and a decryption's `Σ ĉ_i·s^i` (written encrypted on the GPU,
 //! decrypted on the host) is multiplied by `t`, centred and reduced modulo `t` on the host,
-//! with the ciphertext's correction factor divided out and the noise budget measured.
+//! with the ciphertext's correction factor divided out and the noise budget measured. A
+//! protected plaintext is also an operand of a ciphertext ([`ProtectedPlaintext::add_to`],
+//! [`ProtectedPlaintext::multiply`]), with the evaluator's bookkeeping
+//! (`evaluator/protected_plain.rs`).
 //!
 //! ```no_run
 //! use rhea::bgv::{BgvContext, BgvParametersLiteral, Encoder, Evaluator, ProtectedDecryptor,
@@ -30,8 +33,13 @@
 //! let y = ProtectedEncryptor::with_public_key(&gpu, &pk, &protection)?.encrypt(&y)?;
 //! let eval = Evaluator::new(&gpu).with_relinearization_key(rlk)?;
 //! let z = eval.mul(&x, &y)?; // evaluation is unchanged
-//! let out = ProtectedDecryptor::new(&gpu, sk)?.decrypt(&z)?; // in host memory
+//! let dec = ProtectedDecryptor::new(&gpu, sk)?;
+//! let out = dec.decrypt(&z)?; // in host memory
 //! assert_eq!(&encoder.decode(&out)?[..2], &[15, 24]);
+//! // A protected plaintext as an operand (`add_plain`'s and `mul_plain`'s words):
+//! let w = ProtectedPlaintext::new(&gpu, &protection, &encoder.encode(&[2, 10])?)?;
+//! let z = w.add_to(&eval, &w.multiply(&eval, &z)?)?; // z·w + w
+//! assert_eq!(&encoder.decode(&dec.decrypt(&z)?)?[..2], &[32, 250]);
 //! # Ok::<(), rhea::Error>(())
 //! ```
 
@@ -39,8 +47,9 @@ use std::sync::Arc;
 
 use rhea_math::sampler::Prng;
 
+use super::evaluator::PlainInfo;
 use super::keygen::{self, inner_sum_steps};
-use super::{BgvContext, Ciphertext, Decrypted, Plaintext};
+use super::{BgvContext, Ciphertext, Decrypted, Evaluator, Plaintext};
 use crate::backend::{Device, ProtectedPoly};
 use crate::error::{Error, Result};
 use crate::rlwe::{
@@ -124,14 +133,20 @@ impl ProtectedKeyGenerator {
     }
 }
 
-/// A BGV plaintext protected on a GPU, for [`ProtectedEncryptor::encrypt`]: encoded on the host
-/// (a [`Plaintext`] in host memory, e.g. from an [`super::Encoder`] of a CPU context), turned
-/// there into what the RLWE core encrypts (`t^{-1}·m mod Q_ℓ`, the unprotected encryptor's
-/// words) and uploaded as ciphertext, so none of its words crosses the bus or sits in device
-/// memory in the clear.
+/// A BGV plaintext protected on a GPU: encoded on the host (a [`Plaintext`] in host memory,
+/// e.g. from an [`super::Encoder`] of a CPU context), turned there into what the RLWE core
+/// encrypts (`t^{-1}·m mod Q_ℓ`, the unprotected encryptor's words) and uploaded as ciphertext,
+/// so none of its words crosses the bus or sits in device memory in the clear. An operand of
+/// [`ProtectedEncryptor::encrypt`], [`ProtectedPlaintext::add_to`] and
+/// [`ProtectedPlaintext::multiply`].
 #[derive(Debug)]
 pub struct ProtectedPlaintext {
-    /// `t^{-1}·m mod Q_ℓ`, NTT form.
+    /// `t^{-1}·m mod Q_ℓ`, NTT form: the one form every use needs scaled at most by public
+    /// per-limb scalars on the other operand's side. Encryption adds it as it is; adding it to
+    /// a ciphertext `ĉ = t^{-1}·c` adds `t^{-1}·m` to `ĉ_0` (as [`super::Evaluator::add_plain`]
+    /// does, by `mul_scalar_add` with `t^{-1}`); a product `ĉ_i·t^{-1}·m` is multiplied by `t`
+    /// afterwards (`ĉ_i·m`, [`super::Evaluator::mul_plain`]'s words). Protecting `m` instead
+    /// would make encryption and addition need a kernel that scales the protected operand.
     poly: ProtectedPoly,
     log_norm: f64,
     params_id: u64,
@@ -186,6 +201,74 @@ impl ProtectedPlaintext {
     /// The id of the parameters.
     pub fn params_id(&self) -> u64 {
         self.params_id
+    }
+
+    fn info(&self) -> PlainInfo {
+        PlainInfo {
+            level: self.level(),
+            log_norm: self.log_norm,
+            params_id: self.params_id,
+        }
+    }
+
+    /// Fails unless `eval`'s context and `ct` are on this plaintext's GPU (a ciphertext without
+    /// components is left to the evaluator's degree check).
+    fn check_device(&self, op: &'static str, eval: &Evaluator, ct: &Ciphertext) -> Result<()> {
+        let here = self.poly.device();
+        let there = [
+            Some(eval.context().device()),
+            ct.parts.first().map(|p| p.device()),
+        ];
+        for device in there.into_iter().flatten() {
+            if device != here {
+                return Err(Error::DeviceMismatch {
+                    op,
+                    lhs: device,
+                    rhs: here,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// `ct + pt`: the words, correction factor and noise bound of
+    /// [`super::Evaluator::add_plain`] with the unprotected plaintext, `m` decrypted only in
+    /// registers. As there, a ciphertext above the plaintext's level is brought down to it
+    /// (the evaluator's choice of switching or dropping), a plaintext above the ciphertext's is
+    /// read at the ciphertext's level, and a ciphertext whose factor is not 1 is balanced
+    /// (scaled by small `r_c`, the plaintext by `r_p`; the plaintext's scaling is done on the
+    /// ciphertext's words around the kernel: see `Evaluator::add_lifted_plain`). Takes the
+    /// evaluator, not the context, for its noise checks and level alignment.
+    ///
+    /// Errors: [`Error::DeviceMismatch`] for an evaluator or a ciphertext not on this
+    /// plaintext's GPU; [`Error::ParametersMismatch`]; [`Error::CiphertextDegree`];
+    /// [`Error::NoiseBudgetExhausted`] (with the evaluator's checks on).
+    pub fn add_to(&self, eval: &Evaluator, ct: &Ciphertext) -> Result<Ciphertext> {
+        const OP: &str = "ProtectedPlaintext::add_to";
+        self.check_device(OP, eval, ct)?;
+        let ring = eval.context().ring();
+        let session = self.protection.session();
+        eval.add_lifted_plain(OP, ct, &self.info(), |c0| {
+            ring.lite_plain_assign(session, c0, &self.poly, false)
+        })
+    }
+
+    /// `ct · pt`, slot by slot: the words, factor and noise bound of
+    /// [`super::Evaluator::mul_plain`] with the unprotected plaintext (levels aligned as
+    /// there, and one modulus switch after it when the evaluator is in auto mode), `m`
+    /// decrypted only in registers. Each component is multiplied by `t^{-1}·m` in the kernel
+    /// and then by `t` (a public per-limb scalar): one element-wise pass per component more
+    /// than the unprotected product.
+    ///
+    /// Errors: as [`ProtectedPlaintext::add_to`].
+    pub fn multiply(&self, eval: &Evaluator, ct: &Ciphertext) -> Result<Ciphertext> {
+        const OP: &str = "ProtectedPlaintext::multiply";
+        self.check_device(OP, eval, ct)?;
+        let ring = eval.context().ring();
+        let session = self.protection.session();
+        eval.mul_lifted_plain(OP, ct, &self.info(), |c| {
+            ring.lite_plain_assign(session, c, &self.poly, true)
+        })
     }
 }
 
@@ -494,5 +577,144 @@ mod tests {
                 assert_eq!(d, dec.decrypt(&z).unwrap());
             }
         }
+    }
+
+    /// The protected plaintext operands as `add_to` and `multiply` run them: the evaluator's
+    /// `add_lifted_plain` / `mul_lifted_plain` (the code they call) with the kernel step
+    /// replaced by the unprotected ring's `+ t^{-1}·m` / `· t^{-1}·m` (`encryption_input`, what
+    /// `ProtectedPlaintext::new` protects) give the words, factor, level and noise bound of
+    /// `add_plain` / `mul_plain` (or the same error), in auto and manual mode, at three levels:
+    /// fresh ciphertexts (factor 1) and products switched down (factor ≠ 1, the balancing with
+    /// `r_p ≠ 1` included), the plaintext at the ciphertext's level, above it (read as a
+    /// prefix) and below it (the ciphertext lowered); the results decrypt to `a + m` / `a·m`.
+    #[test]
+    fn the_protected_plaintext_steps_give_add_plain_and_mul_plain() {
+        use crate::bgv::evaluator::{balance, PlainInfo};
+
+        let ctx = context();
+        let ring = ctx.ring();
+        let t = ctx.t();
+        let tm = &ctx.tables.t;
+        let mut kg = KeyGenerator::from_seed(&ctx, [3; 32]);
+        let sk = kg.secret_key().unwrap();
+        let rlk = std::sync::Arc::new(kg.relinearization_key(&sk).unwrap());
+        let evals = [
+            Evaluator::new(&ctx)
+                .with_relinearization_key(rlk.clone())
+                .unwrap(),
+            Evaluator::new(&ctx)
+                .with_relinearization_key(rlk)
+                .unwrap()
+                .with_auto_mod_switch(false),
+        ];
+        let encoder = Encoder::new(&ctx).unwrap();
+        let enc = Encryptor::with_secret_key(&ctx, &sk).unwrap();
+        let dec = Decryptor::new(&ctx, &sk).unwrap();
+        let slots = encoder.slots();
+        let mul_t = |a: &[u64], b: &[u64]| -> Vec<u64> {
+            a.iter()
+                .zip(b)
+                .map(|(&x, &y)| ((x as u128 * y as u128) % t as u128) as u64)
+                .collect()
+        };
+        let add_t = |a: &[u64], b: &[u64]| -> Vec<u64> {
+            a.iter().zip(b).map(|(&x, &y)| (x + y) % t).collect()
+        };
+        let (mut checked, mut balanced, mut rp_not_one) = (0, 0, 0);
+        let top = ctx.params().max_level();
+        for (k, level) in [top, 3, 1].into_iter().enumerate() {
+            let k = k as u64;
+            let (xs, zs, ys) = (
+                random_values(slots, t, 300 + k),
+                random_values(slots, t, 400 + k),
+                random_values(slots, t, 500 + k),
+            );
+            let x = enc
+                .encrypt(&encoder.encode_at(&xs, level).unwrap())
+                .unwrap();
+            let z = enc
+                .encrypt(&encoder.encode_at(&zs, level).unwrap())
+                .unwrap();
+            // A product switched down one level: factor q_level^{-1} mod t.
+            let w = evals[0].mul(&x, &z).unwrap();
+            assert_ne!(w.factor(), 1);
+            let xz = mul_t(&xs, &zs);
+            for pt_level in [level, level - 1] {
+                let pt = encoder.encode_at(&ys, pt_level).unwrap();
+                let lifted = keygen::encryption_input(&ctx, &pt.poly).unwrap();
+                let info = PlainInfo {
+                    level: pt.level(),
+                    log_norm: pt.log_norm,
+                    params_id: pt.params_id,
+                };
+                for (ct, msg) in [(&x, &xs), (&w, &xz)] {
+                    if ct.factor() != 1 {
+                        balanced += 1;
+                        let (_, rp) = balance(
+                            t,
+                            tm.inv(ct.factor()).unwrap(),
+                            ct.noise_bound_bits(),
+                            pt.log_norm,
+                        );
+                        rp_not_one += usize::from(rp != 1);
+                    }
+                    for (e, eval) in evals.iter().enumerate() {
+                        let what = format!("level {level}, plaintext at {pt_level}, eval {e}");
+                        let got = eval.add_lifted_plain("add_plain", ct, &info, |c0| {
+                            ring.add_assign(c0, &lifted)
+                        });
+                        let want = eval.add_plain(ct, &pt);
+                        let sums = add_t(msg, &ys);
+                        let got_m = eval.mul_lifted_plain("mul_plain", ct, &info, |c| {
+                            ring.mul_assign(c, &lifted)
+                        });
+                        let want_m = eval.mul_plain(ct, &pt);
+                        let prods = mul_t(msg, &ys);
+                        for (got, want, msg) in [(got, want, sums), (got_m, want_m, prods)] {
+                            match (got, want) {
+                                (Ok(got), Ok(want)) => {
+                                    assert_eq!(words(&ctx, &got), words(&ctx, &want), "{what}");
+                                    assert_eq!(got.factor(), want.factor(), "{what}");
+                                    assert_eq!(got.level(), want.level(), "{what}");
+                                    assert_eq!(got.noise_bound_bits(), want.noise_bound_bits());
+                                    assert!(got.seed().is_none());
+                                    let d = dec.decrypt(&got).unwrap();
+                                    assert_eq!(encoder.decode(&d).unwrap(), msg, "{what}");
+                                    checked += 1;
+                                }
+                                (Err(got), Err(want)) => {
+                                    assert_eq!(format!("{got:?}"), format!("{want:?}"), "{what}")
+                                }
+                                (got, want) => panic!("{what}: {got:?} vs {want:?}"),
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert!(checked >= 40, "{checked} results compared");
+        assert!(
+            balanced > 0 && rp_not_one > 0,
+            "{balanced} balanced, {rp_not_one} with r_p ≠ 1"
+        );
+
+        // The plaintext's parameters are checked; the ciphertext's degree too.
+        let other = PlainInfo {
+            level: top,
+            log_norm: 10.0,
+            params_id: ctx.rlwe().params_id() ^ 1,
+        };
+        let x = enc.encrypt(&encoder.encode(&[1, 2]).unwrap()).unwrap();
+        let never = |_: &mut crate::backend::Poly| -> crate::Result<()> {
+            unreachable!("the checks fail first")
+        };
+        assert!(matches!(
+            evals[0].add_lifted_plain("add", &x, &other, never),
+            Err(crate::Error::ParametersMismatch { .. })
+        ));
+        assert!(matches!(
+            evals[0].mul_lifted_plain("mul", &x, &other, never),
+            Err(crate::Error::ParametersMismatch { .. })
+        ));
     }
 }
