@@ -2,8 +2,8 @@
 //! multi-GPU key switching needs, on `u64` words of [`DeviceBuffer`]s, each device's part queued
 //! on that device's one stream (so it is ordered with the kernels around it, like any launch).
 //!
-//! - [`NcclGroup::new`]: one communicator per device (`ncclCommInitAll`, rank `r` = the `r`-th
-//!   device given).
+//! - [`NcclGroup::new`]: one non-blocking communicator per device (`ncclCommInitRankConfig`,
+//!   rank `r` = the `r`-th device given).
 //! - [`NcclGroup::all_gather_v`]: every rank contributes word ranges of its own buffer, and
 //!   every rank receives all of them at the same offsets of its buffer (an all-gather with
 //!   ranges of any size, in place: the key switching's limbs, which the ranks own in uneven
@@ -22,11 +22,33 @@
 //! not `libnccl.so.2`): where NCCL comes as `libnccl.so.2` only (PyTorch's `nvidia-nccl` wheel),
 //! put a directory holding a link `libnccl.so → …/libnccl.so.2` on `LD_LIBRARY_PATH`
 //! (`scripts/nccl-env.sh` does this). A failed NCCL call is [`NcclError::Call`] with NCCL's
-//! result code; the group is left usable only as far as NCCL says.
+//! result code.
+//!
+//! **A GPU that fails while collectives are in flight.** The communicators are non-blocking
+//! (`ncclCommInitRankConfig` with `blocking = 0`, one per rank inside one NCCL group; NCCL's
+//! recipe for communicators that can be aborted): no NCCL call waits for a peer, and a call
+//! that answers `ncclInProgress` is polled (`ncclCommGetAsyncError`) until NCCL has posted it,
+//! within the group's deadline. The host never waits for a group's streams without a deadline
+//! either: [`NcclGroup::wait`] (and [`NcclGroup::synchronize`], and the drop) polls, per rank,
+//! an event recorded on the device's stream (which reports the device's errors: a faulting
+//! kernel leaves its context with a sticky error) and the communicator's asynchronous error,
+//! until all are done, one failed, or [`NcclGroup::timeout`] passed (default
+//! [`DEFAULT_TIMEOUT`], [`NcclGroup::set_timeout`]). On a failure or at the deadline every
+//! communicator of the group is aborted (`ncclCommAbort`: the surviving GPUs' NCCL kernels
+//! exit instead of waiting for the dead one) and the group is *failed*: the call returns
+//! [`NcclError::GroupFailed`] naming the GPU (or [`NcclError::Timeout`] naming the GPUs that
+//! had not finished), and every later call returns the same error at once. A failed NCCL call
+//! fails the group the same way (NCCL's rule for non-blocking communicators: after an error,
+//! abort). What a failed group leaves behind: the other GPUs' contexts work (the words their
+//! aborted collectives wrote are not defined); a GPU whose context died keeps a sticky error
+//! for the rest of the process (CUDA offers no way to revive the context in-process), so the
+//! group must be dropped and rebuilt over the surviving GPUs, and the dead GPU used again only
+//! from a new process.
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use cudarc::nccl::{result as nccl, sys};
 use thiserror::Error;
@@ -34,6 +56,18 @@ use thiserror::Error;
 use crate::buffer::DeviceBuffer;
 use crate::device::{guard, GpuDevice};
 use crate::error::{CudaError, Result};
+
+mod watch;
+
+use watch::{Outcome, Probe};
+
+/// How long [`NcclGroup::wait`] (and every other wait of a group) lets the group's work run
+/// before it gives up on it: 60 s, far above any collective of Rhea's sizes (milliseconds),
+/// so that only a stuck group reaches it. [`NcclGroup::set_timeout`] changes it per group.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The oldest NCCL with non-blocking communicators (`ncclConfig_t::blocking`): 2.14.
+pub const MIN_NCCL_VERSION: i32 = 21400;
 
 /// What can go wrong with NCCL.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -56,6 +90,35 @@ pub enum NcclError {
     /// ranges outside the buffers).
     #[error("invalid NCCL request: {0}")]
     InvalidArgument(String),
+    /// The group failed: a GPU's device reported an error while the group's work ran (its
+    /// context died, e.g. a faulting kernel), or an NCCL call or communicator failed. Every
+    /// communicator of the group was aborted; this group's calls return this error from now
+    /// on. Drop the group and build a new one over the GPUs that still work (a GPU whose
+    /// context died is usable again only from a new process).
+    #[error(
+        "the NCCL group failed{}: {reason}; its communicators were aborted: drop the group and \
+         build a new one over the GPUs that still work",
+        match gpu { Some(g) => format!(" on GPU {g}"), None => String::new() }
+    )]
+    GroupFailed {
+        /// The GPU that failed (its ordinal), where one is known.
+        gpu: Option<usize>,
+        /// The device's or NCCL's error.
+        reason: String,
+    },
+    /// The group's work did not finish within its deadline ([`NcclGroup::timeout`]): a GPU
+    /// stopped answering. Every communicator of the group was aborted; this group's calls
+    /// return this error from now on (drop it, as for [`NcclError::GroupFailed`]).
+    #[error(
+        "the NCCL group's work did not finish within {waited:?} (GPUs {pending:?} still \
+         running); its communicators were aborted: drop the group and build a new one"
+    )]
+    Timeout {
+        /// How long the host waited.
+        waited: Duration,
+        /// The ordinals of the GPUs whose work had not finished.
+        pending: Vec<usize>,
+    },
 }
 
 impl From<NcclError> for CudaError {
@@ -70,23 +133,98 @@ fn check(
     r: std::result::Result<nccl::NcclStatus, nccl::NcclError>,
 ) -> Result<()> {
     r.map(|_| ()).map_err(|e| {
-        // SAFETY: ncclGetErrorString returns a pointer to a static NUL-terminated string for
-        // every result code (or null, handled).
-        let text = guard("ncclGetErrorString", || unsafe {
-            let p = sys::ncclGetErrorString(e.0);
-            if p.is_null() {
-                String::new()
-            } else {
-                std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned()
-            }
-        })
-        .unwrap_or_default();
         NcclError::Call {
             call,
-            code: format!("{:?}: {text}", e.0),
+            code: error_text(e.0),
         }
         .into()
     })
+}
+
+/// NCCL's name and message of a result code.
+fn error_text(code: sys::ncclResult_t) -> String {
+    // SAFETY: ncclGetErrorString returns a pointer to a static NUL-terminated string for
+    // every result code (or null, handled).
+    let text = guard("ncclGetErrorString", || unsafe {
+        let p = sys::ncclGetErrorString(code);
+        if p.is_null() {
+            String::new()
+        } else {
+            std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned()
+        }
+    })
+    .unwrap_or_default();
+    format!("{code:?}: {text}")
+}
+
+/// The state of a communicator's work as [`watch::poll`] reads it: done (`ncclSuccess`),
+/// pending (`ncclInProgress`: a non-blocking call not yet posted) or failed.
+///
+/// The caller holds `NCCL_LOCK` and `comm` is live (created, not aborted nor destroyed).
+fn comm_probe(comm: sys::ncclComm_t) -> Probe {
+    let mut state = sys::ncclResult_t::ncclSuccess;
+    // SAFETY: `comm` is a live communicator (the caller's contract) and `state` a valid place
+    // for the result.
+    let r = guard("ncclCommGetAsyncError", || unsafe {
+        sys::ncclCommGetAsyncError(comm, &mut state)
+    });
+    match r {
+        Err(e) => Probe::CommFailed(e.to_string()),
+        Ok(sys::ncclResult_t::ncclSuccess) => match state {
+            sys::ncclResult_t::ncclSuccess => Probe::Done,
+            sys::ncclResult_t::ncclInProgress => Probe::Pending,
+            other => Probe::CommFailed(error_text(other)),
+        },
+        Ok(other) => Probe::CommFailed(format!("ncclCommGetAsyncError: {}", error_text(other))),
+    }
+}
+
+/// Aborts every communicator of `comms` (the non-null ones), `culprit`'s last (a dead GPU's
+/// abort talks to a dead context; the others' kernels are released first). Errors are
+/// ignored: the handles are gone either way. The caller holds `NCCL_LOCK` and never uses the
+/// handles again.
+fn abort_comms(comms: &[sys::ncclComm_t], culprit: Option<usize>) {
+    let order = (0..comms.len())
+        .filter(|&r| Some(r) != culprit)
+        .chain(culprit.filter(|&r| r < comms.len()));
+    for r in order {
+        let c = comms[r];
+        if c.is_null() {
+            continue;
+        }
+        // SAFETY: `c` came from ncclCommInitRankConfig and is aborted once, here; the caller
+        // never uses it again.
+        let _ = guard("ncclCommAbort", || unsafe { nccl::comm_abort(c) });
+    }
+}
+
+/// NCCL's `NCCL_CONFIG_INITIALIZER` for a runtime of version `version`, with `blocking = 0`:
+/// every other field "undefined" (NCCL's defaults). NCCL reads `size` bytes of it (at most its
+/// own struct's), so a runtime older or newer than cudarc's bindings reads the fields it has.
+fn non_blocking_config(version: i32) -> sys::ncclConfig_t {
+    const UNDEF: i32 = i32::MIN;
+    sys::ncclConfig_t {
+        size: std::mem::size_of::<sys::ncclConfig_t>(),
+        magic: 0xcafe_beef,
+        version: version.max(0) as u32,
+        blocking: 0,
+        cgaClusterSize: UNDEF,
+        minCTAs: UNDEF,
+        maxCTAs: UNDEF,
+        netName: std::ptr::null(),
+        splitShare: UNDEF,
+        trafficClass: UNDEF,
+        commName: std::ptr::null(),
+        collnetEnable: UNDEF,
+        CTAPolicy: UNDEF,
+        shrinkShare: UNDEF,
+        nvlsCTAs: UNDEF,
+        nChannelsPerNetPeer: UNDEF,
+        nvlinkCentricSched: UNDEF,
+        graphUsageMode: UNDEF,
+        numRmaCtx: UNDEF,
+        maxP2pPeers: UNDEF,
+    }
 }
 
 /// Runs an NCCL call, turning a panic inside cudarc (the library or a symbol missing) into
@@ -116,6 +254,10 @@ pub struct NcclGroup {
     /// Per rank, a second stream for [`NcclGroup::all_gather_v_pipelined`] (made on first use):
     /// its collectives run beside the compute queued on the device's stream.
     side: Mutex<Vec<Arc<cudarc::driver::CudaStream>>>,
+    /// The failure that aborted the communicators (then never used again), if any.
+    failed: Mutex<Option<NcclError>>,
+    /// How long a wait lets the group's work run ([`NcclGroup::set_timeout`]).
+    timeout: Duration,
 }
 
 /// Held while any group queues a collective (process-wide). Every device has one stream that
@@ -144,14 +286,13 @@ impl Drop for NcclGroup {
     /// all ranks, so the finalizations must not wait for each other one by one), then destroys
     /// them; if the finalization fails, aborts them instead. Errors are ignored: nothing more
     /// can be done in a drop.
+    /// A failed group's communicators are already aborted: nothing is left to do. Otherwise
+    /// the drop waits (with the deadline: [`NcclGroup::wait`], which aborts the group if its
+    /// work fails or hangs) and finalizes as above, the non-blocking finalization polled
+    /// within the deadline, aborting the communicators if it fails or does not end.
     fn drop(&mut self) {
-        for d in &self.devices {
-            let _ = d.synchronize();
-        }
-        if let Ok(side) = self.side.lock() {
-            for s in side.iter() {
-                let _ = s.synchronize();
-            }
+        if self.wait().is_err() {
+            return;
         }
         let comms = &self.comms;
         let _held = NCCL_LOCK.lock().unwrap_or_else(|e| e.into_inner());
@@ -159,7 +300,8 @@ impl Drop for NcclGroup {
             if nccl::group_start().is_err() {
                 return false;
             }
-            // SAFETY: each handle came from ncclCommInitAll and is finalized once, here.
+            // SAFETY: each handle came from ncclCommInitRankConfig, is live (the group did not
+            // fail) and is finalized once, here.
             let all: Vec<bool> = comms
                 .iter()
                 .map(|&c| unsafe { nccl::comm_finalize(c) }.is_ok())
@@ -167,6 +309,8 @@ impl Drop for NcclGroup {
             nccl::group_end().is_ok() && all.iter().all(|&ok| ok)
         })
         .unwrap_or(false);
+        let finalized = finalized
+            && watch::poll(comms.len(), self.timeout, |r| comm_probe(comms[r])) == Outcome::Done;
         for &c in comms {
             // SAFETY: each handle is destroyed (or aborted) once, here, after its finalization
             // or instead of it.
@@ -211,10 +355,14 @@ impl NcclGroup {
         }
     }
 
-    /// One communicator per device, rank `r` for `devices[r]`.
+    /// One non-blocking communicator per device, rank `r` for `devices[r]`, with the deadline
+    /// [`DEFAULT_TIMEOUT`] (the creation itself is polled within it).
     ///
     /// Errors: [`NcclError::InvalidArgument`] for no devices or a device given twice;
-    /// [`NcclError::Unavailable`] without the library; [`NcclError::Call`] if NCCL refuses.
+    /// [`NcclError::Unavailable`] without the library or with an NCCL older than
+    /// [`MIN_NCCL_VERSION`]; [`NcclError::Call`] if NCCL refuses; [`NcclError::GroupFailed`]
+    /// or [`NcclError::Timeout`] if the creation fails or does not end (the communicators made
+    /// so far are aborted); device errors.
     pub fn new(devices: &[Arc<GpuDevice>]) -> Result<Self> {
         if devices.is_empty() {
             return Err(NcclError::InvalidArgument("a group of no devices".into()).into());
@@ -225,21 +373,208 @@ impl NcclGroup {
                 return Err(NcclError::InvalidArgument(format!("GPU {o} given twice")).into());
             }
         }
-        Self::require_library()?;
-        let mut comms = vec![std::ptr::null_mut(); devices.len()];
-        let _held = NCCL_LOCK.lock().unwrap_or_else(|e| e.into_inner());
-        // SAFETY: `comms` has room for one handle per ordinal; the ordinals are distinct
-        // devices that this process opened.
-        let r = call("ncclCommInitAll", || unsafe {
-            nccl::comm_init_all(comms.as_mut_ptr(), devices.len() as i32, ordinals.as_ptr())
+        let version = Self::version()?;
+        if version < MIN_NCCL_VERSION {
+            return Err(NcclError::Unavailable(format!(
+                "NCCL {version} lacks non-blocking communicators (2.14 or newer needed)"
+            ))
+            .into());
+        }
+        let id = call("ncclGetUniqueId", nccl::get_uniqueid)?.map_err(|e| {
+            CudaError::from(NcclError::Call {
+                call: "ncclGetUniqueId",
+                code: error_text(e.0),
+            })
         })?;
-        check("ncclCommInitAll", r)?;
+        let k = devices.len();
+        let mut comms: Vec<sys::ncclComm_t> = vec![std::ptr::null_mut(); k];
+        // One config per rank, alive until the creation has ended.
+        let mut configs: Vec<sys::ncclConfig_t> =
+            (0..k).map(|_| non_blocking_config(version)).collect();
+        let _held = NCCL_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+        let mut issued: Result<()> = check("ncclGroupStart", call("ncclGroupStart", nccl::group_start)?);
+        if issued.is_ok() {
+            for (r, d) in devices.iter().enumerate() {
+                // NCCL takes the rank's device from the thread's current context.
+                issued = d.context().bind_to_thread().map_err(CudaError::from);
+                if issued.is_err() {
+                    break;
+                }
+                // SAFETY: `comms[r]` and `configs[r]` are valid places that outlive the
+                // creation (polled below before they are dropped); `id` is one unique id
+                // shared by the `k` ranks, `r < k`; the thread's current context is the
+                // rank's device, which this process opened.
+                issued = call("ncclCommInitRankConfig", || unsafe {
+                    nccl::comm_init_rank_config(&mut comms[r], k as i32, id, r as i32, &mut configs[r])
+                })
+                .and_then(|res| check("ncclCommInitRankConfig", res));
+                if issued.is_err() {
+                    break;
+                }
+            }
+            let end = call("ncclGroupEnd", nccl::group_end).and_then(|r| check("ncclGroupEnd", r));
+            issued = issued.and(end);
+        }
+        let outcome = match issued {
+            Ok(()) => watch::poll(k, DEFAULT_TIMEOUT, |r| {
+                if comms[r].is_null() {
+                    Probe::CommFailed("no communicator was made".into())
+                } else {
+                    comm_probe(comms[r])
+                }
+            }),
+            Err(e) => Outcome::Failed {
+                rank: usize::MAX,
+                reason: e.to_string(),
+            },
+        };
+        let failure = match outcome {
+            Outcome::Done => None,
+            Outcome::Failed { rank, reason } => Some((
+                NcclError::GroupFailed {
+                    gpu: devices.get(rank).map(|d| d.index()),
+                    reason: format!("creating the communicators: {reason}"),
+                },
+                Some(rank),
+            )),
+            Outcome::TimedOut { waited, pending } => Some((
+                NcclError::Timeout {
+                    waited,
+                    pending: pending.iter().map(|&r| devices[r].index()).collect(),
+                },
+                None,
+            )),
+        };
+        if let Some((e, culprit)) = failure {
+            abort_comms(&comms, culprit);
+            return Err(e.into());
+        }
+        drop(configs);
         Ok(Self {
             comms,
             devices: devices.to_vec(),
             received: devices.iter().map(|_| AtomicU64::new(0)).collect(),
             side: Mutex::new(Vec::new()),
+            failed: Mutex::new(None),
+            timeout: DEFAULT_TIMEOUT,
         })
+    }
+
+    /// How long a wait of this group lets its work run before it aborts the group
+    /// ([`NcclError::Timeout`]); [`DEFAULT_TIMEOUT`] unless set.
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// Sets the deadline of this group's waits ([`NcclGroup::timeout`]). Choose it above the
+    /// longest run of work queued on the group's streams between two waits (with Rhea's
+    /// operations: milliseconds); a deadline too short aborts a healthy group.
+    pub fn set_timeout(&mut self, timeout: Duration) {
+        self.timeout = timeout;
+    }
+
+    /// The failure that aborted this group, if it failed ([`NcclError::GroupFailed`],
+    /// [`NcclError::Timeout`]): every call returns it.
+    pub fn failure(&self) -> Option<NcclError> {
+        self.failed.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// [`NcclGroup::failure`] as an error: `Ok` for a working group.
+    fn ensure_healthy(&self) -> Result<()> {
+        match self.failure() {
+            None => Ok(()),
+            Some(e) => Err(e.into()),
+        }
+    }
+
+    /// Fails the group with `e` (unless it failed already: then the first failure stays and is
+    /// returned): aborts every communicator, `culprit`'s last. The caller holds `NCCL_LOCK`.
+    fn fail_locked(&self, e: NcclError, culprit: Option<usize>) -> CudaError {
+        let mut failed = self.failed.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(first) = &*failed {
+            return first.clone().into();
+        }
+        abort_comms(&self.comms, culprit);
+        *failed = Some(e.clone());
+        e.into()
+    }
+
+    /// [`NcclGroup::fail_locked`], taking `NCCL_LOCK`.
+    fn fail(&self, e: NcclError, culprit: Option<usize>) -> CudaError {
+        let _held = NCCL_LOCK.lock().unwrap_or_else(|p| p.into_inner());
+        self.fail_locked(e, culprit)
+    }
+
+    /// `Ok` for a wait that ended with [`Outcome::Done`]; otherwise the group fails by
+    /// `outcome` and its error is returned. The caller holds `NCCL_LOCK` when `locked`.
+    fn conclude(&self, outcome: Outcome, what: &str, locked: bool) -> Result<()> {
+        let (e, culprit) = match outcome {
+            Outcome::Done => return Ok(()),
+            Outcome::Failed { rank, reason } => (
+                NcclError::GroupFailed {
+                    gpu: self.devices.get(rank).map(|d| d.index()),
+                    reason: format!("{what}: {reason}"),
+                },
+                Some(rank),
+            ),
+            Outcome::TimedOut { waited, pending } => (
+                NcclError::Timeout {
+                    waited,
+                    pending: pending.iter().map(|&r| self.devices[r].index()).collect(),
+                },
+                None,
+            ),
+        };
+        Err(if locked {
+            self.fail_locked(e, culprit)
+        } else {
+            self.fail(e, culprit)
+        })
+    }
+
+    /// Waits, within [`NcclGroup::timeout`], for all work queued so far on every device's
+    /// stream (collectives, kernels, copies), polling each rank's stream (an event recorded
+    /// there: it also reports the device's errors) and its communicator's asynchronous error.
+    /// A device error, an NCCL error or the deadline aborts every communicator and fails the
+    /// group. Never waits without the deadline, so a GPU that died in the middle of a
+    /// collective cannot stall the host.
+    ///
+    /// Errors: [`NcclError::GroupFailed`] naming the GPU (a device error is named before its
+    /// peers' NCCL errors); [`NcclError::Timeout`]; for a group that failed before, its
+    /// failure, at once.
+    pub fn wait(&self) -> Result<()> {
+        self.ensure_healthy()?;
+        let mut events = Vec::with_capacity(self.len());
+        for (r, d) in self.devices.iter().enumerate() {
+            let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DISABLE_TIMING);
+            match d.stream().record_event(flags) {
+                Ok(e) => events.push(e),
+                Err(e) => {
+                    let outcome = Outcome::Failed {
+                        rank: r,
+                        reason: CudaError::from(e).to_string(),
+                    };
+                    return self.conclude(outcome, "recording an event", false);
+                }
+            }
+        }
+        let outcome = watch::poll(self.len(), self.timeout, |r| {
+            let device = match events[r].try_is_complete() {
+                Ok(true) => Probe::Done,
+                Ok(false) => Probe::Pending,
+                Err(e) => return Probe::DeviceFailed(CudaError::from(e).to_string()),
+            };
+            let _held = NCCL_LOCK.lock().unwrap_or_else(|p| p.into_inner());
+            if self.failure().is_some() {
+                // Another thread failed the group meanwhile: its communicators are gone.
+                return Probe::CommFailed("the group failed in another thread".into());
+            }
+            match comm_probe(self.comms[r]) {
+                Probe::Done | Probe::Pending => device,
+                failed => failed,
+            }
+        });
+        self.conclude(outcome, "waiting for the group's work", false)
     }
 
     /// The number of ranks.
@@ -276,15 +611,17 @@ impl NcclGroup {
         }
     }
 
-    /// Waits for every device's stream.
+    /// Waits for every device's stream: [`NcclGroup::wait`] (with the deadline).
+    ///
+    /// Errors: as [`NcclGroup::wait`].
     pub fn synchronize(&self) -> Result<()> {
-        for d in &self.devices {
-            d.synchronize()?;
-        }
-        Ok(())
+        self.wait()
     }
 
+    /// The failed group's error, else [`NcclError::InvalidArgument`] unless `bufs` holds one
+    /// buffer per rank, each on its rank's device.
     fn check_buffers<'b>(&self, bufs: impl Iterator<Item = &'b DeviceBuffer>) -> Result<()> {
+        self.ensure_healthy()?;
         let mut count = 0;
         for (r, b) in bufs.enumerate() {
             count += 1;
@@ -307,14 +644,29 @@ impl NcclGroup {
         Ok(())
     }
 
-    /// Runs `f` between `ncclGroupStart` and `ncclGroupEnd` (the end is called even when `f`
-    /// fails), under the process-wide NCCL lock.
+    /// Runs `f` (NCCL calls only) between `ncclGroupStart` and `ncclGroupEnd` (the end is
+    /// called even when `f` fails), under the process-wide NCCL lock, then polls the
+    /// communicators until NCCL has posted the group's work (non-blocking communicators may
+    /// answer `ncclInProgress`), within the deadline. Any NCCL error here fails the group
+    /// (NCCL's rule: after an error on a non-blocking communicator, abort it).
     fn grouped(&self, f: impl FnOnce() -> Result<()>) -> Result<()> {
         let _held = NCCL_LOCK.lock().unwrap_or_else(|e| e.into_inner());
-        check("ncclGroupStart", call("ncclGroupStart", nccl::group_start)?)?;
-        let body = f();
-        let end = call("ncclGroupEnd", nccl::group_end).and_then(|r| check("ncclGroupEnd", r));
-        body.and(end)
+        self.ensure_healthy()?;
+        let issued = check("ncclGroupStart", call("ncclGroupStart", nccl::group_start)?)
+            .and_then(|()| {
+                let body = f();
+                let end =
+                    call("ncclGroupEnd", nccl::group_end).and_then(|r| check("ncclGroupEnd", r));
+                body.and(end)
+            });
+        let outcome = match issued {
+            Ok(()) => watch::poll(self.len(), self.timeout, |r| comm_probe(self.comms[r])),
+            Err(e) => Outcome::Failed {
+                rank: usize::MAX,
+                reason: e.to_string(),
+            },
+        };
+        self.conclude(outcome, "posting collectives", true)
     }
 
     /// All-gather of word ranges, in place: `ranges[r]` are the word ranges that rank `r` owns
