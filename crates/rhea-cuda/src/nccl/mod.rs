@@ -990,4 +990,47 @@ mod tests {
         let e = CudaError::from(NcclError::Unavailable("x".into()));
         assert!(e.to_string().contains("LD_LIBRARY_PATH"), "{e}");
     }
+
+    /// NCCL_CONFIG_INITIALIZER's fields, `blocking = 0`, and the size NCCL reads.
+    #[test]
+    fn the_config_is_non_blocking_and_otherwise_default() {
+        let c = non_blocking_config(22703);
+        assert_eq!(c.size, std::mem::size_of::<sys::ncclConfig_t>());
+        assert_eq!(c.magic, 0xcafe_beef);
+        assert_eq!(c.version, 22703);
+        assert_eq!(c.blocking, 0);
+        for undefined in [c.cgaClusterSize, c.minCTAs, c.maxCTAs, c.splitShare, c.CTAPolicy] {
+            assert_eq!(undefined, i32::MIN);
+        }
+        assert!(c.netName.is_null() && c.commName.is_null());
+    }
+
+    #[test]
+    fn failures_name_the_gpu_and_what_to_do() {
+        let e = CudaError::from(NcclError::GroupFailed {
+            gpu: Some(1),
+            reason: "CUDA_ERROR_ILLEGAL_INSTRUCTION".into(),
+        });
+        let text = e.to_string();
+        assert!(
+            text.contains("on GPU 1") && text.contains("ILLEGAL_INSTRUCTION"),
+            "{text}"
+        );
+        assert!(text.contains("drop the group"), "{text}");
+        let e = NcclError::GroupFailed {
+            gpu: None,
+            reason: "ncclSystemError".into(),
+        };
+        assert!(!e.to_string().contains("on GPU"), "{e}");
+        let e = NcclError::Timeout {
+            waited: Duration::from_millis(5000),
+            pending: vec![0, 1],
+        };
+        assert!(
+            e.to_string().contains("5s") && e.to_string().contains("[0, 1]"),
+            "{e}"
+        );
+        // Aborting no communicator (creation failed before any was made) calls nothing.
+        abort_comms(&[std::ptr::null_mut(), std::ptr::null_mut()], Some(1));
+    }
 }
