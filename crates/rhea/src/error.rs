@@ -449,7 +449,10 @@ mod tests {
             }
         );
         let text = failed.to_string();
-        assert!(text.contains("GPU 1") && text.contains("LAUNCH_FAILED"), "{text}");
+        assert!(
+            text.contains("GPU 1") && text.contains("LAUNCH_FAILED"),
+            "{text}"
+        );
         let late = Error::from(CudaError::Nccl(NcclError::Timeout {
             waited: std::time::Duration::from_secs(5),
             pending: vec![0],

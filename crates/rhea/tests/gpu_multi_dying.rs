@@ -126,7 +126,11 @@ fn a_gpu_dying_mid_collective_gives_a_typed_error_not_a_hang() {
     );
     eprintln!(
         "GPU {second} died after {DYING_AFTER:?}: {} after {took:?}",
-        failed.as_ref().err().map(|e| e.to_string()).unwrap_or_default()
+        failed
+            .as_ref()
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default()
     );
 
     // The failed group answers at once, every call, with the same error.
@@ -147,7 +151,11 @@ fn a_gpu_dying_mid_collective_gives_a_typed_error_not_a_hang() {
     // GPU 0 works on alone: the CPU's words.
     let x0 = a.to_device(&gpu0).unwrap();
     let y0 = gpu0_eval.mul_relin(&x0, &x0).unwrap();
-    assert_eq!(words(&cpu, &y0), want, "GPU {first} after GPU {second} died");
+    assert_eq!(
+        words(&cpu, &y0),
+        want,
+        "GPU {first} after GPU {second} died"
+    );
 
     // Dropping the failed group (and its objects) does not wait for the dead GPU.
     let start = Instant::now();
