@@ -359,9 +359,9 @@ impl NcclGroup {
     ///
     /// Errors: [`NcclError::InvalidArgument`] for no devices or a device given twice;
     /// [`NcclError::Unavailable`] without the library or with an NCCL older than
-    /// [`MIN_NCCL_VERSION`]; [`NcclError::Call`] if NCCL refuses; [`NcclError::GroupFailed`]
-    /// or [`NcclError::Timeout`] if the creation fails or does not end (the communicators made
-    /// so far are aborted); device errors.
+    /// [`MIN_NCCL_VERSION`]; [`NcclError::Call`] if NCCL refuses a call;
+    /// [`NcclError::GroupFailed`] or [`NcclError::Timeout`] if the creation fails later or
+    /// does not end; device errors. The communicators made so far are aborted.
     pub fn new(devices: &[Arc<GpuDevice>]) -> Result<Self> {
         if devices.is_empty() {
             return Err(NcclError::InvalidArgument("a group of no devices".into()).into());
@@ -421,19 +421,17 @@ impl NcclGroup {
             let end = call("ncclGroupEnd", nccl::group_end).and_then(|r| check("ncclGroupEnd", r));
             issued = issued.and(end);
         }
-        let outcome = match issued {
-            Ok(()) => watch::poll(k, DEFAULT_TIMEOUT, |r| {
-                if comms[r].is_null() {
-                    Probe::CommFailed("no communicator was made".into())
-                } else {
-                    comm_probe(comms[r])
-                }
-            }),
-            Err(e) => Outcome::Failed {
-                rank: usize::MAX,
-                reason: e.to_string(),
-            },
-        };
+        if let Err(e) = issued {
+            abort_comms(&comms, None);
+            return Err(e);
+        }
+        let outcome = watch::poll(k, DEFAULT_TIMEOUT, |r| {
+            if comms[r].is_null() {
+                Probe::CommFailed("no communicator was made".into())
+            } else {
+                comm_probe(comms[r])
+            }
+        });
         let failure = match outcome {
             Outcome::Done => None,
             Outcome::Failed { rank, reason } => Some((
@@ -516,7 +514,17 @@ impl NcclGroup {
 
     /// `Ok` for a wait that ended with [`Outcome::Done`]; otherwise the group fails by
     /// `outcome` and its error is returned. The caller holds `NCCL_LOCK` when `locked`.
+    /// A device that reports an error is named, whatever the outcome's rank (an NCCL error of
+    /// its peer, a failed NCCL call of no rank, a deadline passed while it was dead).
     fn conclude(&self, outcome: Outcome, what: &str, locked: bool) -> Result<()> {
+        if outcome == Outcome::Done {
+            return Ok(());
+        }
+        let outcome = match (&outcome, self.dead_device()) {
+            (_, None) => outcome,
+            (Outcome::Failed { rank, .. }, Some((dead, _))) if *rank == dead => outcome,
+            (_, Some((rank, reason))) => Outcome::Failed { rank, reason },
+        };
         let (e, culprit) = match outcome {
             Outcome::Done => return Ok(()),
             Outcome::Failed { rank, reason } => (
@@ -539,6 +547,24 @@ impl NcclGroup {
         } else {
             self.fail(e, culprit)
         })
+    }
+
+    /// Rank `r`'s device error, if its context reports one (an event recorded on its stream and
+    /// queried: never waits).
+    fn device_error(&self, r: usize) -> Option<String> {
+        let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DISABLE_TIMING);
+        match self.devices[r].stream().record_event(flags) {
+            Err(e) => Some(CudaError::from(e).to_string()),
+            Ok(ev) => ev
+                .try_is_complete()
+                .err()
+                .map(|e| CudaError::from(e).to_string()),
+        }
+    }
+
+    /// The first rank whose device reports an error, and the error.
+    fn dead_device(&self) -> Option<(usize, String)> {
+        (0..self.len()).find_map(|r| self.device_error(r).map(|e| (r, e)))
     }
 
     /// Waits, within [`NcclGroup::timeout`], for all work queued so far on every device's
@@ -669,7 +695,15 @@ impl NcclGroup {
                 body.and(end)
             });
         let outcome = match issued {
-            Ok(()) => watch::poll(self.len(), self.timeout, |r| comm_probe(self.comms[r])),
+            // A rank whose posting is still pending may be waiting on a dead device.
+            Ok(()) => watch::poll(self.len(), self.timeout, |r| {
+                match comm_probe(self.comms[r]) {
+                    Probe::Pending => self
+                        .device_error(r)
+                        .map_or(Probe::Pending, Probe::DeviceFailed),
+                    other => other,
+                }
+            }),
             Err(e) => Outcome::Failed {
                 rank: usize::MAX,
                 reason: e.to_string(),

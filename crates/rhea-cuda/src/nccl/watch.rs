@@ -5,13 +5,17 @@
 //! first pass in which a rank failed, or at the deadline. A failure of a device (its CUDA
 //! context reports an error) is named before an NCCL error of another rank seen in the same
 //! pass: when one GPU dies, its peers' communicators may report errors too, and the GPU to
-//! name is the one that died. Between passes the loop yields, then sleeps for growing
-//! intervals (up to [`MAX_SLEEP`]), so a long wait costs little CPU while a short one returns
-//! within microseconds.
+//! name is the one that died. Between passes the loop yields the CPU for the first
+//! [`SPIN`] (as the driver's own synchronization spins: an operation's milliseconds end
+//! within microseconds of the GPUs), then sleeps for growing intervals up to [`MAX_SLEEP`],
+//! so a long wait (a stuck group running to its deadline) costs little CPU.
 
 use std::time::{Duration, Instant};
 
-/// The longest sleep between two passes.
+/// How long the loop only yields between passes.
+pub(crate) const SPIN: Duration = Duration::from_millis(20);
+
+/// The longest sleep between two passes (after [`SPIN`]).
 pub(crate) const MAX_SLEEP: Duration = Duration::from_millis(1);
 
 /// What one rank says when asked.
@@ -57,8 +61,7 @@ pub(crate) fn poll(
     mut probe: impl FnMut(usize) -> Probe,
 ) -> Outcome {
     let start = Instant::now();
-    let mut sleep = Duration::from_micros(2);
-    let mut passes = 0u64;
+    let mut sleep = Duration::from_micros(10);
     loop {
         let mut pending = Vec::new();
         let mut device: Option<(usize, String)> = None;
@@ -85,8 +88,7 @@ pub(crate) fn poll(
         if waited >= timeout {
             return Outcome::TimedOut { waited, pending };
         }
-        passes += 1;
-        if passes < 64 {
+        if waited < SPIN {
             std::thread::yield_now();
         } else {
             std::thread::sleep(sleep.min(timeout - waited));
