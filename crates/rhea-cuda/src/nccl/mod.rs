@@ -256,6 +256,9 @@ pub struct NcclGroup {
     side: Mutex<Vec<Arc<cudarc::driver::CudaStream>>>,
     /// The failure that aborted the communicators (then never used again), if any.
     failed: Mutex<Option<NcclError>>,
+    /// Per rank, the event a wait records on the device's stream and polls (made once, so
+    /// that a wait allocates nothing: a wait on a full GPU must not fail for want of memory).
+    events: Vec<cudarc::driver::CudaEvent>,
     /// How long a wait lets the group's work run ([`NcclGroup::set_timeout`]).
     timeout: Duration,
 }
@@ -454,12 +457,25 @@ impl NcclGroup {
             return Err(e.into());
         }
         drop(configs);
+        let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DISABLE_TIMING);
+        let events: std::result::Result<Vec<_>, _> = devices
+            .iter()
+            .map(|d| d.context().new_event(flags))
+            .collect();
+        let events = match events {
+            Ok(ev) => ev,
+            Err(e) => {
+                abort_comms(&comms, None);
+                return Err(e.into());
+            }
+        };
         Ok(Self {
             comms,
             devices: devices.to_vec(),
             received: devices.iter().map(|_| AtomicU64::new(0)).collect(),
             side: Mutex::new(Vec::new()),
             failed: Mutex::new(None),
+            events,
             timeout: DEFAULT_TIMEOUT,
         })
     }
@@ -549,17 +565,14 @@ impl NcclGroup {
         })
     }
 
-    /// Rank `r`'s device error, if its context reports one (an event recorded on its stream and
-    /// queried: never waits).
+    /// Rank `r`'s device error, if its context reports one (the rank's event recorded on its
+    /// stream and queried: never waits).
     fn device_error(&self, r: usize) -> Option<String> {
-        let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DISABLE_TIMING);
-        match self.devices[r].stream().record_event(flags) {
-            Err(e) => Some(CudaError::from(e).to_string()),
-            Ok(ev) => ev
-                .try_is_complete()
-                .err()
-                .map(|e| CudaError::from(e).to_string()),
-        }
+        let ev = &self.events[r];
+        let state = ev
+            .record(self.devices[r].stream())
+            .and_then(|()| ev.try_is_complete());
+        state.err().map(|e| CudaError::from(e).to_string())
     }
 
     /// The first rank whose device reports an error, and the error.
@@ -579,20 +592,18 @@ impl NcclGroup {
     /// failure, at once.
     pub fn wait(&self) -> Result<()> {
         self.ensure_healthy()?;
-        let mut events = Vec::with_capacity(self.len());
-        for (r, d) in self.devices.iter().enumerate() {
-            let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DISABLE_TIMING);
-            match d.stream().record_event(flags) {
-                Ok(e) => events.push(e),
-                Err(e) => {
-                    let outcome = Outcome::Failed {
-                        rank: r,
-                        reason: CudaError::from(e).to_string(),
-                    };
-                    return self.conclude(outcome, "recording an event", false);
-                }
+        // Another thread's wait may record the same events later: its record covers at least
+        // the work queued before this one's, so this wait only waits longer.
+        for (r, (d, ev)) in self.devices.iter().zip(&self.events).enumerate() {
+            if let Err(e) = ev.record(d.stream()) {
+                let outcome = Outcome::Failed {
+                    rank: r,
+                    reason: CudaError::from(e).to_string(),
+                };
+                return self.conclude(outcome, "recording an event", false);
             }
         }
+        let events = &self.events;
         let outcome = watch::poll(self.len(), self.timeout, |r| {
             let device = match events[r].try_is_complete() {
                 Ok(true) => Probe::Done,
