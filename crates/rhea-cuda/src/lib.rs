@@ -34,6 +34,8 @@ pub mod buffer;
 pub mod device;
 pub mod elementwise;
 pub mod error;
+#[doc(hidden)]
+pub mod fault;
 pub mod fp64;
 pub mod fused;
 pub(crate) mod launch;

@@ -350,6 +350,37 @@ pub enum Error {
         /// The split the operand was made with.
         found: String,
     },
+
+    /// A GPU group (`rhea::unstable::multi::GpuGroup`) failed while its work ran: a GPU's
+    /// device reported an error (its context died: a faulting kernel), or NCCL failed. Every
+    /// communicator of the group was aborted (the other GPUs' collectives stopped waiting), and
+    /// the group returns this error from now on. Drop the group and build a new one over the
+    /// GPUs that still work; a GPU whose context died is usable again only from a new process.
+    #[error(
+        "the GPU group failed{}: {reason}; drop the group and build a new one over the GPUs \
+         that still work (a GPU whose context died needs a new process)",
+        match gpu { Some(g) => format!(" on GPU {g}"), None => String::new() }
+    )]
+    GroupFailed {
+        /// The ordinal of the GPU that failed (`Device::Cuda(gpu)`), where one is known.
+        gpu: Option<usize>,
+        /// The device's or NCCL's error.
+        reason: String,
+    },
+
+    /// A GPU group's work did not finish within the group's deadline
+    /// (`GpuGroup::set_collective_timeout`, 60 s by default): a GPU stopped answering. The
+    /// group was aborted as for [`Error::GroupFailed`] and returns this error from now on.
+    #[error(
+        "the GPU group's work did not finish within {waited:?} (GPUs {pending:?} still \
+         running); the group was aborted: drop it and build a new one"
+    )]
+    CollectiveTimeout {
+        /// How long the host waited.
+        waited: std::time::Duration,
+        /// The ordinals of the GPUs whose work had not finished.
+        pending: Vec<usize>,
+    },
 }
 
 /// The result type of `rhea`.
@@ -404,6 +435,36 @@ mod tests {
             }
         ));
         assert!(old.to_string().contains("6.0") && old.to_string().contains("Device::Cpu"));
+
+        use rhea_cuda::nccl::NcclError;
+        let failed = Error::from(CudaError::Nccl(NcclError::GroupFailed {
+            gpu: Some(1),
+            reason: "CUDA_ERROR_LAUNCH_FAILED".into(),
+        }));
+        assert_eq!(
+            failed,
+            Error::GroupFailed {
+                gpu: Some(1),
+                reason: "CUDA_ERROR_LAUNCH_FAILED".into()
+            }
+        );
+        let text = failed.to_string();
+        assert!(
+            text.contains("GPU 1") && text.contains("LAUNCH_FAILED"),
+            "{text}"
+        );
+        let late = Error::from(CudaError::Nccl(NcclError::Timeout {
+            waited: std::time::Duration::from_secs(5),
+            pending: vec![0],
+        }));
+        assert_eq!(
+            late,
+            Error::CollectiveTimeout {
+                waited: std::time::Duration::from_secs(5),
+                pending: vec![0]
+            }
+        );
+        assert!(late.to_string().contains("5s"), "{late}");
 
         let compile = CudaError::Compile {
             kernel: "ntt".into(),

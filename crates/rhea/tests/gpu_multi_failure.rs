@@ -6,7 +6,7 @@
 //! operation allocates on every GPU before it issues a collective, and each NCCL collective is
 //! issued for all ranks together (one `ncclGroupStart`/`ncclGroupEnd`), so a GPU that fails
 //! before a collective keeps every GPU out of it. A GPU whose context dies (a faulting kernel)
-//! is not covered: NCCL would wait for it (docs/multi-gpu.md).
+//! after a collective is issued: `gpu_multi_dying.rs` (the group's bounded wait and abort).
 //!
 //! The test is `#[ignore]`d (two GPUs): `cargo test --release -p rhea --test gpu_multi_failure
 //! -- --include-ignored`; it says so and passes on a machine with fewer, unless

@@ -45,7 +45,8 @@ mod ring;
 mod sampling;
 mod transform;
 
-/// Keeps GPU errors typed: out-of-memory and a too-old GPU become their own variants, the host
+/// Keeps GPU errors typed: out-of-memory, a too-old GPU and a failed GPU group
+/// ([`Error::GroupFailed`], [`Error::CollectiveTimeout`]) become their own variants, the host
 /// arithmetic's errors [`Error::Math`], everything else [`Error::Gpu`] with the `CudaError`.
 impl From<CudaError> for Error {
     fn from(e: CudaError) -> Self {
@@ -71,6 +72,12 @@ impl From<CudaError> for Error {
                 found,
                 minimum,
             },
+            CudaError::Nccl(rhea_cuda::nccl::NcclError::GroupFailed { gpu, reason }) => {
+                Error::GroupFailed { gpu, reason }
+            }
+            CudaError::Nccl(rhea_cuda::nccl::NcclError::Timeout { waited, pending }) => {
+                Error::CollectiveTimeout { waited, pending }
+            }
             e => Error::Gpu(e),
         }
     }

@@ -45,13 +45,26 @@
 //! there with its local tables (the single-GPU fused launch), the words of
 //! `Evaluator::rescale`.
 //!
+//! **A GPU that fails mid-operation** gives a typed error, not a hang: an operation that
+//! issues collectives returns once the group's work is done, waiting for it with a deadline
+//! (`NcclGroup::wait`: events on the GPUs' streams and the communicators' asynchronous errors
+//! polled, never an unbounded synchronization; [`GpuGroup::set_collective_timeout`], 60 s by
+//! default). A GPU whose context dies (a faulting kernel) while its peers wait in a collective,
+//! an NCCL error, or the deadline: every communicator is aborted (the peers' NCCL kernels
+//! exit), the operation returns [`Error::GroupFailed`] naming the GPU (or
+//! [`Error::CollectiveTimeout`]), and every later call of the group returns that error at once
+//! ([`GpuGroup::failure`]). Drop the group and build a new one over the GPUs that still work
+//! (docs/multi-gpu.md). A failure before any collective (out of memory on one GPU) only fails
+//! the operation: the group works on.
+//!
 //! **Unstable** (reached as `rhea::unstable::multi`): the API may change with issue 37's other
 //! parts (the throughput mode's device lists, bootstrapping over a group).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::time::Duration;
 
-use rhea_cuda::nccl::NcclGroup;
+use rhea_cuda::nccl::{NcclGroup, DEFAULT_TIMEOUT};
 use rhea_cuda::ntt::DeviceNttTables;
 use rhea_cuda::{DeviceBuffer, DeviceModuli};
 
@@ -169,6 +182,8 @@ pub struct GpuGroup {
     comm: Option<NcclGroup>,
     /// Whether the ModUp's all-gather overlaps the conversions digit by digit.
     overlap: bool,
+    /// The deadline of the group's waits (also set on `comm`).
+    timeout: Duration,
 }
 
 impl std::fmt::Debug for GpuGroup {
@@ -424,7 +439,53 @@ impl GpuGroup {
             part,
             comm,
             overlap: false,
+            timeout: DEFAULT_TIMEOUT,
         })
+    }
+
+    /// How long the group waits for its work (an operation's collectives and kernels) before
+    /// it gives the group up ([`Error::CollectiveTimeout`]); 60 s unless set
+    /// ([`rhea_cuda::nccl::DEFAULT_TIMEOUT`]).
+    pub fn collective_timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// Sets the deadline of the group's waits ([`GpuGroup::collective_timeout`]). Choose it
+    /// above the longest operation the group runs (milliseconds at Rhea's sizes, more on a
+    /// shared or throttled GPU): a deadline too short aborts a healthy group. A group of one
+    /// GPU has no collectives and never waits with it.
+    pub fn set_collective_timeout(&mut self, timeout: Duration) {
+        self.timeout = timeout;
+        if let Some(c) = &mut self.comm {
+            c.set_timeout(timeout);
+        }
+    }
+
+    /// The failure that ended this group ([`Error::GroupFailed`],
+    /// [`Error::CollectiveTimeout`]), if one did: every call of the group returns it.
+    pub fn failure(&self) -> Option<Error> {
+        let e = self.comm.as_ref()?.failure()?;
+        Some(rhea_cuda::CudaError::Nccl(e).into())
+    }
+
+    /// [`GpuGroup::failure`] as an error: `Ok` for a working group.
+    fn ensure_healthy(&self) -> Result<()> {
+        self.failure().map_or(Ok(()), Err)
+    }
+
+    /// Runs `body`, an operation that may queue collectives, on a working group, then waits
+    /// for the group's work with the deadline (`NcclGroup::wait`), also when `body` failed
+    /// (it may have queued collectives before it failed): a failed wait's error (the group
+    /// now failed) wins over `body`'s, which the dead GPU may have caused. A group of one GPU
+    /// runs `body` alone (no collectives to wait for).
+    fn guarded<T>(&self, body: impl FnOnce() -> Result<T>) -> Result<T> {
+        let Some(comm) = &self.comm else {
+            return body();
+        };
+        self.ensure_healthy()?;
+        let out = body();
+        comm.wait()?;
+        out
     }
 
     /// The GPUs, in rank order.
@@ -475,8 +536,15 @@ impl GpuGroup {
         }
     }
 
-    /// Waits for every GPU of the group.
+    /// Waits for every GPU of the group: with two or more GPUs, within the deadline
+    /// ([`GpuGroup::collective_timeout`]).
+    ///
+    /// Errors: [`Error::GroupFailed`], [`Error::CollectiveTimeout`] (the group is failed);
+    /// device errors.
     pub fn synchronize(&self) -> Result<()> {
+        if let Some(comm) = &self.comm {
+            return Ok(comm.wait()?);
+        }
         for g in &self.rings {
             g.device().synchronize()?;
         }
@@ -488,6 +556,7 @@ impl GpuGroup {
     ///
     /// Errors: [`Error::ParametersMismatch`] for a key of other parameters; device errors.
     pub fn partition_key(&self, key: &KeySwitchKey) -> Result<PartitionedKey> {
+        self.ensure_healthy()?;
         let rlwe = self.ctx.rlwe();
         rlwe.check_id("partition a key", key.params_id())?;
         let ring = self.ctx.ring();
@@ -557,6 +626,7 @@ impl GpuGroup {
     ///
     /// Errors: [`Error::ParametersMismatch`] for another parameter set; device errors.
     pub fn scatter(&self, ct: &Ciphertext) -> Result<PartitionedCiphertext> {
+        self.ensure_healthy()?;
         self.ctx
             .rlwe()
             .check_id("scatter a ciphertext", ct.params_id)?;
@@ -598,6 +668,10 @@ impl GpuGroup {
         const OP: &str = "gather a ciphertext";
         ctx.rlwe().check_id(OP, ct.params_id)?;
         self.ctx.rlwe().check_id(OP, ct.params_id)?;
+        // The downloads below wait for the GPUs without a deadline: first wait with one.
+        if let Some(comm) = &self.comm {
+            comm.wait()?;
+        }
         let n = self.ctx.ring().n();
         check_operand(OP, &self.split, &self.part, n, ct, None)?;
         let ring = ctx.ring();
@@ -661,8 +735,20 @@ impl GpuGroup {
     /// Errors: [`Error::GroupMismatch`] for a ciphertext or key that another group split
     /// (another partition rule or other GPUs); [`Error::InvalidInput`] for operands of other
     /// shapes or levels; [`Error::ParametersMismatch`]; the evaluator's scale checks; device
-    /// and NCCL errors.
+    /// and NCCL errors; [`Error::GroupFailed`] (naming the GPU) or [`Error::CollectiveTimeout`]
+    /// when a GPU fails or stops answering while the operation's work runs, and for every
+    /// call once the group has failed ([`GpuGroup::failure`]).
     pub fn mul_relin(
+        &self,
+        a: &PartitionedCiphertext,
+        b: &PartitionedCiphertext,
+        rlk: &PartitionedKey,
+    ) -> Result<PartitionedCiphertext> {
+        self.guarded(|| self.mul_relin_queued(a, b, rlk))
+    }
+
+    /// [`GpuGroup::mul_relin`] without the final wait.
+    fn mul_relin_queued(
         &self,
         a: &PartitionedCiphertext,
         b: &PartitionedCiphertext,
@@ -755,6 +841,17 @@ impl GpuGroup {
     /// stages), then one ModDown exchange per distinct keyed Galois element, in the order of
     /// their first steps. Every check runs before the first.
     fn rotations(
+        &self,
+        op: &'static str,
+        ct: &PartitionedCiphertext,
+        steps: &[i64],
+        keys: &PartitionedGaloisKeys,
+    ) -> Result<Vec<PartitionedCiphertext>> {
+        self.guarded(|| self.rotations_queued(op, ct, steps, keys))
+    }
+
+    /// [`GpuGroup::rotations`] without the final wait.
+    fn rotations_queued(
         &self,
         op: &'static str,
         ct: &PartitionedCiphertext,

@@ -35,6 +35,11 @@ impl GpuGroup {
     /// partition rule or other GPUs); [`Error::InvalidInput`] for one whose buffers do not
     /// hold this group's limbs; device and NCCL errors.
     pub fn rescale(&self, ct: &PartitionedCiphertext) -> Result<PartitionedCiphertext> {
+        self.guarded(|| self.rescale_queued(ct))
+    }
+
+    /// [`GpuGroup::rescale`] without the final wait.
+    fn rescale_queued(&self, ct: &PartitionedCiphertext) -> Result<PartitionedCiphertext> {
         self.check_rescalable("rescale", ct)?;
         let q_last = self.ctx.params().q_primes()[ct.level()] as f64;
         let mut parts = Vec::with_capacity(ct.parts.len());
@@ -74,8 +79,10 @@ impl GpuGroup {
                 needed: 1,
             });
         }
-        let prod = self.mul_relin(a, b, rlk)?;
-        self.rescale(&prod)
+        self.guarded(|| {
+            let prod = self.mul_relin_queued(a, b, rlk)?;
+            self.rescale_queued(&prod)
+        })
     }
 
     /// The parameters, the split (the group's split, every component on every GPU with the

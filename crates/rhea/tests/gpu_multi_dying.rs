@@ -1,0 +1,171 @@
+//! A GPU of a group whose context dies while a collective waits for it (issue 37): the
+//! operation returns a typed error naming the GPU within the group's deadline, not a hang; the
+//! other GPU works on alone (the CPU's words); the failed group refuses every later call at
+//! once; dropping it does not hang.
+//!
+//! How GPU 1 dies mid-collective: `rhea_cuda::fault::kill_context_after` queues on its stream
+//! a kernel that sleeps for half a second, then traps. The group's `mul_relin`, queued right
+//! after, sits behind it on GPU 1, while GPU 0 runs its share and enters the ModUp all-gather,
+//! where it waits for GPU 1's limbs; then GPU 1's context dies. Without the group's bounded
+//! wait and `ncclCommAbort`, GPU 0's NCCL kernel would wait forever and so would the host.
+//!
+//! Its own test binary: a dead context stays dead for the rest of the process (so one test
+//! here, and GPU 1 is not used again). `#[ignore]`d (two GPUs): `cargo test --release -p rhea
+//! --test gpu_multi_dying -- --include-ignored`; it says so and passes on a machine with
+//! fewer, unless `RHEA_REQUIRE_GPU=1`. NCCL is loaded as `libnccl.so` (`scripts/nccl-env.sh`).
+
+use std::time::{Duration, Instant};
+
+use rhea::ckks::{Ciphertext, CkksContext, Encoder, Encryptor, Evaluator, KeyGenerator};
+use rhea::params::CkksParametersLiteral;
+use rhea::unstable::cuda::GpuDevice;
+use rhea::unstable::multi::GpuGroup;
+use rhea::unstable::HasRing;
+use rhea::{Device, Error};
+
+/// The group's deadline in this test.
+const DEADLINE: Duration = Duration::from_secs(5);
+
+/// How long GPU 1 keeps the group's work waiting before it dies.
+const DYING_AFTER: Duration = Duration::from_millis(500);
+
+/// The words of `ct`, read on the CPU.
+fn words(cpu: &CkksContext, ct: &Ciphertext) -> Vec<Vec<u64>> {
+    let back = ct.to_device(cpu).unwrap();
+    back.parts()
+        .iter()
+        .map(|p| cpu.ring().download(p).unwrap())
+        .collect()
+}
+
+#[test]
+#[ignore = "needs two CUDA GPUs (run with --include-ignored); kills GPU 1's context"]
+fn a_gpu_dying_mid_collective_gives_a_typed_error_not_a_hang() {
+    let all = Device::all_gpus();
+    if all.len() < 2 {
+        assert_ne!(
+            std::env::var("RHEA_REQUIRE_GPU").as_deref(),
+            Ok("1"),
+            "needs two GPUs, the machine has {} (RHEA_REQUIRE_GPU=1)",
+            all.len()
+        );
+        eprintln!("skipped: needs two GPUs, the machine has {}", all.len());
+        return;
+    }
+    let devices = &all[..2];
+    let (Device::Cuda(first), Device::Cuda(second)) = (devices[0], devices[1]) else {
+        unreachable!("all_gpus lists GPUs")
+    };
+    let params = CkksParametersLiteral {
+        log_n: 14,
+        log_q: vec![60, 40, 40, 40, 40, 40],
+        log_p: vec![61, 61],
+        q: Vec::new(),
+        p: Vec::new(),
+        log_default_scale: 40,
+        dnum: 3,
+        ..CkksParametersLiteral::n13_logqp200_levels2()
+    }
+    .insecure_allow_below_128_bits()
+    .build()
+    .unwrap();
+    let cpu = CkksContext::new(&params, Device::Cpu).unwrap();
+    let mut keygen = KeyGenerator::from_seed(&cpu, [51; 32]);
+    let sk = keygen.secret_key().unwrap();
+    let rlk = keygen.relinearization_key(&sk).unwrap();
+    let encoder = Encoder::new(&cpu).unwrap();
+    let enc = Encryptor::with_secret_key(&cpu, &sk)
+        .unwrap()
+        .with_seed([52; 32]);
+    let x: Vec<f64> = (0..encoder.slots())
+        .map(|i| ((i * 53 % 97) as f64) / 97.0 - 0.5)
+        .collect();
+    let a = enc.encrypt(&encoder.encode(&x).unwrap()).unwrap();
+    let cpu_eval = Evaluator::new(&cpu)
+        .with_relinearization_key(rlk.clone())
+        .unwrap();
+    let want = words(&cpu, &cpu_eval.mul_relin(&a, &a).unwrap());
+    assert!(want[0].iter().any(|&w| w != 0), "a tautology: zero words");
+
+    // GPU 0 alone, made before anything dies.
+    let gpu0 = CkksContext::new(&params, devices[0]).unwrap();
+    let gpu0_eval = Evaluator::new(&gpu0)
+        .with_relinearization_key(rlk.to_device(&gpu0).unwrap())
+        .unwrap();
+
+    let mut group = GpuGroup::new(&cpu, devices).expect("group (NCCL on LD_LIBRARY_PATH?)");
+    assert_eq!(group.collective_timeout(), Duration::from_secs(60));
+    group.set_collective_timeout(DEADLINE);
+    assert_eq!(group.collective_timeout(), DEADLINE);
+    let key = group.partition_relinearization_key(&rlk).unwrap();
+    let ga = group.scatter(&a).unwrap();
+    let healthy = group.mul_relin(&ga, &ga, &key).unwrap();
+    assert_eq!(
+        words(&cpu, &group.gather(&healthy, &cpu).unwrap()),
+        want,
+        "the group before the failure"
+    );
+    assert!(group.failure().is_none());
+
+    // GPU 1 dies half a second into the group's next operation.
+    let dying = GpuDevice::new(second).unwrap();
+    rhea::unstable::cuda::fault::kill_context_after(&dying, DYING_AFTER).unwrap();
+    let start = Instant::now();
+    let failed = group.mul_relin(&ga, &ga, &key);
+    let took = start.elapsed();
+    match &failed {
+        Err(Error::GroupFailed { gpu, reason }) => {
+            assert_eq!(*gpu, Some(second), "the dead GPU is named: {reason}")
+        }
+        Err(e) => panic!("expected GroupFailed on GPU {second}, got {e}"),
+        Ok(_) => panic!("the operation succeeded on a dead GPU"),
+    }
+    assert!(
+        took < DEADLINE + Duration::from_secs(2),
+        "the error took {took:?} (deadline {DEADLINE:?})"
+    );
+    eprintln!(
+        "GPU {second} died after {DYING_AFTER:?}: {} after {took:?}",
+        failed
+            .as_ref()
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default()
+    );
+
+    // The failed group answers at once, every call, with the same error.
+    let failure = group.failure().expect("the group is failed");
+    assert_eq!(Err(failure.clone()), failed.map(|_| ()));
+    let start = Instant::now();
+    let again = group.mul_relin(&ga, &ga, &key).map(|_| ());
+    assert_eq!(again, Err(failure.clone()));
+    assert_eq!(group.rescale(&ga).map(|_| ()), Err(failure.clone()));
+    assert_eq!(group.synchronize(), Err(failure.clone()));
+    assert_eq!(group.scatter(&a).map(|_| ()), Err(failure.clone()));
+    assert!(
+        start.elapsed() < Duration::from_millis(500),
+        "a failed group's calls took {:?}",
+        start.elapsed()
+    );
+
+    // GPU 0 works on alone: the CPU's words.
+    let x0 = a.to_device(&gpu0).unwrap();
+    let y0 = gpu0_eval.mul_relin(&x0, &x0).unwrap();
+    assert_eq!(
+        words(&cpu, &y0),
+        want,
+        "GPU {first} after GPU {second} died"
+    );
+
+    // Dropping the failed group (and its objects) does not wait for the dead GPU.
+    let start = Instant::now();
+    drop((healthy, ga, key, group));
+    assert!(
+        start.elapsed() < DEADLINE,
+        "dropping the group took {:?}",
+        start.elapsed()
+    );
+    // GPU 0 still works after the drop.
+    let y1 = gpu0_eval.mul_relin(&x0, &x0).unwrap();
+    assert_eq!(words(&cpu, &y1), want, "GPU {first} after the group's drop");
+}
