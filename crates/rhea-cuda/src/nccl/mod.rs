@@ -259,6 +259,10 @@ pub struct NcclGroup {
     /// Per rank, the event a wait records on the device's stream and polls (made once, so
     /// that a wait allocates nothing: a wait on a full GPU must not fail for want of memory).
     events: Vec<cudarc::driver::CudaEvent>,
+    /// [`NcclGroup::pace`]'s two sets of marks (one event per rank each), and the set recorded
+    /// last (`None` before the first).
+    marks: [Vec<cudarc::driver::CudaEvent>; 2],
+    last_mark: Mutex<Option<usize>>,
     /// How long a wait lets the group's work run ([`NcclGroup::set_timeout`]).
     timeout: Duration,
 }
@@ -462,9 +466,15 @@ impl NcclGroup {
             .iter()
             .map(|d| d.context().new_event(flags))
             .collect();
-        let events = match events {
-            Ok(ev) => ev,
-            Err(e) => {
+        let new_events = || -> std::result::Result<Vec<_>, _> {
+            devices
+                .iter()
+                .map(|d| d.context().new_event(flags))
+                .collect()
+        };
+        let (events, marks) = match (events, new_events(), new_events()) {
+            (Ok(ev), Ok(m0), Ok(m1)) => (ev, [m0, m1]),
+            (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => {
                 abort_comms(&comms, None);
                 return Err(e.into());
             }
@@ -476,6 +486,8 @@ impl NcclGroup {
             side: Mutex::new(Vec::new()),
             failed: Mutex::new(None),
             events,
+            marks,
+            last_mark: Mutex::new(None),
             timeout: DEFAULT_TIMEOUT,
         })
     }
@@ -603,7 +615,41 @@ impl NcclGroup {
                 return self.conclude(outcome, "recording an event", false);
             }
         }
-        let events = &self.events;
+        self.poll_events(&self.events, "waiting for the group's work")
+    }
+
+    /// Bounds how far the host runs ahead of the group: waits, within the deadline, for the
+    /// work queued up to the previous call (an operation's end), then marks the work queued so
+    /// far (events recorded, never waited on here). An operation that calls it at its end
+    /// returns while its own work runs, so the host prepares the next one meanwhile, and at
+    /// most two operations are ever queued: a GPU that dies during one surfaces at the next
+    /// operation's `pace`, at a [`NcclGroup::wait`] or at the drop — never as a host blocked
+    /// without a deadline behind a full launch queue.
+    ///
+    /// Errors: as [`NcclGroup::wait`].
+    pub fn pace(&self) -> Result<()> {
+        self.ensure_healthy()?;
+        let mut last = self.last_mark.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(prev) = *last {
+            self.poll_events(&self.marks[prev], "waiting for the previous operation")?;
+        }
+        let next = last.map_or(0, |p| 1 - p);
+        for (r, (d, ev)) in self.devices.iter().zip(&self.marks[next]).enumerate() {
+            if let Err(e) = ev.record(d.stream()) {
+                let outcome = Outcome::Failed {
+                    rank: r,
+                    reason: CudaError::from(e).to_string(),
+                };
+                return self.conclude(outcome, "recording an event", false);
+            }
+        }
+        *last = Some(next);
+        Ok(())
+    }
+
+    /// Polls `events` (one per rank, recorded) and the communicators until every event is
+    /// complete, a device or NCCL error, or the deadline (then the group fails).
+    fn poll_events(&self, events: &[cudarc::driver::CudaEvent], what: &str) -> Result<()> {
         let outcome = watch::poll(self.len(), self.timeout, |r| {
             let device = match events[r].try_is_complete() {
                 Ok(true) => Probe::Done,
@@ -620,7 +666,7 @@ impl NcclGroup {
                 failed => failed,
             }
         });
-        self.conclude(outcome, "waiting for the group's work", false)
+        self.conclude(outcome, what, false)
     }
 
     /// The number of ranks.

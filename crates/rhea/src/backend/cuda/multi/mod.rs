@@ -46,10 +46,12 @@
 //! `Evaluator::rescale`.
 //!
 //! **A GPU that fails mid-operation** gives a typed error, not a hang: an operation that
-//! issues collectives returns once the group's work is done, waiting for it with a deadline
-//! (`NcclGroup::wait`: events on the GPUs' streams and the communicators' asynchronous errors
-//! polled, never an unbounded synchronization; [`GpuGroup::set_collective_timeout`], 60 s by
-//! default). A GPU whose context dies (a faulting kernel) while its peers wait in a collective,
+//! issues collectives returns while its work runs, but first waits, with a deadline, for the
+//! previous operation's (`NcclGroup::pace`: at most two operations in flight), and `gather`,
+//! `synchronize` and the drop wait for all of it (`NcclGroup::wait`): events on the GPUs'
+//! streams and the communicators' asynchronous errors polled, never an unbounded
+//! synchronization ([`GpuGroup::set_collective_timeout`], 60 s by default). A failure surfaces
+//! at the operation during which it happened or at the next one (or the next wait). A GPU whose context dies (a faulting kernel) while its peers wait in a collective,
 //! an NCCL error, or the deadline: every communicator is aborted (the peers' NCCL kernels
 //! exit), the operation returns [`Error::GroupFailed`] naming the GPU (or
 //! [`Error::CollectiveTimeout`]), and every later call of the group returns that error at once
@@ -473,19 +475,29 @@ impl GpuGroup {
         self.failure().map_or(Ok(()), Err)
     }
 
-    /// Runs `body`, an operation that may queue collectives, on a working group, then waits
-    /// for the group's work with the deadline (`NcclGroup::wait`), also when `body` failed
-    /// (it may have queued collectives before it failed): a failed wait's error (the group
-    /// now failed) wins over `body`'s, which the dead GPU may have caused. A group of one GPU
-    /// runs `body` alone (no collectives to wait for).
+    /// Runs `body`, an operation that may queue collectives, on a working group. On success it
+    /// paces the host (`NcclGroup::pace`: waits, with the deadline, for the previous operation's
+    /// work, so the host stays at most one operation ahead); when `body` failed (it may have
+    /// queued collectives before it failed) it waits for all the group's work with the
+    /// deadline (`NcclGroup::wait`), and a failed wait's error (the group now failed) wins over
+    /// `body`'s, which the dead GPU may have caused. A group of one GPU runs `body` alone.
     fn guarded<T>(&self, body: impl FnOnce() -> Result<T>) -> Result<T> {
         let Some(comm) = &self.comm else {
             return body();
         };
         self.ensure_healthy()?;
-        let out = body();
-        comm.wait()?;
-        out
+        match body() {
+            // Returns while the work runs; waits for the previous operation's (at most two
+            // operations in flight).
+            Ok(v) => {
+                comm.pace()?;
+                Ok(v)
+            }
+            Err(e) => {
+                comm.wait()?;
+                Err(e)
+            }
+        }
     }
 
     /// The GPUs, in rank order.
