@@ -157,29 +157,12 @@ pub fn decrypt(
     s: &LiteBuffer,
     shape: &FheShape,
 ) -> Result<()> {
-    let log_n = shape.check()?;
-    if !(2..=3).contains(&cs.len()) {
-        return Err(CudaError::InvalidArgument(format!(
-            "protected decryption of {} components (2 or 3)",
-            cs.len()
-        )));
-    }
+    check_components(cs.len())?;
     let c = cs
         .iter()
         .map(|c| shape.plain("decrypt", c))
         .collect::<Result<Vec<_>>>()?;
-    let args = FheArgs {
-        out: shape.protected("decrypt (out)", out)?,
-        x0: c[0],
-        x1: c[1],
-        x2: c.get(2).copied().unwrap_or(0),
-        x3: shape.protected("decrypt (s)", s)?,
-        moduli: shape.moduli.device_ptr(),
-        words: shape.words() as u64,
-        log_n,
-        ..Default::default()
-    };
-    launch(session, "lite_fhe_decrypt", shape, args)
+    decrypt_launch(session, out, &c, s, shape, 0)
 }
 
 /// [`decrypt`] with the ciphertext components protected too (the all-data mode: a ciphertext
@@ -195,27 +178,45 @@ pub fn decrypt_protected(
     s: &LiteBuffer,
     shape: &FheShape,
 ) -> Result<()> {
-    let log_n = shape.check()?;
-    if !(2..=3).contains(&cs.len()) {
-        return Err(CudaError::InvalidArgument(format!(
-            "protected decryption of {} components (2 or 3)",
-            cs.len()
-        )));
-    }
+    check_components(cs.len())?;
     let c = cs
         .iter()
         .map(|c| shape.protected("decrypt_protected (component)", c))
         .collect::<Result<Vec<_>>>()?;
+    // Flag 2: the components are protected.
+    decrypt_launch(session, out, &c, s, shape, 2)
+}
+
+fn check_components(count: usize) -> Result<()> {
+    if (2..=3).contains(&count) {
+        Ok(())
+    } else {
+        Err(CudaError::InvalidArgument(format!(
+            "protected decryption of {count} components (2 or 3)"
+        )))
+    }
+}
+
+/// `lite_fhe_decrypt` on components at `c` (device addresses), `flags` as the kernel's.
+fn decrypt_launch(
+    session: &LiteSession,
+    out: &mut LiteBuffer,
+    c: &[u64],
+    s: &LiteBuffer,
+    shape: &FheShape,
+    flags: u32,
+) -> Result<()> {
+    let log_n = shape.check()?;
     let args = FheArgs {
-        out: shape.protected("decrypt_protected (out)", out)?,
+        out: shape.protected("decrypt (out)", out)?,
         x0: c[0],
         x1: c[1],
         x2: c.get(2).copied().unwrap_or(0),
-        x3: shape.protected("decrypt_protected (s)", s)?,
+        x3: shape.protected("decrypt (s)", s)?,
         moduli: shape.moduli.device_ptr(),
         words: shape.words() as u64,
         log_n,
-        flags: 2,
+        flags,
         ..Default::default()
     };
     launch(session, "lite_fhe_decrypt", shape, args)
