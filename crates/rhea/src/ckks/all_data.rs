@@ -178,7 +178,10 @@ impl ProtectedEvaluator {
 
     fn check_key(&self, op: &'static str, k: &KeySwitchKey) -> Result<()> {
         self.ctx.rlwe().check_id(op, k.params_id)?;
-        let device = k.parts[0][0].device();
+        let first = k.parts.first().ok_or_else(|| {
+            Error::InvalidInput(format!("`{op}`: a key-switching key without digits"))
+        })?;
+        let device = first[0].device();
         if device != self.ctx.device() {
             return Err(Error::DeviceMismatch {
                 op,
