@@ -18,7 +18,7 @@ use rhea_cuda::lite::{LiteBuffer, LiteForm, LiteSession};
 use rhea_cuda::ntt::NttDirection;
 use rhea_cuda::{DeviceBuffer, GpuDevice};
 
-use super::protected::gpu_buf;
+use super::protected::{check_decrypt_degree, gpu_buf};
 use super::{Device, Form, Poly, PolyShape, ProtectedPoly, RnsRing};
 use crate::error::{Error, Result};
 
@@ -542,18 +542,8 @@ impl RnsRing {
             });
         }
         let p_len = self.p_len();
-        let shape_p = PolyShape {
-            n: self.n(),
-            q_limbs: 0,
-            p_limbs: p_len,
-        };
-        // INTT of the P rows, in a scratch polynomial (its rows use tables |Q|..).
-        let mut xp = ProtectedPoly {
-            buf: LiteBuffer::alloc(&plan.dev, shape_p.words(), LiteForm::Encrypted)?,
-            shape: shape_p,
-            form: Form::Coefficient,
-            device: plan.device,
-        };
+        // INTT of the P rows, in a scratch buffer (its rows use tables |Q|..).
+        let mut xp = LiteBuffer::alloc(&plan.dev, p_len * self.n(), LiteForm::Encrypted)?;
         let p_rows = Rows {
             rows: p_len,
             first_table: self.q_len(),
@@ -562,7 +552,7 @@ impl RnsRing {
             session,
             &plan.tables,
             EwOp::Copy,
-            Dst::Protected(&mut xp.buf, 0),
+            Dst::Protected(&mut xp, 0),
             protected_src(x, ell),
             None,
             None,
@@ -572,7 +562,7 @@ impl RnsRing {
         ops::ntt(
             session,
             &plan.tables,
-            Dst::Protected(&mut xp.buf, 0),
+            Dst::Protected(&mut xp, 0),
             p_rows,
             NttDirection::Inverse,
         )?;
@@ -583,7 +573,7 @@ impl RnsRing {
         ops::convert_centered(
             session,
             &conv,
-            Src::Protected(&xp.buf, 0),
+            Src::Protected(&xp, 0),
             Dst::Protected(&mut y.buf, 0),
             &targets,
             self.n(),
@@ -754,20 +744,8 @@ impl RnsRing {
         s: &ProtectedPoly,
     ) -> Result<Poly> {
         const OP: &str = "protected decrypt";
-        let first = cs.first().ok_or_else(|| {
-            Error::InvalidInput(format!("{OP}: a ciphertext needs at least one component"))
-        })?;
-        if !(2..=3).contains(&cs.len()) {
-            return Err(Error::CiphertextDegree {
-                op: OP,
-                expected: 2,
-                found: cs.len(),
-                hint: "protected decryption takes 2 or 3 components: relinearize first",
-            });
-        }
-        let shape = first.shape;
-        let index = first.device;
-        let dev = self.lite_device(OP, index, &shape)?;
+        check_decrypt_degree(OP, cs.len())?;
+        let (shape, index) = (cs[0].shape, cs[0].device);
         self.check_protected(OP, s, index, &shape)?;
         for c in cs {
             if c.form != Form::Ntt || c.shape != shape || c.device != index {
@@ -779,11 +757,8 @@ impl RnsRing {
             }
         }
         let bufs: Vec<&LiteBuffer> = cs.iter().map(|c| &c.buf).collect();
-        let mut out = LiteBuffer::alloc(&dev, shape.words(), LiteForm::Encrypted)?;
-        self.with_lite_shape(index, &shape, |fs| {
-            rhea_cuda::lite::fhe::decrypt_protected(session, &mut out, &bufs, &s.buf, fs)
-        })?;
-        let words = session.download(&out)?;
-        self.upload(Device::Cpu, words, shape, Form::Ntt)
+        self.lite_decrypt_to_host(session, index, &shape, |out, fs| {
+            rhea_cuda::lite::fhe::decrypt_protected(session, out, &bufs, &s.buf, fs)
+        })
     }
 }

@@ -69,6 +69,19 @@ pub(super) fn gpu_buf<'a>(op: &'static str, p: &'a Poly) -> Result<&'a DeviceBuf
     }
 }
 
+/// A protected decryption takes 2 or 3 components.
+pub(super) fn check_decrypt_degree(op: &'static str, components: usize) -> Result<()> {
+    if (2..=3).contains(&components) {
+        return Ok(());
+    }
+    Err(Error::CiphertextDegree {
+        op,
+        expected: 2,
+        found: components,
+        hint: "protected decryption takes 2 or 3 components: relinearize first",
+    })
+}
+
 impl RnsRing {
     /// The GPU's device and the shape of a protected operation over `shape` (Q limbs only, or
     /// the full `Q ∪ P`: a prefix of the ring's moduli table).
@@ -241,26 +254,15 @@ impl RnsRing {
         s: &ProtectedPoly,
     ) -> Result<Poly> {
         const OP: &str = "protected decrypt";
-        let first = cs.first().ok_or_else(|| {
-            Error::InvalidInput(format!("{OP}: a ciphertext needs at least one component"))
-        })?;
-        if !(2..=3).contains(&cs.len()) {
-            return Err(Error::CiphertextDegree {
-                op: OP,
-                expected: 2,
-                found: cs.len(),
-                hint: "protected decryption takes 2 or 3 components: relinearize first",
-            });
-        }
-        let shape = first.shape;
-        let Device::Cuda(index) = first.device() else {
+        check_decrypt_degree(OP, cs.len())?;
+        let shape = cs[0].shape;
+        let Device::Cuda(index) = cs[0].device() else {
             return Err(Error::DeviceMismatch {
                 op: OP,
                 lhs: Device::Cuda(s.device),
                 rhs: Device::Cpu,
             });
         };
-        let dev = self.lite_device(OP, index, &shape)?;
         self.check_protected(OP, s, index, &shape)?;
         let mut bufs = Vec::with_capacity(cs.len());
         for c in cs {
@@ -274,12 +276,26 @@ impl RnsRing {
             }
             bufs.push(gpu_buf(OP, c)?);
         }
+        self.lite_decrypt_to_host(session, index, &shape, |out, fs| {
+            fhe::decrypt(session, out, &bufs, &s.buf, fs)
+        })
+    }
+
+    /// The end of a protected decryption over `shape` on GPU `index`: `launch` writes the
+    /// result into a protected buffer, which is downloaded as ciphertext and decrypted on the
+    /// host; a polynomial in host memory.
+    pub(super) fn lite_decrypt_to_host(
+        &self,
+        session: &LiteSession,
+        index: usize,
+        shape: &PolyShape,
+        launch: impl FnOnce(&mut LiteBuffer, &FheShape) -> rhea_cuda::Result<()>,
+    ) -> Result<Poly> {
+        let dev = self.lite_device("protected decrypt", index, shape)?;
         let mut out = LiteBuffer::alloc(&dev, shape.words(), LiteForm::Encrypted)?;
-        self.with_lite_shape(index, &shape, |fs| {
-            fhe::decrypt(session, &mut out, &bufs, &s.buf, fs)
-        })?;
+        self.with_lite_shape(index, shape, |fs| launch(&mut out, fs))?;
         let words = session.download(&out)?;
-        self.upload(Device::Cpu, words, shape, Form::Ntt)
+        self.upload(Device::Cpu, words, *shape, Form::Ntt)
     }
 
     /// `c += pt` (`mul = false`) or `c *= pt` over `c`'s shape, `pt` protected, `c` plain on

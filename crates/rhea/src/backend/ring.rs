@@ -9,6 +9,7 @@ use rhea_math::bconv::Rescaler;
 use rhea_math::ntt::NttTable;
 use rhea_math::Modulus;
 
+use super::all_data::AllDataPlan;
 use super::cuda::GpuRing;
 use super::keyswitch_plan::KeySwitchPlan;
 use super::{Device, PolyShape};
@@ -34,6 +35,8 @@ pub struct RnsRing {
     rescaler: Rescaler,
     /// The device tables, one entry per GPU the ring has been used on.
     gpu: Mutex<Vec<Arc<GpuRing>>>,
+    /// The all-data mode's tables (LITE), one entry per GPU it has been used on.
+    all_data: Mutex<Vec<Arc<AllDataPlan>>>,
 }
 
 impl RnsRing {
@@ -69,6 +72,7 @@ impl RnsRing {
             keyswitch,
             rescaler,
             gpu: Mutex::new(Vec::new()),
+            all_data: Mutex::new(Vec::new()),
         })
     }
 
@@ -100,6 +104,18 @@ impl RnsRing {
         let g = Arc::new(GpuRing::new(self, dev)?);
         cache.push(g.clone());
         Ok(g)
+    }
+
+    /// The all-data mode's tables on GPU `index` (LITE, `backend::all_data`), uploaded on
+    /// first use and shared by every protected evaluator of the ring.
+    pub(crate) fn all_data_plan(&self, index: usize) -> Result<Arc<AllDataPlan>> {
+        let mut cache = self.all_data.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(p) = cache.iter().find(|p| p.device() == Device::Cuda(index)) {
+            return Ok(p.clone());
+        }
+        let p = Arc::new(AllDataPlan::new(self, index)?);
+        cache.push(p.clone());
+        Ok(p)
     }
 
     /// The ring degree `N`.

@@ -119,8 +119,9 @@ pub struct ProtectedEvaluator {
 }
 
 impl ProtectedEvaluator {
-    /// An evaluator for the GPU context `ctx` under `protection`'s session (uploads the
-    /// kernels' twiddle tables for every prime).
+    /// An evaluator for the GPU context `ctx` under `protection`'s session (the first one of
+    /// a ring on a GPU uploads the kernels' twiddle tables for every prime; later ones share
+    /// them).
     ///
     /// Errors: [`Error::DeviceMismatch`] for a protection of another device than `ctx`'s.
     pub fn new(ctx: &CkksContext, protection: &Protection) -> Result<Self> {
@@ -141,7 +142,7 @@ impl ProtectedEvaluator {
         Ok(Self {
             ctx: ctx.clone(),
             protection: protection.clone(),
-            plan: Arc::new(AllDataPlan::new(ctx.ring(), index)?),
+            plan: ctx.ring().all_data_plan(index)?,
             rlk: None,
             galois: None,
         })
@@ -307,7 +308,7 @@ impl ProtectedEvaluator {
         b: &ProtectedCiphertext,
     ) -> Result<ProtectedCiphertext> {
         self.check_pair(op, a, b)?;
-        if a.scale != b.scale {
+        if !super::evaluator::scales_match(a.scale, b.scale) {
             return Err(Error::ScaleMismatch {
                 op,
                 lhs_log_scale: a.scale.log2(),
@@ -432,7 +433,7 @@ impl ProtectedEvaluator {
         const OP: &str = "mul_plain";
         self.check_plain(OP, ct, pt)?;
         let scale = ct.scale * pt.scale;
-        self.check_fits(OP, scale, ct.level())?;
+        super::evaluator::check_scale_fits(self.ctx.params(), OP, scale, ct.level())?;
         let ring = self.ctx.ring();
         let parts = ct
             .parts
@@ -440,18 +441,6 @@ impl ProtectedEvaluator {
             .map(|p| ring.all_data_binary(self.session(), &self.plan, EwOp::Mul, p, &pt.poly))
             .collect::<Result<Vec<_>>>()?;
         Ok(ct.with_parts(parts, scale))
-    }
-
-    fn check_fits(&self, op: &'static str, scale: f64, level: usize) -> Result<()> {
-        let log_q = self.ctx.params().log_q_at_level(level);
-        if !scale.is_finite() || scale.log2() + 1.0 >= log_q {
-            return Err(Error::ScaleOverflow {
-                op,
-                log_scale: scale.log2(),
-                log_modulus: log_q,
-            });
-        }
-        Ok(())
     }
 
     /// Key switching of `d` (NTT form over `Q_ℓ`) with `key`: `(ModDown(Σ d_j·b_j),
@@ -486,7 +475,7 @@ impl ProtectedEvaluator {
             .ok_or(Error::MissingRelinearizationKey { op: OP })?;
         self.check_pair(OP, a, b)?;
         let scale = a.scale * b.scale;
-        self.check_fits(OP, scale, a.level())?;
+        super::evaluator::check_scale_fits(self.ctx.params(), OP, scale, a.level())?;
         let ring = self.ctx.ring();
         let s = self.session();
         let [d0, d1, d2] = ring.all_data_tensor(

@@ -22,6 +22,26 @@ const SCALE_TOLERANCE: f64 = 1e-12;
 /// rescale" (the alignment's relative error is at most `1 / (2·factor)`).
 const MIN_ALIGN_FACTOR: f64 = (1u64 << 20) as f64;
 
+/// [`Error::ScaleOverflow`] unless a message at `scale` (and one bit of sign) fits below
+/// the modulus of `level`.
+pub(crate) fn check_scale_fits(
+    params: &crate::params::CkksParameters,
+    op: &'static str,
+    scale: f64,
+    level: usize,
+) -> Result<()> {
+    let log_q = params.log_q_at_level(level);
+    let log_scale = scale.log2();
+    if !scale.is_finite() || log_scale + 1.0 >= log_q {
+        return Err(Error::ScaleOverflow {
+            op,
+            log_scale,
+            log_modulus: log_q,
+        });
+    }
+    Ok(())
+}
+
 pub(crate) fn scales_match(a: f64, b: f64) -> bool {
     (a / b - 1.0).abs() <= SCALE_TOLERANCE
 }
@@ -156,16 +176,7 @@ impl Evaluator {
 
     /// Fails unless a message of magnitude about 1 at `scale` fits below `Q_level / 2`.
     pub(crate) fn check_fits(&self, op: &'static str, scale: f64, level: usize) -> Result<()> {
-        let log_q = self.ctx.params().log_q_at_level(level);
-        let log_scale = scale.log2();
-        if !scale.is_finite() || log_scale + 1.0 >= log_q {
-            return Err(Error::ScaleOverflow {
-                op,
-                log_scale,
-                log_modulus: log_q,
-            });
-        }
-        Ok(())
+        check_scale_fits(self.ctx.params(), op, scale, level)
     }
 
     fn underflow(op: &'static str, ct: &Ciphertext, needed: usize) -> Result<()> {
