@@ -38,7 +38,9 @@
 //! until all are done, one failed, or [`NcclGroup::timeout`] passed (default
 //! [`DEFAULT_TIMEOUT`], [`NcclGroup::set_timeout`]). On a failure or at the deadline every
 //! communicator of the group is aborted (`ncclCommAbort`: the surviving GPUs' NCCL kernels
-//! exit instead of waiting for the dead one) and the group is *failed*: the call returns
+//! exit instead of waiting for the dead one; on a thread of its own, since the abort waits for
+//! the communicators' work, which a GPU stuck rather than dead holds back for as long as it
+//! stays stuck) and the group is *failed*: the call returns
 //! [`NcclError::GroupFailed`] naming the GPU (or [`NcclError::Timeout`] naming the GPUs that
 //! had not finished), and every later call returns the same error at once. A failed NCCL call
 //! fails the group the same way (after an error, abort). What a failed group leaves behind: a GPU
@@ -181,10 +183,39 @@ fn comm_probe(comm: sys::ncclComm_t) -> Probe {
     }
 }
 
+/// The communicators of a failed group, handed to the thread that aborts them
+/// ([`abort_in_background`]).
+struct Doomed(Vec<sys::ncclComm_t>);
+
+// SAFETY: NCCL communicators may be used from any thread, one call at a time. A `Doomed` is
+// made once its group is marked failed (under `NCCL_LOCK`, which every other use of the
+// handles checks first), so the aborting thread is the only user of these handles from then on.
+unsafe impl Send for Doomed {}
+
+/// Aborts `comms` ([`abort_comms`]) on a thread of its own, so that the caller returns now:
+/// `ncclCommAbort` frees the communicators' device memory, which waits for the work queued on
+/// their GPUs — behind a kernel of a GPU that is stuck rather than dead, for as long as that
+/// kernel runs (measured: the whole stall, not the group's deadline). Where no thread can be
+/// started, aborts here. The caller has marked the group failed and never uses the handles
+/// again; the thread does not take `NCCL_LOCK` (it may block for long), and aborting one
+/// group's communicators while another group's are in use is allowed (separate communicators).
+fn abort_in_background(comms: &[sys::ncclComm_t], culprit: Option<usize>) {
+    let doomed = Doomed(comms.to_vec());
+    let spawned = std::thread::Builder::new()
+        .name("rhea-nccl-abort".into())
+        .spawn(move || {
+            let doomed = doomed;
+            abort_comms(&doomed.0, culprit)
+        });
+    if spawned.is_err() {
+        abort_comms(comms, culprit);
+    }
+}
+
 /// Aborts every communicator of `comms` (the non-null ones), `culprit`'s last (a dead GPU's
 /// abort talks to a dead context; the others' kernels are released first). Errors are
-/// ignored: the handles are gone either way. The caller holds `NCCL_LOCK` and never uses the
-/// handles again.
+/// ignored: the handles are gone either way. The caller never uses the handles again, and no
+/// other thread uses them.
 fn abort_comms(comms: &[sys::ncclComm_t], culprit: Option<usize>) {
     let order = (0..comms.len())
         .filter(|&r| Some(r) != culprit)
@@ -525,14 +556,16 @@ impl NcclGroup {
     }
 
     /// Fails the group with `e` (unless it failed already: then the first failure stays and is
-    /// returned): aborts every communicator, `culprit`'s last. The caller holds `NCCL_LOCK`.
+    /// returned): marks it failed, then aborts every communicator, `culprit`'s last, on a
+    /// thread of its own ([`abort_in_background`]: the error returns at once, even while a
+    /// stuck GPU holds the abort back). The caller holds `NCCL_LOCK`.
     fn fail_locked(&self, e: NcclError, culprit: Option<usize>) -> CudaError {
         let mut failed = self.failed.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(first) = &*failed {
             return first.clone().into();
         }
-        abort_comms(&self.comms, culprit);
         *failed = Some(e.clone());
+        abort_in_background(&self.comms, culprit);
         e.into()
     }
 
