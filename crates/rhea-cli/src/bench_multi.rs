@@ -151,10 +151,11 @@ pub fn run_multi(preset: &str, gpus: usize, reps: usize) -> Result<MultiReport, 
     let reps = reps.max(1);
     let mut rows = Vec::new();
     let mut identical = true;
-    let mut counts = vec![1];
-    if gpus > 1 {
-        counts.push(gpus);
-    }
+    // 1, 2, 4, … GPUs below `gpus`, then `gpus`: the scaling curve in one run.
+    let mut counts: Vec<usize> = std::iter::successors(Some(1usize), |k| Some(k * 2))
+        .take_while(|&k| k < gpus)
+        .collect();
+    counts.push(gpus);
     for k in counts {
         let barrier = Barrier::new(k);
         let runs: Vec<rhea::Result<GpuRun>> = std::thread::scope(|s| {
@@ -217,6 +218,11 @@ pub struct LatencyRow {
     pub gpus: usize,
     /// Median wall time of one mul+relin (not rescaled), ms, the host waiting for the result.
     pub mul_relin_ms: f64,
+    /// The host's share of one mul+relin: the median time for the call to return, ms, the
+    /// GPUs idle before it (checks, allocations, kernel launches and NCCL calls for every
+    /// GPU, from one host thread; the GPUs run behind it). Near `mul_relin_ms`, the host is
+    /// the bottleneck.
+    pub mul_relin_host_ms: f64,
     /// Median wall time of one rotation by one slot, ms.
     pub rotate_ms: f64,
     /// Median wall time of one mul+relin+rescale, ms (`Evaluator::mul_relin_rescale`, whose
@@ -279,9 +285,9 @@ pub struct LatencyReport {
     pub devices: Vec<String>,
     /// The default limb split of the groups (`strided`: limb `i` on GPU `i mod K`).
     pub partition: String,
-    /// The single-GPU path, a group of one, a group of all `--gpus` (default split), the same
-    /// with the ModUp exchange overlapped, with blocks of 4 and with the contiguous split (the
-    /// last three only for 2+ GPUs).
+    /// The single-GPU path, a group of one, of 2, 4, … GPUs below `--gpus` and of all `--gpus`
+    /// (default split), then the largest group with the ModUp exchange overlapped, with blocks
+    /// of 4 and with the contiguous split (the last three only for 2+ GPUs).
     pub rows: Vec<LatencyRow>,
     /// Single-GPU time over the largest group's (default split): mul+relin.
     pub mul_relin_speedup: f64,
@@ -294,8 +300,8 @@ pub struct LatencyReport {
     pub overlap_speedups: Option<(f64, f64)>,
     /// The steps of the hoisted rotations.
     pub hoisted_steps: Vec<i64>,
-    /// Hoisted rotations: the single-GPU path, a group of one and a group of all `--gpus`
-    /// (default split; the last only for 2+ GPUs).
+    /// Hoisted rotations: the single-GPU path, then each group of the default split (one, 2,
+    /// 4, … and all `--gpus`).
     pub hoisted: Vec<HoistedRow>,
     /// Single-GPU time over the largest group's (default split) for the hoisted rotations.
     pub hoisted_speedup: f64,
@@ -386,7 +392,7 @@ impl LatencyReport {
     pub fn table(&self) -> String {
         let mut out = format!(
             "rhea bench multi --mode latency — {} (N = 2^{}, {} Q + {} P primes, dnum {}), \
-             level {}, median of {}\n{:<11} {:<11} {:>7} {:>5} {:>13} {:>11} {:>16} {:>14} {:>22} {:>14}\n",
+             level {}, median of {}\n{:<11} {:<11} {:>7} {:>5} {:>13} {:>8} {:>11} {:>16} {:>14} {:>22} {:>14}\n",
             self.preset,
             self.log_n,
             self.q_limbs,
@@ -399,6 +405,7 @@ impl LatencyReport {
             "overlap",
             "GPUs",
             "mul+relin ms",
+            "host ms",
             "rotate ms",
             "mul+relin+rs ms",
             "NCCL ms / ks",
@@ -412,12 +419,13 @@ impl LatencyReport {
                 .map(|(q, p)| format!("({q},{p})"))
                 .collect();
             out.push_str(&format!(
-                "{:<11} {:<11} {:>7} {:>5} {:>13.3} {:>11.3} {:>16.3} {:>14.3} {:>22} {:>14}\n",
+                "{:<11} {:<11} {:>7} {:>5} {:>13.3} {:>8.3} {:>11.3} {:>16.3} {:>14.3} {:>22} {:>14}\n",
                 r.path,
                 r.partition,
                 if r.overlap { "yes" } else { "no" },
                 r.gpus,
                 r.mul_relin_ms,
+                r.mul_relin_host_ms,
                 r.rotate_ms,
                 r.mul_relin_rescale_ms,
                 r.nccl_ms_per_keyswitch,
@@ -478,6 +486,28 @@ impl LatencyReport {
         ));
         out
     }
+}
+
+/// The median of `reps` runs of `f`, each timed until `f` returns (the host's share), the
+/// devices idle before each (`sync`), in ms.
+fn median_host_ms(
+    reps: usize,
+    mut f: impl FnMut() -> rhea::Result<()>,
+    sync: impl Fn() -> rhea::Result<()>,
+) -> rhea::Result<f64> {
+    f()?;
+    sync()?;
+    let mut t: Vec<f64> = (0..reps.max(1))
+        .map(|_| {
+            let s = Instant::now();
+            f()?;
+            let took = s.elapsed().as_secs_f64() * 1e3;
+            sync()?;
+            Ok(took)
+        })
+        .collect::<rhea::Result<_>>()?;
+    t.sort_by(f64::total_cmp);
+    Ok(t[t.len() / 2])
 }
 
 /// The median of `reps` runs of `f`, each timed to its end (`sync`), in ms.
@@ -561,6 +591,8 @@ pub fn run_latency(preset: &str, gpus: usize, reps: usize) -> Result<LatencyRepo
         overlap: false,
         gpus: 1,
         mul_relin_ms: median_ms(reps, || eval.mul_relin(&a, &b).map(drop), sync0).map_err(err)?,
+        mul_relin_host_ms: median_host_ms(reps, || eval.mul_relin(&a, &b).map(drop), sync0)
+            .map_err(err)?,
         rotate_ms: median_ms(reps, || eval.rotate(&a, 1).map(drop), sync0).map_err(err)?,
         mul_relin_rescale_ms: median_ms(reps, || eval.mul_relin_rescale(&a, &b).map(drop), sync0)
             .map_err(err)?,
@@ -597,9 +629,14 @@ pub fn run_latency(preset: &str, gpus: usize, reps: usize) -> Result<LatencyRepo
         nccl_bytes: vec![0],
     }];
     let default = PartitionKind::Strided { block: 1 };
-    let mut runs = vec![(1, default, false)];
+    // A group of one, of 2, 4, … below `gpus` (default split), then of `gpus` in every split.
+    let mut runs: Vec<(usize, PartitionKind, bool)> =
+        std::iter::successors(Some(1usize), |k| Some(k * 2))
+            .take_while(|&k| k < gpus)
+            .map(|k| (k, default, false))
+            .collect();
+    runs.push((gpus, default, false));
     if gpus > 1 {
-        runs.push((gpus, default, false));
         runs.push((gpus, default, true));
         // Blocks of 4 limbs: balanced within a block; the same one all-gather per exchange,
         // fewer and longer read-back copies (the overlapped path: 4× fewer broadcasts).
@@ -620,6 +657,8 @@ pub fn run_latency(preset: &str, gpus: usize, reps: usize) -> Result<LatencyRepo
         let sync = || group.synchronize();
         let mul =
             median_ms(reps, || group.mul_relin(&pa, &pb, &prlk).map(drop), sync).map_err(err)?;
+        let mul_host = median_host_ms(reps, || group.mul_relin(&pa, &pb, &prlk).map(drop), sync)
+            .map_err(err)?;
         let rot = median_ms(reps, || group.rotate(&pa, 1, &pgk).map(drop), sync).map_err(err)?;
         let mrr = median_ms(
             reps,
@@ -678,6 +717,7 @@ pub fn run_latency(preset: &str, gpus: usize, reps: usize) -> Result<LatencyRepo
             overlap,
             gpus: k,
             mul_relin_ms: mul,
+            mul_relin_host_ms: mul_host,
             rotate_ms: rot,
             mul_relin_rescale_ms: mrr,
             nccl_ms_per_keyswitch: nccl_ms,
@@ -694,10 +734,18 @@ pub fn run_latency(preset: &str, gpus: usize, reps: usize) -> Result<LatencyRepo
     let group = GpuGroup::new(&ctx, &all[..gpus]).map_err(err)?;
     let boot_keys = boot_key_split(&preset, &ctx, &mut keygen, &sk, &group).map_err(err)?;
     drop(group);
-    let (one, last) = (&rows[0], &rows[if gpus > 1 { 2 } else { 1 }]);
+    let group_row = |overlap: bool| {
+        rows.iter().find(|r| {
+            r.path == "group"
+                && r.gpus == gpus
+                && r.partition == default.to_string()
+                && r.overlap == overlap
+        })
+    };
+    let one = &rows[0];
+    let last = group_row(false).ok_or("rhea bench multi: no row of the largest group")?;
     let hoisted_speedup = hoisted[0].hoisted_ms / hoisted[hoisted.len() - 1].hoisted_ms;
-    let overlap_speedups = (gpus > 1).then(|| {
-        let o = &rows[3];
+    let overlap_speedups = group_row(true).filter(|_| gpus > 1).map(|o| {
         (
             one.mul_relin_ms / o.mul_relin_ms,
             one.rotate_ms / o.rotate_ms,
