@@ -57,23 +57,59 @@ impl AppOptions<'_> {
             None => Ok(()),
         }
     }
+}
 
-    /// Prints the report's table and writes its JSON when asked.
-    fn report(
-        &self,
+/// One run of an application: its report as text and as JSON, and its own timed figure.
+pub struct AppRun {
+    /// The report's table.
+    pub table: String,
+    /// The report.
+    pub report: serde_json::Value,
+    /// The application's timed figure (its chart entry's: ms per iteration for `helr`, per
+    /// inference for the others).
+    pub app_ms: f64,
+    /// What `app_ms` measures.
+    pub what: String,
+}
+
+impl AppRun {
+    fn of(
         table: String,
         report: &impl Serialize,
-    ) -> Result<(), Box<dyn std::error::Error>> {
-        print!("{table}");
-        if let Some(path) = self.json {
-            std::fs::write(path, serde_json::to_string_pretty(report)?)?;
-        }
-        Ok(())
+        chart: &ChartEntry,
+    ) -> Result<Self, Box<dyn std::error::Error>> {
+        Ok(AppRun {
+            table,
+            report: serde_json::to_value(report)?,
+            app_ms: chart.rhea_ms,
+            what: chart.what.clone(),
+        })
     }
 }
 
 /// Runs the application, prints its report and writes it as JSON when asked.
 pub fn run(options: &AppOptions<'_>) -> Result<(), Box<dyn std::error::Error>> {
+    let run = run_boxed(options, options.device)?;
+    print!("{}", run.table);
+    if let Some(path) = options.json {
+        std::fs::write(path, serde_json::to_string_pretty(&run.report)?)?;
+    }
+    Ok(())
+}
+
+/// Runs the application on `device` (not `options.device`) and returns its report; prints
+/// nothing.
+pub fn run_on(
+    options: &AppOptions<'_>,
+    device: rhea::Device,
+) -> Result<AppRun, Box<dyn std::error::Error + Send + Sync>> {
+    run_boxed(options, device).map_err(|e| e.to_string().into())
+}
+
+fn run_boxed(
+    options: &AppOptions<'_>,
+    device: rhea::Device,
+) -> Result<AppRun, Box<dyn std::error::Error>> {
     let size = || Size::parse(options.size);
     match options.name {
         "helr" => {
@@ -86,8 +122,8 @@ pub fn run(options: &AppOptions<'_>) -> Result<(), Box<dyn std::error::Error>> {
             if let Some(seed) = options.seed {
                 config = config.with_seed(seed);
             }
-            let report = helr::run(options.device, &config)?;
-            options.report(report.table(), &report)
+            let report = helr::run(device, &config)?;
+            AppRun::of(report.table(), &report, &report.chart)
         }
         "resnet20" => {
             options.no_layout()?;
@@ -99,8 +135,8 @@ pub fn run(options: &AppOptions<'_>) -> Result<(), Box<dyn std::error::Error>> {
             if let Some(seed) = options.seed {
                 config = config.with_seed(seed);
             }
-            let report = resnet20::run(options.device, &config)?;
-            options.report(report.table(), &report)
+            let report = resnet20::run(device, &config)?;
+            AppRun::of(report.table(), &report, &report.chart)
         }
         "rnn" => {
             options.no_layout()?;
@@ -112,8 +148,8 @@ pub fn run(options: &AppOptions<'_>) -> Result<(), Box<dyn std::error::Error>> {
             if let Some(seed) = options.seed {
                 config = config.with_seed(seed);
             }
-            let report = rnn::run(options.device, &config)?;
-            options.report(report.table(), &report)
+            let report = rnn::run(device, &config)?;
+            AppRun::of(report.table(), &report, &report.chart)
         }
         "cnn-mnist" => {
             let layout = Layout::parse(options.layout.unwrap_or("seed"))?;
@@ -123,8 +159,8 @@ pub fn run(options: &AppOptions<'_>) -> Result<(), Box<dyn std::error::Error>> {
             if let Some(seed) = options.seed {
                 config = config.with_seed(seed);
             }
-            let report = cnn_mnist::run(options.device, &config)?;
-            options.report(report.table(), &report)
+            let report = cnn_mnist::run(device, &config)?;
+            AppRun::of(report.table(), &report, &report.chart)
         }
         other => Err(format!("unknown application `{other}` (known: {})", APPS.join(", ")).into()),
     }

@@ -17,12 +17,14 @@
 //! rhea app resnet20 --device cuda:0 --size paper  # ResNet-20 inference of an encrypted image
 //! rhea app rnn --device cpu --size small   # RNN inference on encrypted word embeddings
 //! rhea app cnn-mnist --device cpu --size small --layout seed   # CNN inference, 784 BGV ciphertexts
+//! rhea app rnn --size paper --gpus 2       # one run per GPU at once (throughput), vs one GPU
 //! ```
 
 use std::process::ExitCode;
 use std::time::Instant;
 
 mod app;
+mod app_spread;
 mod bench_boot;
 mod bench_machinery;
 mod bench_multi;
@@ -123,9 +125,9 @@ enum Command {
     App {
         /// The application: `helr`, `resnet20`, `rnn` or `cnn-mnist`.
         name: String,
-        /// Device: `cpu`, `cuda:N` or `best`.
-        #[arg(long, default_value = "best")]
-        device: String,
+        /// Device: `cpu`, `cuda:N` or `best` (the default).
+        #[arg(long)]
+        device: Option<String>,
         /// `small` (N = 2^12, INSECURE, for CPUs) or `paper` (the paper's size, for the GPU).
         #[arg(long, default_value = "small")]
         size: String,
@@ -145,6 +147,10 @@ enum Command {
         /// for beside the keys).
         #[arg(long)]
         maps_gib: Option<f64>,
+        /// Throughput mode: one independent run on each of the first GPUS GPUs at once (same
+        /// seed; one GPU alone first as the baseline), instead of one run on `--device`.
+        #[arg(long)]
+        gpus: Option<usize>,
         /// Write the report as JSON to this file.
         #[arg(long)]
         json: Option<std::path::PathBuf>,
@@ -174,20 +180,28 @@ fn main() -> ExitCode {
             seed,
             layout,
             maps_gib,
+            gpus,
             json,
-        } => parse_device(&device)
+        } => parse_device(device.as_deref().unwrap_or("best"))
             .map_err(Into::into)
-            .and_then(|device| {
-                app::run(&app::AppOptions {
+            .and_then(|parsed| {
+                let options = app::AppOptions {
                     name: &name,
-                    device,
+                    device: parsed,
                     size: &size,
                     iterations,
                     seed,
                     layout: layout.as_deref(),
                     maps_gib,
                     json: json.as_deref(),
-                })
+                };
+                match gpus {
+                    None => app::run(&options),
+                    Some(_) if device.is_some() => {
+                        Err("rhea app: --gpus and --device: give one".into())
+                    }
+                    Some(k) => app_spread(&options, k),
+                }
             }),
         Command::AppChart { reports, svg } => app::chart(&reports, &svg),
         Command::Bench {
@@ -278,6 +292,19 @@ fn info() -> CliResult {
 }
 
 /// Parses `cpu`, `cuda:N` or `best`.
+/// `rhea app NAME --gpus K`: prints the spread report and writes it as JSON when asked.
+fn app_spread(
+    options: &app::AppOptions<'_>,
+    gpus: usize,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let report = app_spread::run_spread(options, gpus)?;
+    print!("{}", report.table());
+    if let Some(path) = options.json {
+        std::fs::write(path, serde_json::to_string_pretty(&report)?)?;
+    }
+    Ok(())
+}
+
 fn parse_device(name: &str) -> Result<rhea::Device, String> {
     match name {
         "cpu" => Ok(rhea::Device::Cpu),
