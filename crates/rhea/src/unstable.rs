@@ -39,7 +39,7 @@ pub use rhea_math as math;
 pub mod multi {
     pub use crate::backend::multi::{
         GpuGroup, KeySwitchTraffic, LimbPartition, PartitionKind, PartitionedCiphertext,
-        PartitionedGaloisKeys, PartitionedKey,
+        PartitionedGaloisKeys, PartitionedKey, PartitionedPlaintext,
     };
 }
 

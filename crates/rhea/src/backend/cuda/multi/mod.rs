@@ -76,11 +76,13 @@ use crate::error::{Error, Result};
 use crate::rlwe::{GaloisKeys, KeySwitchKey, RelinearizationKey};
 use crate::{backend::Form, Device};
 
+mod arith;
 mod keyswitch;
 mod partition;
 mod plan;
 mod rescale;
 
+pub use arith::PartitionedPlaintext;
 pub use partition::{KeySwitchTraffic, LimbPartition, PartitionKind};
 
 /// Per-GPU tables of the group beyond the ring's own (`GpuRing`).
