@@ -11,7 +11,9 @@
 //!   the CPU backend and uploaded to a GPU.
 //! - [`HasRing`]: the ring of a context, of parameters or of a codec.
 //! - [`multi`]: latency mode over several GPUs — a [`multi::GpuGroup`] splits one key switching
-//!   (mul+relin, rotation) by limb across its GPUs through NCCL, with keys partitioned by limb.
+//!   (mul+relin, rotation) by limb across its GPUs through NCCL, with keys partitioned by limb,
+//!   and runs the element-wise operations (additions, constants, plaintext operands, rescaling)
+//!   on each GPU's own limbs.
 //! - [`math`] and [`cuda`]: the lower crates, `rhea-math` (exact host arithmetic, the test
 //!   oracle) and `rhea-cuda` (the CUDA runtime and kernels).
 //!

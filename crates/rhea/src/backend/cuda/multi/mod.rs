@@ -45,15 +45,21 @@
 //! there with its local tables (the single-GPU fused launch), the words of
 //! `Evaluator::rescale`.
 //!
+//! The element-wise operations (`arith.rs`: additions, negation, integer and constant products,
+//! constants, plaintext operands split like a ciphertext's component, dropped levels) need no
+//! exchange: each GPU works on its own limbs with its own moduli.
+//!
 //! **A GPU that fails mid-operation** gives a typed error, not a hang: an operation that
 //! issues collectives returns while its work runs, but first waits, with a deadline, for the
 //! previous operation's (`NcclGroup::pace`: at most two operations in flight), and `gather`,
 //! `synchronize` and the drop wait for all of it (`NcclGroup::wait`): events on the GPUs'
 //! streams and the communicators' asynchronous errors polled, never an unbounded
 //! synchronization ([`GpuGroup::set_collective_timeout`], 60 s by default). A failure surfaces
-//! at the operation during which it happened or at the next one (or the next wait). A GPU whose context dies (a faulting kernel) while its peers wait in a collective,
-//! an NCCL error, or the deadline: every communicator is aborted (the peers' NCCL kernels
-//! exit), the operation returns [`Error::GroupFailed`] naming the GPU (or
+//! at the operation during which it happened or at the next one (or the next wait). A GPU
+//! whose context dies (a faulting kernel) while its peers wait in a collective, a GPU stuck
+//! past the deadline, or an NCCL error: every communicator is aborted on a thread of its own
+//! (the peers' NCCL kernels exit; the caller does not wait for a stuck GPU), the operation
+//! returns [`Error::GroupFailed`] naming the GPU (or
 //! [`Error::CollectiveTimeout`]), and every later call of the group returns that error at once
 //! ([`GpuGroup::failure`]). Drop the group and build a new one over the GPUs that still work
 //! (docs/multi-gpu.md). A failure before any collective (out of memory on one GPU) only fails
