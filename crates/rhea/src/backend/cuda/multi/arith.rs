@@ -456,18 +456,3 @@ impl GpuGroup {
             .collect()
     }
 }
-
-impl PartitionedCiphertext {
-    /// A ciphertext of no components with `self`'s level, scale, slots, parameters and split
-    /// (for struct update: `PartitionedCiphertext { parts, ..ct.like() }`).
-    fn like(&self) -> PartitionedCiphertext {
-        PartitionedCiphertext {
-            parts: Vec::new(),
-            ell: self.ell,
-            scale: self.scale,
-            slots: self.slots,
-            params_id: self.params_id,
-            split: self.split.clone(),
-        }
-    }
-}
