@@ -492,29 +492,28 @@ impl LatencyReport {
 /// devices idle before each (`sync`), in ms.
 fn median_host_ms(
     reps: usize,
-    mut f: impl FnMut() -> rhea::Result<()>,
+    f: impl FnMut() -> rhea::Result<()>,
     sync: impl Fn() -> rhea::Result<()>,
 ) -> rhea::Result<f64> {
-    f()?;
-    sync()?;
-    let mut t: Vec<f64> = (0..reps.max(1))
-        .map(|_| {
-            let s = Instant::now();
-            f()?;
-            let took = s.elapsed().as_secs_f64() * 1e3;
-            sync()?;
-            Ok(took)
-        })
-        .collect::<rhea::Result<_>>()?;
-    t.sort_by(f64::total_cmp);
-    Ok(t[t.len() / 2])
+    median_timed(reps, f, sync, false)
 }
 
 /// The median of `reps` runs of `f`, each timed to its end (`sync`), in ms.
 fn median_ms(
     reps: usize,
+    f: impl FnMut() -> rhea::Result<()>,
+    sync: impl Fn() -> rhea::Result<()>,
+) -> rhea::Result<f64> {
+    median_timed(reps, f, sync, true)
+}
+
+/// The median of `reps` runs of `f` after one untimed run, each timed until `f` returns and,
+/// when `to_end`, the devices finish (`sync`); the devices are idle before each run.
+fn median_timed(
+    reps: usize,
     mut f: impl FnMut() -> rhea::Result<()>,
     sync: impl Fn() -> rhea::Result<()>,
+    to_end: bool,
 ) -> rhea::Result<f64> {
     f()?;
     sync()?;
@@ -522,8 +521,12 @@ fn median_ms(
         .map(|_| {
             let s = Instant::now();
             f()?;
+            if to_end {
+                sync()?;
+            }
+            let took = s.elapsed().as_secs_f64() * 1e3;
             sync()?;
-            Ok(s.elapsed().as_secs_f64() * 1e3)
+            Ok(took)
         })
         .collect::<rhea::Result<_>>()?;
     t.sort_by(f64::total_cmp);

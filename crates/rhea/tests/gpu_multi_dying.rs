@@ -18,12 +18,13 @@
 
 use std::time::{Duration, Instant};
 
-use rhea::ckks::{Ciphertext, CkksContext, Encoder, Encryptor, Evaluator, KeyGenerator};
-use rhea::params::CkksParametersLiteral;
+use rhea::ckks::{CkksContext, Evaluator};
 use rhea::unstable::cuda::GpuDevice;
 use rhea::unstable::multi::GpuGroup;
-use rhea::unstable::HasRing;
 use rhea::{Device, Error};
+
+mod multi_failure_common;
+use multi_failure_common::{failing, two_gpus, words, Failing};
 
 /// The group's deadline in this test.
 const DEADLINE: Duration = Duration::from_secs(5);
@@ -31,63 +32,21 @@ const DEADLINE: Duration = Duration::from_secs(5);
 /// How long GPU 1 keeps the group's work waiting before it dies.
 const DYING_AFTER: Duration = Duration::from_millis(500);
 
-/// The words of `ct`, read on the CPU.
-fn words(cpu: &CkksContext, ct: &Ciphertext) -> Vec<Vec<u64>> {
-    let back = ct.to_device(cpu).unwrap();
-    back.parts()
-        .iter()
-        .map(|p| cpu.ring().download(p).unwrap())
-        .collect()
-}
-
 #[test]
 #[ignore = "needs two CUDA GPUs (run with --include-ignored); kills GPU 1's context"]
 fn a_gpu_dying_mid_collective_gives_a_typed_error_not_a_hang() {
-    let all = Device::all_gpus();
-    if all.len() < 2 {
-        assert_ne!(
-            std::env::var("RHEA_REQUIRE_GPU").as_deref(),
-            Ok("1"),
-            "needs two GPUs, the machine has {} (RHEA_REQUIRE_GPU=1)",
-            all.len()
-        );
-        eprintln!("skipped: needs two GPUs, the machine has {}", all.len());
-        return;
-    }
-    let devices = &all[..2];
+    let Some(devices) = two_gpus() else { return };
+    let devices = &devices[..];
     let (Device::Cuda(first), Device::Cuda(second)) = (devices[0], devices[1]) else {
         unreachable!("all_gpus lists GPUs")
     };
-    let params = CkksParametersLiteral {
-        log_n: 14,
-        log_q: vec![60, 40, 40, 40, 40, 40],
-        log_p: vec![61, 61],
-        q: Vec::new(),
-        p: Vec::new(),
-        log_default_scale: 40,
-        dnum: 3,
-        ..CkksParametersLiteral::n13_logqp200_levels2()
-    }
-    .insecure_allow_below_128_bits()
-    .build()
-    .unwrap();
-    let cpu = CkksContext::new(&params, Device::Cpu).unwrap();
-    let mut keygen = KeyGenerator::from_seed(&cpu, [51; 32]);
-    let sk = keygen.secret_key().unwrap();
-    let rlk = keygen.relinearization_key(&sk).unwrap();
-    let encoder = Encoder::new(&cpu).unwrap();
-    let enc = Encryptor::with_secret_key(&cpu, &sk)
-        .unwrap()
-        .with_seed([52; 32]);
-    let x: Vec<f64> = (0..encoder.slots())
-        .map(|i| ((i * 53 % 97) as f64) / 97.0 - 0.5)
-        .collect();
-    let a = enc.encrypt(&encoder.encode(&x).unwrap()).unwrap();
-    let cpu_eval = Evaluator::new(&cpu)
-        .with_relinearization_key(rlk.clone())
-        .unwrap();
-    let want = words(&cpu, &cpu_eval.mul_relin(&a, &a).unwrap());
-    assert!(want[0].iter().any(|&w| w != 0), "a tautology: zero words");
+    let Failing {
+        params,
+        cpu,
+        rlk,
+        a,
+        want,
+    } = failing(51, 53, 97);
 
     // GPU 0 alone, made before anything dies.
     let gpu0 = CkksContext::new(&params, devices[0]).unwrap();

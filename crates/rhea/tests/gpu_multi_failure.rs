@@ -14,53 +14,22 @@
 
 use std::time::{Duration, Instant};
 
-use rhea::ckks::{CkksContext, Encoder, Encryptor, KeyGenerator};
-use rhea::params::CkksParametersLiteral;
 use rhea::unstable::cuda::GpuDevice;
 use rhea::unstable::multi::{GpuGroup, PartitionedCiphertext};
 use rhea::unstable::HasRing;
 use rhea::{Device, Error};
 
+mod multi_failure_common;
+use multi_failure_common::{failing, two_gpus, Failing};
+
 #[test]
 #[ignore = "needs two CUDA GPUs (run with --include-ignored)"]
 fn a_full_gpu_gives_a_typed_error_and_the_group_recovers() {
-    let all = Device::all_gpus();
-    if all.len() < 2 {
-        assert_ne!(
-            std::env::var("RHEA_REQUIRE_GPU").as_deref(),
-            Ok("1"),
-            "needs two GPUs, the machine has {} (RHEA_REQUIRE_GPU=1)",
-            all.len()
-        );
-        eprintln!("skipped: needs two GPUs, the machine has {}", all.len());
-        return;
-    }
-    let devices = &all[..2];
-    let params = CkksParametersLiteral {
-        log_n: 14,
-        log_q: vec![60, 40, 40, 40, 40, 40],
-        log_p: vec![61, 61],
-        q: Vec::new(),
-        p: Vec::new(),
-        log_default_scale: 40,
-        dnum: 3,
-        ..CkksParametersLiteral::n13_logqp200_levels2()
-    }
-    .insecure_allow_below_128_bits()
-    .build()
-    .unwrap();
-    let ctx = CkksContext::new(&params, Device::Cpu).unwrap();
-    let mut keygen = KeyGenerator::from_seed(&ctx, [41; 32]);
-    let sk = keygen.secret_key().unwrap();
-    let rlk = keygen.relinearization_key(&sk).unwrap();
-    let encoder = Encoder::new(&ctx).unwrap();
-    let enc = Encryptor::with_secret_key(&ctx, &sk)
-        .unwrap()
-        .with_seed([42; 32]);
-    let x: Vec<f64> = (0..encoder.slots())
-        .map(|i| ((i * 37 % 101) as f64) / 101.0 - 0.5)
-        .collect();
-    let a = enc.encrypt(&encoder.encode(&x).unwrap()).unwrap();
+    let Some(devices) = two_gpus() else { return };
+    let devices = &devices[..];
+    let Failing {
+        cpu: ctx, rlk, a, ..
+    } = failing(41, 37, 101);
 
     let group = GpuGroup::new(&ctx, devices).expect("group (NCCL on LD_LIBRARY_PATH?)");
     let key = group.partition_relinearization_key(&rlk).unwrap();

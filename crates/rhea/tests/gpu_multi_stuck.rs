@@ -15,12 +15,13 @@
 
 use std::time::{Duration, Instant};
 
-use rhea::ckks::{Ciphertext, CkksContext, Encoder, Encryptor, Evaluator, KeyGenerator};
-use rhea::params::CkksParametersLiteral;
+use rhea::ckks::{CkksContext, Evaluator};
 use rhea::unstable::cuda::GpuDevice;
 use rhea::unstable::multi::GpuGroup;
-use rhea::unstable::HasRing;
 use rhea::{Device, Error};
+
+mod multi_failure_common;
+use multi_failure_common::{failing, two_gpus, words, Failing};
 
 /// The group's deadline in this test.
 const DEADLINE: Duration = Duration::from_secs(1);
@@ -28,63 +29,21 @@ const DEADLINE: Duration = Duration::from_secs(1);
 /// How long GPU 1 is stuck.
 const STUCK_FOR: Duration = Duration::from_secs(4);
 
-/// The words of `ct`, read on the CPU.
-fn words(cpu: &CkksContext, ct: &Ciphertext) -> Vec<Vec<u64>> {
-    let back = ct.to_device(cpu).unwrap();
-    back.parts()
-        .iter()
-        .map(|p| cpu.ring().download(p).unwrap())
-        .collect()
-}
-
 #[test]
 #[ignore = "needs two CUDA GPUs (run with --include-ignored)"]
 fn a_gpu_stuck_mid_collective_times_out_at_the_deadline() {
-    let all = Device::all_gpus();
-    if all.len() < 2 {
-        assert_ne!(
-            std::env::var("RHEA_REQUIRE_GPU").as_deref(),
-            Ok("1"),
-            "needs two GPUs, the machine has {} (RHEA_REQUIRE_GPU=1)",
-            all.len()
-        );
-        eprintln!("skipped: needs two GPUs, the machine has {}", all.len());
-        return;
-    }
-    let devices = &all[..2];
+    let Some(devices) = two_gpus() else { return };
+    let devices = &devices[..];
     let Device::Cuda(second) = devices[1] else {
         unreachable!("all_gpus lists GPUs")
     };
-    let params = CkksParametersLiteral {
-        log_n: 14,
-        log_q: vec![60, 40, 40, 40, 40, 40],
-        log_p: vec![61, 61],
-        q: Vec::new(),
-        p: Vec::new(),
-        log_default_scale: 40,
-        dnum: 3,
-        ..CkksParametersLiteral::n13_logqp200_levels2()
-    }
-    .insecure_allow_below_128_bits()
-    .build()
-    .unwrap();
-    let cpu = CkksContext::new(&params, Device::Cpu).unwrap();
-    let mut keygen = KeyGenerator::from_seed(&cpu, [61; 32]);
-    let sk = keygen.secret_key().unwrap();
-    let rlk = keygen.relinearization_key(&sk).unwrap();
-    let encoder = Encoder::new(&cpu).unwrap();
-    let enc = Encryptor::with_secret_key(&cpu, &sk)
-        .unwrap()
-        .with_seed([62; 32]);
-    let x: Vec<f64> = (0..encoder.slots())
-        .map(|i| ((i * 59 % 101) as f64) / 101.0 - 0.5)
-        .collect();
-    let a = enc.encrypt(&encoder.encode(&x).unwrap()).unwrap();
-    let cpu_eval = Evaluator::new(&cpu)
-        .with_relinearization_key(rlk.clone())
-        .unwrap();
-    let want = words(&cpu, &cpu_eval.mul_relin(&a, &a).unwrap());
-    assert!(want[0].iter().any(|&w| w != 0), "a tautology: zero words");
+    let Failing {
+        params,
+        cpu,
+        rlk,
+        a,
+        want,
+    } = failing(61, 59, 101);
 
     let mut group = GpuGroup::new(&cpu, devices).expect("group (NCCL on LD_LIBRARY_PATH?)");
     group.set_collective_timeout(DEADLINE);

@@ -384,16 +384,9 @@ impl GpuGroup {
             .iter()
             .zip(&b.parts)
             .map(|(xa, xb)| {
-                (0..self.gpus())
-                    .map(|k| {
-                        let layout = self.local_layout(k, a.ell);
-                        let mut out = self.rings[k].alloc(layout.words())?;
-                        if layout.limbs > 0 {
-                            f(&mut out, &xa[k], &xb[k], &layout, &self.local[k].moduli)?;
-                        }
-                        Ok(out)
-                    })
-                    .collect::<Result<Vec<_>>>()
+                self.map_gpus(a.ell, xa, &|k, out, x, layout| {
+                    f(out, x, &xb[k], layout, &self.local[k].moduli)
+                })
             })
             .collect::<Result<Vec<_>>>()?;
         Ok(PartitionedCiphertext { parts, ..a.like() })
