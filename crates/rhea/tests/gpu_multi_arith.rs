@@ -1,6 +1,7 @@
 //! The element-wise operations of a GPU group (`rhea::unstable::multi`, issue 37): add, sub,
 //! neg, mul_int, mul_const_with_scale, add_const, drop_to_level, add_plain and mul_plain over
-//! 1, 2 and all GPUs (strided; contiguous and blocks of 2 on two GPUs) give the words of the
+//! 1, 2 and all GPUs (strided; contiguous and blocks of 2 on two GPUs) — and conjugate, with
+//! a key set of its own and merged with a rotation's — give the words of the
 //! CPU's `Evaluator` (manual rescaling), from seeded random messages, at the top level and at a
 //! low level (where the last GPUs hold no limb), with a plaintext above the ciphertext's level
 //! read at the ciphertext's level; a composition with mul_relin and rescale (a degree-2
@@ -12,7 +13,9 @@
 
 use rhea::ckks::{Ciphertext, CkksContext, Encoder, Encryptor, Evaluator, KeyGenerator};
 use rhea::params::CkksParametersLiteral;
-use rhea::unstable::multi::{GpuGroup, PartitionKind, PartitionedCiphertext};
+use rhea::unstable::multi::{
+    GpuGroup, PartitionKind, PartitionedCiphertext, PartitionedGaloisKeys,
+};
 use rhea::unstable::HasRing;
 use rhea::{Device, Error};
 
@@ -91,9 +94,12 @@ fn check_all(test: &str, log_n: u32, devices: &[Device], kind: PartitionKind) {
     let mut keygen = KeyGenerator::from_seed(&cpu, [71; 32]);
     let sk = keygen.secret_key().unwrap();
     let rlk = keygen.relinearization_key(&sk).unwrap();
+    let gk = keygen.galois_keys(&sk, &[1], true).unwrap();
     let eval = Evaluator::new(&cpu)
         .with_auto_rescale(false)
         .with_relinearization_key(rlk.clone())
+        .unwrap()
+        .with_galois_keys(gk.clone())
         .unwrap();
     let enc = Encryptor::with_secret_key(&cpu, &sk)
         .unwrap()
@@ -113,6 +119,12 @@ fn check_all(test: &str, log_n: u32, devices: &[Device], kind: PartitionKind) {
     assert!(words(&cpu, &a)[0].iter().any(|&w| w != 0), "zero words");
 
     let group = GpuGroup::with_partition(&cpu, devices, kind).expect("group (NCCL?)");
+    let conj = group.partition_conjugation_key(&gk).unwrap();
+    let keys = group
+        .partition_rotation_keys(&gk, &[1])
+        .unwrap()
+        .with(group.partition_conjugation_key(&gk).unwrap());
+    assert_eq!(keys.elements().len(), 2);
     let (ga, gb, gp) = (
         group.scatter(&a).unwrap(),
         group.scatter(&b).unwrap(),
@@ -177,6 +189,21 @@ fn check_all(test: &str, log_n: u32, devices: &[Device], kind: PartitionKind) {
                 "mul_plain",
                 eval.mul_plain(&x, &pt).unwrap(),
                 group.mul_plain(&gx, &gp).unwrap(),
+            ),
+            (
+                "conjugate",
+                eval.conjugate(&x).unwrap(),
+                group.conjugate(&gx, &conj).unwrap(),
+            ),
+            (
+                "conjugate (a merged key set)",
+                eval.conjugate(&x).unwrap(),
+                group.conjugate(&gx, &keys).unwrap(),
+            ),
+            (
+                "rotate (a merged key set)",
+                eval.rotate(&x, 1).unwrap(),
+                group.rotate(&gx, 1, &keys).unwrap(),
             ),
         ];
         for (op, want, got) in &cases {
@@ -248,6 +275,15 @@ fn check_all(test: &str, log_n: u32, devices: &[Device], kind: PartitionKind) {
     assert!(matches!(
         group.drop_to_level(&low, 2),
         Err(Error::LevelUnderflow { .. })
+    ));
+    assert!(matches!(
+        group.conjugate(&ga, &PartitionedGaloisKeys::default()),
+        Err(Error::MissingConjugationKey { .. })
+    ));
+    let rotations_only = keygen.galois_keys(&sk, &[1], false).unwrap();
+    assert!(matches!(
+        group.partition_conjugation_key(&rotations_only),
+        Err(Error::MissingConjugationKey { .. })
     ));
     if devices.len() >= 2 && kind == STRIDED {
         let other = GpuGroup::with_partition(&cpu, devices, PartitionKind::Contiguous).unwrap();

@@ -49,7 +49,8 @@ impl PartitionedKey {
     }
 }
 
-/// Rotation keys split by limb over a [`GpuGroup`], by Galois element.
+/// Rotation keys (and the conjugation key) split by limb over a [`GpuGroup`], by Galois
+/// element.
 #[derive(Debug, Default)]
 pub struct PartitionedGaloisKeys {
     pub(super) keys: BTreeMap<u64, PartitionedKey>,
@@ -72,6 +73,14 @@ impl PartitionedGaloisKeys {
     /// The Galois elements held.
     pub fn elements(&self) -> Vec<u64> {
         self.keys.keys().copied().collect()
+    }
+
+    /// The keys of `self` and of `other` in one set (for an element both hold, `self`'s).
+    pub fn with(mut self, other: PartitionedGaloisKeys) -> Self {
+        for (g, key) in other.keys {
+            self.keys.entry(g).or_insert(key);
+        }
+        self
     }
 }
 
@@ -212,6 +221,21 @@ impl GpuGroup {
             })?;
             out.keys.insert(g, self.partition_key(key)?);
         }
+        Ok(out)
+    }
+
+    /// The conjugation key of `keys` split by limb over the group, in a set of its own (for
+    /// [`GpuGroup::conjugate`]; [`PartitionedGaloisKeys::with`] merges sets).
+    ///
+    /// Errors: [`Error::MissingConjugationKey`] when `keys` has none; as
+    /// [`GpuGroup::partition_key`].
+    pub fn partition_conjugation_key(&self, keys: &GaloisKeys) -> Result<PartitionedGaloisKeys> {
+        let g = self.ctx.rlwe().galois_element_for_conjugation();
+        let key = keys
+            .get(g)
+            .ok_or(Error::MissingConjugationKey { galois_element: g })?;
+        let mut out = PartitionedGaloisKeys::default();
+        out.keys.insert(g, self.partition_key(key)?);
         Ok(out)
     }
 

@@ -114,10 +114,25 @@ impl GpuGroup {
         self.rotations("rotate_many", ct, steps, keys)
     }
 
-    /// [`GpuGroup::rotate_many`] as `op`. The collectives, the same on every GPU in this
-    /// order: none without a keyed step; else the ModUp's all-gather (or its per-digit
-    /// stages), then one ModDown exchange per distinct keyed Galois element, in the order of
-    /// their first steps. Every check runs before the first.
+    /// The complex conjugate of every slot: the words of
+    /// [`Evaluator::conjugate`](crate::ckks::Evaluator::conjugate) on one device, the key
+    /// switching split over the group as a rotation's.
+    ///
+    /// Errors: [`Error::MissingConjugationKey`] without the conjugation key in `keys`
+    /// ([`GpuGroup::partition_conjugation_key`]); as [`GpuGroup::mul_relin`].
+    pub fn conjugate(
+        &self,
+        ct: &PartitionedCiphertext,
+        keys: &PartitionedGaloisKeys,
+    ) -> Result<PartitionedCiphertext> {
+        let g = self.ctx.rlwe().galois_element_for_conjugation();
+        let missing = |_: usize| Error::MissingConjugationKey { galois_element: g };
+        self.guarded(|| self.automorphisms("conjugate", ct, &[g], keys, missing))?
+            .pop()
+            .ok_or_else(|| Error::InvalidInput("conjugate: no result".into()))
+    }
+
+    /// [`GpuGroup::rotate_many`] as `op`.
     fn rotations(
         &self,
         op: &'static str,
@@ -125,30 +140,41 @@ impl GpuGroup {
         steps: &[i64],
         keys: &PartitionedGaloisKeys,
     ) -> Result<Vec<PartitionedCiphertext>> {
-        self.guarded(|| self.rotations_queued(op, ct, steps, keys))
+        let rlwe = self.ctx.rlwe();
+        let elements: Vec<u64> = steps
+            .iter()
+            .map(|&s| rlwe.galois_element_for_rotation(s))
+            .collect();
+        let missing = |i: usize| Error::MissingRotationKey {
+            step: steps[i],
+            galois_element: elements[i],
+        };
+        self.guarded(|| self.automorphisms(op, ct, &elements, keys, missing))
     }
 
-    /// [`GpuGroup::rotations`] without the final wait.
-    fn rotations_queued(
+    /// The automorphisms `σ_g` of `ct` for each of `elements` (one result each, in order), the
+    /// key switchings sharing one ModUp; `missing(i)` is the error for element `i` without a
+    /// key. The collectives, the same on every GPU in this order: none without a keyed element
+    /// (element 1 is a copy); else the ModUp's all-gather (or its per-digit stages), then one
+    /// ModDown exchange per distinct keyed element, in the order of their first appearance.
+    /// Every check runs before the first. Does not wait for the work.
+    fn automorphisms(
         &self,
         op: &'static str,
         ct: &PartitionedCiphertext,
-        steps: &[i64],
+        elements: &[u64],
         keys: &PartitionedGaloisKeys,
+        missing: impl Fn(usize) -> Error,
     ) -> Result<Vec<PartitionedCiphertext>> {
         self.check(op, ct, 2)?;
-        let rlwe = self.ctx.rlwe();
-        let plan = steps
+        let plan = elements
             .iter()
-            .map(|&step| {
-                let g = rlwe.galois_element_for_rotation(step);
+            .enumerate()
+            .map(|(i, &g)| {
                 if g == 1 {
                     return Ok((g, None));
                 }
-                let key = keys.keys.get(&g).ok_or(Error::MissingRotationKey {
-                    step,
-                    galois_element: g,
-                })?;
+                let key = keys.keys.get(&g).ok_or_else(|| missing(i))?;
                 self.check_key(op, key)?;
                 Ok((g, Some(key)))
             })
@@ -172,7 +198,7 @@ impl GpuGroup {
             dec = Some(self.decompose(ct.ell, &ct.parts[1], keyed.len() > 1)?);
         }
         let mut done: Vec<(u64, usize)> = Vec::new();
-        let mut out: Vec<PartitionedCiphertext> = Vec::with_capacity(steps.len());
+        let mut out: Vec<PartitionedCiphertext> = Vec::with_capacity(elements.len());
         for (g, key) in plan {
             let parts = match (key, dec.as_mut()) {
                 (Some(key), Some(dec)) => match done.iter().find(|(h, _)| *h == g) {
