@@ -24,7 +24,7 @@ use rhea::unstable::multi::GpuGroup;
 use rhea::{Device, Error};
 
 mod multi_failure_common;
-use multi_failure_common::{failing, two_gpus, words, Failing};
+use multi_failure_common::{assert_refuses_at_once, failing, two_gpus, words, Failing};
 
 /// The group's deadline in this test.
 const DEADLINE: Duration = Duration::from_secs(5);
@@ -105,19 +105,7 @@ fn a_gpu_dying_mid_collective_gives_a_typed_error_not_a_hang() {
     );
 
     // The failed group answers at once, every call, with the same error.
-    let failure = group.failure().expect("the group is failed");
-    assert_eq!(Err(failure.clone()), failed.map(|_| ()));
-    let start = Instant::now();
-    let again = group.mul_relin(&ga, &ga, &key).map(|_| ());
-    assert_eq!(again, Err(failure.clone()));
-    assert_eq!(group.rescale(&ga).map(|_| ()), Err(failure.clone()));
-    assert_eq!(group.synchronize(), Err(failure.clone()));
-    assert_eq!(group.scatter(&a).map(|_| ()), Err(failure.clone()));
-    assert!(
-        start.elapsed() < Duration::from_millis(500),
-        "a failed group's calls took {:?}",
-        start.elapsed()
-    );
+    assert_refuses_at_once(&group, failed, &a, &ga, &key);
 
     // GPU 0 works on alone when its own context survived: the CPU's words. When it was named,
     // its context died too (a fault in its NCCL kernel): every call on it fails.

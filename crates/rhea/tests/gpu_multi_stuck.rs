@@ -21,7 +21,7 @@ use rhea::unstable::multi::GpuGroup;
 use rhea::{Device, Error};
 
 mod multi_failure_common;
-use multi_failure_common::{failing, two_gpus, words, Failing};
+use multi_failure_common::{assert_refuses_at_once, failing, two_gpus, words, Failing};
 
 /// The group's deadline in this test.
 const DEADLINE: Duration = Duration::from_secs(1);
@@ -89,20 +89,7 @@ fn a_gpu_stuck_mid_collective_times_out_at_the_deadline() {
     );
 
     // The failed group answers at once, every call, with the same error.
-    let failure = group.failure().expect("the group is failed");
-    assert_eq!(Err(failure.clone()), failed.map(|_| ()));
-    let start = Instant::now();
-    assert_eq!(
-        group.mul_relin(&ga, &ga, &key).map(|_| ()),
-        Err(failure.clone())
-    );
-    assert_eq!(group.synchronize(), Err(failure.clone()));
-    assert_eq!(group.scatter(&a).map(|_| ()), Err(failure.clone()));
-    assert!(
-        start.elapsed() < Duration::from_millis(500),
-        "a failed group's calls took {:?}",
-        start.elapsed()
-    );
+    assert_refuses_at_once(&group, failed, &a, &ga, &key);
 
     // Dropping the failed group does not wait for the deadline again (its buffers' frees may
     // wait for the stuck kernel, which ends by itself).

@@ -4,11 +4,14 @@
 //! words the CPU's `Evaluator::mul_relin` gives for it.
 #![allow(dead_code)]
 
+use std::time::{Duration, Instant};
+
 use rhea::ckks::{Ciphertext, CkksContext, Encoder, Encryptor, Evaluator, KeyGenerator};
 use rhea::params::{CkksParameters, CkksParametersLiteral};
 use rhea::rlwe::RelinearizationKey;
+use rhea::unstable::multi::{GpuGroup, PartitionedCiphertext, PartitionedKey};
 use rhea::unstable::HasRing;
-use rhea::Device;
+use rhea::{Device, Error};
 
 /// The first two GPUs, or `None` (said) on a machine with fewer, unless `RHEA_REQUIRE_GPU=1`
 /// (then it panics).
@@ -87,4 +90,31 @@ pub fn failing(seed: u8, stride: usize, modulus: usize) -> Failing {
         a,
         want,
     }
+}
+
+/// A failed group answers at once, every call, with its failure, which `failed` (the failed
+/// operation's result) returned: `mul_relin`, `rescale`, `synchronize` and `scatter` of `a`
+/// (`ga` its split), all within half a second.
+pub fn assert_refuses_at_once(
+    group: &GpuGroup,
+    failed: Result<PartitionedCiphertext, Error>,
+    a: &Ciphertext,
+    ga: &PartitionedCiphertext,
+    key: &PartitionedKey,
+) {
+    let failure = group.failure().expect("the group is failed");
+    assert_eq!(Err(failure.clone()), failed.map(|_| ()));
+    let start = Instant::now();
+    assert_eq!(
+        group.mul_relin(ga, ga, key).map(|_| ()),
+        Err(failure.clone())
+    );
+    assert_eq!(group.rescale(ga).map(|_| ()), Err(failure.clone()));
+    assert_eq!(group.synchronize(), Err(failure.clone()));
+    assert_eq!(group.scatter(a).map(|_| ()), Err(failure.clone()));
+    assert!(
+        start.elapsed() < Duration::from_millis(500),
+        "a failed group's calls took {:?}",
+        start.elapsed()
+    );
 }

@@ -73,20 +73,8 @@ impl GpuGroup {
             .rlwe()
             .check_id("scatter a plaintext", pt.params_id)?;
         pt.poly.expect_form("scatter a plaintext", Form::Ntt)?;
-        let ring = self.ctx.ring();
-        let n = ring.n();
         let ell = pt.level() + 1;
-        let words = ring.download(&pt.poly)?;
-        let parts = (0..self.gpus())
-            .map(|k| {
-                let own = self.part.q_active(k, ell);
-                let mut local = Vec::with_capacity(own.len() * n);
-                for &i in own {
-                    local.extend_from_slice(&words[i * n..(i + 1) * n]);
-                }
-                Ok(self.rings[k].device().upload(&local)?)
-            })
-            .collect::<Result<Vec<_>>>()?;
+        let parts = self.split_q_limbs(&self.ctx.ring().download(&pt.poly)?, ell)?;
         Ok(PartitionedPlaintext {
             parts,
             ell,

@@ -247,24 +247,13 @@ impl GpuGroup {
         self.ctx
             .rlwe()
             .check_id("scatter a ciphertext", ct.params_id)?;
-        let ring = self.ctx.ring();
-        let n = ring.n();
         let ell = ct.level() + 1;
         let parts = ct
             .parts()
             .iter()
             .map(|p| {
                 p.expect_form("scatter", Form::Ntt)?;
-                let w = ring.download(p)?;
-                (0..self.gpus())
-                    .map(|k| {
-                        let mut local = Vec::with_capacity(self.part.q_active(k, ell).len() * n);
-                        for &i in self.part.q_active(k, ell) {
-                            local.extend_from_slice(&w[i * n..(i + 1) * n]);
-                        }
-                        Ok(self.rings[k].device().upload(&local)?)
-                    })
-                    .collect::<Result<Vec<_>>>()
+                self.split_q_limbs(&self.ctx.ring().download(p)?, ell)
             })
             .collect::<Result<Vec<_>>>()?;
         Ok(PartitionedCiphertext {
@@ -275,6 +264,24 @@ impl GpuGroup {
             params_id: ct.params_id,
             split: self.split.clone(),
         })
+    }
+
+    /// The `Q` limbs below `ell` of one polynomial's words (`[limb][N]`, the whole chain's
+    /// order) split over the group: GPU `k` receives the limbs it owns, in increasing order.
+    ///
+    /// Errors: device errors.
+    pub(super) fn split_q_limbs(&self, words: &[u64], ell: usize) -> Result<Vec<DeviceBuffer>> {
+        let n = self.ctx.ring().n();
+        (0..self.gpus())
+            .map(|k| {
+                let own = self.part.q_active(k, ell);
+                let mut local = Vec::with_capacity(own.len() * n);
+                for &i in own {
+                    local.extend_from_slice(&words[i * n..(i + 1) * n]);
+                }
+                Ok(self.rings[k].device().upload(&local)?)
+            })
+            .collect()
     }
 
     /// `ct` whole again, on the device of `ctx` (a context of the group's parameters).
